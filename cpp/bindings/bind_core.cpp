@@ -1,0 +1,59 @@
+#include "common.hpp"
+#include "directable/linalg/expm.hpp"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace directable::py_bind {
+
+void bind_core(py::module_& m) {
+  m.def("max_threads", []() {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+  }, "Number of threads the parallel precomputations use (OMP_NUM_THREADS).");
+  m.def("set_max_threads", [](int n) {
+    if (n < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(n));
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#endif
+  }, py::arg("threads"), "Sets the thread count of the parallel precomputations.");
+  m.def("build_info", []() {
+    py::dict d;
+    d["eigen"] = std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
+                 std::to_string(EIGEN_MINOR_VERSION);
+    d["simd"] = std::string(Eigen::SimdInstructionSetsInUse());
+#ifdef EIGEN_VECTORIZE_AVX2
+    d["avx2"] = true;
+#else
+    d["avx2"] = false;
+#endif
+#ifdef EIGEN_VECTORIZE_FMA
+    d["fma"] = true;
+#else
+    d["fma"] = false;
+#endif
+#ifdef _OPENMP
+    d["openmp"] = true;
+#else
+    d["openmp"] = false;
+#endif
+    return d;
+  }, "Eigen version, SIMD instruction sets and OpenMP use of this build.");
+
+  m.def("expm_bordered", [](const Array& H, const Array& C) {
+    Eigen::MatrixXd h = matrix(H, "H"), c = matrix(C, "C");
+    if (h.rows() != h.cols()) throw_shape("H", "(m, m)", shape_str(h.rows(), h.cols()));
+    BorderedExpm e(h.rows(), c.cols());
+    e.compute(h, c);
+    return py::make_tuple(RowMatrix(e.E()), RowMatrix(e.G()), e.pade_degree(), e.squarings());
+  }, py::arg("H"), py::arg("C"),
+  R"doc(exp([[H, C], [0, 0]]) = [[E, G], [0, I]] by a structured Pade approximant.
+
+H: (m, m), C: (m, k). Returns (E (m, m), G (m, k), pade_degree, squarings);
+G = phi1(H) C. With k = 0 this is the plain matrix exponential of H.)doc");
+}
+
+}  // namespace directable::py_bind

@@ -1,0 +1,78 @@
+#include "common.hpp"
+#include "directable/sim/simulate.hpp"
+
+namespace directable::py_bind {
+
+void bind_sim(py::module_& m) {
+  py::class_<SimulationResult, std::shared_ptr<SimulationResult>>(m, "SimulationResult", R"doc(
+Arrays of a controlled run (read-only views of this object's memory).)doc")
+      .def_property_readonly("states", [](py::object self) { return view(self.cast<SimulationResult&>().states, self); },
+                             "(N+1, n) states.")
+      .def_property_readonly("controls", [](py::object self) { return view(self.cast<SimulationResult&>().controls, self); },
+                             "(N, s) applied control w = w_ff + w_fb (disturbance excluded).")
+      .def_property_readonly("feedback", [](py::object self) { return view(self.cast<SimulationResult&>().feedback, self); },
+                             "(N, s) feedback part w_fb.")
+      .def_property_readonly("tracking_error",
+                             [](py::object self) { return view_vector(self.cast<SimulationResult&>().tracking_error, self); },
+                             "(N+1,) |z_i - z_ref[index_i]|.")
+      .def_property_readonly("effort", [](py::object self) { return view_vector(self.cast<SimulationResult&>().effort, self); },
+                             "(N,) |w_fb|^2 per step.")
+      .def_property_readonly("ref_index", [](const SimulationResult& r) { return Eigen::VectorXi(r.ref_index); },
+                             "(N+1,) tracked reference step.");
+
+  py::class_<ControlledSimulation, std::shared_ptr<ControlledSimulation>>(m, "Simulation", R"doc(
+Model + optional controller stepped one step at a time from Python; the
+same code path as simulate(). Keeps model and controller alive.)doc")
+      .def(py::init([](std::shared_ptr<Model> model, const Array& z0, double dt, std::shared_ptr<Tracker> controller,
+                       double t0) {
+        return std::make_shared<ControlledSimulation>(*model, controller.get(), vector(z0, "z0", model->state_dim()), dt, t0);
+      }), py::arg("model"), py::arg("z0"), py::arg("dt"), py::arg("controller") = nullptr, py::arg("t0") = 0.0,
+         py::keep_alive<1, 2>(), py::keep_alive<1, 5>())
+      .def("step", [](ControlledSimulation& self, const OptArray& w_ext, const OptArray& w_open, const OptArray& kick) {
+        const Index s = self.last_control().size(), n = self.state().size();
+        const double* e = w_ext ? vector(*w_ext, "w_ext", s).data() : nullptr;
+        const double* o = w_open ? vector(*w_open, "w_open", s).data() : nullptr;
+        const double* k = kick ? vector(*kick, "kick", n).data() : nullptr;
+        if (e) check_finite("w_ext", e, s);
+        if (o) check_finite("w_open", o, s);
+        if (k) check_finite("kick", k, n);
+        self.step(e, o, k);
+        if (!self.state().allFinite()) throw std::domain_error("simulation diverged (non-finite state): reduce dt or the gains");
+      }, py::arg("w_ext") = py::none(), py::arg("w_open") = py::none(), py::arg("kick") = py::none(),
+         "One step: disturbance w_ext (s,), open-loop control w_open (s,) when there is no controller, kick (n,) added to z first.")
+      .def_property("state", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.state()); },
+                    [](ControlledSimulation& s, const Array& z) { s.set_state(vector(z, "state", s.state().size())); },
+                    "Current state (n,), a copy.")
+      .def_property_readonly("time", &ControlledSimulation::time)
+      .def_property_readonly("steps", &ControlledSimulation::steps_taken)
+      .def_property_readonly("dt", &ControlledSimulation::dt)
+      .def_property_readonly("last_control", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.last_control()); })
+      .def_property_readonly("last_feedback", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.last_feedback()); })
+      .def_property_readonly("tracking_error", &ControlledSimulation::tracking_error);
+
+  m.def("simulate", [](std::shared_ptr<Model> model, const Array& z0, Index steps, double dt,
+                       std::shared_ptr<Tracker> controller, double t0, const OptArray& disturbance,
+                       const OptArray& open_loop, const OptArray& kicks, std::optional<Eigen::VectorXi> jump_steps,
+                       py::object progress) {
+    SimulationInputs in;
+    in.disturbance = vector_seq(disturbance, "disturbance");
+    in.open_loop = vector_seq(open_loop, "open_loop");
+    in.kicks = vector_seq(kicks, "kicks");
+    if (jump_steps) in.jump_steps = *jump_steps;
+    auto z = vector(z0, "z0", model->state_dim());
+    Progress prog(progress);
+    return prog.run([&](const ProgressFn* fn) {
+      return std::make_shared<SimulationResult>(simulate(*model, controller.get(), z, steps, dt, t0, in, fn));
+    });
+  }, py::arg("model"), py::arg("z0"), py::arg("steps"), py::arg("dt"), py::arg("controller") = nullptr,
+     py::arg("t0") = 0.0, py::arg("disturbance") = py::none(), py::arg("open_loop") = py::none(),
+     py::arg("kicks") = py::none(), py::arg("jump_steps") = py::none(), py::arg("progress") = py::none(),
+     R"doc(Runs steps steps of model + controller in C++ (GIL released).
+
+z0 (n,); disturbance (N, s) forces added to w; open_loop (N, s) control used
+when controller is None; kicks (N, n) added to the state before each step;
+jump_steps: steps at which the controller jumps to the closest reference
+state. Returns a SimulationResult.)doc");
+}
+
+}  // namespace directable::py_bind

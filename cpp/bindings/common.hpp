@@ -1,0 +1,127 @@
+#pragma once
+// Conversions at the Python boundary (no numerics here). Arrays are taken
+// as C-contiguous float64 (NumPy's layout, copied only if the caller's
+// array is not already so) and viewed in place; results are NumPy views of
+// C++ buffers that keep their owner alive.
+#include <pybind11/eigen.h>
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "directable/core/errors.hpp"
+#include "directable/core/sequence.hpp"
+
+namespace directable::py_bind {
+
+namespace py = pybind11;
+using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using OptArray = std::optional<Array>;
+
+//! A (T, r, c) array is a sequence, an (r, c) array is constant in time.
+inline SeqView matrix_seq(const Array& a, const std::string& name) {
+  if (a.ndim() == 2) return SeqView::constant(a.data(), a.shape(0), a.shape(1));
+  if (a.ndim() == 3) return SeqView(a.data(), a.shape(0), a.shape(1), a.shape(2), false);
+  throw std::invalid_argument(name + " must be a 2-D matrix or a 3-D (T, rows, cols) sequence, got a " +
+                              std::to_string(a.ndim()) + "-D array");
+}
+inline SeqView matrix_seq(const OptArray& a, const std::string& name) {
+  return a ? matrix_seq(*a, name) : SeqView();
+}
+
+//! A (T, d) array of vectors, seen as T matrices of shape (1, d).
+inline SeqView vector_seq(const Array& a, const std::string& name) {
+  if (a.ndim() != 2)
+    throw std::invalid_argument(name + " must be a 2-D (T, dim) array, got a " + std::to_string(a.ndim()) + "-D array");
+  return SeqView(a.data(), a.shape(0), 1, a.shape(1), false);
+}
+inline SeqView vector_seq(const OptArray& a, const std::string& name) { return a ? vector_seq(*a, name) : SeqView(); }
+
+inline Eigen::Map<const Eigen::VectorXd> vector(const Array& a, const std::string& name, Index expected = -1) {
+  if (a.ndim() != 1 || (expected >= 0 && a.shape(0) != expected)) {
+    std::string got = "(";
+    for (py::ssize_t d = 0; d < a.ndim(); ++d) got += (d ? ", " : "") + std::to_string(a.shape(d));
+    got += a.ndim() == 1 ? ",)" : ")";
+    throw_shape(name, expected >= 0 ? "(" + std::to_string(expected) + ",)" : "(n,)", got);
+  }
+  return Eigen::Map<const Eigen::VectorXd>(a.data(), a.shape(0));
+}
+
+inline Eigen::MatrixXd matrix(const Array& a, const std::string& name) {
+  if (a.ndim() != 2) throw std::invalid_argument(name + " must be a 2-D matrix, got a " + std::to_string(a.ndim()) + "-D array");
+  return Eigen::Map<const RowMatrix>(a.data(), a.shape(0), a.shape(1));
+}
+
+inline py::array readonly(py::array a) {
+  a.attr("flags").attr("writeable") = false;
+  return a;
+}
+
+//! (T, rows, cols) read-only view of a MatrixSeq owned by `owner`.
+inline py::array view(const MatrixSeq& m, py::handle owner) {
+  return readonly(py::array_t<double>({m.T(), m.rows(), m.cols()}, m.data(), owner));
+}
+//! (T, dim) read-only view of a VectorSeq owned by `owner`.
+inline py::array view(const VectorSeq& v, py::handle owner) {
+  return readonly(py::array_t<double>({v.T(), v.dim()}, v.data(), owner));
+}
+template <class Vec>
+inline py::array view_vector(const Vec& v, py::handle owner) {
+  return readonly(py::array_t<typename Vec::Scalar>({v.size()}, v.data(), owner));
+}
+
+//! A heap object handed to NumPy: the array owns it through a capsule.
+template <class T>
+py::array owning_array(std::unique_ptr<T> obj, std::vector<py::ssize_t> shape) {
+  T* raw = obj.release();
+  py::capsule owner(raw, [](void* p) { delete static_cast<T*>(p); });
+  return py::array_t<double>(shape, raw->data(), owner);
+}
+
+//! Progress bridge: the core calls it (throttled) with the GIL released;
+//! it re-acquires the GIL, checks for Ctrl-C and calls the user's callback.
+class Progress {
+ public:
+  explicit Progress(py::object callback) : callback_(std::move(callback)) {
+    fn_ = [this](Index done, Index total) -> bool {
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        error_ = std::make_unique<py::error_already_set>();
+        return false;
+      }
+      if (!callback_.is_none()) {
+        try {
+          callback_(done, total);
+        } catch (py::error_already_set& e) {
+          error_ = std::make_unique<py::error_already_set>(e);
+          return false;
+        }
+      }
+      return true;
+    };
+  }
+  const ProgressFn* fn() const { return &fn_; }
+
+  //! Runs f(progress_fn) without the GIL; a cancel re-raises the Python error.
+  template <class F>
+  auto run(F&& f) -> decltype(f(static_cast<const ProgressFn*>(nullptr))) {
+    try {
+      py::gil_scoped_release release;
+      return f(&fn_);
+    } catch (const Cancelled&) {
+      if (error_) throw py::error_already_set(*error_);
+      throw;
+    }
+  }
+
+ private:
+  py::object callback_;
+  ProgressFn fn_;
+  std::unique_ptr<py::error_already_set> error_;
+};
+
+}  // namespace directable::py_bind

@@ -1,0 +1,59 @@
+#pragma once
+// Exact discretization of the continuous LTV tracking problem with control
+// held constant over each step (Barbic-Popovic appendix A):
+//   z' = A_i z + B w  on [t_i, t_i + dt),  cost  int z'Q z + w'R w dt,
+//   Phi_i = e^{A_i dt}, Gamma_i = int_0^dt e^{A_i t} dt B,
+//   [[Q_i, N_i], [N_i', R_i]] = int_0^dt e^{F't} [[Q, 0], [0, R]] e^{F t} dt,
+// with F = [[A_i, B], [0, 0]]. "exact" evaluates the integral with one Van
+// Loan block exponential; "simpson" is the paper's quadrature over powers
+// of e^{A h}, h = dt / intervals.
+#include <Eigen/Core>
+
+#include "directable/control/riccati.hpp"
+#include "directable/core/sequence.hpp"
+
+namespace directable {
+
+enum class DiscretizeMethod { Exact, Simpson };
+
+struct DiscretizeOptions {
+  DiscretizeMethod method = DiscretizeMethod::Exact;
+  int simpson_intervals = 10;  //!< even; the paper's "10 integration points"
+  int threads = 0;             //!< 0: all cores
+};
+
+//! Reference-dependent part of the tracking problem. Phi and Gamma depend
+//! only on A, B, dt; Q, N, R also on the continuous weights Qc, Rc. Because
+//! the integrals are linear in the weights, scaling Qc by alpha_Q and Rc by
+//! alpha_R, or replacing Rc, needs no new exponential (see make_problem).
+class Discretization {
+ public:
+  Discretization() = default;
+  Discretization(Index T, Index n, Index s, double dt);
+
+  Index horizon() const { return Phi.T(); }
+  Index n() const { return Phi.rows(); }
+  Index s() const { return Gamma.cols(); }
+  double dt = 0.0;
+  DiscretizeMethod method = DiscretizeMethod::Exact;
+
+  MatrixSeq Phi;    //!< T x (n x n)
+  MatrixSeq Gamma;  //!< T x (n x s)
+  MatrixSeq Q;      //!< T x (n x n)   for the weights given to discretize()
+  MatrixSeq N;      //!< T x (n x s)
+  MatrixSeq R;      //!< T x (s x s)   includes dt * Rc
+  MatrixSeq Rc;     //!< T x (s x s)   the continuous control weight (kept for re-tuning)
+
+  //! The discrete problem for weights (alpha_Q Qc, alpha_R Rc) and final
+  //! cost Q_final, viewing this object's arrays (keep it alive). If
+  //! R_new (s x s, or T x s x s) is given it replaces Rc.
+  LQRProblem make_problem(const Eigen::Ref<const Eigen::MatrixXd>& Q_final, double alpha_Q = 1.0,
+                          double alpha_R = 1.0, SeqView R_new = SeqView()) const;
+};
+
+//! A: T x (n x n) or constant (then `horizon` steps), B: n x s (or T x ...),
+//! Qc: n x n (or T x ...), Rc: s x s (or T x ...). Parallel over steps.
+Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, Index horizon,
+                          const DiscretizeOptions& options = {}, const ProgressFn* progress = nullptr);
+
+}  // namespace directable

@@ -1,0 +1,70 @@
+#pragma once
+// Runtime tracking controller (Barbic-Popovic sec. 4 and 7):
+//   w = w_ff[i] + K[i] (z - z_ref[i]),
+// with looping/rewinding, jumps to the closest reference state, and
+// optional box limits on w. A PD controller (eq. 14) is the same law with
+// one constant gain K = -[diag(kp) S, diag(kd) S] (see pd_gain).
+#include <Eigen/Core>
+
+#include "directable/core/sequence.hpp"
+
+namespace directable {
+
+struct TrackerOptions {
+  bool loop = false;          //!< after the last step rewind to step 0
+  Eigen::VectorXd w_min;      //!< s, or empty: no lower limit
+  Eigen::VectorXd w_max;      //!< s, or empty: no upper limit
+};
+
+class Tracker {
+ public:
+  //! K: T x (s x n) or one s x n gain (constant); z_ref: T+1 x n;
+  //! w_ff: T x s, or empty (zero feed-forward). Arrays are copied.
+  Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& options = {});
+
+  Index horizon() const { return T_; }
+  Index n() const { return n_; }
+  Index s() const { return s_; }
+  Index index() const { return index_; }
+  const TrackerOptions& options() const { return options_; }
+
+  //! w = w_ff[i] + K[i](z - z_ref[i]) at the current index, clipped to the
+  //! limits; w_fb receives w - w_ff[i]. Does not advance.
+  void control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> w,
+               Eigen::Ref<Eigen::VectorXd> w_fb) const;
+  //! Moves to the next reference step. Reaching T rewinds to 0 (loop) or
+  //! stays at T, where the last gain and feed-forward are held.
+  void advance();
+  void set_index(Index i);
+  void rewind() { index_ = 0; }
+  //! Reference step in [first, last] whose state is closest to z (Euclidean,
+  //! optionally weighted by `weights` (n) per coordinate).
+  Index nearest_index(const Eigen::Ref<const Eigen::VectorXd>& z, Index first = 0, Index last = -1,
+                      const Eigen::VectorXd* weights = nullptr) const;
+  //! Jumps the tracked index to nearest_index(z) and returns it.
+  Index jump_to_nearest(const Eigen::Ref<const Eigen::VectorXd>& z) { return index_ = nearest_index(z); }
+
+  //! Reference state tracked at index i (i in [0, T]).
+  ConstVecMap reference_state(Index i) const { return z_ref_[i]; }
+  ConstVecMap feed_forward(Index i) const { return w_ff_[i]; }
+  ConstMatMap gain(Index i) const { return K_[K_.T() == 1 ? 0 : i]; }
+  const MatrixSeq& gains() const { return K_; }
+  const VectorSeq& reference() const { return z_ref_; }
+  const VectorSeq& feed_forward() const { return w_ff_; }
+
+ private:
+  Index T_, n_, s_;
+  MatrixSeq K_;
+  VectorSeq z_ref_, w_ff_;
+  TrackerOptions options_;
+  Index index_ = 0;
+  mutable Eigen::VectorXd dz_;
+};
+
+//! PD gain on z = [q, qd] (n = 2m): K = -[diag(kp) S, diag(kd) S] where S
+//! (s x m) selects the actuated coordinates (identity if empty, s = m);
+//! kp, kd have length s (or 1: scalar gain).
+RowMatrix pd_gain(const Eigen::Ref<const Eigen::VectorXd>& kp, const Eigen::Ref<const Eigen::VectorXd>& kd,
+                  Index n, const Eigen::Ref<const RowMatrix>& S);
+
+}  // namespace directable

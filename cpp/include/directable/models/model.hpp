@@ -1,0 +1,77 @@
+#pragma once
+// The interface every reduced model offers to the controllers:
+//   z' = F(z, t) + B w,
+// with the Jacobian dF/dz for linearization and one integration step.
+// A model never knows a controller.
+#include <Eigen/Core>
+#include <memory>
+
+#include "directable/core/sequence.hpp"
+
+namespace directable {
+
+//! Per-run buffers of a model's step (Model/Data split: a Model is
+//! immutable and may be shared by threads, each with its own data).
+struct ModelData {
+  virtual ~ModelData() = default;
+  Eigen::VectorXd k1, k2, k3, k4, tmp, Bw;  //!< n each
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual Index state_dim() const = 0;    //!< n
+  virtual Index control_dim() const = 0;  //!< s
+  //! F(z, t), n.
+  virtual void dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, double t, Eigen::Ref<Eigen::VectorXd> F) const = 0;
+  //! dF/dz at (z, t), n x n.
+  virtual void jacobian(const Eigen::Ref<const Eigen::VectorXd>& z, double t, Eigen::Ref<RowMatrix> J) const = 0;
+  //! B, n x s.
+  virtual const Eigen::MatrixXd& control_matrix() const = 0;
+
+  virtual std::unique_ptr<ModelData> create_data() const;
+  //! z_next = state after dt with w held constant. Default: classical RK4.
+  virtual void step(const Eigen::Ref<const Eigen::VectorXd>& z, double t, double dt,
+                    const Eigen::Ref<const Eigen::VectorXd>& w, Eigen::Ref<Eigen::VectorXd> z_next,
+                    ModelData& data) const;
+};
+
+//! A_i = dF/dz at z_ref[i], t0 + i dt, for i < T (T = z_ref.T() or T+1
+//! states given). Parallel over steps.
+MatrixSeq linearize(const Model& model, SeqView z_ref, Index T, double t0, double dt, int threads = 0,
+                    const ProgressFn* progress = nullptr);
+
+//! 1D chain of point masses joined by damped Duffing springs, the first one
+//! tied to a wall: spring j joins mass j-1 (the wall for j = 0) and mass j,
+//! extension d_j = x_j - x_{j-1}, tension k_j d_j + k3_j d_j^3 + c_j d_j'.
+//! State z = [x (m), v (m)]; control w (s) are forces on the masses chosen
+//! by `actuated` (m x s, identity by default): B = [0; M^-1 S].
+class SpringChain final : public Model {
+ public:
+  SpringChain(const Eigen::Ref<const Eigen::VectorXd>& masses, const Eigen::Ref<const Eigen::VectorXd>& stiffness,
+              const Eigen::Ref<const Eigen::VectorXd>& cubic, const Eigen::Ref<const Eigen::VectorXd>& damping,
+              const Eigen::Ref<const Eigen::MatrixXd>& actuated);
+
+  Index state_dim() const override { return 2 * m_; }
+  Index control_dim() const override { return B_.cols(); }
+  Index masses_count() const { return m_; }
+  void dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, double t, Eigen::Ref<Eigen::VectorXd> F) const override;
+  void jacobian(const Eigen::Ref<const Eigen::VectorXd>& z, double t, Eigen::Ref<RowMatrix> J) const override;
+  const Eigen::MatrixXd& control_matrix() const override { return B_; }
+  //! Elastic energy plus kinetic energy.
+  double energy(const Eigen::Ref<const Eigen::VectorXd>& z) const;
+
+  const Eigen::VectorXd& masses() const { return mass_; }
+  const Eigen::VectorXd& stiffness() const { return k_; }
+  const Eigen::VectorXd& cubic() const { return k3_; }
+  const Eigen::VectorXd& damping() const { return c_; }
+  const Eigen::MatrixXd& actuated() const { return S_; }
+
+ private:
+  Index m_;
+  Eigen::VectorXd mass_, k_, k3_, c_;  //!< m each
+  Eigen::MatrixXd S_;                  //!< m x s
+  Eigen::MatrixXd B_;                  //!< 2m x s
+};
+
+}  // namespace directable

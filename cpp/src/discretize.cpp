@@ -1,0 +1,219 @@
+#include "directable/control/discretize.hpp"
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+
+#include "directable/linalg/expm.hpp"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace directable {
+
+Discretization::Discretization(Index T, Index n, Index s, double dt_)
+    : dt(dt_), Phi(T, n, n), Gamma(T, n, s), Q(T, n, n), N(T, n, s), R(T, s, s) {}
+
+LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>& Q_final, double alpha_Q,
+                                        double alpha_R, SeqView R_new) const {
+  LQRProblem p;
+  p.A = Phi.view();
+  p.B = Gamma.view();
+  p.Q = Q.view();
+  p.N = N.view();
+  p.q_scale = alpha_Q;
+  p.horizon = horizon();
+  p.Q_final = Q_final;
+  // R_i = alpha_Q (R_i - dt Rc_i) + alpha_R dt Rnew_i: the Gamma'QGamma
+  // integral scales with Q, the control term is dt times the weight.
+  p.R_terms.emplace_back(R.view(), alpha_Q);
+  if (R_new.empty()) {
+    if (alpha_R != alpha_Q) p.R_terms.emplace_back(Rc.view(), (alpha_R - alpha_Q) * dt);
+  } else {
+    R_new.check("R", s(), s(), horizon());
+    R_new.check_finite("R");
+    p.R_terms.emplace_back(Rc.view(), -alpha_Q * dt);
+    p.R_terms.emplace_back(R_new, alpha_R * dt);
+  }
+  if (!std::isfinite(alpha_Q) || alpha_Q < 0) throw std::domain_error("alpha_Q must be finite and >= 0");
+  if (!std::isfinite(alpha_R) || alpha_R <= 0) throw std::domain_error("alpha_R must be finite and > 0");
+  return p;
+}
+
+namespace {
+
+// Per-thread buffers for one step's discretization.
+struct StepWorkspace {
+  StepWorkspace(Index n, Index s, const DiscretizeOptions& opt)
+      : vanloan(opt.method == DiscretizeMethod::Exact ? 2 * n + s : 0, opt.method == DiscretizeMethod::Exact ? s : 0),
+        zoh(opt.method == DiscretizeMethod::Simpson ? n : 0, opt.method == DiscretizeMethod::Simpson ? s : 0) {
+    if (opt.method == DiscretizeMethod::Exact) {
+      H.setZero(2 * n + s, 2 * n + s);
+      C.setZero(2 * n + s, s);
+    } else {
+      H.setZero(n, n);
+      C.setZero(n, s);
+      Phik.setZero(n, n);
+      Gamk.setZero(n, s);
+      QPhi.setZero(n, n);
+      QGam.setZero(n, s);
+    }
+    tmpX.setZero(n, n);
+    tmpS.setZero(s, s);
+  }
+  BorderedExpm vanloan, zoh;
+  Eigen::MatrixXd H, C;                   //!< exponent blocks
+  Eigen::MatrixXd Phik, Gamk, QPhi, QGam;  //!< Simpson: Phi(t_k) n x n, Gamma(t_k) n x s, Qc Phi, Qc Gamma
+  Eigen::MatrixXd tmpX;  //!< n x n
+  Eigen::MatrixXd tmpS;  //!< s x s
+};
+
+void discretize_step_exact(ConstMatMap A, ConstMatMap B, ConstMatMap Qc, ConstMatMap Rc, double dt, StepWorkspace& ws,
+                           MatMap Phi, MatMap Gam, MatMap Q, MatMap N, MatMap R) {
+  const Index n = A.rows(), s = B.cols();
+  // Van Loan: exp([[-F', Qbar], [0, F]] dt) with F = [[A, B], [0, 0]],
+  // ordered (x1, u1, x2 | u2); the u2 row is zero, the border of the exponent.
+  auto& H = ws.H;
+  H.block(0, 0, n, n) = -dt * A.transpose();
+  H.block(0, n + s, n, n) = dt * Qc;
+  H.block(n, 0, s, n) = -dt * B.transpose();
+  H.block(n + s, n + s, n, n) = dt * A;
+  ws.C.block(n + s, 0, n, s) = dt * B;
+  ws.vanloan.compute(H, ws.C);
+  const auto& E = ws.vanloan.E();
+  const auto& G = ws.vanloan.G();
+  Phi = E.block(n + s, n + s, n, n);
+  Gam = G.block(n + s, 0, n, s);
+  // W = E22' E12 with E22 = [[Phi, Gamma], [0, I]].
+  ws.tmpX.noalias() = Phi.transpose() * E.block(0, n + s, n, n);
+  Q = 0.5 * (ws.tmpX + ws.tmpX.transpose());
+  N.noalias() = Phi.transpose() * G.block(0, 0, n, s);
+  ws.tmpS.noalias() = Gam.transpose() * G.block(0, 0, n, s);
+  ws.tmpS += G.block(n, 0, s, s);
+  R = 0.5 * (ws.tmpS + ws.tmpS.transpose()) + dt * Rc;
+}
+
+void discretize_step_simpson(ConstMatMap A, ConstMatMap B, ConstMatMap Qc, ConstMatMap Rc, double dt, int intervals,
+                             StepWorkspace& ws, MatMap Phi, MatMap Gam, MatMap Q, MatMap N, MatMap R) {
+  const double h = dt / intervals;
+  ws.H = h * A;
+  ws.C = h * B;
+  ws.zoh.compute(ws.H, ws.C);
+  const auto& Eh = ws.zoh.E();
+  const auto& Gh = ws.zoh.G();
+  ws.Phik.setIdentity();
+  ws.Gamk.setZero();
+  Q.setZero();
+  N.setZero();
+  R.setZero();
+  // Simpson weights h/3 [1, 4, 2, 4, ..., 4, 1]; Phi(t_k) = (e^{A h})^k,
+  // Gamma(t_{k+1}) = Gamma(t_k) + Phi(t_k) Gamma(h).
+  for (int k = 0; k <= intervals; ++k) {
+    const double w = (h / 3.0) * ((k == 0 || k == intervals) ? 1.0 : (k % 2 ? 4.0 : 2.0));
+    ws.QPhi.noalias() = Qc * ws.Phik;
+    ws.QGam.noalias() = Qc * ws.Gamk;
+    Q.noalias() += w * (ws.Phik.transpose() * ws.QPhi);
+    N.noalias() += w * (ws.QPhi.transpose() * ws.Gamk);
+    R.noalias() += w * (ws.Gamk.transpose() * ws.QGam);
+    if (k == intervals) break;
+    ws.Gamk.noalias() += ws.Phik * Gh;
+    ws.tmpX.noalias() = ws.Phik * Eh;
+    ws.Phik.swap(ws.tmpX);
+  }
+  Phi = ws.Phik;
+  Gam = ws.Gamk;
+  ws.tmpX = 0.5 * (Q + Q.transpose());
+  Q = ws.tmpX;
+  ws.tmpS = 0.5 * (R + R.transpose());
+  R = ws.tmpS + dt * Rc;
+}
+
+}  // namespace
+
+Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, Index horizon,
+                          const DiscretizeOptions& options, const ProgressFn* progress) {
+  if (A.empty()) throw std::invalid_argument("A is missing");
+  if (B.empty()) throw std::invalid_argument("B is missing");
+  const Index n = A.rows, s = B.cols;
+  Index T = horizon;
+  if (T <= 0 && !A.is_constant()) T = A.T;
+  if (T <= 0) throw std::invalid_argument("horizon must be given (a positive number of steps) when A is constant");
+  if (A.rows != A.cols) throw_shape("A", shape_str(T, n, n) + " (square blocks)", shape_str(A.T, A.rows, A.cols));
+  A.check("A", n, n, T);
+  B.check("B", n, s, T);
+  Qc.check("Q", n, n, T);
+  Rc.check("R", s, s, T);
+  check_positive("dt", dt);
+  A.check_finite("A");
+  B.check_finite("B");
+  Qc.check_finite("Q");
+  Rc.check_finite("R");
+  for (Index i = 0; i < (Rc.is_constant() ? 1 : T); ++i)
+    check_positive_definite(Rc.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", Rc[i]);
+  if (options.method == DiscretizeMethod::Simpson && (options.simpson_intervals < 2 || options.simpson_intervals % 2))
+    throw std::invalid_argument("simpson intervals must be an even number >= 2, got " +
+                                std::to_string(options.simpson_intervals));
+
+  Discretization out(T, n, s, dt);
+  out.method = options.method;
+  out.Rc = MatrixSeq(Rc.is_constant() ? 1 : T, s, s);
+  for (Index i = 0; i < out.Rc.T(); ++i) out.Rc[i] = Rc[i];
+
+  const bool all_constant = A.is_constant() && B.is_constant() && Qc.is_constant() && Rc.is_constant();
+  const Index work = all_constant ? 1 : T;
+  ProgressThrottle throttle(progress, T);
+  std::atomic<bool> cancel{false};
+  std::atomic<Index> done{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  int threads = options.threads;
+#ifdef _OPENMP
+  if (threads <= 0) threads = omp_get_max_threads();
+#else
+  threads = 1;
+#endif
+  if (work < threads) threads = int(work);
+
+#pragma omp parallel num_threads(threads)
+  {
+    StepWorkspace ws(n, s, options);
+#pragma omp for schedule(dynamic, 1)
+    for (Index i = 0; i < work; ++i) {
+      if (cancel.load(std::memory_order_relaxed)) continue;
+      try {
+        if (options.method == DiscretizeMethod::Exact)
+          discretize_step_exact(A[i], B[i], Qc[i], Rc[i], dt, ws, out.Phi[i], out.Gamma[i], out.Q[i], out.N[i], out.R[i]);
+        else
+          discretize_step_simpson(A[i], B[i], Qc[i], Rc[i], dt, options.simpson_intervals, ws, out.Phi[i],
+                                  out.Gamma[i], out.Q[i], out.N[i], out.R[i]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        cancel = true;
+      }
+      Index d = ++done;
+#ifdef _OPENMP
+      const bool master = omp_get_thread_num() == 0;
+#else
+      const bool master = true;
+#endif
+      if (master && !throttle.report(d)) cancel = true;
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  if (all_constant) {
+    for (Index i = 1; i < T; ++i) {
+      out.Phi[i] = out.Phi[0];
+      out.Gamma[i] = out.Gamma[0];
+      out.Q[i] = out.Q[0];
+      out.N[i] = out.N[0];
+      out.R[i] = out.R[0];
+    }
+  }
+  throttle.finish(T);
+  for (const MatrixSeq* m : {&out.Phi, &out.Gamma, &out.Q, &out.N, &out.R})
+    check_finite("discretization result (the exponential overflowed: reduce dt)", m->data(), m->T() * m->rows() * m->cols());
+  return out;
+}
+
+}  // namespace directable

@@ -1,0 +1,98 @@
+#include <Eigen/Cholesky>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "directable/core/errors.hpp"
+#include "directable/core/sequence.hpp"
+
+namespace directable {
+
+namespace {
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+std::string shape_str(Index rows, Index cols) {
+  std::ostringstream s;
+  s << "(" << rows << ", " << cols << ")";
+  return s.str();
+}
+
+std::string shape_str(Index T, Index rows, Index cols) {
+  std::ostringstream s;
+  s << "(" << T << ", " << rows << ", " << cols << ")";
+  return s.str();
+}
+
+void throw_shape(const std::string& name, const std::string& expected, const std::string& got) {
+  throw std::invalid_argument(name + " must have shape " + expected + ", got " + got);
+}
+
+void check_shape(const std::string& name, Index rows, Index cols, Index exp_rows, Index exp_cols) {
+  if (rows != exp_rows || cols != exp_cols) throw_shape(name, shape_str(exp_rows, exp_cols), shape_str(rows, cols));
+}
+
+void check_finite(const std::string& name, const double* data, Index size) {
+  for (Index i = 0; i < size; ++i) {
+    if (!std::isfinite(data[i])) {
+      std::ostringstream s;
+      s << name << " must be finite, got " << data[i] << " at flat index " << i;
+      throw std::domain_error(s.str());
+    }
+  }
+}
+
+void check_positive(const std::string& name, double value) {
+  if (!(value > 0.0) || !std::isfinite(value)) {
+    std::ostringstream s;
+    s << name << " must be a positive finite number, got " << value;
+    throw std::domain_error(s.str());
+  }
+}
+
+void check_positive_definite(const std::string& what, const Eigen::Ref<const Eigen::MatrixXd>& M) {
+  Eigen::MatrixXd sym = 0.5 * (M + M.transpose());
+  Eigen::LLT<Eigen::MatrixXd> llt(sym);
+  if (llt.info() != Eigen::Success) throw std::domain_error(what + " must be symmetric positive definite");
+}
+
+void SeqView::check(const std::string& name, Index exp_rows, Index exp_cols, Index horizon) const {
+  if (empty()) throw std::invalid_argument(name + " is missing");
+  if (rows != exp_rows || cols != exp_cols) {
+    std::string got = is_constant() ? shape_str(rows, cols) : shape_str(T, rows, cols);
+    throw_shape(name, shape_str(exp_rows, exp_cols) + " or " + shape_str(horizon, exp_rows, exp_cols), got);
+  }
+  if (!is_constant() && T != horizon) {
+    std::ostringstream s;
+    s << name << " has " << T << " steps but the horizon is " << horizon << " (expected shape "
+      << shape_str(horizon, exp_rows, exp_cols) << ", got " << shape_str(T, rows, cols) << ")";
+    throw std::invalid_argument(s.str());
+  }
+}
+
+void SeqView::check_finite(const std::string& name) const {
+  if (!empty()) directable::check_finite(name, data, (is_constant() ? 1 : T) * rows * cols);
+}
+
+ProgressThrottle::ProgressThrottle(const ProgressFn* fn, Index total, double interval)
+    : fn_(fn && *fn ? fn : nullptr), total_(total), interval_(interval), last_(now_seconds()) {}
+
+bool ProgressThrottle::report(Index done) {
+  if (cancelled_) return false;
+  if (!fn_) return true;
+  double t = now_seconds();
+  if (t - last_ < interval_) return true;
+  last_ = t;
+  if (!(*fn_)(done, total_)) cancelled_ = true;
+  return !cancelled_;
+}
+
+void ProgressThrottle::finish(Index done) {
+  if (!cancelled_ && fn_ && !(*fn_)(done, total_)) cancelled_ = true;
+  if (cancelled_) throw Cancelled();
+}
+
+}  // namespace directable

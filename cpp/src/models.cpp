@@ -1,0 +1,151 @@
+#include <atomic>
+#include <exception>
+#include <mutex>
+
+#include "directable/models/model.hpp"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace directable {
+
+std::unique_ptr<ModelData> Model::create_data() const {
+  auto d = std::make_unique<ModelData>();
+  const Index n = state_dim();
+  for (auto* v : {&d->k1, &d->k2, &d->k3, &d->k4, &d->tmp, &d->Bw}) v->setZero(n);
+  return d;
+}
+
+void Model::step(const Eigen::Ref<const Eigen::VectorXd>& z, double t, double dt,
+                 const Eigen::Ref<const Eigen::VectorXd>& w, Eigen::Ref<Eigen::VectorXd> z_next,
+                 ModelData& d) const {
+  // Classical RK4 with the control held over the step (zero-order hold,
+  // the same assumption as the discretization).
+  d.Bw.noalias() = control_matrix() * w;
+  dynamics(z, t, d.k1);
+  d.k1 += d.Bw;
+  d.tmp = z + 0.5 * dt * d.k1;
+  dynamics(d.tmp, t + 0.5 * dt, d.k2);
+  d.k2 += d.Bw;
+  d.tmp = z + 0.5 * dt * d.k2;
+  dynamics(d.tmp, t + 0.5 * dt, d.k3);
+  d.k3 += d.Bw;
+  d.tmp = z + dt * d.k3;
+  dynamics(d.tmp, t + dt, d.k4);
+  d.k4 += d.Bw;
+  z_next = z + (dt / 6.0) * (d.k1 + 2.0 * d.k2 + 2.0 * d.k3 + d.k4);
+}
+
+MatrixSeq linearize(const Model& model, SeqView z_ref, Index T, double t0, double dt, int threads,
+                    const ProgressFn* progress) {
+  const Index n = model.state_dim();
+  if (z_ref.empty() || z_ref.rows != 1 || z_ref.cols != n || z_ref.is_constant())
+    throw_shape("z_ref", "(T+1, " + std::to_string(n) + ") or (T, " + std::to_string(n) + ")",
+                z_ref.empty() ? "nothing" : shape_str(z_ref.T, z_ref.cols));
+  if (T <= 0) T = z_ref.T - 1;
+  if (T <= 0 || z_ref.T < T) throw std::invalid_argument("z_ref must hold at least T states, got " + std::to_string(z_ref.T));
+  check_positive("dt", dt);
+  z_ref.check_finite("z_ref");
+  MatrixSeq A(T, n, n);
+  ProgressThrottle throttle(progress, T);
+  std::atomic<bool> cancel{false};
+  std::atomic<Index> done{0};
+  std::exception_ptr error;
+  std::mutex mutex;
+#ifdef _OPENMP
+  if (threads <= 0) threads = omp_get_max_threads();
+#else
+  threads = 1;
+#endif
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (Index i = 0; i < T; ++i) {
+    if (cancel.load(std::memory_order_relaxed)) continue;
+    try {
+      ConstVecMap z(z_ref.data + i * n, n);
+      model.jacobian(z, t0 + double(i) * dt, A[i]);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!error) error = std::current_exception();
+      cancel = true;
+    }
+    Index d = ++done;
+#ifdef _OPENMP
+    if (omp_get_thread_num() == 0 && !throttle.report(d)) cancel = true;
+#else
+    if (!throttle.report(d)) cancel = true;
+#endif
+  }
+  if (error) std::rethrow_exception(error);
+  throttle.finish(T);
+  return A;
+}
+
+SpringChain::SpringChain(const Eigen::Ref<const Eigen::VectorXd>& masses, const Eigen::Ref<const Eigen::VectorXd>& k,
+                         const Eigen::Ref<const Eigen::VectorXd>& k3, const Eigen::Ref<const Eigen::VectorXd>& c,
+                         const Eigen::Ref<const Eigen::MatrixXd>& actuated)
+    : m_(masses.size()), mass_(masses), k_(k), k3_(k3), c_(c) {
+  if (m_ < 1) throw std::invalid_argument("masses must hold at least one mass");
+  const std::string ms = "(" + std::to_string(m_) + ",)";
+  if (k.size() != m_) throw_shape("stiffness", ms, "(" + std::to_string(k.size()) + ",)");
+  if (k3.size() != m_) throw_shape("cubic", ms, "(" + std::to_string(k3.size()) + ",)");
+  if (c.size() != m_) throw_shape("damping", ms, "(" + std::to_string(c.size()) + ",)");
+  for (Index i = 0; i < m_; ++i) {
+    check_positive("masses[" + std::to_string(i) + "]", mass_[i]);
+    if (!(k_[i] >= 0) || !(k3_[i] >= 0) || !(c_[i] >= 0) || !std::isfinite(k_[i] + k3_[i] + c_[i]))
+      throw std::domain_error("stiffness, cubic and damping must be finite and >= 0 (spring " + std::to_string(i) + ")");
+  }
+  S_ = actuated.size() ? Eigen::MatrixXd(actuated) : Eigen::MatrixXd::Identity(m_, m_);
+  if (S_.rows() != m_) throw_shape("actuated", "(" + std::to_string(m_) + ", s)", shape_str(S_.rows(), S_.cols()));
+  check_finite("actuated", S_.data(), S_.size());
+  B_.setZero(2 * m_, S_.cols());
+  B_.bottomRows(m_) = mass_.cwiseInverse().asDiagonal() * S_;
+}
+
+void SpringChain::dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, double, Eigen::Ref<Eigen::VectorXd> F) const {
+  const auto x = z.head(m_);
+  const auto v = z.tail(m_);
+  F.head(m_) = v;
+  auto a = F.tail(m_);
+  a.setZero();
+  for (Index j = 0; j < m_; ++j) {
+    const double d = x[j] - (j ? x[j - 1] : 0.0);
+    const double dd = v[j] - (j ? v[j - 1] : 0.0);
+    const double tension = k_[j] * d + k3_[j] * d * d * d + c_[j] * dd;
+    a[j] -= tension;
+    if (j) a[j - 1] += tension;
+  }
+  a.array() /= mass_.array();
+}
+
+void SpringChain::jacobian(const Eigen::Ref<const Eigen::VectorXd>& z, double, Eigen::Ref<RowMatrix> J) const {
+  J.setZero();
+  J.topRightCorner(m_, m_).setIdentity();
+  const auto x = z.head(m_);
+  for (Index j = 0; j < m_; ++j) {
+    const double d = x[j] - (j ? x[j - 1] : 0.0);
+    const double kt = k_[j] + 3.0 * k3_[j] * d * d;  // d tension / d extension
+    // Spring j pulls mass j by -t and mass j-1 by +t, t = t(x_j - x_{j-1}).
+    J(m_ + j, j) -= kt / mass_[j];
+    J(m_ + j, m_ + j) -= c_[j] / mass_[j];
+    if (j) {
+      J(m_ + j, j - 1) += kt / mass_[j];
+      J(m_ + j, m_ + j - 1) += c_[j] / mass_[j];
+      J(m_ + j - 1, j) += kt / mass_[j - 1];
+      J(m_ + j - 1, m_ + j) += c_[j] / mass_[j - 1];
+      J(m_ + j - 1, j - 1) -= kt / mass_[j - 1];
+      J(m_ + j - 1, m_ + j - 1) -= c_[j] / mass_[j - 1];
+    }
+  }
+}
+
+double SpringChain::energy(const Eigen::Ref<const Eigen::VectorXd>& z) const {
+  if (z.size() != 2 * m_) throw_shape("z", "(" + std::to_string(2 * m_) + ",)", "(" + std::to_string(z.size()) + ",)");
+  double e = 0.5 * (mass_.array() * z.tail(m_).array().square()).sum();
+  for (Index j = 0; j < m_; ++j) {
+    const double d = z[j] - (j ? z[j - 1] : 0.0);
+    e += 0.5 * k_[j] * d * d + 0.25 * k3_[j] * d * d * d * d;
+  }
+  return e;
+}
+
+}  // namespace directable

@@ -1,0 +1,81 @@
+#include "directable/control/riccati.hpp"
+
+#include <sstream>
+
+namespace directable {
+
+void LQRProblem::validate() const {
+  if (A.empty()) throw std::invalid_argument("A is missing");
+  if (B.empty()) throw std::invalid_argument("B is missing");
+  const Index n = A.rows, s = B.cols, T = horizon;
+  if (T <= 0) throw std::invalid_argument("horizon must be a positive number of steps, got " + std::to_string(T));
+  if (A.rows != A.cols) throw_shape("A", shape_str(T, n, n) + " (square blocks)", shape_str(A.T, A.rows, A.cols));
+  A.check("A", n, n, T);
+  B.check("B", n, s, T);
+  Q.check("Q", n, n, T);
+  if (!N.empty()) N.check("N", n, s, T);
+  if (R_terms.empty()) throw std::invalid_argument("R is missing");
+  for (const auto& term : R_terms) term.first.check("R", s, s, T);
+  check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
+  A.check_finite("A");
+  B.check_finite("B");
+  Q.check_finite("Q");
+  N.check_finite("N");
+  for (const auto& term : R_terms) term.first.check_finite("R");
+  check_finite("Q_final", Q_final.data(), Q_final.size());
+  if (!std::isfinite(q_scale)) throw std::domain_error("cost scale must be finite");
+}
+
+RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
+    : PA(n, n), PB(n, s), H(s, s), G(s, n), Pn(n, n), llt(s) {}
+
+void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* progress) {
+  const Index T = pb.horizon, n = pb.n(), s = pb.s();
+  if (out.horizon() != T || out.n() != n || out.s() != s)
+    throw std::invalid_argument("riccati_sweep: output not sized " + shape_str(T, s, n));
+  RiccatiWorkspace ws(n, s);
+  ProgressThrottle throttle(progress, T);
+
+  out.P[T] = 0.5 * (pb.Q_final + pb.Q_final.transpose());
+  for (Index i = T - 1; i >= 0; --i) {
+    const auto A = pb.A[i];
+    const auto B = pb.B[i];
+    const auto Pnext = out.P[i + 1];
+    ws.PA.noalias() = Pnext * A;
+    ws.PB.noalias() = Pnext * B;
+    // H = R + B' P B, G = N' + B' P A
+    ws.H.noalias() = B.transpose() * ws.PB;
+    for (const auto& term : pb.R_terms) ws.H += term.second * term.first[i];
+    ws.G.noalias() = B.transpose() * ws.PA;
+    if (!pb.N.empty()) ws.G += pb.q_scale * pb.N[i].transpose();
+    ws.llt.compute(ws.H);
+    if (ws.llt.info() != Eigen::Success) {
+      std::ostringstream msg;
+      msg << "R + B' P B is not positive definite at step " << i
+          << " (R must be symmetric positive definite, or B' P B must make it so)";
+      throw std::domain_error(msg.str());
+    }
+    auto K = out.K[i];
+    K = -ws.llt.solve(ws.G);
+    // P_i = Q + A' P A + G' K, symmetrized against round-off drift.
+    ws.Pn.noalias() = A.transpose() * ws.PA;
+    ws.Pn.noalias() += ws.G.transpose() * K;
+    ws.Pn += pb.q_scale * pb.Q[i];
+    auto P = out.P[i];
+    P = 0.5 * (ws.Pn + ws.Pn.transpose());
+    if (!throttle.report(T - i)) break;
+  }
+  throttle.finish(T);
+  const double* p0 = out.P.data();
+  if (!std::isfinite(p0[0]) || !std::isfinite(out.P[0].sum()))
+    throw std::domain_error("Riccati sweep produced non-finite cost-to-go (ill-conditioned problem)");
+}
+
+LQRSolution solve_discrete(const LQRProblem& problem, const ProgressFn* progress) {
+  problem.validate();
+  LQRSolution out(problem.horizon, problem.n(), problem.s());
+  riccati_sweep(problem, out, progress);
+  return out;
+}
+
+}  // namespace directable

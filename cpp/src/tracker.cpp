@@ -1,0 +1,106 @@
+#include "directable/control/tracker.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace directable {
+
+Tracker::Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& options) : options_(options) {
+  if (z_ref.empty()) throw std::invalid_argument("z_ref is missing");
+  if (K.empty()) throw std::invalid_argument("K is missing");
+  // z_ref arrives as a (T+1, n) array: T+1 "matrices" of shape (1, n).
+  n_ = z_ref.cols;
+  T_ = z_ref.T - 1;
+  s_ = K.rows;
+  if (z_ref.rows != 1 || z_ref.is_constant() || T_ < 1)
+    throw std::invalid_argument("z_ref must have shape (T+1, n) with T >= 1, got " + shape_str(z_ref.T, z_ref.cols));
+  if (K.cols != n_) throw_shape("K", shape_str(T_, s_, n_) + " or " + shape_str(s_, n_), shape_str(K.T, K.rows, K.cols));
+  K.check("K", s_, n_, T_);
+  if (!w_ff.empty() && (w_ff.rows != 1 || w_ff.cols != s_ || w_ff.T != T_))
+    throw_shape("w_ff", shape_str(T_, s_), shape_str(w_ff.T, w_ff.cols));
+  K.check_finite("K");
+  z_ref.check_finite("z_ref");
+  w_ff.check_finite("w_ff");
+  for (const auto* lim : {&options_.w_min, &options_.w_max}) {
+    if (lim->size() != 0 && lim->size() != s_)
+      throw_shape(lim == &options_.w_min ? "w_min" : "w_max", "(" + std::to_string(s_) + ",)",
+                  "(" + std::to_string(lim->size()) + ",)");
+  }
+  if (options_.w_min.size() && options_.w_max.size() && (options_.w_min.array() > options_.w_max.array()).any())
+    throw std::domain_error("w_min must not exceed w_max");
+
+  K_ = MatrixSeq(K.is_constant() ? 1 : T_, s_, n_);
+  for (Index i = 0; i < K_.T(); ++i) K_[i] = K[i];
+  z_ref_ = VectorSeq(T_ + 1, n_);
+  std::copy(z_ref.data, z_ref.data + (T_ + 1) * n_, z_ref_.data());
+  w_ff_ = VectorSeq(T_, s_);
+  if (!w_ff.empty()) std::copy(w_ff.data, w_ff.data + T_ * s_, w_ff_.data());
+  dz_.setZero(n_);
+}
+
+void Tracker::control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> w,
+                      Eigen::Ref<Eigen::VectorXd> w_fb) const {
+  // Past the end (index T) the last gain and feed-forward are held.
+  const Index i = std::min(index_, T_ - 1);
+  dz_ = z - z_ref_[index_];
+  w_fb.noalias() = gain(i) * dz_;
+  w = w_ff_[i] + w_fb;
+  if (options_.w_min.size() || options_.w_max.size()) {
+    if (options_.w_min.size()) w = w.cwiseMax(options_.w_min);
+    if (options_.w_max.size()) w = w.cwiseMin(options_.w_max);
+    w_fb = w - w_ff_[i];
+  }
+}
+
+void Tracker::advance() {
+  if (index_ < T_) ++index_;
+  if (index_ == T_ && options_.loop) index_ = 0;
+}
+
+void Tracker::set_index(Index i) {
+  if (i < 0 || i > T_)
+    throw std::invalid_argument("index must be in [0, " + std::to_string(T_) + "], got " + std::to_string(i));
+  index_ = i;
+}
+
+Index Tracker::nearest_index(const Eigen::Ref<const Eigen::VectorXd>& z, Index first, Index last,
+                             const Eigen::VectorXd* weights) const {
+  if (z.size() != n_) throw_shape("z", "(" + std::to_string(n_) + ",)", "(" + std::to_string(z.size()) + ",)");
+  if (last < 0) last = T_ - 1;
+  if (first < 0 || first > last || last >= T_)
+    throw std::invalid_argument("search window [first, last] must lie in [0, " + std::to_string(T_ - 1) + "]");
+  if (weights && weights->size() != n_)
+    throw_shape("weights", "(" + std::to_string(n_) + ",)", "(" + std::to_string(weights->size()) + ",)");
+  Index best = first;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (Index j = first; j <= last; ++j) {
+    double d = weights ? ((z - z_ref_[j]).array().square() * weights->array()).sum() : (z - z_ref_[j]).squaredNorm();
+    if (d < best_d) {
+      best_d = d;
+      best = j;
+    }
+  }
+  return best;
+}
+
+RowMatrix pd_gain(const Eigen::Ref<const Eigen::VectorXd>& kp, const Eigen::Ref<const Eigen::VectorXd>& kd, Index n,
+                  const Eigen::Ref<const RowMatrix>& S_in) {
+  if (n <= 0 || n % 2) throw std::invalid_argument("PD control needs z = [q, qd] with an even state size, got n = " + std::to_string(n));
+  const Index m = n / 2;
+  RowMatrix S = S_in.size() ? RowMatrix(S_in) : RowMatrix::Identity(m, m);
+  if (S.cols() != m) throw_shape("actuated", "(s, " + std::to_string(m) + ")", shape_str(S.rows(), S.cols()));
+  const Index s = S.rows();
+  auto expand = [s](const Eigen::Ref<const Eigen::VectorXd>& g, const char* name) {
+    if (g.size() != 1 && g.size() != s)
+      throw_shape(name, "() or (" + std::to_string(s) + ",)", "(" + std::to_string(g.size()) + ",)");
+    check_finite(name, g.data(), g.size());
+    return Eigen::VectorXd(g.size() == 1 ? Eigen::VectorXd::Constant(s, g[0]) : Eigen::VectorXd(g));
+  };
+  Eigen::VectorXd p = expand(kp, "kp"), d = expand(kd, "kd");
+  RowMatrix K(s, n);
+  K.leftCols(m) = -(p.asDiagonal() * S);
+  K.rightCols(m) = -(d.asDiagonal() * S);
+  return K;
+}
+
+}  // namespace directable

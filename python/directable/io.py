@@ -1,0 +1,56 @@
+"""Save and load precomputations as .npz (float64, lossless)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+
+_KIND = "__directable_kind__"
+
+
+def save(path, obj, **extra) -> None:
+    """Save an LQRSolution, Discretization or Tracker (plus ``extra`` arrays,
+    e.g. a reference ``z_ref=..., w_ff=...``) to ``path`` (.npz)."""
+    arrays = {k: np.asarray(v) for k, v in extra.items()}
+    if isinstance(obj, _core.LQRSolution):
+        arrays.update(K=obj.K, P=obj.P)
+        kind = "LQRSolution"
+    elif isinstance(obj, _core.Discretization):
+        arrays.update(Phi=obj.Phi, Gamma=obj.Gamma, Q=obj.Q, N=obj.N, R=obj.R, Rc=obj.Rc,
+                      dt=np.float64(obj.dt), method=np.str_(obj.method.name))
+        kind = "Discretization"
+    elif isinstance(obj, _core.Tracker):
+        arrays.update(K=obj.K, z_ref=obj.z_ref, w_ff=obj.w_ff, loop=np.bool_(obj.loop))
+        kind = "Tracker"
+    elif obj is None:
+        kind = "arrays"
+    else:
+        raise TypeError(f"cannot save {type(obj).__name__}; expected LQRSolution, Discretization, Tracker or None")
+    arrays[_KIND] = np.str_(kind)
+    np.savez(path, **arrays)
+
+
+def load(path):
+    """Inverse of ``save``: returns (object, dict of the extra arrays)."""
+    with np.load(path, allow_pickle=False) as f:
+        data = {k: f[k] for k in f.files}
+    kind = str(data.pop(_KIND, "arrays"))
+    keys = {
+        "LQRSolution": ("K", "P"),
+        "Discretization": ("Phi", "Gamma", "Q", "N", "R", "Rc", "dt", "method"),
+        "Tracker": ("K", "z_ref", "w_ff", "loop"),
+        "arrays": (),
+    }[kind]
+    parts = {k: data.pop(k) for k in keys}
+    if kind == "LQRSolution":
+        obj = _core.LQRSolution(parts["K"], parts["P"])
+    elif kind == "Discretization":
+        method = getattr(_core.DiscretizeMethod, str(parts["method"]))
+        obj = _core.Discretization(parts["Phi"], parts["Gamma"], parts["Q"], parts["N"], parts["R"], parts["Rc"],
+                                   float(parts["dt"]), method)
+    elif kind == "Tracker":
+        K = parts["K"]
+        obj = _core.Tracker(K[0] if K.shape[0] == 1 else K, parts["z_ref"], parts["w_ff"], bool(parts["loop"]))
+    else:
+        obj = None
+    return obj, data

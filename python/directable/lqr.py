@@ -1,0 +1,181 @@
+"""Time-varying LQR (Barbic & Popovic 2008, sec. 4 and appendix A).
+
+Conventions (DESIGN.md): float64 arrays, time first. A (T, n, n), B (T, n, s),
+gains K (T, s, n), cost-to-go P (T+1, n, n), states (T+1, n), controls
+(T, s). A single matrix wherever a sequence is allowed means constant in
+time; a scalar cost weight means that multiple of the identity.
+
+Discrete problem: x_{i+1} = A_i x_i + B_i u_i, u_i = K_i x_i,
+J = x_T' Q_final x_T + sum_i x_i'Q_i x_i + 2 x_i'N_i u_i + u_i'R_i u_i.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from ._validate import as_float_array, optional_array, run_with_progress, weight
+
+LQRSolution = _core.LQRSolution
+Discretization = _core.Discretization
+Tracker = _core.Tracker
+
+_METHODS = {"exact": _core.DiscretizeMethod.exact, "simpson": _core.DiscretizeMethod.simpson}
+
+
+def _dims(A, B):
+    if A.ndim not in (2, 3) or B.ndim not in (2, 3):
+        raise ValueError(
+            f"A must be (n, n) or (T, n, n) and B (n, s) or (T, n, s), got A {A.shape} and B {B.shape}"
+        )
+    return A.shape[-1], B.shape[-1]
+
+
+def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> LQRSolution:
+    """Riccati backward sweep of the discrete time-varying LQR problem.
+
+    Parameters
+    ----------
+    A : (T, n, n) or (n, n)
+    B : (T, n, s) or (n, s)
+    Q : (T, n, n), (n, n) or scalar (times identity)
+    R : (T, s, s), (s, s) or scalar; must be symmetric positive definite
+    Q_final : (n, n) or scalar
+    N : (T, n, s), (n, s) or None -- cross term 2 x' N u
+    horizon : T, required only when every matrix is constant
+    progress : None, True (tqdm bar) or callable(done, total)
+
+    Returns
+    -------
+    LQRSolution with ``.K`` (T, s, n) and ``.P`` (T+1, n, n), read-only views
+    of C++ memory that live as long as the solution or any view of it.
+    """
+    A = as_float_array(A, "A")
+    B = as_float_array(B, "B")
+    n, s = _dims(A, B)
+    return run_with_progress(
+        _core.solve_discrete,
+        progress,
+        "Riccati sweep",
+        A=A,
+        B=B,
+        Q=weight(Q, n, "Q"),
+        R=weight(R, s, "R"),
+        Q_final=weight(Q_final, n, "Q_final"),
+        N=optional_array(N, "N"),
+        horizon=_horizon(horizon),
+    )
+
+
+def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threads=0, progress=None) -> Discretization:
+    """Discretize the continuous LTV tracking problem (appendix A).
+
+    ``z' = A_i z + B w`` with ``w`` constant on each step of length ``dt`` and
+    cost ``int z'Q z + w'R w dt`` give ``Phi_i = e^{A_i dt}``, ``Gamma_i`` and
+    the discrete ``Q_i, N_i, R_i``. ``method="exact"`` evaluates the cost
+    integrals with one Van Loan block exponential per step; ``"simpson"`` is
+    the paper's quadrature with ``intervals`` (even) sub-steps.
+
+    A (T, n, n) or (n, n); B (T, n, s) or (n, s); Q (n, n)/(T, n, n)/scalar;
+    R (s, s)/(T, s, s)/scalar, positive definite; dt > 0. The steps run in
+    parallel on ``threads`` cores (0: all) with the GIL released; Ctrl-C
+    interrupts. Returns a Discretization (``.Phi, .Gamma, .Q, .N, .R``, each
+    (T, ...)); ``.solve(Q_final, alpha_Q, alpha_R)`` re-tunes the weights
+    with a Riccati sweep only.
+    """
+    A = as_float_array(A, "A")
+    B = as_float_array(B, "B")
+    n, s = _dims(A, B)
+    if method not in _METHODS:
+        raise ValueError(f"method must be 'exact' or 'simpson', got {method!r}")
+    return run_with_progress(
+        _core.discretize,
+        progress,
+        "discretize",
+        A=A,
+        B=B,
+        dt=_dt(dt),
+        Q=weight(Q, n, "Q"),
+        R=weight(R, s, "R"),
+        method=_METHODS[method],
+        horizon=_horizon(horizon),
+        intervals=int(intervals),
+        threads=int(threads),
+    )
+
+
+def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, intervals=10, threads=0, progress=None):
+    """``discretize`` then ``solve_discrete``: gains of the continuous problem.
+
+    Returns an LQRSolution whose ``.discretization`` attribute holds the
+    Discretization, so ``sol.discretization.solve(Q_final, alpha_Q, alpha_R)``
+    re-tunes without a new discretization.
+    """
+    disc = discretize(A, B, dt, Q, R, method=method, horizon=horizon, intervals=intervals, threads=threads,
+                      progress=progress)
+    sol = run_with_progress(disc.solve, progress, "Riccati sweep", Q_final=weight(Q_final, disc.n, "Q_final"))
+    sol.discretization = disc
+    return sol
+
+
+def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=None, progress=None) -> LQRSolution:
+    """Gains for the weights ``alpha_Q Q`` and ``alpha_R R`` (or a new continuous
+    ``R``), reusing ``discretization``: a Riccati sweep, no exponential."""
+    return run_with_progress(
+        discretization.solve,
+        progress,
+        "Riccati sweep",
+        Q_final=weight(Q_final, discretization.n, "Q_final"),
+        alpha_Q=float(alpha_Q),
+        alpha_R=float(alpha_R),
+        R=None if R is None else weight(R, discretization.s, "R"),
+    )
+
+
+def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None) -> Tracker:
+    """Runtime controller ``w = w_ff[i] + K[i] (z - z_ref[i])``.
+
+    K: (T, s, n) gains, an (s, n) constant gain, or an LQRSolution;
+    z_ref (T+1, n); w_ff (T, s) or None; w_min/w_max (s,) or scalars.
+    """
+    if isinstance(K, LQRSolution):
+        K = K.K
+    K = as_float_array(K, "K")
+    z_ref = as_float_array(z_ref, "z_ref")
+    s = K.shape[-2] if K.ndim >= 2 else 0
+
+    def limit(v, name):
+        if v is None:
+            return None
+        v = as_float_array(v, name)
+        return np.full(s, float(v)) if v.ndim == 0 else v
+
+    return Tracker(K, z_ref, optional_array(w_ff, "w_ff"), bool(loop), limit(w_min, "w_min"), limit(w_max, "w_max"))
+
+
+def pd_gain(kp, kd, n, actuated=None) -> np.ndarray:
+    """PD gain (s, n) on ``z = [q, qd]`` (paper eq. 14): ``K = -[diag(kp) S, diag(kd) S]``.
+
+    kp, kd: scalars or (s,); actuated: S (s, n/2) selecting driven coordinates.
+    """
+    return _core.pd_gain(as_float_array(kp, "kp"), as_float_array(kd, "kd"), int(n), optional_array(actuated, "actuated"))
+
+
+def pd_tracker(kp, kd, z_ref, w_ff=None, actuated=None, loop=False, w_min=None, w_max=None) -> Tracker:
+    """PD controller ``w = w_ff - kp (q - q_ref) - kd (qd - qd_ref)`` as a Tracker."""
+    z_ref = as_float_array(z_ref, "z_ref")
+    return tracker(pd_gain(kp, kd, z_ref.shape[-1], actuated), z_ref, w_ff, loop, w_min, w_max)
+
+
+def _dt(dt) -> float:
+    try:
+        return float(dt)
+    except (TypeError, ValueError):
+        raise TypeError(f"dt must be a positive number, got {type(dt).__name__}") from None
+
+
+def _horizon(horizon):
+    if horizon is None:
+        return None
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)):
+        raise TypeError(f"horizon must be a positive int, got {horizon!r}")
+    return int(horizon)
