@@ -1,0 +1,232 @@
+"""Plot helpers for comparing controlled runs (uncontrolled, PD, LQR, ...).
+
+Every helper takes ``ax=None`` (a new figure is made when None), draws on
+that Axes, returns it and never calls ``plt.show()``. matplotlib is imported
+lazily inside the functions (``pip install directable[plot]``), so importing
+``directable.plotting`` costs nothing when plots are not needed.
+
+A *run* is a :class:`directable.sim.SimulationResult` or a plain states array
+``(T+1, n)``; ``runs`` is a mapping ``{label: run}`` (a dict keeps its order,
+which sets the colours) or a sequence of ``(label, run)`` pairs.
+
+    import directable.plotting as dp
+    ax = dp.plot_tracking_error({"PD": pd_result, "LQR": lqr_result}, z_ref, dt=dt)
+    ax.figure.savefig("error.png")
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "plot_trajectories",
+    "plot_tracking_error",
+    "plot_control_effort",
+    "plot_error_vs_effort",
+    "tracking_error",
+]
+
+# Fixed colours for the usual labels so every figure of a comparison agrees.
+_COLORS = {"reference": "black", "uncontrolled": "tab:green", "open loop": "tab:green", "pd": "tab:red",
+           "lqr": "tab:blue"}
+
+
+def _axes(ax, figsize=(7.0, 3.6)):
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def _items(runs) -> list:
+    if isinstance(runs, Mapping):
+        return list(runs.items())
+    if isinstance(runs, Sequence) and all(isinstance(r, tuple) and len(r) == 2 for r in runs):
+        return list(runs)
+    raise TypeError("runs must be a mapping {label: run} or a sequence of (label, run) pairs")
+
+
+def _color(label: str):
+    return _COLORS.get(str(label).lower())
+
+
+def _states(run, name="run") -> np.ndarray:
+    x = getattr(run, "states", run)
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 2:
+        raise ValueError(f"{name} must be a SimulationResult or a (T+1, n) states array, got shape {x.shape}")
+    return x
+
+
+def _time(count: int, dt, t0=0.0) -> np.ndarray:
+    if dt is None:
+        return np.arange(count, dtype=float)
+    return t0 + np.arange(count) * float(dt)
+
+
+def _time_label(dt) -> str:
+    return "step" if dt is None else "time [s]"
+
+
+def _mark_push(ax, push, dt):
+    """Shade the push interval; ``push`` = (start_step, end_step)."""
+    if push is None:
+        return
+    a, b = push
+    scale = 1.0 if dt is None else float(dt)
+    ax.axvspan(a * scale, b * scale, color="tab:orange", alpha=0.25, lw=0, label="push")
+
+
+def tracking_error(run, z_ref=None) -> np.ndarray:
+    """``|z_i - z_ref[i]|`` (T+1,) of a run.
+
+    With ``z_ref`` the error is computed from the states, which also works for
+    runs without a controller (their ``SimulationResult.tracking_error`` is 0);
+    without it the result's own ``tracking_error`` is used.
+    """
+    if z_ref is None:
+        if not hasattr(run, "tracking_error"):
+            raise ValueError("z_ref is needed when the run is a plain states array")
+        return np.asarray(run.tracking_error, dtype=float)
+    x = _states(run)
+    z_ref = np.asarray(z_ref, dtype=float)
+    if z_ref.shape[-1] != x.shape[1] or z_ref.shape[0] < x.shape[0]:
+        raise ValueError(f"z_ref must have shape (>= {x.shape[0]}, {x.shape[1]}), got {z_ref.shape}")
+    return np.linalg.norm(x - z_ref[: x.shape[0]], axis=1)
+
+
+def plot_trajectories(runs, z_ref=None, coords=None, dt=None, ax=None, coord_names=None, push=None, title=None):
+    """Selected state coordinates of each run against time, with the reference.
+
+    runs: {label: SimulationResult or (T+1, n) states}; z_ref (T+1, n) drawn
+    dashed in black; coords: indices of z to draw (default: the first one);
+    coord_names: names for the legend (default ``z[i]``); dt: time step (None
+    puts steps on the x axis); push: (start_step, end_step) to shade.
+    Each coordinate gets its own line style, each run its own colour.
+    """
+    ax = _axes(ax)
+    items = _items(runs)
+    coords = [0] if coords is None else [int(c) for c in np.atleast_1d(coords)]
+    names = coord_names if coord_names is not None else [f"z[{c}]" for c in coords]
+    if len(names) != len(coords):
+        raise ValueError(f"coord_names must name {len(coords)} coordinates, got {len(names)}")
+    styles = ["-", "--", ":", "-."]
+    if z_ref is not None:
+        zr = np.asarray(z_ref, dtype=float)
+        t = _time(zr.shape[0], dt)
+        for k, (c, nm) in enumerate(zip(coords, names)):
+            ax.plot(t, zr[:, c], color="black", lw=2.2, alpha=0.35, ls=styles[k % 4], label=f"reference {nm}")
+    for label, run in items:
+        x = _states(run, f"runs[{label!r}]")
+        t = _time(x.shape[0], dt)
+        for k, (c, nm) in enumerate(zip(coords, names)):
+            if not 0 <= c < x.shape[1]:
+                raise ValueError(f"coords must lie in [0, {x.shape[1]}), got {c}")
+            ax.plot(t, x[:, c], color=_color(label), ls=styles[k % 4], lw=1.3, label=f"{label} {nm}")
+    _mark_push(ax, push, dt)
+    ax.set_xlabel(_time_label(dt))
+    ax.set_ylabel("coordinate value")
+    ax.set_title(title or "Trajectories vs reference")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", ncols=2 if len(items) * len(coords) > 4 else 1)
+    return ax
+
+
+def plot_tracking_error(runs, z_ref=None, dt=None, ax=None, log=True, push=None, title=None):
+    """Tracking error ``|z_i - z_ref[i]|`` of each run against time.
+
+    runs: {label: SimulationResult or states}; z_ref (T+1, n) (needed for
+    uncontrolled runs and plain arrays); log: logarithmic y axis.
+    """
+    ax = _axes(ax)
+    for label, run in _items(runs):
+        e = tracking_error(run, z_ref)
+        ax.plot(_time(e.size, dt), e, color=_color(label), lw=1.4, label=str(label))
+    _mark_push(ax, push, dt)
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel(_time_label(dt))
+    ax.set_ylabel(r"tracking error $\|z - z_{ref}\|$")
+    ax.set_title(title or "Tracking error")
+    ax.grid(True, which="both" if log else "major", alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def _effort(run) -> np.ndarray:
+    if hasattr(run, "effort"):
+        return np.asarray(run.effort, dtype=float)
+    w = np.asarray(run, dtype=float)
+    if w.ndim == 1:
+        return w
+    if w.ndim == 2:
+        return np.sum(np.square(w), axis=1)  # feedback forces (T, s) -> |w_fb|^2
+    raise ValueError(f"a run must be a SimulationResult, an effort array (T,) or forces (T, s), got shape {w.shape}")
+
+
+def plot_control_effort(runs, dt=None, ax=None, cumulative=False, push=None, log=False, title=None):
+    """Feedback control effort of each run against time.
+
+    runs: {label: SimulationResult, per-step effort (T,), or feedback forces
+    (T, s)}. ``cumulative=False`` draws ``|w_fb,i|^2``; ``True`` draws the
+    running total ``sum_{j<=i} |w_fb,j|^2 dt`` whose last value is
+    ``directable.sim.summary(...)["feedback_effort"]``.
+    """
+    ax = _axes(ax)
+    step = 1.0 if dt is None else float(dt)
+    for label, run in _items(runs):
+        e = _effort(run)
+        y = np.cumsum(e) * step if cumulative else e
+        ax.plot(_time(e.size, dt), y, color=_color(label), lw=1.4, label=str(label))
+    _mark_push(ax, push, dt)
+    if log:
+        ax.set_yscale("symlog", linthresh=1e-6)
+    ax.set_xlabel(_time_label(dt))
+    ax.set_ylabel(r"cumulative effort $\sum |w_{fb}|^2 dt$" if cumulative else r"effort $|w_{fb}|^2$")
+    ax.set_title(title or ("Cumulative control effort" if cumulative else "Control effort"))
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_error_vs_effort(points, ax=None, curve=None, curve_label="PD gain sweep", annotate=True, log=True,
+                         xlabel="feedback effort", ylabel="final distance to target", title=None):
+    """Scatter of error against control effort, one marker per controller.
+
+    points: {label: (effort, error)} or a sequence of (label, effort, error);
+    curve: optional (efforts, errors) drawn as a line (e.g. a PD gain sweep),
+    to show what every effort level buys. log: log-log axes.
+    """
+    ax = _axes(ax, figsize=(5.2, 4.2))
+    if isinstance(points, Mapping):
+        rows = [(lab, *pt) for lab, pt in points.items()]
+    else:
+        rows = [tuple(p) for p in points]
+    if any(len(r) != 3 for r in rows):
+        raise ValueError("points must be {label: (effort, error)} or a sequence of (label, effort, error)")
+    if curve is not None:
+        ce, cr = (np.asarray(c, dtype=float) for c in curve)
+        order = np.argsort(ce)
+        ax.plot(ce[order], cr[order], color="tab:red", alpha=0.45, lw=1.2, marker=".", label=curve_label)
+    markers = ["o", "s", "D", "^", "v", "P", "X"]
+    for k, (label, eff, err) in enumerate(rows):
+        eff = float(eff)
+        ax.scatter([eff], [err], s=70, marker=markers[k % len(markers)], color=_color(label), zorder=3,
+                   label=str(label), edgecolors="black", linewidths=0.6)
+        if annotate:
+            ax.annotate(str(label), (eff, err), textcoords="offset points", xytext=(6, 6), fontsize="small")
+    if log:
+        ax.set_xscale("symlog", linthresh=1e-3)
+        ax.set_yscale("log")
+        errs = [float(r[2]) for r in rows if float(r[2]) > 0]
+        if errs:  # keep the markers in view when the curve dives towards 0
+            ax.set_ylim(bottom=min(errs) * 1e-2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title or "Error vs effort")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax
