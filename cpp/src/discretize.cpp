@@ -45,14 +45,12 @@ namespace {
 // Per-thread buffers for one step's discretization.
 struct StepWorkspace {
   StepWorkspace(Index n, Index s, const DiscretizeOptions& opt)
-      : vanloan(opt.method == DiscretizeMethod::Exact ? 2 * n + s : 0, opt.method == DiscretizeMethod::Exact ? s : 0),
+      : vanloan(opt.method == DiscretizeMethod::Exact ? n : 0, opt.method == DiscretizeMethod::Exact ? s : 0),
         zoh(opt.method == DiscretizeMethod::Simpson ? n : 0, opt.method == DiscretizeMethod::Simpson ? s : 0) {
-    if (opt.method == DiscretizeMethod::Exact) {
-      H.setZero(2 * n + s, 2 * n + s);
-      C.setZero(2 * n + s, s);
-    } else {
-      H.setZero(n, n);
-      C.setZero(n, s);
+    H.setZero(n, n);
+    C.setZero(n, s);
+    Qd.setZero(n, n);
+    if (opt.method == DiscretizeMethod::Simpson) {
       Phik.setZero(n, n);
       Gamk.setZero(n, s);
       QPhi.setZero(n, n);
@@ -61,8 +59,9 @@ struct StepWorkspace {
     tmpX.setZero(n, n);
     tmpS.setZero(s, s);
   }
-  BorderedExpm vanloan, zoh;
-  Eigen::MatrixXd H, C;                   //!< exponent blocks
+  VanLoanExpm vanloan;
+  BorderedExpm zoh;
+  Eigen::MatrixXd H, C, Qd;                //!< A dt (n x n), B dt (n x s), Qc dt (n x n)
   Eigen::MatrixXd Phik, Gamk, QPhi, QGam;  //!< Simpson: Phi(t_k) n x n, Gamma(t_k) n x s, Qc Phi, Qc Gamma
   Eigen::MatrixXd tmpX;  //!< n x n
   Eigen::MatrixXd tmpS;  //!< s x s
@@ -71,26 +70,18 @@ struct StepWorkspace {
 void discretize_step_exact(ConstMatMap A, ConstMatMap B, ConstMatMap Qc, ConstMatMap Rc, double dt, StepWorkspace& ws,
                            MatMap Phi, MatMap Gam, MatMap Q, MatMap N, MatMap R) {
   const Index n = A.rows(), s = B.cols();
-  // Van Loan: exp([[-F', Qbar], [0, F]] dt) with F = [[A, B], [0, 0]],
-  // ordered (x1, u1, x2 | u2); the u2 row is zero, the border of the exponent.
-  auto& H = ws.H;
-  H.block(0, 0, n, n) = -dt * A.transpose();
-  H.block(0, n + s, n, n) = dt * Qc;
-  H.block(n, 0, s, n) = -dt * B.transpose();
-  H.block(n + s, n + s, n, n) = dt * A;
-  ws.C.block(n + s, 0, n, s) = dt * B;
-  ws.vanloan.compute(H, ws.C);
-  const auto& E = ws.vanloan.E();
-  const auto& G = ws.vanloan.G();
-  Phi = E.block(n + s, n + s, n, n);
-  Gam = G.block(n + s, 0, n, s);
-  // W = E22' E12 with E22 = [[Phi, Gamma], [0, I]].
-  ws.tmpX.noalias() = Phi.transpose() * E.block(0, n + s, n, n);
-  Q = 0.5 * (ws.tmpX + ws.tmpX.transpose());
-  N.noalias() = Phi.transpose() * G.block(0, 0, n, s);
-  ws.tmpS.noalias() = Gam.transpose() * G.block(0, 0, n, s);
-  ws.tmpS += G.block(n, 0, s, s);
-  R = 0.5 * (ws.tmpS + ws.tmpS.transpose()) + dt * Rc;
+  // Van Loan: exp([[-F', Qbar], [0, F]] dt), F = [[A, B], [0, 0]],
+  // Qbar = blkdiag(Qc, 0); W = int_0^dt e^{F't} Qbar e^{F t} dt.
+  ws.H = dt * A;
+  ws.C = dt * B;
+  ws.Qd = dt * Qc;
+  ws.vanloan.compute(ws.H, ws.C, ws.Qd);
+  const auto& W = ws.vanloan.W();
+  Phi = ws.vanloan.Phi();
+  Gam = ws.vanloan.Gamma();
+  Q = 0.5 * (W.topLeftCorner(n, n) + W.topLeftCorner(n, n).transpose());
+  N = W.topRightCorner(n, s);
+  R = 0.5 * (W.bottomRightCorner(s, s) + W.bottomRightCorner(s, s).transpose()) + dt * Rc;
 }
 
 void discretize_step_simpson(ConstMatMap A, ConstMatMap B, ConstMatMap Qc, ConstMatMap Rc, double dt, int intervals,

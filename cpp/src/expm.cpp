@@ -25,63 +25,148 @@ const double kTheta7 = 9.504178996162932e-1;
 const double kTheta9 = 2.097847961257068e0;
 const double kTheta13 = 5.371920351148152e0;
 
-}  // namespace
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
 
-BorderedExpm::BorderedExpm(Index m, Index k) : m_(m), k_(k) {
-  for (Elem* e : {&M_, &M2_, &M4_, &M6_, &M8_, &U_, &V_, &T1_, &T2_}) {
-    e->X.setZero(m, m);
-    e->Y.setZero(m, k);
+// Algebra of bordered elements [[X, Y], [0, c I]].
+struct BorderedAlg {
+  Index m, k;
+  Index dim() const { return m + k; }
+  void resize(BorderedElem& e) const {
+    e.X.setZero(m, m);
+    e.Y.setZero(m, k);
+    e.c = 0.0;
   }
-  E_.setZero(m, m);
-  G_.setZero(m, k);
-  tmpX_.setZero(m, m);
-  tmpY_.setZero(m, k);
-  lu_ = Eigen::PartialPivLU<Eigen::MatrixXd>(m);
-}
+  static void prod(const BorderedElem& a, const BorderedElem& b, BorderedElem& out) {
+    out.X.noalias() = a.X * b.X;
+    out.Y.noalias() = a.X * b.Y;
+    if (b.c != 0.0) out.Y += b.c * a.Y;
+    out.c = a.c * b.c;
+  }
+  static void set_zero(BorderedElem& e) {
+    e.X.setZero();
+    e.Y.setZero();
+    e.c = 0.0;
+  }
+  static void axpy(BorderedElem& y, double a, const BorderedElem& x) {
+    y.X += a * x.X;
+    y.Y += a * x.Y;
+    y.c += a * x.c;
+  }
+  static void add_identity(BorderedElem& e, double b) {
+    e.X.diagonal().array() += b;
+    e.c += b;
+  }
+  static void scale(BorderedElem& e, double f) {
+    e.X *= f;
+    e.Y *= f;
+    e.c *= f;
+  }
+  static double norm1(const BorderedElem& e) {
+    double nx = e.X.size() ? e.X.cwiseAbs().colwise().sum().maxCoeff() : 0.0;
+    double ny = e.Y.size() ? (e.Y.cwiseAbs().colwise().sum().array() + std::abs(e.c)).maxCoeff() : 0.0;
+    return std::max(nx, ny);
+  }
+  // y = e v and y = e' v for v = [v_m; v_k].
+  static void apply(const BorderedElem& e, const Eigen::Ref<const VectorXd>& v, Eigen::Ref<VectorXd> y) {
+    const Index m = e.X.rows(), k = e.Y.cols();
+    y.head(m).noalias() = e.X * v.head(m);
+    if (k) {
+      y.head(m).noalias() += e.Y * v.tail(k);
+      y.tail(k) = e.c * v.tail(k);
+    }
+  }
+  static void apply_t(const BorderedElem& e, const Eigen::Ref<const VectorXd>& v, Eigen::Ref<VectorXd> y) {
+    const Index m = e.X.rows(), k = e.Y.cols();
+    y.head(m).noalias() = e.X.transpose() * v.head(m);
+    if (k) {
+      y.tail(k).noalias() = e.Y.transpose() * v.head(m);
+      y.tail(k) += e.c * v.tail(k);
+    }
+  }
+};
 
-void BorderedExpm::mul_M(const Elem& a, Elem& out) {
-  out.X.noalias() = M_.X * a.X;
-  out.Y.noalias() = M_.X * a.Y;
-  out.Y += a.c * M_.Y;
-  out.c = 0.0;
-}
-
-double BorderedExpm::norm1(const Elem& a) const {
-  double nx = m_ ? a.X.cwiseAbs().colwise().sum().maxCoeff() : 0.0;
-  double ny = k_ ? (a.Y.cwiseAbs().colwise().sum().array() + std::abs(a.c)).maxCoeff() : 0.0;
-  return std::max(nx, ny);
-}
+// Algebra of Van Loan elements [[parity F', Z], [0, F]] (F bordered n, s).
+struct VanLoanAlg {
+  Index n, s;
+  Index p() const { return n + s; }
+  Index dim() const { return 2 * p(); }
+  void resize(VanLoanElem& e) const {
+    BorderedAlg{n, s}.resize(e.F);
+    e.Z.setZero(p(), p());
+    e.parity = 1;
+  }
+  void prod(const VanLoanElem& a, const VanLoanElem& b, VanLoanElem& out) const {
+    BorderedAlg::prod(a.F, b.F, out.F);
+    // Z = (parity_a F_a') Z_b + Z_a F_b, using the zero blocks of both.
+    const double pa = a.parity;
+    out.Z.topRows(n).noalias() = pa * (a.F.X.transpose() * b.Z.topRows(n));
+    out.Z.bottomRows(s).noalias() = pa * (a.F.Y.transpose() * b.Z.topRows(n));
+    if (a.F.c != 0.0) out.Z.bottomRows(s) += (pa * a.F.c) * b.Z.bottomRows(s);
+    out.Z.leftCols(n).noalias() += a.Z.leftCols(n) * b.F.X;
+    out.Z.rightCols(s).noalias() += a.Z.leftCols(n) * b.F.Y;
+    if (b.F.c != 0.0) out.Z.rightCols(s) += b.F.c * a.Z.rightCols(s);
+    out.parity = a.parity * b.parity;
+  }
+  static void set_zero(VanLoanElem& e) {
+    BorderedAlg::set_zero(e.F);
+    e.Z.setZero();
+    e.parity = 1;
+  }
+  // Only elements of the same parity are ever added (even and odd Pade parts).
+  static void axpy(VanLoanElem& y, double a, const VanLoanElem& x) {
+    BorderedAlg::axpy(y.F, a, x.F);
+    y.Z += a * x.Z;
+    y.parity = x.parity;
+  }
+  static void add_identity(VanLoanElem& e, double b) { BorderedAlg::add_identity(e.F, b); }
+  static void scale(VanLoanElem& e, double f) {
+    BorderedAlg::scale(e.F, f);
+    e.Z *= f;
+  }
+  double norm1(const VanLoanElem& e) const {
+    // Left columns: those of parity F' = row sums of [X Y] (and |c|);
+    // right columns: column sums of Z plus those of F.
+    double left = std::abs(e.F.c);
+    if (n) left = std::max(left, (e.F.X.cwiseAbs().rowwise().sum() + e.F.Y.cwiseAbs().rowwise().sum()).maxCoeff());
+    Eigen::RowVectorXd right = e.Z.cwiseAbs().colwise().sum();
+    right.head(n) += e.F.X.cwiseAbs().colwise().sum();
+    if (s) right.tail(s).array() += e.F.Y.cwiseAbs().colwise().sum().array() + std::abs(e.F.c);
+    return std::max(left, right.maxCoeff());
+  }
+  void apply(const VanLoanElem& e, const Eigen::Ref<const VectorXd>& v, Eigen::Ref<VectorXd> y) const {
+    const Index q = p();
+    BorderedAlg::apply_t(e.F, v.head(q), y.head(q));
+    y.head(q) *= double(e.parity);
+    y.head(q).noalias() += e.Z * v.tail(q);
+    BorderedAlg::apply(e.F, v.tail(q), y.tail(q));
+  }
+  void apply_t(const VanLoanElem& e, const Eigen::Ref<const VectorXd>& v, Eigen::Ref<VectorXd> y) const {
+    const Index q = p();
+    BorderedAlg::apply(e.F, v.head(q), y.head(q));
+    y.head(q) *= double(e.parity);
+    BorderedAlg::apply_t(e.F, v.tail(q), y.tail(q));
+    y.tail(q).noalias() += e.Z.transpose() * v.head(q);
+  }
+};
 
 // Hager/Higham estimate of ||P Q||_1 (a lower bound, as in SciPy's expm)
-// from a few products with vectors, so no m^3 product is formed.
-double BorderedExpm::power_norm_estimate(const Elem& P, const Elem& Q) const {
-  const Index N = m_ + k_;
-  Eigen::VectorXd x = Eigen::VectorXd::Constant(N, 1.0 / double(N)), y(N), t(N), z(N), xi(N);
-  auto apply = [&](const Elem& e, const Eigen::VectorXd& in, Eigen::VectorXd& out) {
-    out.head(m_).noalias() = e.X * in.head(m_);
-    if (k_) {
-      out.head(m_).noalias() += e.Y * in.tail(k_);
-      out.tail(k_) = e.c * in.tail(k_);
-    }
-  };
-  auto apply_t = [&](const Elem& e, const Eigen::VectorXd& in, Eigen::VectorXd& out) {
-    out.head(m_).noalias() = e.X.transpose() * in.head(m_);
-    if (k_) {
-      out.tail(k_).noalias() = e.Y.transpose() * in.head(m_);
-      out.tail(k_) += e.c * in.tail(k_);
-    }
-  };
+// from a few products with vectors, so no product matrix is formed.
+template <class Alg, class Elem>
+double norm_estimate(const Alg& alg, const Elem& P, const Elem& Q) {
+  const Index N = alg.dim();
+  VectorXd x = VectorXd::Constant(N, 1.0 / double(N)), y(N), t(N), z(N), xi(N);
   double est = 0.0;
   Index last_j = -1;
   for (int it = 0; it < 5; ++it) {
-    apply(Q, x, t);
-    apply(P, t, y);
-    double e = y.lpNorm<1>();
+    alg.apply(Q, x, t);
+    alg.apply(P, t, y);
+    double e = y.template lpNorm<1>();
     if (it > 0 && e <= est) break;
     est = e;
     for (Index i = 0; i < N; ++i) xi[i] = y[i] >= 0 ? 1.0 : -1.0;
-    apply_t(P, xi, t);
-    apply_t(Q, t, z);
+    alg.apply_t(P, xi, t);
+    alg.apply_t(Q, t, z);
     Index j;
     double zmax = z.cwiseAbs().maxCoeff(&j);
     if (it > 0 && (zmax <= z.dot(x) || j == last_j)) break;
@@ -91,63 +176,39 @@ double BorderedExpm::power_norm_estimate(const Elem& P, const Elem& Q) const {
   }
   // Higham's extra test vector guards against unlucky starting points.
   for (Index i = 0; i < N; ++i) x[i] = (i % 2 ? -1.0 : 1.0) * (1.0 + double(i) / double(std::max<Index>(N - 1, 1)));
-  apply(Q, x, t);
-  apply(P, t, y);
-  return std::max(est, 2.0 * y.lpNorm<1>() / (3.0 * double(N)));
+  alg.apply(Q, x, t);
+  alg.apply(P, t, y);
+  return std::max(est, 2.0 * y.template lpNorm<1>() / (3.0 * double(N)));
 }
 
-void BorderedExpm::compute(const Eigen::Ref<const Eigen::MatrixXd>& H, const Eigen::Ref<const Eigen::MatrixXd>& C) {
-  check_shape("H", H.rows(), H.cols(), m_, m_);
-  check_shape("C", C.rows(), C.cols(), m_, k_);
-  M_.X = H;
-  M_.Y = C;
-  M_.c = 0.0;
-  if (!std::isfinite(M_.X.sum()) || !std::isfinite(M_.Y.sum()))
-    throw std::domain_error("matrix exponential of a matrix with NaN or inf entries");
-
-  // M2 = M * M.
-  mul_M(M_, M2_);
-  auto prod = [](const Elem& a, const Elem& b, Elem& out) {
-    out.X.noalias() = a.X * b.X;
-    out.Y.noalias() = a.X * b.Y;
-    if (b.c != 0.0) out.Y += b.c * a.Y;
-    out.c = a.c * b.c;
-  };
-  auto set_identity = [this](Elem& e, double scale) {
-    e.X.setIdentity();
-    e.X *= scale;
-    e.Y.setZero();
-    e.c = scale;
-  };
-  auto axpy = [](Elem& y, double a, const Elem& x) {
-    y.X += a * x.X;
-    y.Y += a * x.Y;
-    y.c += a * x.c;
-  };
-
+// Chooses the Pade degree and the squarings for M = pw[0] and leaves the
+// scaled numerator/denominator parts U (odd) and V (even), p = V + U,
+// q = V - U. pw[1..4] receive M^2, M^4, M^6, M^8 as needed.
+template <class Alg, class Elem>
+void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, int& degree, int& squarings) {
+  Elem &M = pw[0], &M2 = pw[1], &M4 = pw[2], &M6 = pw[3], &M8 = pw[4];
+  alg.prod(M, M, M2);
+  const double* b = kB13;
   int s = 0;
-  const double* b = nullptr;
-  int degree = 13;
+  degree = 13;
   bool have4 = false, have6 = false;
-  double d4 = std::pow(power_norm_estimate(M2_, M2_), 0.25);
-  double d6 = std::pow(power_norm_estimate(M2_, M2_) * norm1(M2_), 1.0 / 6.0);
-  double eta1 = std::max(d4, d6);
-  if (eta1 <= kTheta3) {
+  double d4 = std::pow(norm_estimate(alg, M2, M2), 0.25);
+  double d6 = std::pow(norm_estimate(alg, M2, M2) * alg.norm1(M2), 1.0 / 6.0);
+  if (std::max(d4, d6) <= kTheta3) {
     degree = 3;
     b = kB3;
   } else {
-    prod(M2_, M2_, M4_);
+    alg.prod(M2, M2, M4);
     have4 = true;
-    d4 = std::pow(norm1(M4_), 0.25);
-    double eta2 = std::max(d4, d6);
-    if (eta2 <= kTheta5) {
+    d4 = std::pow(alg.norm1(M4), 0.25);
+    if (std::max(d4, d6) <= kTheta5) {
       degree = 5;
       b = kB5;
     } else {
-      prod(M4_, M2_, M6_);
+      alg.prod(M4, M2, M6);
       have6 = true;
-      d6 = std::pow(norm1(M6_), 1.0 / 6.0);
-      double d8 = std::pow(power_norm_estimate(M4_, M4_), 1.0 / 8.0);
+      d6 = std::pow(alg.norm1(M6), 1.0 / 6.0);
+      double d8 = std::pow(norm_estimate(alg, M4, M4), 1.0 / 8.0);
       double eta3 = std::max(d6, d8);
       if (eta3 <= kTheta7) {
         degree = 7;
@@ -156,68 +217,88 @@ void BorderedExpm::compute(const Eigen::Ref<const Eigen::MatrixXd>& H, const Eig
         degree = 9;
         b = kB9;
       } else {
-        double d10 = std::pow(power_norm_estimate(M4_, M6_), 1.0 / 10.0);
+        double d10 = std::pow(norm_estimate(alg, M4, M6), 1.0 / 10.0);
         double eta5 = std::min(eta3, std::max(d8, d10));
         s = std::max(0, int(std::ceil(std::log2(eta5 / kTheta13))));
-        degree = 13;
-        b = kB13;
       }
     }
   }
-  degree_ = degree;
-  squarings_ = s;
-
+  squarings = s;
   if (s > 0) {
-    // Scale M by 2^-s; powers scale by 2^(-s j).
-    double f = std::ldexp(1.0, -s);
-    M_.X *= f;
-    M_.Y *= f;
-    M2_.X *= f * f;
-    M2_.Y *= f * f;
-    double f4 = f * f * f * f;
-    M4_.X *= f4;
-    M4_.Y *= f4;
-    M6_.X *= f4 * f * f;
-    M6_.Y *= f4 * f * f;
+    // Scale M by 2^-s; M^j scales by 2^(-s j).
+    const double f = std::ldexp(1.0, -s);
+    Alg::scale(M, f);
+    Alg::scale(M2, f * f);
+    Alg::scale(M4, std::pow(f, 4));
+    Alg::scale(M6, std::pow(f, 6));
   }
-
-  // U = M * (odd part / M), V = even part.
   if (degree == 13) {
-    // T1 = b13 M6 + b11 M4 + b9 M2; T2 = M6 * T1 + b7 M6 + b5 M4 + b3 M2 + b1 I
-    T1_.X = b[13] * M6_.X + b[11] * M4_.X + b[9] * M2_.X;
-    T1_.Y = b[13] * M6_.Y + b[11] * M4_.Y + b[9] * M2_.Y;
-    T1_.c = 0.0;
-    prod(M6_, T1_, T2_);
-    axpy(T2_, b[7], M6_);
-    axpy(T2_, b[5], M4_);
-    axpy(T2_, b[3], M2_);
-    T2_.X.diagonal().array() += b[1];
-    T2_.c += b[1];
-    mul_M(T2_, U_);
-    T1_.X = b[12] * M6_.X + b[10] * M4_.X + b[8] * M2_.X;
-    T1_.Y = b[12] * M6_.Y + b[10] * M4_.Y + b[8] * M2_.Y;
-    T1_.c = 0.0;
-    prod(M6_, T1_, V_);
-    axpy(V_, b[6], M6_);
-    axpy(V_, b[4], M4_);
-    axpy(V_, b[2], M2_);
-    V_.X.diagonal().array() += b[0];
-    V_.c += b[0];
+    // U = M [M6 (b13 M6 + b11 M4 + b9 M2) + b7 M6 + b5 M4 + b3 M2 + b1 I]
+    // V =    M6 (b12 M6 + b10 M4 + b8 M2) + b6 M6 + b4 M4 + b2 M2 + b0 I
+    Alg::set_zero(T1);
+    Alg::axpy(T1, b[13], M6);
+    Alg::axpy(T1, b[11], M4);
+    Alg::axpy(T1, b[9], M2);
+    alg.prod(M6, T1, T2);
+    Alg::axpy(T2, b[7], M6);
+    Alg::axpy(T2, b[5], M4);
+    Alg::axpy(T2, b[3], M2);
+    Alg::add_identity(T2, b[1]);
+    alg.prod(M, T2, U);
+    Alg::set_zero(T1);
+    Alg::axpy(T1, b[12], M6);
+    Alg::axpy(T1, b[10], M4);
+    Alg::axpy(T1, b[8], M2);
+    alg.prod(M6, T1, V);
+    Alg::axpy(V, b[6], M6);
+    Alg::axpy(V, b[4], M4);
+    Alg::axpy(V, b[2], M2);
+    Alg::add_identity(V, b[0]);
   } else {
-    if (degree >= 5 && !have4) prod(M2_, M2_, M4_);
-    if (degree >= 7 && !have6) prod(M4_, M2_, M6_);
-    if (degree >= 9) prod(M4_, M4_, M8_);
-    const Elem* pw[] = {&M2_, &M4_, &M6_, &M8_};
-    set_identity(T2_, b[1]);
-    set_identity(V_, b[0]);
+    if (degree >= 5 && !have4) alg.prod(M2, M2, M4);
+    if (degree >= 7 && !have6) alg.prod(M4, M2, M6);
+    if (degree >= 9) alg.prod(M4, M4, M8);
+    Alg::set_zero(T2);
+    Alg::add_identity(T2, b[1]);
+    Alg::set_zero(V);
+    Alg::add_identity(V, b[0]);
     for (int j = 1; 2 * j <= degree; ++j) {
-      axpy(T2_, b[2 * j + 1], *pw[j - 1]);
-      axpy(V_, b[2 * j], *pw[j - 1]);
+      Alg::axpy(T2, b[2 * j + 1], pw[j]);
+      Alg::axpy(V, b[2 * j], pw[j]);
     }
-    mul_M(T2_, U_);
+    alg.prod(M, T2, U);
   }
+}
 
-  // exp(M) ~ (V - U)^-1 (V + U) = [[E, G], [0, I]].
+void check_finite_input(const Eigen::Ref<const MatrixXd>& a, const char* what) {
+  if (!a.allFinite()) throw std::domain_error(std::string("matrix exponential: ") + what + " has NaN or inf entries");
+}
+
+}  // namespace
+
+BorderedExpm::BorderedExpm(Index m, Index k) : m_(m), k_(k) {
+  BorderedAlg alg{m, k};
+  for (auto& e : pow_) alg.resize(e);
+  for (BorderedElem* e : {&U_, &V_, &T1_, &T2_}) alg.resize(*e);
+  E_.setZero(m, m);
+  G_.setZero(m, k);
+  tmpX_.setZero(m, m);
+  tmpY_.setZero(m, k);
+  lu_ = Eigen::PartialPivLU<MatrixXd>(m);
+}
+
+void BorderedExpm::compute(const Eigen::Ref<const MatrixXd>& H, const Eigen::Ref<const MatrixXd>& C) {
+  check_shape("H", H.rows(), H.cols(), m_, m_);
+  check_shape("C", C.rows(), C.cols(), m_, k_);
+  check_finite_input(H, "H");
+  check_finite_input(C, "C");
+  pow_[0].X = H;
+  pow_[0].Y = C;
+  pow_[0].c = 0.0;
+  pade_parts(BorderedAlg{m_, k_}, pow_, U_, V_, T1_, T2_, degree_, squarings_);
+
+  // exp(M) ~ (V - U)^-1 (V + U) = [[E, G], [0, I]]; the identity parts are
+  // equal (b0), so G = (V - U)_X^-1 (2 U_Y).
   tmpX_ = V_.X - U_.X;
   lu_.compute(tmpX_);
   tmpX_ = V_.X + U_.X;
@@ -226,7 +307,7 @@ void BorderedExpm::compute(const Eigen::Ref<const Eigen::MatrixXd>& H, const Eig
     tmpY_ = 2.0 * U_.Y;
     G_.noalias() = lu_.solve(tmpY_);
   }
-  for (int i = 0; i < s; ++i) {
+  for (int i = 0; i < squarings_; ++i) {
     // [[E, G], [0, I]]^2 = [[E^2, E G + G], [0, I]]
     if (k_) {
       tmpY_.noalias() = E_ * G_;
@@ -235,6 +316,91 @@ void BorderedExpm::compute(const Eigen::Ref<const Eigen::MatrixXd>& H, const Eig
     tmpX_.noalias() = E_ * E_;
     E_.swap(tmpX_);
   }
+}
+
+VanLoanExpm::VanLoanExpm(Index n, Index s) : n_(n), s_(s), p_(n + s) {
+  VanLoanAlg alg{n, s};
+  for (auto& e : pow_) alg.resize(e);
+  for (VanLoanElem* e : {&U_, &V_, &T1_, &T2_}) alg.resize(*e);
+  BorderedAlg balg{n, s};
+  for (BorderedElem* e : {&rF_, &rL_, &tmpB_}) balg.resize(*e);
+  Z_.setZero(p_, p_);
+  tmpZ_.setZero(p_, p_);
+  Phi_.setZero(n, n);
+  Gamma_.setZero(n, s);
+  W_.setZero(p_, p_);
+  luq_ = Eigen::PartialPivLU<MatrixXd>(n);
+  lup_ = Eigen::PartialPivLU<MatrixXd>(n);
+}
+
+void VanLoanExpm::compute(const Eigen::Ref<const MatrixXd>& Ad, const Eigen::Ref<const MatrixXd>& Bd,
+                          const Eigen::Ref<const MatrixXd>& Qd) {
+  const Index n = n_, s = s_;
+  check_shape("A", Ad.rows(), Ad.cols(), n, n);
+  check_shape("B", Bd.rows(), Bd.cols(), n, s);
+  check_shape("Q", Qd.rows(), Qd.cols(), n, n);
+  check_finite_input(Ad, "A");
+  check_finite_input(Bd, "B");
+  check_finite_input(Qd, "Q");
+  VanLoanElem& M = pow_[0];
+  M.F.X = Ad;
+  M.F.Y = Bd;
+  M.F.c = 0.0;
+  M.Z.setZero();
+  M.Z.topLeftCorner(n, n) = Qd;
+  M.parity = -1;  // the top-left block is -F'
+  VanLoanAlg alg{n, s};
+  pade_parts(alg, pow_, U_, V_, T1_, T2_, degree_, squarings_);
+
+  // r = q^-1 p with q = V - U, p = V + U, block by block:
+  //   F part  r_F = qF^-1 pF                  (= e^F)
+  //   L part  r_L = (pF')^-1 qF' = (pF^-1 qF)' (= e^{-F'}), kept as rL = pF^-1 qF
+  //   Z part  r_Z = q_L^-1 (p_Z - q_Z r_F), q_L = pF'.
+  // pF and qF share the identity part b0.
+  const double b0 = V_.F.c;
+  tmpB_.X = V_.F.X - U_.F.X;  // qX
+  luq_.compute(tmpB_.X);
+  rL_.X = V_.F.X + U_.F.X;  // pX
+  lup_.compute(rL_.X);
+  rF_.X.noalias() = luq_.solve(rL_.X);
+  rF_.Y.noalias() = luq_.solve(2.0 * U_.F.Y);
+  rF_.c = 1.0;
+  rL_.X.noalias() = lup_.solve(tmpB_.X);
+  rL_.Y.noalias() = lup_.solve(-2.0 * U_.F.Y);
+  rL_.c = 1.0;
+  // tmpZ = p_Z - q_Z r_F = (V_Z + U_Z) - (V_Z - U_Z) r_F
+  tmpZ_ = V_.Z - U_.Z;  // q_Z
+  Z_ = V_.Z + U_.Z;     // p_Z
+  Z_.leftCols(n).noalias() -= tmpZ_.leftCols(n) * rF_.X;
+  Z_.rightCols(s).noalias() -= tmpZ_.leftCols(n) * rF_.Y;
+  Z_.rightCols(s) -= tmpZ_.rightCols(s);
+  // Solve [[pX', 0], [pY', b0 I]] r_Z = tmpZ: top rows by the LU of pX.
+  tmpB_.Y = V_.F.Y + U_.F.Y;  // pY
+  tmpZ_.topRows(n).noalias() = lup_.transpose().solve(Z_.topRows(n));
+  Z_.topRows(n) = tmpZ_.topRows(n);
+  Z_.bottomRows(s).noalias() -= tmpB_.Y.transpose() * Z_.topRows(n);
+  Z_.bottomRows(s) /= b0;
+
+  for (int i = 0; i < squarings_; ++i) {
+    // [[rL', Z], [0, rF]]^2: Z <- rL' Z + Z rF, then rL <- rL^2, rF <- rF^2.
+    tmpZ_.topRows(n).noalias() = rL_.X.transpose() * Z_.topRows(n);
+    tmpZ_.bottomRows(s) = Z_.bottomRows(s);
+    tmpZ_.bottomRows(s).noalias() += rL_.Y.transpose() * Z_.topRows(n);
+    tmpZ_.leftCols(n).noalias() += Z_.leftCols(n) * rF_.X;
+    tmpZ_.rightCols(s).noalias() += Z_.leftCols(n) * rF_.Y;
+    tmpZ_.rightCols(s) += Z_.rightCols(s);
+    Z_.swap(tmpZ_);
+    BorderedAlg::prod(rF_, rF_, tmpB_);
+    std::swap(rF_, tmpB_);
+    BorderedAlg::prod(rL_, rL_, tmpB_);
+    std::swap(rL_, tmpB_);
+  }
+  Phi_ = rF_.X;
+  Gamma_ = rF_.Y;
+  // W = e^{F'} Z = [[Phi', 0], [Gamma', I]] Z
+  W_.topRows(n).noalias() = Phi_.transpose() * Z_.topRows(n);
+  W_.bottomRows(s) = Z_.bottomRows(s);
+  W_.bottomRows(s).noalias() += Gamma_.transpose() * Z_.topRows(n);
 }
 
 }  // namespace directable

@@ -1,8 +1,49 @@
 #include "directable/control/riccati.hpp"
 
 #include <sstream>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace directable {
+
+namespace {
+
+// C (+)= A B with C's columns split over `threads` threads. The sweep is
+// sequential in time, so for large n its products are what can use the
+// cores (Eigen's own GEMM threading stays off: it would also fire inside
+// the per-step parallel loops).
+template <class Dst, class Lhs, class Rhs>
+void gemm(Dst&& C, const Lhs& A, const Rhs& B, int threads, bool accumulate = false) {
+  const Index cols = C.cols();
+  if (threads <= 1 || cols < 32 * threads) {
+    if (accumulate)
+      C.noalias() += A * B;
+    else
+      C.noalias() = A * B;
+    return;
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const Index c0 = cols * t / threads, c1 = cols * (t + 1) / threads;
+    if (accumulate)
+      C.middleCols(c0, c1 - c0).noalias() += A * B.middleCols(c0, c1 - c0);
+    else
+      C.middleCols(c0, c1 - c0).noalias() = A * B.middleCols(c0, c1 - c0);
+  }
+}
+
+int sweep_threads(Index n) {
+#ifdef _OPENMP
+  // Below this size a fork/join per product costs more than it saves.
+  return n >= 64 ? omp_get_max_threads() : 1;
+#else
+  (void)n;
+  return 1;
+#endif
+}
+
+}  // namespace
 
 void LQRProblem::validate() const {
   if (A.empty()) throw std::invalid_argument("A is missing");
@@ -35,18 +76,19 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     throw std::invalid_argument("riccati_sweep: output not sized " + shape_str(T, s, n));
   RiccatiWorkspace ws(n, s);
   ProgressThrottle throttle(progress, T);
+  const int threads = sweep_threads(n);
 
   out.P[T] = 0.5 * (pb.Q_final + pb.Q_final.transpose());
   for (Index i = T - 1; i >= 0; --i) {
     const auto A = pb.A[i];
     const auto B = pb.B[i];
     const auto Pnext = out.P[i + 1];
-    ws.PA.noalias() = Pnext * A;
-    ws.PB.noalias() = Pnext * B;
+    gemm(ws.PA, Pnext, A, threads);
+    gemm(ws.PB, Pnext, B, threads);
     // H = R + B' P B, G = N' + B' P A
     ws.H.noalias() = B.transpose() * ws.PB;
     for (const auto& term : pb.R_terms) ws.H += term.second * term.first[i];
-    ws.G.noalias() = B.transpose() * ws.PA;
+    gemm(ws.G, B.transpose(), ws.PA, threads);
     if (!pb.N.empty()) ws.G += pb.q_scale * pb.N[i].transpose();
     ws.llt.compute(ws.H);
     if (ws.llt.info() != Eigen::Success) {
@@ -58,8 +100,8 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     auto K = out.K[i];
     K = -ws.llt.solve(ws.G);
     // P_i = Q + A' P A + G' K, symmetrized against round-off drift.
-    ws.Pn.noalias() = A.transpose() * ws.PA;
-    ws.Pn.noalias() += ws.G.transpose() * K;
+    gemm(ws.Pn, A.transpose(), ws.PA, threads);
+    gemm(ws.Pn, ws.G.transpose(), K, threads, true);
     ws.Pn += pb.q_scale * pb.Q[i];
     auto P = out.P[i];
     P = 0.5 * (ws.Pn + ws.Pn.transpose());

@@ -1,0 +1,394 @@
+"""
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation
+"""
+from __future__ import annotations
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['Discretization', 'DiscretizeMethod', 'LQRSolution', 'Model', 'Simulation', 'SimulationResult', 'SpringChain', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete']
+class LQRSolution:
+    """
+    Gains and cost-to-go of a discrete LQR problem.
+    
+    K (T, s, n) and P (T+1, n, n) are read-only NumPy views of this object's
+    memory (no copy): they stay valid as long as any of them or this object is
+    alive. Copy them (np.array(sol.K)) to modify.
+    """
+    def __init__(self, K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], P: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        From saved arrays K (T, s, n) and P (T+1, n, n) (copied).
+        """
+    def cost_to_go(self, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], step: typing.SupportsInt | typing.SupportsIndex = 0) -> float:
+        """
+        Optimal cost x' P_step x from state x (n,) at step.
+        """
+    @property
+    def K(self) -> numpy.ndarray:
+        """
+        (T, s, n) feedback gains, u_i = K_i x_i.
+        """
+    @property
+    def P(self) -> numpy.ndarray:
+        """
+        (T+1, n, n) cost-to-go matrices, J*_i(x) = x' P_i x.
+        """
+    @property
+    def horizon(self) -> int:
+        ...
+    @property
+    def n(self) -> int:
+        ...
+    @property
+    def s(self) -> int:
+        ...
+class DiscretizeMethod:
+    """
+    Members:
+    
+      exact
+    
+      simpson
+    """
+    __members__: typing.ClassVar[dict[str, DiscretizeMethod]]
+    exact: typing.ClassVar[DiscretizeMethod]
+    simpson: typing.ClassVar[DiscretizeMethod]
+    @typing.overload
+    def __eq__(self, other: DiscretizeMethod) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: DiscretizeMethod) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class Discretization:
+    """
+    Exact (or Simpson) discretization of a continuous LTV tracking problem.
+    
+    Phi (T, n, n), Gamma (T, n, s), Q (T, n, n), N (T, n, s), R (T, s, s) are
+    read-only views of this object's memory, valid while any of them or the
+    object is alive. Rc is the continuous control weight kept for re-tuning.
+    """
+    def __init__(self, Phi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Gamma: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], N: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Rc: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, method: DiscretizeMethod = ...) -> None:
+        """
+        From saved arrays (copied); shapes as the properties.
+        """
+    def solve(self, Q_final: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
+        """
+        Riccati sweep for re-tuned weights, without a new discretization.
+        
+        Continuous weights become alpha_Q * Q and alpha_R * R (R: a new (s, s) or
+        (T, s, s) continuous control weight replacing the one discretized).
+        Q_final (n, n). Returns an LQRSolution.
+        """
+    @property
+    def Gamma(self) -> numpy.ndarray:
+        ...
+    @property
+    def N(self) -> numpy.ndarray:
+        ...
+    @property
+    def Phi(self) -> numpy.ndarray:
+        ...
+    @property
+    def Q(self) -> numpy.ndarray:
+        ...
+    @property
+    def R(self) -> numpy.ndarray:
+        ...
+    @property
+    def Rc(self) -> numpy.ndarray:
+        ...
+    @property
+    def dt(self) -> float:
+        ...
+    @property
+    def horizon(self) -> int:
+        ...
+    @property
+    def method(self) -> DiscretizeMethod:
+        ...
+    @property
+    def n(self) -> int:
+        ...
+    @property
+    def s(self) -> int:
+        ...
+class Tracker:
+    """
+    Runtime tracking controller w = w_ff[i] + K[i] (z - z_ref[i]).
+    
+    K (T, s, n) or one (s, n) gain, z_ref (T+1, n), w_ff (T, s) or None (zero),
+    are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,):
+    optional box limits on w.
+    """
+    def __init__(self, K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z_ref: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w_ff: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, loop: bool = False, w_min: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, w_max: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
+        ...
+    def advance(self) -> None:
+        """
+        Moves to the next reference step.
+        """
+    def control(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Control w (s,) for the state z (n,) at the current index (does not advance).
+        """
+    def control_into(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w_fb: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        """
+        Writes w and the feedback part w_fb (s,) in place.
+        """
+    def jump_to_nearest(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> int:
+        """
+        Moves the tracked index to the reference state closest to z; returns it.
+        """
+    def nearest_index(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], first: typing.SupportsInt | typing.SupportsIndex = 0, last: typing.SupportsInt | typing.SupportsIndex = -1, weights: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> int:
+        """
+        Reference step in [first, last] with the state closest to z.
+        """
+    def rewind(self) -> None:
+        """
+        Back to reference step 0.
+        """
+    @property
+    def K(self) -> numpy.ndarray:
+        """
+        (T, s, n) gains, or (1, s, n) for a constant gain.
+        """
+    @property
+    def horizon(self) -> int:
+        ...
+    @property
+    def index(self) -> int:
+        """
+        Tracked reference step (0..T).
+        """
+    @index.setter
+    def index(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def loop(self) -> bool:
+        ...
+    @property
+    def n(self) -> int:
+        ...
+    @property
+    def s(self) -> int:
+        ...
+    @property
+    def w_ff(self) -> numpy.ndarray:
+        ...
+    @property
+    def z_ref(self) -> numpy.ndarray:
+        ...
+class Model:
+    """
+    Reduced dynamics z' = F(z, t) + B w, the interface controllers drive.
+    
+    Subclass it in Python by defining state_dim(), control_dim(), dynamics(z, t)
+    -> (n,), jacobian(z, t) -> (n, n) and control_matrix() -> (n, s); the C++
+    loop then calls back into Python (slow, but handy for prototyping).
+    """
+    def __init__(self) -> None:
+        ...
+    def control_dim(self) -> int:
+        """
+        s
+        """
+    def control_matrix(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        B, (n, s).
+        """
+    def dynamics(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        F(z, t), (n,) for z (n,).
+        """
+    def jacobian(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        dF/dz, (n, n) for z (n,).
+        """
+    def state_dim(self) -> int:
+        """
+        n
+        """
+    def step(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        State (n,) after one step of length dt from z (n,) with control w (s,) held.
+        """
+class SpringChain(Model):
+    """
+    1D chain of m masses joined by damped Duffing springs, the first tied to a
+    wall. Spring j joins mass j-1 (the wall for j = 0) and mass j with tension
+    k_j d + k3_j d^3 + c_j d'. State z = [x (m), v (m)], n = 2m; control w (s,)
+    are forces on the masses selected by actuated (m, s) (identity: s = m).
+    """
+    def __init__(self, masses: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], stiffness: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cubic: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], damping: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], actuated: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
+        ...
+    def energy(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> float:
+        """
+        Kinetic plus elastic energy of z (n,).
+        """
+    @property
+    def actuated(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        ...
+    @property
+    def cubic(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def damping(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def masses(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def stiffness(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+class SimulationResult:
+    """
+    Arrays of a controlled run (read-only views of this object's memory).
+    """
+    @property
+    def controls(self) -> numpy.ndarray:
+        """
+        (N, s) applied control w = w_ff + w_fb (disturbance excluded).
+        """
+    @property
+    def effort(self) -> numpy.ndarray:
+        """
+        (N,) |w_fb|^2 per step.
+        """
+    @property
+    def feedback(self) -> numpy.ndarray:
+        """
+        (N, s) feedback part w_fb.
+        """
+    @property
+    def ref_index(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
+        """
+        (N+1,) tracked reference step.
+        """
+    @property
+    def states(self) -> numpy.ndarray:
+        """
+        (N+1, n) states.
+        """
+    @property
+    def tracking_error(self) -> numpy.ndarray:
+        """
+        (N+1,) |z_i - z_ref[index_i]|.
+        """
+class Simulation:
+    """
+    Model + optional controller stepped one step at a time from Python; the
+    same code path as simulate(). Keeps model and controller alive.
+    """
+    def __init__(self, model: Model, z0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    def step(self, w_ext: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, w_open: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, kick: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
+        """
+        One step: disturbance w_ext (s,), open-loop control w_open (s,) when there is no controller, kick (n,) added to z first.
+        """
+    @property
+    def dt(self) -> float:
+        ...
+    @property
+    def last_control(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def last_feedback(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def state(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Current state (n,), a copy.
+        """
+    @state.setter
+    def state(self, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+        ...
+    @property
+    def steps(self) -> int:
+        ...
+    @property
+    def time(self) -> float:
+        ...
+    @property
+    def tracking_error(self) -> float:
+        ...
+def build_info() -> dict:
+    """
+    Eigen version, SIMD instruction sets and OpenMP use of this build.
+    """
+def discretize(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], B: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> Discretization:
+    """
+    Discretize z' = A_i z + B w (w held over each step dt) and the cost
+    int z'Qz + w'Rw dt. A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), or
+    single matrices (constant; then horizon is required). Parallel over steps
+    (threads=0: all cores), GIL released, progress(done, total) throttled.
+    """
+def expm_bordered(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], C: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int, int]:
+    """
+    exp([[H, C], [0, 0]]) = [[E, G], [0, I]] by a structured Pade approximant.
+    
+    H: (m, m), C: (m, k). Returns (E (m, m), G (m, k), pade_degree, squarings);
+    G = phi1(H) C. With k = 0 this is the plain matrix exponential of H.
+    """
+def linearize(model: Model, z_ref: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> numpy.ndarray:
+    """
+    A_i = dF/dz at z_ref[i], t0 + i dt: (T, n, n) for z_ref (T+1, n) (the
+    last state is not linearized). Parallel over steps, GIL released.
+    """
+def max_threads() -> int:
+    """
+    Number of threads the parallel precomputations use (OMP_NUM_THREADS).
+    """
+def pd_gain(kp: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kd: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    """
+    PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S, diag(kd) S].
+    
+    kp, kd: scalars or (s,); actuated: S (s, n/2) picking the driven coordinates
+    (identity when None).
+    """
+def set_max_threads(threads: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    Sets the thread count of the parallel precomputations.
+    """
+def simulate(model: Model, z0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, open_loop: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, kicks: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, jump_steps: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"] | None = None, progress: typing.Any = None) -> SimulationResult:
+    """
+    Runs steps steps of model + controller in C++ (GIL released).
+    
+    z0 (n,); disturbance (N, s) forces added to w; open_loop (N, s) control used
+    when controller is None; kicks (N, n) added to the state before each step;
+    jump_steps: steps at which the controller jumps to the closest reference
+    state. Returns a SimulationResult.
+    """
+def solve_discrete(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], B: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Q_final: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], N: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
+    """
+    Riccati backward sweep of the discrete LTV LQR problem (GIL released).
+    
+    A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), N (T, n, s): per step, or
+    one matrix constant in time; Q_final (n, n). progress(done, total) is called
+    at most every 50 ms. Returns an LQRSolution.
+    """
