@@ -188,7 +188,7 @@ optional box limits on w.)doc")
       }), py::arg("K"), py::arg("z_ref"), py::arg("w_ff") = py::none(), py::arg("loop") = false,
          py::arg("w_min") = py::none(), py::arg("w_max") = py::none())
       .def("control", [](const Tracker& self, const Array& z) {
-        auto zv = vector(z, "z", self.n());
+        auto zv = vector(z, "z", self.n(), true);
         py::array_t<double> w(self.s());
         Eigen::VectorXd fb(self.s());
         Eigen::Map<Eigen::VectorXd> wm(w.mutable_data(), self.s());
@@ -197,27 +197,39 @@ optional box limits on w.)doc")
       }, py::arg("z"), "Control w (s,) for the state z (n,) at the current index (does not advance).")
       .def("control_into", [](const Tracker& self, const Array& z, py::array_t<double, py::array::c_style> w,
                               py::array_t<double, py::array::c_style> w_fb) {
-        auto zv = vector(z, "z", self.n());
+        auto zv = vector(z, "z", self.n(), true);
         if (w.ndim() != 1 || w.shape(0) != self.s() || w_fb.ndim() != 1 || w_fb.shape(0) != self.s())
           throw std::invalid_argument("w and w_fb must be float64 arrays of shape (" + std::to_string(self.s()) + ",)");
         Eigen::Map<Eigen::VectorXd> wm(w.mutable_data(), self.s()), fm(w_fb.mutable_data(), self.s());
         self.control(zv, wm, fm);
-      }, py::arg("z"), py::arg("w"), py::arg("w_fb"), "Writes w and the feedback part w_fb (s,) in place.")
+      }, py::arg("z"), py::arg("w").noconvert(), py::arg("w_fb").noconvert(),
+         "Writes w and the feedback part w_fb in place: C-contiguous float64 arrays (s,) (others are refused, never copied).")
       .def("advance", &Tracker::advance, "Moves to the next reference step.")
       .def("rewind", &Tracker::rewind, "Back to reference step 0.")
       .def_property("index", &Tracker::index, &Tracker::set_index, "Tracked reference step (0..T).")
       .def("nearest_index", [](const Tracker& self, const Array& z, Index first, Index last, const OptArray& weights) {
         Eigen::VectorXd w;
-        if (weights) w = vector(*weights, "weights", self.n());
-        return self.nearest_index(vector(z, "z", self.n()), first, last, weights ? &w : nullptr);
+        if (weights) {
+          w = vector(*weights, "weights", self.n(), true);
+          if ((w.array() < 0).any()) throw std::domain_error("weights must be >= 0");
+        }
+        return self.nearest_index(vector(z, "z", self.n(), true), first, last, weights ? &w : nullptr);
       }, py::arg("z"), py::arg("first") = 0, py::arg("last") = -1, py::arg("weights") = py::none(),
          "Reference step in [first, last] with the state closest to z.")
-      .def("jump_to_nearest", [](Tracker& self, const Array& z) { return self.jump_to_nearest(vector(z, "z", self.n())); },
+      .def("jump_to_nearest", [](Tracker& self, const Array& z) { return self.jump_to_nearest(vector(z, "z", self.n(), true)); },
            py::arg("z"), "Moves the tracked index to the reference state closest to z; returns it.")
       .def_property_readonly("horizon", &Tracker::horizon)
       .def_property_readonly("n", &Tracker::n)
       .def_property_readonly("s", &Tracker::s)
       .def_property_readonly("loop", [](const Tracker& t) { return t.options().loop; })
+      .def_property_readonly("w_min", [](const Tracker& t) -> py::object {
+        if (!t.options().w_min.size()) return py::none();
+        return py::cast(Eigen::VectorXd(t.options().w_min));
+      }, "(s,) lower limits on w, or None.")
+      .def_property_readonly("w_max", [](const Tracker& t) -> py::object {
+        if (!t.options().w_max.size()) return py::none();
+        return py::cast(Eigen::VectorXd(t.options().w_max));
+      }, "(s,) upper limits on w, or None.")
       .def_property_readonly("K", [](py::object self) { return view(self.cast<Tracker&>().gains(), self); },
                              "(T, s, n) gains, or (1, s, n) for a constant gain.")
       .def_property_readonly("z_ref", [](py::object self) { return view(self.cast<Tracker&>().reference(), self); })
@@ -229,10 +241,10 @@ optional box limits on w.)doc")
     RowMatrix S = actuated ? RowMatrix(matrix(*actuated, "actuated")) : RowMatrix();
     return pd_gain(p, d, n, S);
   }, py::arg("kp"), py::arg("kd"), py::arg("n"), py::arg("actuated") = py::none(),
-     R"doc(PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S, diag(kd) S].
+     R"doc(PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
 
-kp, kd: scalars or (s,); actuated: S (s, n/2) picking the driven coordinates
-(identity when None).)doc");
+kp, kd: scalars or (s,); actuated: S (n/2, s) mapping the controls to the
+coordinates' forces, as a model's actuation (identity when None).)doc");
 }
 
 }  // namespace directable::py_bind

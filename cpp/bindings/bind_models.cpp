@@ -96,6 +96,8 @@ are forces on the masses selected by actuated (m, s) (identity: s = m).)doc")
   m.def("linearize", [](const Model& model, const Array& z_ref, double dt, double t0, std::optional<Index> horizon,
                         int threads, py::object progress) {
     SeqView z = vector_seq(z_ref, "z_ref");
+    if (horizon && *horizon <= 0)
+      throw std::invalid_argument("horizon must be a positive number of steps, got " + std::to_string(*horizon));
     Progress prog(progress);
     auto A = prog.run([&](const ProgressFn* fn) {
       return std::make_unique<MatrixSeq>(linearize(model, z, horizon.value_or(0), t0, dt, threads, fn));

@@ -19,8 +19,42 @@
 namespace directable::py_bind {
 
 namespace py = pybind11;
-using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+//! A C-contiguous float64 array argument. Unlike a plain forcecast
+//! array_t it refuses complex, string and object data (TypeError) instead
+//! of casting them silently; real numeric data is converted (no copy when it
+//! already is C-contiguous float64).
+struct Array : py::array_t<double, py::array::c_style | py::array::forcecast> {
+  using py::array_t<double, py::array::c_style | py::array::forcecast>::array_t;
+};
 using OptArray = std::optional<Array>;
+
+}  // namespace directable::py_bind
+
+namespace pybind11::detail {
+template <>
+struct type_caster<directable::py_bind::Array> {
+  PYBIND11_TYPE_CASTER(directable::py_bind::Array, const_name("numpy.ndarray[numpy.float64]"));
+  bool load(handle src, bool convert) {
+    using Base = array_t<double, array::c_style | array::forcecast>;
+    if (!convert && !Base::check_(src)) return false;
+    array a = array::ensure(src);
+    if (!a) return false;
+    const char kind = a.dtype().kind();
+    if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f')
+      throw type_error("expected a real numeric array, got dtype " + std::string(pybind11::str(a.dtype())));
+    Base b = Base::ensure(a);
+    if (!b) return false;
+    value = directable::py_bind::Array(std::move(b));
+    return true;
+  }
+  static handle cast(const directable::py_bind::Array& src, return_value_policy, handle) {
+    return src.inc_ref();
+  }
+};
+}  // namespace pybind11::detail
+
+namespace directable::py_bind {
 
 //! A (T, r, c) array is a sequence, an (r, c) array is constant in time.
 inline SeqView matrix_seq(const Array& a, const std::string& name) {
@@ -41,13 +75,15 @@ inline SeqView vector_seq(const Array& a, const std::string& name) {
 }
 inline SeqView vector_seq(const OptArray& a, const std::string& name) { return a ? vector_seq(*a, name) : SeqView(); }
 
-inline Eigen::Map<const Eigen::VectorXd> vector(const Array& a, const std::string& name, Index expected = -1) {
+inline Eigen::Map<const Eigen::VectorXd> vector(const Array& a, const std::string& name, Index expected = -1,
+                                                 bool finite = false) {
   if (a.ndim() != 1 || (expected >= 0 && a.shape(0) != expected)) {
     std::string got = "(";
     for (py::ssize_t d = 0; d < a.ndim(); ++d) got += (d ? ", " : "") + std::to_string(a.shape(d));
     got += a.ndim() == 1 ? ",)" : ")";
     throw_shape(name, expected >= 0 ? "(" + std::to_string(expected) + ",)" : "(n,)", got);
   }
+  if (finite) check_finite(name, a.data(), a.shape(0));
   return Eigen::Map<const Eigen::VectorXd>(a.data(), a.shape(0));
 }
 

@@ -32,6 +32,8 @@ LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>&
   } else {
     R_new.check("R", s(), s(), horizon());
     R_new.check_finite("R");
+    for (Index i = 0; i < (R_new.is_constant() ? 1 : horizon()); ++i)
+      check_positive_definite(R_new.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", R_new[i]);
     p.R_terms.emplace_back(Rc.view(), -alpha_Q * dt);
     p.R_terms.emplace_back(R_new, alpha_R * dt);
   }
@@ -126,6 +128,9 @@ Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView R
   if (A.empty()) throw std::invalid_argument("A is missing");
   if (B.empty()) throw std::invalid_argument("B is missing");
   const Index n = A.rows, s = B.cols;
+  if (n < 1)
+    throw std::invalid_argument("need at least one state, got n = 0 (A " + shape_str(A.rows, A.cols) + ", B " +
+                                shape_str(B.rows, B.cols) + ")");
   Index T = horizon;
   if (T <= 0 && !A.is_constant()) T = A.T;
   if (T <= 0) throw std::invalid_argument("horizon must be given (a positive number of steps) when A is constant");

@@ -288,6 +288,7 @@ BorderedExpm::BorderedExpm(Index m, Index k) : m_(m), k_(k) {
 }
 
 void BorderedExpm::compute(const Eigen::Ref<const MatrixXd>& H, const Eigen::Ref<const MatrixXd>& C) {
+  if (m_ < 1) throw std::invalid_argument("matrix exponential of an empty (0 x 0) matrix");
   check_shape("H", H.rows(), H.cols(), m_, m_);
   check_shape("C", C.rows(), C.cols(), m_, k_);
   check_finite_input(H, "H");
@@ -323,7 +324,7 @@ VanLoanExpm::VanLoanExpm(Index n, Index s) : n_(n), s_(s), p_(n + s) {
   for (auto& e : pow_) alg.resize(e);
   for (VanLoanElem* e : {&U_, &V_, &T1_, &T2_}) alg.resize(*e);
   BorderedAlg balg{n, s};
-  for (BorderedElem* e : {&rF_, &rL_, &tmpB_}) balg.resize(*e);
+  for (BorderedElem* e : {&rF_, &tmpB_}) balg.resize(*e);
   Z_.setZero(p_, p_);
   tmpZ_.setZero(p_, p_);
   Phi_.setZero(n, n);
@@ -336,38 +337,41 @@ VanLoanExpm::VanLoanExpm(Index n, Index s) : n_(n), s_(s), p_(n + s) {
 void VanLoanExpm::compute(const Eigen::Ref<const MatrixXd>& Ad, const Eigen::Ref<const MatrixXd>& Bd,
                           const Eigen::Ref<const MatrixXd>& Qd) {
   const Index n = n_, s = s_;
+  if (n < 1) throw std::invalid_argument("Van Loan exponential needs n >= 1");
   check_shape("A", Ad.rows(), Ad.cols(), n, n);
   check_shape("B", Bd.rows(), Bd.cols(), n, s);
   check_shape("Q", Qd.rows(), Qd.cols(), n, n);
   check_finite_input(Ad, "A");
   check_finite_input(Bd, "B");
   check_finite_input(Qd, "Q");
+  // W is linear in Q: scale Q to the size of F so that a large weight does
+  // not inflate the norms that choose the squarings, and scale W back.
   VanLoanElem& M = pow_[0];
   M.F.X = Ad;
   M.F.Y = Bd;
   M.F.c = 0.0;
+  const double q_norm = Qd.cwiseAbs().colwise().sum().maxCoeff();
+  const double f_norm = std::max(BorderedAlg::norm1(M.F), 1e-300);
+  const double q_scale = q_norm > 0.0 ? f_norm / q_norm : 1.0;
   M.Z.setZero();
-  M.Z.topLeftCorner(n, n) = Qd;
+  M.Z.topLeftCorner(n, n) = q_scale * Qd;
   M.parity = -1;  // the top-left block is -F'
   VanLoanAlg alg{n, s};
   pade_parts(alg, pow_, U_, V_, T1_, T2_, degree_, squarings_);
 
   // r = q^-1 p with q = V - U, p = V + U, block by block:
   //   F part  r_F = qF^-1 pF                  (= e^F)
-  //   L part  r_L = (pF')^-1 qF' = (pF^-1 qF)' (= e^{-F'}), kept as rL = pF^-1 qF
+  //   (L part r_L = e^{-F'} is never needed)
   //   Z part  r_Z = q_L^-1 (p_Z - q_Z r_F), q_L = pF'.
   // pF and qF share the identity part b0.
   const double b0 = V_.F.c;
   tmpB_.X = V_.F.X - U_.F.X;  // qX
   luq_.compute(tmpB_.X);
-  rL_.X = V_.F.X + U_.F.X;  // pX
-  lup_.compute(rL_.X);
-  rF_.X.noalias() = luq_.solve(rL_.X);
+  rF_.X = V_.F.X + U_.F.X;  // pX
+  lup_.compute(rF_.X);
+  rF_.X = luq_.solve(V_.F.X + U_.F.X);
   rF_.Y.noalias() = luq_.solve(2.0 * U_.F.Y);
   rF_.c = 1.0;
-  rL_.X.noalias() = lup_.solve(tmpB_.X);
-  rL_.Y.noalias() = lup_.solve(-2.0 * U_.F.Y);
-  rL_.c = 1.0;
   // tmpZ = p_Z - q_Z r_F = (V_Z + U_Z) - (V_Z - U_Z) r_F
   tmpZ_ = V_.Z - U_.Z;  // q_Z
   Z_ = V_.Z + U_.Z;     // p_Z
@@ -381,26 +385,28 @@ void VanLoanExpm::compute(const Eigen::Ref<const MatrixXd>& Ad, const Eigen::Ref
   Z_.bottomRows(s).noalias() -= tmpB_.Y.transpose() * Z_.topRows(n);
   Z_.bottomRows(s) /= b0;
 
+  // W_h = e^{F'h} Z_h at the scaled step h = dt / 2^s. Undoing the scaling
+  // by squaring the Van Loan matrix would form e^{-F' dt}, which for
+  // strongly damped modes (|lambda| dt >~ 30) swamps W in cancellation;
+  // the doubling W(2h) = W(h) + e^{F'h} W(h) e^{F h} only ever multiplies
+  // by the bounded e^{F h} instead.
+  W_.topRows(n).noalias() = rF_.X.transpose() * Z_.topRows(n);
+  W_.bottomRows(s) = Z_.bottomRows(s);
+  W_.bottomRows(s).noalias() += rF_.Y.transpose() * Z_.topRows(n);
   for (int i = 0; i < squarings_; ++i) {
-    // [[rL', Z], [0, rF]]^2: Z <- rL' Z + Z rF, then rL <- rL^2, rF <- rF^2.
-    tmpZ_.topRows(n).noalias() = rL_.X.transpose() * Z_.topRows(n);
-    tmpZ_.bottomRows(s) = Z_.bottomRows(s);
-    tmpZ_.bottomRows(s).noalias() += rL_.Y.transpose() * Z_.topRows(n);
-    tmpZ_.leftCols(n).noalias() += Z_.leftCols(n) * rF_.X;
-    tmpZ_.rightCols(s).noalias() += Z_.leftCols(n) * rF_.Y;
-    tmpZ_.rightCols(s) += Z_.rightCols(s);
-    Z_.swap(tmpZ_);
+    // tmpZ = W E, then W += E' tmpZ, with E = [[X, Y], [0, I]] = e^{F h}.
+    tmpZ_.leftCols(n).noalias() = W_.leftCols(n) * rF_.X;
+    tmpZ_.rightCols(s) = W_.rightCols(s);
+    tmpZ_.rightCols(s).noalias() += W_.leftCols(n) * rF_.Y;
+    W_.topRows(n).noalias() += rF_.X.transpose() * tmpZ_.topRows(n);
+    W_.bottomRows(s) += tmpZ_.bottomRows(s);
+    W_.bottomRows(s).noalias() += rF_.Y.transpose() * tmpZ_.topRows(n);
     BorderedAlg::prod(rF_, rF_, tmpB_);
     std::swap(rF_, tmpB_);
-    BorderedAlg::prod(rL_, rL_, tmpB_);
-    std::swap(rL_, tmpB_);
   }
+  W_ /= q_scale;
   Phi_ = rF_.X;
   Gamma_ = rF_.Y;
-  // W = e^{F'} Z = [[Phi', 0], [Gamma', I]] Z
-  W_.topRows(n).noalias() = Phi_.transpose() * Z_.topRows(n);
-  W_.bottomRows(s) = Z_.bottomRows(s);
-  W_.bottomRows(s).noalias() += Gamma_.transpose() * Z_.topRows(n);
 }
 
 }  // namespace directable

@@ -42,7 +42,7 @@ MatrixSeq linearize(const Model& model, SeqView z_ref, Index T, double t0, doubl
   if (z_ref.empty() || z_ref.rows != 1 || z_ref.cols != n || z_ref.is_constant())
     throw_shape("z_ref", "(T+1, " + std::to_string(n) + ") or (T, " + std::to_string(n) + ")",
                 z_ref.empty() ? "nothing" : shape_str(z_ref.T, z_ref.cols));
-  if (T <= 0) T = z_ref.T - 1;
+  if (T == 0) T = z_ref.T - 1;  // 0: every state but the last
   if (T <= 0 || z_ref.T < T) throw std::invalid_argument("z_ref must hold at least T states, got " + std::to_string(z_ref.T));
   check_positive("dt", dt);
   z_ref.check_finite("z_ref");
@@ -94,8 +94,11 @@ SpringChain::SpringChain(const Eigen::Ref<const Eigen::VectorXd>& masses, const 
     if (!(k_[i] >= 0) || !(k3_[i] >= 0) || !(c_[i] >= 0) || !std::isfinite(k_[i] + k3_[i] + c_[i]))
       throw std::domain_error("stiffness, cubic and damping must be finite and >= 0 (spring " + std::to_string(i) + ")");
   }
-  S_ = actuated.size() ? Eigen::MatrixXd(actuated) : Eigen::MatrixXd::Identity(m_, m_);
-  if (S_.rows() != m_) throw_shape("actuated", "(" + std::to_string(m_) + ", s)", shape_str(S_.rows(), S_.cols()));
+  // A 0 x 0 actuation means "every mass driven".
+  S_ = (actuated.rows() == 0 && actuated.cols() == 0) ? Eigen::MatrixXd(Eigen::MatrixXd::Identity(m_, m_))
+                                                      : Eigen::MatrixXd(actuated);
+  if (S_.rows() != m_ || S_.cols() < 1)
+    throw_shape("actuated", "(" + std::to_string(m_) + ", s) with s >= 1", shape_str(S_.rows(), S_.cols()));
   check_finite("actuated", S_.data(), S_.size());
   B_.setZero(2 * m_, S_.cols());
   B_.bottomRows(m_) = mass_.cwiseInverse().asDiagonal() * S_;

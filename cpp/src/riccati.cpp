@@ -49,6 +49,9 @@ void LQRProblem::validate() const {
   if (A.empty()) throw std::invalid_argument("A is missing");
   if (B.empty()) throw std::invalid_argument("B is missing");
   const Index n = A.rows, s = B.cols, T = horizon;
+  if (n < 1)
+    throw std::invalid_argument("need at least one state, got n = 0 (A " + shape_str(A.rows, A.cols) + ", B " +
+                                shape_str(B.rows, B.cols) + ")");
   if (T <= 0) throw std::invalid_argument("horizon must be a positive number of steps, got " + std::to_string(T));
   if (A.rows != A.cols) throw_shape("A", shape_str(T, n, n) + " (square blocks)", shape_str(A.T, A.rows, A.cols));
   A.check("A", n, n, T);
@@ -88,6 +91,8 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     // H = R + B' P B, G = N' + B' P A
     ws.H.noalias() = B.transpose() * ws.PB;
     for (const auto& term : pb.R_terms) ws.H += term.second * term.first[i];
+    // Cholesky reads one triangle: use the symmetric part (x'Rx sees only it).
+    ws.H = 0.5 * (ws.H + ws.H.transpose()).eval();
     gemm(ws.G, B.transpose(), ws.PA, threads);
     if (!pb.N.empty()) ws.G += pb.q_scale * pb.N[i].transpose();
     ws.llt.compute(ws.H);
@@ -108,8 +113,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     if (!throttle.report(T - i)) break;
   }
   throttle.finish(T);
-  const double* p0 = out.P.data();
-  if (!std::isfinite(p0[0]) || !std::isfinite(out.P[0].sum()))
+  if (!out.P[0].allFinite() || !out.K[0].allFinite())
     throw std::domain_error("Riccati sweep produced non-finite cost-to-go (ill-conditioned problem)");
 }
 

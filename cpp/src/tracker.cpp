@@ -26,6 +26,9 @@ Tracker::Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& o
       throw_shape(lim == &options_.w_min ? "w_min" : "w_max", "(" + std::to_string(s_) + ",)",
                   "(" + std::to_string(lim->size()) + ",)");
   }
+  for (const auto* lim : {&options_.w_min, &options_.w_max})
+    if (lim->size() && lim->array().isNaN().any())
+      throw std::domain_error(std::string(lim == &options_.w_min ? "w_min" : "w_max") + " must not be NaN (use +-inf for no limit)");
   if (options_.w_min.size() && options_.w_max.size() && (options_.w_min.array() > options_.w_max.array()).any())
     throw std::domain_error("w_min must not exceed w_max");
 
@@ -66,7 +69,7 @@ void Tracker::set_index(Index i) {
 Index Tracker::nearest_index(const Eigen::Ref<const Eigen::VectorXd>& z, Index first, Index last,
                              const Eigen::VectorXd* weights) const {
   if (z.size() != n_) throw_shape("z", "(" + std::to_string(n_) + ",)", "(" + std::to_string(z.size()) + ",)");
-  if (last < 0) last = T_ - 1;
+  if (last == -1) last = T_ - 1;  // Python's "the last one"
   if (first < 0 || first > last || last >= T_)
     throw std::invalid_argument("search window [first, last] must lie in [0, " + std::to_string(T_ - 1) + "]");
   if (weights && weights->size() != n_)
@@ -87,8 +90,10 @@ RowMatrix pd_gain(const Eigen::Ref<const Eigen::VectorXd>& kp, const Eigen::Ref<
                   const Eigen::Ref<const RowMatrix>& S_in) {
   if (n <= 0 || n % 2) throw std::invalid_argument("PD control needs z = [q, qd] with an even state size, got n = " + std::to_string(n));
   const Index m = n / 2;
-  RowMatrix S = S_in.size() ? RowMatrix(S_in) : RowMatrix::Identity(m, m);
-  if (S.cols() != m) throw_shape("actuated", "(s, " + std::to_string(m) + ")", shape_str(S.rows(), S.cols()));
+  // S maps controls to generalized forces (m x s, as a model's actuation);
+  // the PD force on the controls is its transpose applied to the error.
+  RowMatrix S = S_in.size() ? RowMatrix(S_in.transpose()) : RowMatrix::Identity(m, m);
+  if (S.cols() != m) throw_shape("actuated", "(" + std::to_string(m) + ", s)", shape_str(S_in.rows(), S_in.cols()));
   const Index s = S.rows();
   auto expand = [s](const Eigen::Ref<const Eigen::VectorXd>& g, const char* name) {
     if (g.size() != 1 && g.size() != s)

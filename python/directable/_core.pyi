@@ -14,11 +14,11 @@ class LQRSolution:
     memory (no copy): they stay valid as long as any of them or this object is
     alive. Copy them (np.array(sol.K)) to modify.
     """
-    def __init__(self, K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], P: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+    def __init__(self, K: numpy.ndarray[numpy.float64], P: numpy.ndarray[numpy.float64]) -> None:
         """
         From saved arrays K (T, s, n) and P (T+1, n, n) (copied).
         """
-    def cost_to_go(self, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], step: typing.SupportsInt | typing.SupportsIndex = 0) -> float:
+    def cost_to_go(self, x: numpy.ndarray[numpy.float64], step: typing.SupportsInt | typing.SupportsIndex = 0) -> float:
         """
         Optimal cost x' P_step x from state x (n,) at step.
         """
@@ -94,11 +94,11 @@ class Discretization:
     read-only views of this object's memory, valid while any of them or the
     object is alive. Rc is the continuous control weight kept for re-tuning.
     """
-    def __init__(self, Phi: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Gamma: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], N: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Rc: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, method: DiscretizeMethod = ...) -> None:
+    def __init__(self, Phi: numpy.ndarray[numpy.float64], Gamma: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Rc: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, method: DiscretizeMethod = ...) -> None:
         """
         From saved arrays (copied); shapes as the properties.
         """
-    def solve(self, Q_final: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
+    def solve(self, Q_final: numpy.ndarray[numpy.float64], alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
         """
         Riccati sweep for re-tuned weights, without a new discretization.
         
@@ -147,25 +147,25 @@ class Tracker:
     are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,):
     optional box limits on w.
     """
-    def __init__(self, K: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z_ref: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w_ff: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, loop: bool = False, w_min: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, w_max: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
+    def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None) -> None:
         ...
     def advance(self) -> None:
         """
         Moves to the next reference step.
         """
-    def control(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+    def control(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Control w (s,) for the state z (n,) at the current index (does not advance).
         """
-    def control_into(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w_fb: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+    def control_into(self, z: numpy.ndarray[numpy.float64], w: numpy.typing.NDArray[numpy.float64], w_fb: numpy.typing.NDArray[numpy.float64]) -> None:
         """
-        Writes w and the feedback part w_fb (s,) in place.
+        Writes w and the feedback part w_fb in place: C-contiguous float64 arrays (s,) (others are refused, never copied).
         """
-    def jump_to_nearest(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> int:
+    def jump_to_nearest(self, z: numpy.ndarray[numpy.float64]) -> int:
         """
         Moves the tracked index to the reference state closest to z; returns it.
         """
-    def nearest_index(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], first: typing.SupportsInt | typing.SupportsIndex = 0, last: typing.SupportsInt | typing.SupportsIndex = -1, weights: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> int:
+    def nearest_index(self, z: numpy.ndarray[numpy.float64], first: typing.SupportsInt | typing.SupportsIndex = 0, last: typing.SupportsInt | typing.SupportsIndex = -1, weights: numpy.ndarray[numpy.float64] | None = None) -> int:
         """
         Reference step in [first, last] with the state closest to z.
         """
@@ -202,6 +202,16 @@ class Tracker:
     def w_ff(self) -> numpy.ndarray:
         ...
     @property
+    def w_max(self) -> typing.Any:
+        """
+        (s,) upper limits on w, or None.
+        """
+    @property
+    def w_min(self) -> typing.Any:
+        """
+        (s,) lower limits on w, or None.
+        """
+    @property
     def z_ref(self) -> numpy.ndarray:
         ...
 class Model:
@@ -222,11 +232,11 @@ class Model:
         """
         B, (n, s).
         """
-    def dynamics(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def dynamics(self, z: numpy.ndarray[numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         F(z, t), (n,) for z (n,).
         """
-    def jacobian(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def jacobian(self, z: numpy.ndarray[numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         dF/dz, (n, n) for z (n,).
         """
@@ -234,7 +244,7 @@ class Model:
         """
         n
         """
-    def step(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         State (n,) after one step of length dt from z (n,) with control w (s,) held.
         """
@@ -245,9 +255,9 @@ class SpringChain(Model):
     k_j d + k3_j d^3 + c_j d'. State z = [x (m), v (m)], n = 2m; control w (s,)
     are forces on the masses selected by actuated (m, s) (identity: s = m).
     """
-    def __init__(self, masses: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], stiffness: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cubic: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], damping: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], actuated: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
+    def __init__(self, masses: numpy.ndarray[numpy.float64], stiffness: numpy.ndarray[numpy.float64], cubic: numpy.ndarray[numpy.float64], damping: numpy.ndarray[numpy.float64], actuated: numpy.ndarray[numpy.float64] | None = None) -> None:
         ...
-    def energy(self, z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> float:
+    def energy(self, z: numpy.ndarray[numpy.float64]) -> float:
         """
         Kinetic plus elastic energy of z (n,).
         """
@@ -305,9 +315,9 @@ class Simulation:
     Model + optional controller stepped one step at a time from Python; the
     same code path as simulate(). Keeps model and controller alive.
     """
-    def __init__(self, model: Model, z0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+    def __init__(self, model: Model, z0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
-    def step(self, w_ext: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, w_open: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, kick: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> None:
+    def step(self, w_ext: numpy.ndarray[numpy.float64] | None = None, w_open: numpy.ndarray[numpy.float64] | None = None, kick: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
         One step: disturbance w_ext (s,), open-loop control w_open (s,) when there is no controller, kick (n,) added to z first.
         """
@@ -326,7 +336,7 @@ class Simulation:
         Current state (n,), a copy.
         """
     @state.setter
-    def state(self, arg1: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
+    def state(self, arg1: numpy.ndarray[numpy.float64]) -> None:
         ...
     @property
     def steps(self) -> int:
@@ -341,21 +351,21 @@ def build_info() -> dict:
     """
     Eigen version, SIMD instruction sets and OpenMP use of this build.
     """
-def discretize(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], B: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> Discretization:
+def discretize(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> Discretization:
     """
     Discretize z' = A_i z + B w (w held over each step dt) and the cost
     int z'Qz + w'Rw dt. A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), or
     single matrices (constant; then horizon is required). Parallel over steps
     (threads=0: all cores), GIL released, progress(done, total) throttled.
     """
-def expm_bordered(H: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], C: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int, int]:
+def expm_bordered(H: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int, int]:
     """
     exp([[H, C], [0, 0]]) = [[E, G], [0, I]] by a structured Pade approximant.
     
     H: (m, m), C: (m, k). Returns (E (m, m), G (m, k), pade_degree, squarings);
     G = phi1(H) C. With k = 0 this is the plain matrix exponential of H.
     """
-def linearize(model: Model, z_ref: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> numpy.ndarray:
+def linearize(model: Model, z_ref: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> numpy.ndarray:
     """
     A_i = dF/dz at z_ref[i], t0 + i dt: (T, n, n) for z_ref (T+1, n) (the
     last state is not linearized). Parallel over steps, GIL released.
@@ -364,18 +374,18 @@ def max_threads() -> int:
     """
     Number of threads the parallel precomputations use (OMP_NUM_THREADS).
     """
-def pd_gain(kp: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kd: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
     """
-    PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S, diag(kd) S].
+    PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
     
-    kp, kd: scalars or (s,); actuated: S (s, n/2) picking the driven coordinates
-    (identity when None).
+    kp, kd: scalars or (s,); actuated: S (n/2, s) mapping the controls to the
+    coordinates' forces, as a model's actuation (identity when None).
     """
 def set_max_threads(threads: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Sets the thread count of the parallel precomputations.
     """
-def simulate(model: Model, z0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, open_loop: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, kicks: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, jump_steps: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"] | None = None, progress: typing.Any = None) -> SimulationResult:
+def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"] | None = None, progress: typing.Any = None) -> SimulationResult:
     """
     Runs steps steps of model + controller in C++ (GIL released).
     
@@ -384,7 +394,7 @@ def simulate(model: Model, z0: typing.Annotated[numpy.typing.ArrayLike, numpy.fl
     jump_steps: steps at which the controller jumps to the closest reference
     state. Returns a SimulationResult.
     """
-def solve_discrete(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], B: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], Q_final: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], N: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
+def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
     """
     Riccati backward sweep of the discrete LTV LQR problem (GIL released).
     

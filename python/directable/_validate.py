@@ -23,11 +23,43 @@ def as_float_array(x, name: str) -> np.ndarray:
             raise TypeError(f"{name} must be a real numeric array: {exc}") from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    # (np.ascontiguousarray would turn a 0-d scalar into shape (1,))
+    return np.asarray(arr, dtype=np.float64, order="C")
 
 
 def optional_array(x, name: str):
     return None if x is None else as_float_array(x, name)
+
+
+def actuation_matrix(actuated, m: int):
+    """None, a list of driven coordinate indices, or an (m, s) matrix -> (m, s) or None."""
+    if actuated is None:
+        return None
+    a = np.asarray(actuated)
+    if a.ndim == 1 and a.dtype.kind in "iu":
+        if a.size == 0 or a.min() < 0 or a.max() >= m:
+            raise ValueError(f"actuated indices must lie in [0, {m}), got {a.tolist()}")
+        S = np.zeros((m, a.size))
+        S[a, np.arange(a.size)] = 1.0
+        return S
+    return as_float_array(a, "actuated")
+
+
+def real(x, name: str) -> float:
+    """A real number (not a string, not a bool), or TypeError naming ``name``."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.ndarray)) or (
+            isinstance(x, np.ndarray) and (x.ndim != 0 or x.dtype.kind not in "iuf")):
+        raise TypeError(f"{name} must be a real number, got {x!r}")
+    return float(x)
+
+
+def integer(x, name: str, allow_none: bool = False):
+    """An int (numpy integers too; not bool, not float), or TypeError naming ``name``."""
+    if x is None and allow_none:
+        return None
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an int, got {x!r}")
+    return int(x)
 
 
 def weight(x, dim: int, name: str) -> np.ndarray:
@@ -50,7 +82,11 @@ def progress_callback(progress, desc: str):
     if callable(progress):
         return progress, lambda: None
     if progress is True:
-        from tqdm.auto import tqdm
+        try:  # a notebook widget bar when ipywidgets is there, else text
+            import ipywidgets  # noqa: F401
+            from tqdm.auto import tqdm
+        except ImportError:
+            from tqdm import tqdm
 
         bar = tqdm(total=None, desc=desc, unit="step", leave=False)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, optional_array, run_with_progress, weight
+from ._validate import actuation_matrix, as_float_array, integer, optional_array, real, run_with_progress, weight
 
 LQRSolution = _core.LQRSolution
 Discretization = _core.Discretization
@@ -93,13 +93,13 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
         "discretize",
         A=A,
         B=B,
-        dt=_dt(dt),
+        dt=real(dt, "dt"),
         Q=weight(Q, n, "Q"),
         R=weight(R, s, "R"),
         method=_METHODS[method],
         horizon=_horizon(horizon),
-        intervals=int(intervals),
-        threads=int(threads),
+        intervals=integer(intervals, "intervals"),
+        threads=integer(threads, "threads"),
     )
 
 
@@ -125,8 +125,8 @@ def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=
         progress,
         "Riccati sweep",
         Q_final=weight(Q_final, discretization.n, "Q_final"),
-        alpha_Q=float(alpha_Q),
-        alpha_R=float(alpha_R),
+        alpha_Q=real(alpha_Q, "alpha_Q"),
+        alpha_R=real(alpha_R, "alpha_R"),
         R=None if R is None else weight(R, discretization.s, "R"),
     )
 
@@ -153,11 +153,14 @@ def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None) -> Tracker:
 
 
 def pd_gain(kp, kd, n, actuated=None) -> np.ndarray:
-    """PD gain (s, n) on ``z = [q, qd]`` (paper eq. 14): ``K = -[diag(kp) S, diag(kd) S]``.
+    """PD gain (s, n) on ``z = [q, qd]`` (paper eq. 14): ``K = -[diag(kp) S', diag(kd) S']``.
 
-    kp, kd: scalars or (s,); actuated: S (s, n/2) selecting driven coordinates.
+    kp, kd: scalars or (s,). actuated: as for ``models.spring_chain`` -- None
+    (every coordinate driven), a list of driven coordinate indices, or S
+    (n/2, s) mapping the controls to the coordinates' forces.
     """
-    return _core.pd_gain(as_float_array(kp, "kp"), as_float_array(kd, "kd"), int(n), optional_array(actuated, "actuated"))
+    n = integer(n, "n")
+    return _core.pd_gain(as_float_array(kp, "kp"), as_float_array(kd, "kd"), n, actuation_matrix(actuated, n // 2))
 
 
 def pd_tracker(kp, kd, z_ref, w_ff=None, actuated=None, loop=False, w_min=None, w_max=None) -> Tracker:
@@ -166,16 +169,5 @@ def pd_tracker(kp, kd, z_ref, w_ff=None, actuated=None, loop=False, w_min=None, 
     return tracker(pd_gain(kp, kd, z_ref.shape[-1], actuated), z_ref, w_ff, loop, w_min, w_max)
 
 
-def _dt(dt) -> float:
-    try:
-        return float(dt)
-    except (TypeError, ValueError):
-        raise TypeError(f"dt must be a positive number, got {type(dt).__name__}") from None
-
-
 def _horizon(horizon):
-    if horizon is None:
-        return None
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)):
-        raise TypeError(f"horizon must be a positive int, got {horizon!r}")
-    return int(horizon)
+    return integer(horizon, "horizon", allow_none=True)

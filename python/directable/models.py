@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, run_with_progress
+from ._validate import actuation_matrix, as_float_array, integer, real, run_with_progress
 
 Model = _core.Model
 SpringChain = _core.SpringChain
@@ -17,7 +17,7 @@ def spring_chain(masses=8, mass=1.0, stiffness=40.0, cubic=400.0, damping=0.2, a
     ``actuated``: None (every mass driven), a list of driven mass indices, or
     an (m, s) matrix mapping controls to mass forces.
     """
-    m = int(masses) if np.ndim(masses) == 0 else len(masses)
+    m = integer(masses, "masses") if np.ndim(masses) == 0 else len(masses)
     if m < 1:
         raise ValueError(f"masses must be at least 1, got {masses}")
 
@@ -26,25 +26,16 @@ def spring_chain(masses=8, mass=1.0, stiffness=40.0, cubic=400.0, damping=0.2, a
         return np.full(m, float(x)) if x.ndim == 0 else x
 
     mvec = per(mass, "mass") if np.ndim(masses) == 0 else as_float_array(masses, "masses")
-    S = None
-    if actuated is not None:
-        a = np.asarray(actuated)
-        if a.ndim == 1:
-            idx = a.astype(int)
-            if idx.size == 0 or idx.min() < 0 or idx.max() >= m:
-                raise ValueError(f"actuated indices must lie in [0, {m}), got {list(idx)}")
-            S = np.zeros((m, idx.size))
-            S[idx, np.arange(idx.size)] = 1.0
-        else:
-            S = as_float_array(a, "actuated")
-    return SpringChain(mvec, per(stiffness, "stiffness"), per(cubic, "cubic"), per(damping, "damping"), S)
+    return SpringChain(mvec, per(stiffness, "stiffness"), per(cubic, "cubic"), per(damping, "damping"),
+                       actuation_matrix(actuated, m))
 
 
 def linearize(model: Model, z_ref, dt, t0=0.0, horizon=None, threads=0, progress=None) -> np.ndarray:
     """``A_i = dF/dz`` at ``z_ref[i]`` (time ``t0 + i dt``): (T, n, n) for z_ref (T+1, n)."""
     return run_with_progress(_core.linearize, progress, "linearize", model=model,
-                             z_ref=as_float_array(z_ref, "z_ref"), dt=float(dt), t0=float(t0),
-                             horizon=horizon, threads=int(threads))
+                             z_ref=as_float_array(z_ref, "z_ref"), dt=real(dt, "dt"), t0=real(t0, "t0"),
+                             horizon=integer(horizon, "horizon", allow_none=True),
+                             threads=integer(threads, "threads"))
 
 
 def rollout(model: Model, z0, w, dt, t0=0.0) -> np.ndarray:
@@ -52,7 +43,7 @@ def rollout(model: Model, z0, w, dt, t0=0.0) -> np.ndarray:
     w = as_float_array(w, "w")
     if w.ndim != 2:
         raise ValueError(f"w must be a (T, s) array, got shape {w.shape}")
-    res = _core.simulate(model, as_float_array(z0, "z0"), w.shape[0], float(dt), None, float(t0), None, w)
+    res = _core.simulate(model, as_float_array(z0, "z0"), w.shape[0], real(dt, "dt"), None, real(t0, "t0"), None, w)
     return np.array(res.states)
 
 

@@ -118,7 +118,12 @@ def plot_trajectories(runs, z_ref=None, coords=None, dt=None, ax=None, coord_nam
         zr = np.asarray(z_ref, dtype=float)
         t = _time(zr.shape[0], dt)
         for k, (c, nm) in enumerate(zip(coords, names)):
-            ax.plot(t, zr[:, c], color="black", lw=2.2, alpha=0.35, ls=styles[k % 4], label=f"reference {nm}")
+            if not 0 <= c < zr.shape[1]:
+                raise ValueError(f"coords must lie in [0, {zr.shape[1]}), got {c}")
+            if items:  # a wide grey band under the runs
+                ax.plot(t, zr[:, c], color="black", lw=2.2, alpha=0.35, ls=styles[k % 4], label=f"reference {nm}")
+            else:  # the reference alone: one colour per coordinate
+                ax.plot(t, zr[:, c], color=f"C{k % 10}", lw=1.4, label=f"reference {nm}")
     for label, run in items:
         x = _states(run, f"runs[{label!r}]")
         t = _time(x.shape[0], dt)
@@ -131,7 +136,7 @@ def plot_trajectories(runs, z_ref=None, coords=None, dt=None, ax=None, coord_nam
     ax.set_ylabel("coordinate value")
     ax.set_title(title or "Trajectories vs reference")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", ncols=2 if len(items) * len(coords) > 4 else 1)
+    ax.legend(fontsize="small", ncols=2 if (len(items) + 1) * len(coords) > 5 else 1)
     return ax
 
 

@@ -4,29 +4,35 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, optional_array, run_with_progress
+from ._validate import as_float_array, integer, optional_array, real, run_with_progress
 
 Simulation = _core.Simulation
 SimulationResult = _core.SimulationResult
 
 
 def simulate(model, z0, steps, dt, controller=None, t0=0.0, disturbance=None, open_loop=None, kicks=None,
-             jump_steps=None, progress=None) -> SimulationResult:
+             jump_steps=None, start_index=0, progress=None) -> SimulationResult:
     """Run ``steps`` steps in one C++ call (GIL released).
 
     z0 (n,); controller: a Tracker (LQR or PD) or None; disturbance (steps, s)
     control-space forces added to w; open_loop (steps, s) control used when
     there is no controller; kicks (steps, n) added to the state before each
     step; jump_steps: steps at which the controller re-targets the closest
-    reference state. The controller's index advances by one per step.
+    reference state. The controller's index is set to ``start_index`` first
+    (None: continue from where a previous run left it) and advances by one
+    per step.
 
     Returns a SimulationResult with states (N+1, n), controls (N, s),
     feedback (N, s), tracking_error (N+1,), effort (N,), ref_index (N+1,).
     """
     js = None if jump_steps is None else np.asarray(jump_steps, dtype=np.int32).ravel()
+    if controller is not None and not isinstance(controller, _core.Tracker):
+        raise TypeError(f"controller must be a directable Tracker or None, got {type(controller).__name__}")
+    if controller is not None and start_index is not None:
+        controller.index = integer(start_index, "start_index")
     return run_with_progress(
-        _core.simulate, progress, "simulate", model=model, z0=as_float_array(z0, "z0"), steps=int(steps),
-        dt=float(dt), controller=controller, t0=float(t0), disturbance=optional_array(disturbance, "disturbance"),
+        _core.simulate, progress, "simulate", model=model, z0=as_float_array(z0, "z0"), steps=integer(steps, "steps"),
+        dt=real(dt, "dt"), controller=controller, t0=real(t0, "t0"), disturbance=optional_array(disturbance, "disturbance"),
         open_loop=optional_array(open_loop, "open_loop"), kicks=optional_array(kicks, "kicks"), jump_steps=js)
 
 
@@ -42,11 +48,22 @@ def push(steps, dim, at, force, duration=1):
     return d
 
 
-def summary(result: SimulationResult, dt: float, z_target=None) -> dict:
-    """Scalar measures of a run: RMS/final tracking error, control effort."""
+def summary(result: SimulationResult, dt: float, z_target=None, z_ref=None) -> dict:
+    """Scalar measures of a run: RMS/final tracking error, control effort.
+
+    The tracking error is the run's own (against the controller's tracked
+    reference) unless ``z_ref`` (N+1, n) is given, which measures runs
+    without a controller too. ``z_target`` (n,) adds the final distance.
+    """
+    err = result.tracking_error
+    if z_ref is not None:
+        z_ref = np.asarray(z_ref, dtype=float)
+        if z_ref.shape != result.states.shape:
+            raise ValueError(f"z_ref must have shape {result.states.shape}, got {z_ref.shape}")
+        err = np.linalg.norm(result.states - z_ref, axis=1)
     out = {
-        "rms_tracking_error": float(np.sqrt(np.mean(np.square(result.tracking_error)))),
-        "final_tracking_error": float(result.tracking_error[-1]),
+        "rms_tracking_error": float(np.sqrt(np.mean(np.square(err)))),
+        "final_tracking_error": float(err[-1]),
         "feedback_effort": float(np.sum(result.effort) * dt),
         "total_effort": float(np.sum(np.square(result.controls)) * dt),
     }

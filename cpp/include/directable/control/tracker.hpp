@@ -3,7 +3,7 @@
 //   w = w_ff[i] + K[i] (z - z_ref[i]),
 // with looping/rewinding, jumps to the closest reference state, and
 // optional box limits on w. A PD controller (eq. 14) is the same law with
-// one constant gain K = -[diag(kp) S, diag(kd) S] (see pd_gain).
+// one constant gain K = -[diag(kp) S', diag(kd) S'] (see pd_gain).
 #include <Eigen/Core>
 
 #include "directable/core/sequence.hpp"
@@ -61,9 +61,9 @@ class Tracker {
   mutable Eigen::VectorXd dz_;
 };
 
-//! PD gain on z = [q, qd] (n = 2m): K = -[diag(kp) S, diag(kd) S] where S
-//! (s x m) selects the actuated coordinates (identity if empty, s = m);
-//! kp, kd have length s (or 1: scalar gain).
+//! PD gain on z = [q, qd] (n = 2m): K = -[diag(kp) S', diag(kd) S'] where S
+//! (m x s) maps the controls to the coordinates' forces, as in a model's
+//! actuation (identity if empty, s = m); kp, kd have length s (or 1).
 RowMatrix pd_gain(const Eigen::Ref<const Eigen::VectorXd>& kp, const Eigen::Ref<const Eigen::VectorXd>& kd,
                   Index n, const Eigen::Ref<const RowMatrix>& S);
 

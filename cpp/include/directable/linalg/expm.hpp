@@ -78,7 +78,7 @@ class VanLoanExpm {
   Index n_, s_, p_;
   int degree_ = 0, squarings_ = 0;
   VanLoanElem pow_[5], U_, V_, T1_, T2_;
-  BorderedElem rF_, rL_, tmpB_;  // e^F and (e^{-F})' in bordered form
+  BorderedElem rF_, tmpB_;  // e^{F h}, scratch
   Eigen::MatrixXd Z_, tmpZ_, Phi_, Gamma_, W_;
   Eigen::PartialPivLU<Eigen::MatrixXd> luq_, lup_;
 };

@@ -36,8 +36,8 @@ class Model {
                     ModelData& data) const;
 };
 
-//! A_i = dF/dz at z_ref[i], t0 + i dt, for i < T (T = z_ref.T() or T+1
-//! states given). Parallel over steps.
+//! A_i = dF/dz at z_ref[i], t0 + i dt, for i < T (T = 0: every state of
+//! z_ref but the last). Parallel over steps.
 MatrixSeq linearize(const Model& model, SeqView z_ref, Index T, double t0, double dt, int threads = 0,
                     const ProgressFn* progress = nullptr);
 

@@ -1,0 +1,223 @@
+"""Discrete time-varying LQR: ``directable.lqr.solve_discrete`` (issue 2, sec. 2 and 4)."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from directable import lqr
+from reference import closed_loop, dare_gain, dense_lq, lq_cost, random_lq, random_spd, random_stable, rel_err
+
+SIZES = [(1, 1, 1), (5, 3, 2), (20, 6, 3), (40, 10, 10)]
+
+
+def _solve(p, **kw):
+    return lqr.solve_discrete(p["A"], p["B"], p["Q"], p["R"], p["Q_final"], N=p["N"], **kw)
+
+
+# ------------------------------------------------------------------ dense optimum
+@pytest.mark.parametrize("cross", [True, False], ids=["N", "noN"])
+@pytest.mark.parametrize("T,n,s", SIZES, ids=[f"T{T}n{n}s{s}" for T, n, s in SIZES])
+def test_equals_dense_optimum(rng, T, n, s, cross):
+    """Riccati controls and cost = the optimum of the LQ problem solved as ONE
+    dense linear system in all controls (1e-9 relative)."""
+    p = random_lq(rng, T, n, s, cross=cross)
+    sol = _solve(p)
+    assert sol.K.shape == (T, s, n) and sol.P.shape == (T + 1, n, n)
+    assert (sol.horizon, sol.n, sol.s) == (T, n, s)
+    Kb, P0 = dense_lq(p["A"], p["B"], p["Q"], p["R"], p["Q_final"], p["N"])
+    # the whole linear map x0 -> J*, and x0 -> u_0
+    assert rel_err(sol.P[0], P0) < 1e-9
+    assert rel_err(sol.K[0], Kb[0]) < 1e-9
+    for _ in range(3):
+        x0 = rng.standard_normal(n)
+        u_dense = Kb @ x0  # (T, s)
+        x_ric, u_ric = closed_loop(p["A"], p["B"], sol.K, x0)
+        assert rel_err(u_ric, u_dense) < 1e-9
+        J_dense, _ = lq_cost(p["A"], p["B"], p["Q"], p["R"], p["Q_final"], p["N"], x0, u_dense)
+        J_ric = x0 @ sol.P[0] @ x0
+        assert abs(J_ric - J_dense) <= 1e-9 * abs(J_dense)
+        assert abs(sol.cost_to_go(x0) - J_dense) <= 1e-9 * abs(J_dense)
+        # no other control sequence does better (the optimum is strict)
+        J_pert, _ = lq_cost(p["A"], p["B"], p["Q"], p["R"], p["Q_final"], p["N"], x0,
+                            u_dense + 1e-3 * rng.standard_normal(u_dense.shape))
+        assert J_pert > J_dense
+
+
+@pytest.mark.parametrize("T,n,s", [(5, 3, 2), (20, 6, 3)])
+def test_every_step_equals_dense_tail_problem(rng, T, n, s):
+    """P_i and K_i solve the tail problem that starts at step i."""
+    p = random_lq(rng, T, n, s)
+    sol = _solve(p)
+    for i in range(T):
+        Kb, P0 = dense_lq(p["A"][i:], p["B"][i:], p["Q"][i:], p["R"][i:], p["Q_final"], p["N"][i:])
+        assert rel_err(sol.P[i], P0) < 1e-9, i
+        assert rel_err(sol.K[i], Kb[0]) < 1e-9, i
+    np.testing.assert_array_equal(sol.P[T], p["Q_final"])
+
+
+def test_constant_inputs_equal_stacked_sequences(rng):
+    """Single matrices + horizon= mean 'constant in time' (DESIGN.md)."""
+    T, n, s = 12, 4, 2
+    A = random_stable(rng, n)
+    B = rng.standard_normal((n, s))
+    W = random_spd(rng, n + s)
+    Q, N, R = W[:n, :n], W[:n, n:], W[n:, n:]
+    Qf = random_spd(rng, n)
+    tile = lambda M: np.tile(M, (T, 1, 1))  # noqa: E731
+    ref = lqr.solve_discrete(tile(A), tile(B), tile(Q), tile(R), Qf, N=tile(N))
+    const = lqr.solve_discrete(A, B, Q, R, Qf, N=N, horizon=T)
+    np.testing.assert_allclose(const.K, ref.K, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(const.P, ref.P, rtol=1e-13, atol=1e-15)
+    # a mix of constant and per-step inputs: the horizon comes from the sequences
+    mixed = lqr.solve_discrete(tile(A), B, Q, tile(R), Qf, N=N)
+    np.testing.assert_allclose(mixed.K, ref.K, rtol=1e-13, atol=1e-15)
+    # the horizon may also be given redundantly
+    again = lqr.solve_discrete(tile(A), tile(B), tile(Q), tile(R), Qf, N=tile(N), horizon=T)
+    np.testing.assert_allclose(again.K, ref.K, rtol=1e-13, atol=1e-15)
+
+
+def test_scalar_weights_mean_multiples_of_identity(rng):
+    T, n, s = 6, 3, 2
+    A = rng.standard_normal((T, n, n)) * 0.4
+    B = rng.standard_normal((T, n, s))
+    a = lqr.solve_discrete(A, B, 2.0, 0.5, 3.0)
+    b = lqr.solve_discrete(A, B, 2.0 * np.eye(n), 0.5 * np.eye(s), 3.0 * np.eye(n))
+    np.testing.assert_allclose(a.K, b.K, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(a.P, b.P, rtol=1e-14, atol=1e-15)
+    c = lqr.solve_discrete(A, B, np.float64(2.0), np.float32(0.5), 3)
+    np.testing.assert_allclose(c.K, b.K, rtol=1e-14, atol=1e-15)
+
+
+def test_zero_dim_array_weight_is_a_scalar(rng):
+    """(Regression: as_float_array once turned 0-d arrays into shape (1,).)"""
+    A = np.eye(2) * 0.9
+    B = np.ones((2, 1))
+    a = lqr.solve_discrete(A, B, np.array(2.0), np.array(1.0), np.array(1.0), horizon=3)
+    b = lqr.solve_discrete(A, B, 2.0, 1.0, 1.0, horizon=3)
+    np.testing.assert_array_equal(a.K, b.K)
+
+
+def test_nonsymmetric_R_is_its_symmetric_part_or_rejected(rng):
+    # regression: riccati_sweep once factored a non-symmetric R + B'PB by one triangle
+    """u'Ru only depends on (R + R')/2: a non-symmetric R must either be
+    rejected (ValueError naming R) or give the gains of its symmetric part."""
+    T, n, s = 5, 3, 2
+    A = rng.standard_normal((T, n, n)) * 0.4
+    B = rng.standard_normal((T, n, s))
+    Rn = np.array([[2.0, 0.9], [-0.9, 1.0]])
+    ref = lqr.solve_discrete(A, B, 1.0, 0.5 * (Rn + Rn.T), 1.0)
+    try:
+        sol = lqr.solve_discrete(A, B, 1.0, Rn, 1.0)
+    except ValueError as exc:
+        assert "R" in str(exc)
+        return
+    np.testing.assert_allclose(sol.K, ref.K, rtol=1e-12, atol=1e-14)
+
+
+def test_nonsymmetric_Q_is_its_symmetric_part(rng):
+    T, n, s = 5, 3, 2
+    A = rng.standard_normal((T, n, n)) * 0.4
+    B = rng.standard_normal((T, n, s))
+    Qn = random_spd(rng, n) + np.triu(rng.standard_normal((n, n)), 1) * 0.3
+    Qs = 0.5 * (Qn + Qn.T)
+    a = lqr.solve_discrete(A, B, Qn, 1.0, Qn)
+    b = lqr.solve_discrete(A, B, Qs, 1.0, Qs)
+    np.testing.assert_allclose(a.K, b.K, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(a.P, b.P, rtol=1e-12, atol=1e-14)
+
+
+# --------------------------------------------------------------- DARE limit
+@pytest.mark.parametrize("cross", [False, True], ids=["noN", "N"])
+@pytest.mark.parametrize("n,s", [(1, 1), (4, 2), (8, 8)])
+def test_long_horizon_equals_dare(rng, n, s, cross):
+    """Time-invariant problem, long horizon: K[0], P[0] -> SciPy's DARE."""
+    A = random_stable(rng, n, radius=1.3)  # open-loop unstable: feedback matters
+    B = rng.standard_normal((n, s))
+    W = random_spd(rng, n + s, floor=0.3)
+    Q, R = W[:n, :n], W[n:, n:]
+    N = W[:n, n:] if cross else None
+    P_are, K_are = dare_gain(A, B, Q, R, N)
+    sol = lqr.solve_discrete(A, B, Q, R, np.zeros((n, n)), N=N, horizon=400)
+    assert rel_err(sol.P[0], P_are) < 1e-8
+    assert rel_err(sol.K[0], K_are) < 1e-8
+    # and the DARE solution is a fixed point of the sweep
+    fixed = lqr.solve_discrete(A, B, Q, R, P_are, N=N, horizon=25)
+    for i in range(25):
+        assert rel_err(fixed.P[i], P_are) < 1e-9
+        assert rel_err(fixed.K[i], K_are) < 1e-9
+
+
+# ---------------------------------------------------------------- properties
+def test_cost_to_go_symmetric_psd_and_decreasing(rng):
+    T, n, s = 30, 6, 3
+    p = random_lq(rng, T, n, s)
+    sol = _solve(p)
+    P = sol.P
+    np.testing.assert_array_equal(P, np.swapaxes(P, 1, 2))
+    for i in range(T + 1):
+        ev = np.linalg.eigvalsh(P[i])
+        assert ev.min() >= -1e-12 * ev.max()
+    # along the optimal trajectory V_i(x_i) - V_{i+1}(x_{i+1}) is the stage cost >= 0
+    x0 = rng.standard_normal(n)
+    x, u = closed_loop(p["A"], p["B"], sol.K, x0)
+    V = np.array([x[i] @ P[i] @ x[i] for i in range(T + 1)])
+    stage = np.array([x[i] @ p["Q"][i] @ x[i] + 2 * x[i] @ p["N"][i] @ u[i] + u[i] @ p["R"][i] @ u[i]
+                      for i in range(T)])
+    assert np.all(stage > 0)
+    assert np.all(np.diff(V) < 0)
+    np.testing.assert_allclose(V[:-1] - V[1:], stage, rtol=1e-8, atol=1e-12 * V[0])
+    for i in (0, T // 2, T):
+        assert sol.cost_to_go(x[i], i) == pytest.approx(V[i], rel=1e-12)
+
+
+def test_zero_control_weight_directions_still_pd_via_BPB(rng):
+    """R only needs R + B'PB > 0 in the sweep; R itself must be PD (the check)."""
+    A = np.eye(2)
+    B = np.array([[1.0], [0.0]])
+    with pytest.raises(ValueError, match="R"):
+        lqr.solve_discrete(A, B, 1.0, 0.0, 1.0, horizon=3)
+
+
+# ------------------------------------------------------------------- views
+def test_gains_are_readonly_views_kept_alive_by_the_owner(rng):
+    p = random_lq(rng, 8, 4, 2)
+    sol = _solve(p)
+    K1, K2, P1 = sol.K, sol.K, sol.P
+    assert K1 is not K2
+    assert np.shares_memory(K1, K2)  # two accesses view the same C++ buffer
+    assert not K1.flags.writeable and not P1.flags.writeable
+    assert not K1.flags.owndata
+    assert K1.flags.c_contiguous and K1.dtype == np.float64
+    with pytest.raises(ValueError):
+        K1[0, 0, 0] = 1.0
+    owner = K1.base
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    assert isinstance(owner, lqr.LQRSolution)
+    K_copy, P_copy = np.array(K1), np.array(P1)
+    del sol, owner
+    gc.collect()
+    junk = [np.full(K_copy.shape, -7.0) for _ in range(50)]  # reuse freed memory, if any was freed
+    np.testing.assert_array_equal(K1, K_copy)
+    np.testing.assert_array_equal(P1, P_copy)
+    np.testing.assert_array_equal(K2, K_copy)
+    del junk
+    # a slice of a view keeps the owner alive too
+    sol = _solve(p)
+    row = sol.K[3]
+    ref = np.array(row)
+    del sol
+    gc.collect()
+    np.testing.assert_array_equal(row, ref)
+
+
+def test_solution_from_arrays_copies(rng):
+    K = rng.standard_normal((4, 2, 3))
+    P = rng.standard_normal((5, 3, 3))
+    sol = lqr.LQRSolution(K, P)
+    np.testing.assert_array_equal(sol.K, K)
+    np.testing.assert_array_equal(sol.P, P)
+    K[:] = 0
+    assert not np.array_equal(sol.K, K)

@@ -1,0 +1,248 @@
+"""Runtime tracking controller ``w = w_ff[i] + K[i] (z - z_ref[i])`` and the PD
+baseline (issue 2, sec. 2; the paper's sec. 4, 7 and eq. 14)."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from directable import lqr
+
+
+def _data(rng, T=6, n=4, s=2):
+    K = rng.standard_normal((T, s, n))
+    z_ref = rng.standard_normal((T + 1, n))
+    w_ff = rng.standard_normal((T, s))
+    return K, z_ref, w_ff
+
+
+def _law(K, z_ref, w_ff, i, z):
+    j = min(i, len(K) - 1)
+    return w_ff[j] + K[j] @ (z - z_ref[i])
+
+
+def test_control_law_at_every_index(rng):
+    K, z_ref, w_ff = _data(rng)
+    tr = lqr.tracker(K, z_ref, w_ff)
+    assert (tr.horizon, tr.n, tr.s, tr.index, tr.loop) == (6, 4, 2, 0, False)
+    for i in range(6):
+        tr.index = i
+        for _ in range(3):
+            z = rng.standard_normal(4)
+            w = tr.control(z)
+            assert w.shape == (2,) and w.dtype == np.float64
+            np.testing.assert_allclose(w, _law(K, z_ref, w_ff, i, z), rtol=1e-14, atol=1e-14)
+            # control does not advance
+            assert tr.index == i
+        # on the reference the feedback vanishes exactly
+        np.testing.assert_array_equal(tr.control(z_ref[i]), w_ff[i])
+    # control_into: w and the feedback part in place
+    tr.index = 2
+    z = rng.standard_normal(4)
+    w, fb = np.empty(2), np.empty(2)
+    tr.control_into(z, w, fb)
+    np.testing.assert_array_equal(w, tr.control(z))
+    np.testing.assert_allclose(fb, K[2] @ (z - z_ref[2]), rtol=1e-14, atol=1e-14)
+
+
+def test_gain_from_solution_and_constant_gain(rng):
+    K, z_ref, w_ff = _data(rng)
+    sol = lqr.LQRSolution(K, rng.standard_normal((7, 4, 4)))
+    a = lqr.tracker(sol, z_ref, w_ff)
+    np.testing.assert_array_equal(a.K, K)
+    # one (s, n) gain is constant in time
+    Kc = K[0]
+    c = lqr.tracker(Kc, z_ref)
+    assert c.K.shape == (1, 2, 4)
+    for i in range(6):
+        c.index = i
+        z = rng.standard_normal(4)
+        np.testing.assert_allclose(c.control(z), Kc @ (z - z_ref[i]), rtol=1e-14, atol=1e-14)
+    # no feed-forward means zero feed-forward
+    np.testing.assert_array_equal(c.w_ff, np.zeros((6, 2)))
+
+
+def test_advance_hold_and_loop(rng):
+    K, z_ref, w_ff = _data(rng, T=4)
+    tr = lqr.tracker(K, z_ref, w_ff)
+    seen = []
+    for _ in range(7):
+        seen.append(tr.index)
+        tr.advance()
+    assert seen == [0, 1, 2, 3, 4, 4, 4]  # holds at T without loop
+    # at the end: z_ref[T] with the last gain and feed-forward
+    z = rng.standard_normal(4)
+    np.testing.assert_allclose(tr.control(z), w_ff[3] + K[3] @ (z - z_ref[4]), rtol=1e-14, atol=1e-14)
+    tr.rewind()
+    assert tr.index == 0
+    lp = lqr.tracker(K, z_ref, w_ff, loop=True)
+    assert lp.loop
+    seen = []
+    for _ in range(10):
+        seen.append(lp.index)
+        lp.advance()
+    assert seen == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]  # rewinds after T steps
+    lp.index = 4  # T itself can be set explicitly
+    assert lp.index == 4
+    for bad in (-1, 5):
+        with pytest.raises(ValueError, match="index"):
+            lp.index = bad
+    assert lp.index == 4
+
+
+def test_nearest_index_and_jump(rng):
+    T, n = 20, 3
+    t = np.linspace(0, 2 * np.pi, T + 1)
+    z_ref = np.stack([np.cos(t), np.sin(t), 0.1 * t], axis=1)
+    tr = lqr.tracker(np.zeros((T, 1, n)), z_ref)
+
+    def brute(z, first, last, w=None):
+        w = np.ones(n) if w is None else w
+        d = ((z - z_ref[first:last + 1]) ** 2 * w).sum(axis=1)
+        return first + int(np.argmin(d))
+
+    for j in (0, 5, 13, 19):
+        z = z_ref[j] + 1e-3 * rng.standard_normal(n)
+        assert tr.nearest_index(z) == j
+        assert tr.nearest_index(z, 0, T - 1) == j
+    for _ in range(20):
+        z = rng.standard_normal(n)
+        first = int(rng.integers(0, T - 1))
+        last = int(rng.integers(first, T))
+        w = rng.uniform(0.1, 10, n)
+        assert tr.nearest_index(z, first, last) == brute(z, first, last)
+        assert tr.nearest_index(z, first, last, weights=w) == brute(z, first, last, w)
+    # weights change the answer: coordinate 2 dominates when weighted
+    z = z_ref[4].copy()
+    z[2] = z_ref[15, 2]
+    assert tr.nearest_index(z) != tr.nearest_index(z, weights=np.array([1e-6, 1e-6, 1.0]))
+    assert tr.nearest_index(z, weights=np.array([1e-6, 1e-6, 1.0])) == 15
+    # a window excludes the global minimum
+    z = z_ref[3]
+    assert tr.nearest_index(z, 10, 19) == brute(z, 10, 19)
+    assert tr.nearest_index(z, 10, 19) >= 10
+    # jump_to_nearest moves the tracked index and returns it
+    tr.index = 0
+    assert tr.jump_to_nearest(z_ref[11] + 1e-4) == 11
+    assert tr.index == 11
+    with pytest.raises(ValueError, match="window"):
+        tr.nearest_index(z, 5, 2)
+    with pytest.raises(ValueError, match="weights"):
+        tr.nearest_index(z, weights=np.ones(n + 1))
+
+
+def test_limits_clip_and_feedback_is_w_minus_ff(rng):
+    K, z_ref, w_ff = _data(rng, s=3)
+    w_min = np.array([-0.5, -np.inf, -1.0])
+    w_max = np.array([0.5, 0.2, np.inf])
+    tr = lqr.tracker(K, z_ref, w_ff, w_min=w_min, w_max=w_max)
+    free = lqr.tracker(K, z_ref, w_ff)
+    clipped_any = False
+    for i in range(6):
+        tr.index = free.index = i
+        for _ in range(5):
+            z = z_ref[i] + 2 * rng.standard_normal(4)
+            w_free = free.control(z)
+            w = tr.control(z)
+            np.testing.assert_array_equal(w, np.clip(w_free, w_min, w_max))
+            ww, fb = np.empty(3), np.empty(3)
+            tr.control_into(z, ww, fb)
+            np.testing.assert_array_equal(ww, w)
+            np.testing.assert_allclose(fb, w - w_ff[i], rtol=1e-15, atol=1e-15)
+            clipped_any |= not np.array_equal(w, w_free)
+    assert clipped_any
+    # only a lower or only an upper limit
+    lo = lqr.tracker(K, z_ref, w_ff, w_min=np.zeros(3))
+    z = rng.standard_normal(4)
+    free.index = 0
+    np.testing.assert_array_equal(lo.control(z), np.maximum(free.control(z), 0.0))
+    hi = lqr.tracker(K, z_ref, w_ff, w_max=np.zeros(3))
+    np.testing.assert_array_equal(hi.control(z), np.minimum(free.control(z), 0.0))
+
+
+def test_scalar_limits_broadcast(rng):
+    """(Regression: scalar limits were once not broadcast to (s,).)"""
+    K, z_ref, w_ff = _data(rng, s=2)
+    tr = lqr.tracker(K, z_ref, w_ff, w_min=-0.1, w_max=0.1)
+    z = rng.standard_normal(4)
+    np.testing.assert_array_equal(tr.control(z), np.clip(_law(K, z_ref, w_ff, 0, z), -0.1, 0.1))
+
+
+def test_tracker_copies_inputs_and_exposes_readonly_views(rng):
+    K, z_ref, w_ff = _data(rng)
+    tr = lqr.tracker(K, z_ref, w_ff)
+    z = rng.standard_normal(4)
+    w0 = tr.control(z)
+    K2, zr2, ff2 = K.copy(), z_ref.copy(), w_ff.copy()
+    K[:] = 0
+    z_ref[:] = 0
+    w_ff[:] = 0
+    np.testing.assert_array_equal(tr.control(z), w0)
+    views = (tr.K, tr.z_ref, tr.w_ff)
+    for v, ref in zip(views, (K2, zr2, ff2)):
+        np.testing.assert_array_equal(v, ref)
+        assert not v.flags.writeable
+    assert np.shares_memory(tr.K, tr.K)
+    del tr
+    gc.collect()
+    for v, ref in zip(views, (K2, zr2, ff2)):
+        np.testing.assert_array_equal(v, ref)
+
+
+# -------------------------------------------------------------------- PD
+def test_pd_gain_scalar_per_coordinate_and_actuated(rng):
+    m = 3
+    n = 2 * m
+    K = lqr.pd_gain(2.0, 0.5, n)
+    np.testing.assert_array_equal(K, -np.hstack([2.0 * np.eye(m), 0.5 * np.eye(m)]))
+    kp = rng.uniform(1, 5, m)
+    kd = rng.uniform(0, 1, m)
+    np.testing.assert_array_equal(lqr.pd_gain(kp, kd, n), -np.hstack([np.diag(kp), np.diag(kd)]))
+    # actuated as for a model: S (m, s) maps the controls to the coordinates' forces
+    S = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])  # drive coordinates 0 and 2
+    kp2, kd2 = np.array([3.0, 4.0]), np.array([0.3, 0.4])
+    np.testing.assert_array_equal(lqr.pd_gain(kp2, kd2, n, actuated=S),
+                                  -np.hstack([np.diag(kp2) @ S.T, np.diag(kd2) @ S.T]))
+    np.testing.assert_array_equal(lqr.pd_gain(1.5, 0.2, n, actuated=S), -np.hstack([1.5 * S.T, 0.2 * S.T]))
+    # ... or the list of driven coordinates, as models.spring_chain(actuated=[0, 2])
+    np.testing.assert_array_equal(lqr.pd_gain(kp2, kd2, n, actuated=[0, 2]), lqr.pd_gain(kp2, kd2, n, actuated=S))
+    # a general (non-selection) actuation: the PD force is S' applied to the error
+    G = rng.standard_normal((m, 2))
+    np.testing.assert_allclose(lqr.pd_gain(kp2, kd2, n, actuated=G),
+                               -np.hstack([np.diag(kp2) @ G.T, np.diag(kd2) @ G.T]), rtol=1e-15)
+    with pytest.raises(ValueError, match="n"):
+        lqr.pd_gain(1.0, 1.0, 5)
+    with pytest.raises(ValueError, match="kp"):
+        lqr.pd_gain(np.ones(m + 1), 1.0, n)
+    with pytest.raises(ValueError, match="kd"):
+        lqr.pd_gain(1.0, np.ones(m + 1), n)
+    with pytest.raises(ValueError, match="actuated"):
+        lqr.pd_gain(1.0, 1.0, n, actuated=np.ones((m + 1, 2)))
+    with pytest.raises(ValueError, match="actuated"):
+        lqr.pd_gain(1.0, 1.0, n, actuated=[0, m])
+
+
+def test_pd_on_an_underactuated_chain_pushes_the_driven_masses(make_chain):
+    """The PD force w = -kp S'(q - q_ref) - kd S'(qd - qd_ref) on a chain with
+    actuated=[1, 3] acts through B = [0; M^-1 S]: same S convention."""
+    chain = make_chain(4, actuated=[1, 3])
+    K = lqr.pd_gain(10.0, 1.0, 8, actuated=[1, 3])
+    dq = np.array([0.0, 0.1, 0.0, -0.2])
+    w = K @ np.concatenate([dq, np.zeros(4)])
+    np.testing.assert_allclose(w, [-1.0, 2.0], rtol=1e-15)
+    np.testing.assert_allclose(chain.control_matrix()[4:] @ w, [0.0, -1.0, 0.0, 2.0], rtol=1e-15)
+
+
+def test_pd_tracker_is_the_pd_law(rng):
+    m, T = 2, 5
+    z_ref = rng.standard_normal((T + 1, 2 * m))
+    w_ff = rng.standard_normal((T, m))
+    kp, kd = np.array([4.0, 9.0]), np.array([0.5, 1.5])
+    tr = lqr.pd_tracker(kp, kd, z_ref, w_ff)
+    for i in range(T):
+        tr.index = i
+        z = rng.standard_normal(2 * m)
+        q, qd = z[:m], z[m:]
+        expect = w_ff[i] - kp * (q - z_ref[i, :m]) - kd * (qd - z_ref[i, m:])
+        np.testing.assert_allclose(tr.control(z), expect, rtol=1e-14, atol=1e-14)
