@@ -45,6 +45,7 @@ void ControlledSimulation::step(const double* w_ext, const double* w_open, const
   }
   w_apply_ = w_;
   if (w_ext) w_apply_ += ConstVecMap(w_ext, s);
+  if (ctrl_) ctrl_->prefetch_next();
   model_.step(z_, t_, dt_, w_apply_, z_next_, *data_);
   z_.swap(z_next_);
   t_ += dt_;

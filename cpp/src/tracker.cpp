@@ -55,6 +55,20 @@ void Tracker::control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eig
   }
 }
 
+void Tracker::prefetch_next() const {
+  if (K_.T() == 1) return;
+  Index next = index_ + 1;
+  if (next >= T_) next = options_.loop ? 0 : T_ - 1;
+  const char* p = reinterpret_cast<const char*>(K_[next].data());
+  const Index bytes = s_ * n_ * Index(sizeof(double));
+#if defined(__GNUC__) || defined(__clang__)
+  for (Index b = 0; b < bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 void Tracker::advance() {
   if (index_ < T_) ++index_;
   if (index_ == T_ && options_.loop) index_ = 0;

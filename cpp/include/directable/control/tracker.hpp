@@ -32,6 +32,11 @@ class Tracker {
   //! limits; w_fb receives w - w_ff[i]. Does not advance.
   void control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> w,
                Eigen::Ref<Eigen::VectorXd> w_fb) const;
+  //! Hints the CPU to load the next step's gain into cache. A time-varying
+  //! gain schedule (T x s x n) rarely fits in cache, so the control step is
+  //! bound by reading K_i from memory; issuing the loads while the model
+  //! steps hides most of that.
+  void prefetch_next() const;
   //! Moves to the next reference step. Reaching T rewinds to 0 (loop) or
   //! stays at T, where the last gain and feed-forward are held.
   void advance();
