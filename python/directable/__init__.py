@@ -7,7 +7,7 @@ Time-varying LQR tracking of reduced simulations with gentle control forces
     import directable as dr
     sol = dr.lqr.solve_continuous(A, B, dt, Q, R, Q_final)
 """
-from . import _core, chain, io, lqr, models, sim
+from . import _core, chain, io, lqr, models, sim, spd_constraints
 from .io import load, save
 from .lqr import discretize, solve_continuous, solve_discrete
 from .models import Model, SpringChain

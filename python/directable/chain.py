@@ -280,5 +280,33 @@ def crossfade(key_steps, key_q, kt, steps, power=24, floor=0.005):
     return np.ascontiguousarray(q_ref), np.ascontiguousarray(gain[1:])  # SPD on step i targets state i+1
 
 
+
+
+def largest_stable_dt(chain, q_of_t, qd_of_t, kp, controller="spd", kd_factor=1.0, duration=5.0,
+                      dts=None, tolerance=1.0, integrator="euler"):
+    """Largest time step at which tracking stays stable (paper, figure 4).
+
+    For each candidate ``dt`` (default: 40 steps from 1e-4 s to 1/30 s, the
+    reference's sampling), tracks ``q_of_t(t)`` (T+1, n) / ``qd_of_t(t)`` for
+    ``duration`` seconds with ``kd = kd_factor kp dt``; a run is stable when it
+    does not diverge and stays within ``tolerance`` of the reference. Returns
+    the largest stable ``dt`` (0.0 if none) -- the candidates are scanned from
+    the largest down, so the answer is the largest stable one even when
+    stability is not monotone in ``dt``.
+    """
+    dts = np.geomspace(1e-4, 1 / 30, 40) if dts is None else np.sort(as_float_array(dts, "dts"))
+    for dt in dts[::-1]:
+        T = max(1, int(round(duration / dt)))
+        t = np.arange(T + 1) * dt
+        q_ref, qd_ref = as_float_array(q_of_t(t), "q_of_t(t)"), as_float_array(qd_of_t(t), "qd_of_t(t)")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r = track(chain, q_ref, qd_ref, float(dt), kp, kd_factor * kp * dt, controller=controller,
+                      integrator=integrator)
+        if not r.diverged and np.max(np.abs(r.q - q_ref)) < tolerance:
+            return float(dt)
+    return 0.0
+
+
 __all__ = ["PlanarChain", "Articulated", "ExternalModel", "TrackResult", "track", "rollout", "spd_step", "linearize",
-           "state", "inverse_dynamics", "positions", "energy", "tracking_errors", "crossfade"]
+           "state", "inverse_dynamics", "positions", "energy", "tracking_errors", "crossfade", "largest_stable_dt"]
