@@ -1,12 +1,13 @@
 """directable: real-time directable physically based simulation.
 
 Time-varying LQR tracking of reduced simulations with gentle control forces
-(Barbic & Popovic 2008), on a C++17/Eigen core.
+(Barbic & Popovic 2008), and PD / Stable PD servos on articulated chains
+(Tan, Liu & Turk 2011), on a C++17/Eigen core.
 
     import directable as dr
     sol = dr.lqr.solve_continuous(A, B, dt, Q, R, Q_final)
 """
-from . import _core, io, lqr, models, sim
+from . import _core, chain, io, lqr, models, sim, spd_constraints
 from .io import load, save
 from .lqr import discretize, solve_continuous, solve_discrete
 from .models import Model, SpringChain
@@ -14,5 +15,5 @@ from .sim import Simulation, simulate
 
 __version__ = "0.1.0"
 
-__all__ = ["lqr", "models", "sim", "io", "save", "load", "discretize", "solve_discrete", "solve_continuous",
+__all__ = ["chain", "lqr", "models", "sim", "io", "save", "load", "discretize", "solve_discrete", "solve_continuous",
            "Model", "SpringChain", "Simulation", "simulate", "__version__"]

@@ -1,11 +1,11 @@
 """
-directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos
 """
 from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Discretization', 'DiscretizeMethod', 'LQRSolution', 'Model', 'Simulation', 'SimulationResult', 'SpringChain', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete']
+__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'Integrator', 'LQRSolution', 'Model', 'PlanarChain', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -347,6 +347,260 @@ class Simulation:
     @property
     def tracking_error(self) -> float:
         ...
+class Integrator:
+    """
+    Time integrator of the articulated-body loops.
+    
+    Members:
+    
+      explicit_euler
+    
+      semi_implicit_euler
+    
+      rk4
+    """
+    __members__: typing.ClassVar[dict[str, Integrator]]
+    explicit_euler: typing.ClassVar[Integrator]
+    rk4: typing.ClassVar[Integrator]
+    semi_implicit_euler: typing.ClassVar[Integrator]
+    @typing.overload
+    def __eq__(self, other: Integrator) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Integrator) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class Servo:
+    """
+    Servo of the tracking loop: none (feed-forward only), pd, spd.
+    
+    Members:
+    
+      none
+    
+      pd
+    
+      spd
+    """
+    __members__: typing.ClassVar[dict[str, Servo]]
+    none: typing.ClassVar[Servo]
+    pd: typing.ClassVar[Servo]
+    spd: typing.ClassVar[Servo]
+    @typing.overload
+    def __eq__(self, other: Servo) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: Servo) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class Articulated:
+    """
+    Articulated body in generalized coordinates, M(q) q'' + C(q, q') = tau.
+    
+    Subclass it in Python by defining dofs() -> n, mass_matrix(q) -> (n, n) and
+    bias_forces(q, qd) -> (n,) (Coriolis, gravity, passive forces) to drive a
+    model of another engine with the C++ PD/SPD loop (slow: calls back into
+    Python twice per step, four times more with RK4).
+    """
+    def __init__(self) -> None:
+        ...
+    def bias_forces(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        C(q, qd): (n,) Coriolis/centrifugal, gravity and damping forces.
+        """
+    def dofs(self) -> int:
+        """
+        Number of generalized coordinates n.
+        """
+    def mass_matrix(self, q: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        M(q): (n, n) symmetric positive definite, for q (n,).
+        """
+class PlanarChain(Model, Articulated):
+    """
+    Planar chain of L rigid links joined by hinges (generalized coordinates).
+    
+    The root joint is pinned at the origin (free_root: q = [x, y, theta_1..L]
+    adds the root position); joint angles are relative to the parent link; q = 0
+    hangs straight down, gravity along -y. Links are uniform rods (centre of mass
+    at l/2, inertia m l^2/12 about it) unless inertias/coms are given. damping
+    (n,) is viscous per coordinate; q_min/q_max (n,) are hard joint limits.
+    M q'' + C = tau with C = Coriolis/centrifugal + gravity + damping q'.
+    As a Model: z = [q, q'], control = tau (n,).
+    """
+    def __init__(self, masses: numpy.ndarray[numpy.float64], lengths: numpy.ndarray[numpy.float64], gravity: typing.SupportsFloat | typing.SupportsIndex = 9.81, inertias: numpy.ndarray[numpy.float64] | None = None, coms: numpy.ndarray[numpy.float64] | None = None, damping: numpy.ndarray[numpy.float64] | None = None, q_min: numpy.ndarray[numpy.float64] | None = None, q_max: numpy.ndarray[numpy.float64] | None = None, free_root: bool = False) -> None:
+        """
+        masses (L,) > 0, lengths (L,) > 0, inertias (L,) about the COMs, coms (L,) distances from the joints, damping/q_min/q_max (n,) with n = L (+2 with free_root); scalars are broadcast.
+        """
+    def dynamics_jacobian(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        d qdd / d[q, qd]: (n, 2n), exact (forward-mode differentiation of Newton-Euler).
+        """
+    def forward_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        qdd = M(q)^-1 (tau - C(q, qd)): (n,).
+        """
+    def inverse_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        tau = M(q) qdd + C(q, qd): (n,) for q, qd, qdd (n,).
+        """
+    def joint_positions(self, q: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (L+1, 2) positions of the root and of each link's far end.
+        """
+    def kinetic_energy(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> float:
+        """
+        qd' M(q) qd / 2.
+        """
+    def linearize(self, z_ref: numpy.ndarray[numpy.float64], tau_ref: numpy.ndarray[numpy.float64] | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """
+        (A, B) of f(z, tau) = [qd; M^-1 (tau - C)] along a reference: A (T, 2n, 2n)
+        and B (T, 2n, n) at z_ref[i] (T+1, 2n), tau_ref[i] (T, n) (zero if None),
+        for directable.lqr.discretize/solve_continuous. GIL released.
+        """
+    def potential_energy(self, q: numpy.ndarray[numpy.float64]) -> float:
+        """
+        Gravitational energy sum m_i g y_i (zero at the root's height).
+        """
+    @property
+    def coms(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (L,)
+        """
+    @property
+    def damping(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (n,)
+        """
+    @property
+    def free_root(self) -> bool:
+        ...
+    @property
+    def gravity(self) -> float:
+        ...
+    @property
+    def inertias(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (L,) about the COMs
+        """
+    @property
+    def lengths(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (L,)
+        """
+    @property
+    def links(self) -> int:
+        """
+        Number of links L.
+        """
+    @property
+    def masses(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (L,)
+        """
+    @property
+    def n(self) -> int:
+        """
+        Number of coordinates n = L (+2 with a free root).
+        """
+    @property
+    def q_max(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (n,)
+        """
+    @property
+    def q_min(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (n,)
+        """
+class TrackResult:
+    """
+    A PD/SPD tracking run (arrays are read-only views of this object's memory).
+    Rows after a divergence are NaN: q[:diverged_at+1] and tau[:diverged_at] are
+    the valid part.
+    """
+    @property
+    def diverged(self) -> bool:
+        ...
+    @property
+    def diverged_at(self) -> int:
+        """
+        Step whose result was non-finite or beyond max_state, or -1.
+        """
+    @property
+    def q(self) -> numpy.ndarray:
+        """
+        (T+1, n)
+        """
+    @property
+    def qd(self) -> numpy.ndarray:
+        """
+        (T+1, n)
+        """
+    @property
+    def steps(self) -> int:
+        """
+        Steps completed with a valid state.
+        """
+    @property
+    def tau(self) -> numpy.ndarray:
+        """
+        (T, n) servo + feed-forward torque (without tau_ext)
+        """
 def build_info() -> dict:
     """
     Eigen version, SIMD instruction sets and OpenMP use of this build.
@@ -401,4 +655,20 @@ def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float
     A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), N (T, n, s): per step, or
     one matrix constant in time; Q_final (n, n). progress(done, total) is called
     at most every 50 ms. Returns an LQRSolution.
+    """
+def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+    """
+    One SPD evaluation (eq. 5/11) from given M (n, n) and C (n,): returns (tau,
+    qdd), each (n,). q, qd, q_ref_next, qd_ref_next, kp, kd (n,). For models of
+    another engine: apply tau there and step it.
+    """
+def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarray[numpy.float64], q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64] | None = None, kp: numpy.ndarray[numpy.float64] | None = None, kd: numpy.ndarray[numpy.float64] | None = None, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0, servo: Servo = ..., integrator: Integrator = ..., tau_ff: numpy.ndarray[numpy.float64] | None = None, tau_ext: numpy.ndarray[numpy.float64] | None = None, tau_min: numpy.ndarray[numpy.float64] | None = None, tau_max: numpy.ndarray[numpy.float64] | None = None, max_state: typing.SupportsFloat | typing.SupportsIndex = 1000000.0, progress: typing.Any = None) -> TrackResult:
+    """
+    Tracking loop in C++ (GIL released): T steps of a PD/SPD servo + integrator.
+    
+    q0, qd0 (n,); q_ref (T+1, n); qd_ref (T+1, n) or None (zero reference
+    velocity); kp, kd (n,) or (T, n); tau_ff, tau_ext (T, n) feed-forward and
+    external torques; tau_min, tau_max (n,) torque limits. Divergence (a
+    non-finite state or |q|, |qd| > max_state) stops the run and is reported in
+    the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).
     """
