@@ -1,0 +1,159 @@
+"""Reduced bases from snapshots (Barbic & Popovic 2008 sec. 5.1; Treuille ch. 3).
+
+``pca`` turns displacement or velocity snapshots into a basis ``U`` whose
+columns are orthonormal in the (optionally mass-weighted) inner product:
+``U' M U = I``. The heavy lifting is LAPACK's SVD (through NumPy), or a
+randomized range finder when the snapshot matrix is large, or a streaming
+(incremental) update when the snapshots arrive in chunks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import as_float_array, integer
+
+__all__ = ["Basis", "pca", "IncrementalPCA", "project", "reconstruct"]
+
+
+@dataclass(frozen=True)
+class Basis:
+    """A reduced basis.
+
+    U : (N, r) columns, ``U' M U = I`` (M the mass given to ``pca``, or I).
+    singular_values : (r,) of the (mass-weighted) snapshot matrix.
+    energy : (r,) fraction of the snapshots' total energy (sum of squared
+        singular values, over all modes) captured by each mode.
+    """
+
+    U: np.ndarray
+    singular_values: np.ndarray
+    energy: np.ndarray
+
+    @property
+    def r(self) -> int:
+        return self.U.shape[1]
+
+    @property
+    def captured(self) -> float:
+        """Fraction of the snapshot energy the r modes capture."""
+        return float(self.energy.sum())
+
+
+def _mass_sqrt(mass, N):
+    if mass is None:
+        return None
+    mass = as_float_array(mass, "mass")
+    if mass.ndim == 2:
+        if mass.shape != (N, N):
+            raise ValueError(f"mass must have shape ({N},) or ({N}, {N}), got {mass.shape}")
+        if np.count_nonzero(mass - np.diag(np.diagonal(mass))):
+            raise ValueError("mass must be diagonal (lumped); pass its diagonal as an (N,) array")
+        mass = np.diagonal(mass)
+    if mass.shape != (N,):
+        raise ValueError(f"mass must have shape ({N},) or ({N}, {N}), got {mass.shape}")
+    if not np.all(np.isfinite(mass)) or np.any(mass <= 0):
+        raise ValueError("mass must be finite and positive")
+    return np.sqrt(mass)
+
+
+def pca(snapshots, r, mass=None, method="auto", oversample=10, power_iterations=2, seed=0) -> Basis:
+    """Mass-orthonormal PCA/POD basis of ``snapshots`` (k, N): k states of size N.
+
+    r : number of modes (1 <= r <= min(k, N)).
+    mass : None, or the lumped mass as (N,) or a diagonal (N, N): the basis
+        then satisfies ``U' diag(mass) U = I``.
+    method : "svd" (exact, LAPACK), "randomized" (Halko et al.: r + oversample
+        random probes and ``power_iterations`` subspace iterations; for
+        k, N >> r), or "auto" (randomized when min(k, N) > 4 (r + oversample)).
+    Snapshots are not centred: the basis spans the states themselves, as the
+    papers use it (displacements from rest, velocities).
+    """
+    X = as_float_array(snapshots, "snapshots")
+    if X.ndim != 2:
+        raise ValueError(f"snapshots must be a (k, N) array, got shape {X.shape}")
+    k, N = X.shape
+    r = integer(r, "r")
+    if not 1 <= r <= min(k, N):
+        raise ValueError(f"r must be in [1, {min(k, N)}] for snapshots of shape {X.shape}, got {r}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("snapshots must be finite (found NaN or inf)")
+    sq = _mass_sqrt(mass, N)
+    Y = X * sq if sq is not None else X  # rows in the mass-weighted space
+    total = float(np.einsum("ij,ij->", Y, Y))
+    if method == "auto":
+        method = "randomized" if min(k, N) > 4 * (r + oversample) else "svd"
+    if method == "svd":
+        _, S, Vt = np.linalg.svd(Y, full_matrices=False)
+        S, V = S[:r], Vt[:r].T
+    elif method == "randomized":
+        rng = np.random.default_rng(seed)
+        Q = np.linalg.qr(Y.T @ rng.standard_normal((k, min(r + oversample, k))))[0]  # (N, l) range of Y'
+        for _ in range(power_iterations):
+            Q = np.linalg.qr(Y.T @ (Y @ Q))[0]
+        _, S, Wt = np.linalg.svd(Y @ Q, full_matrices=False)
+        S, V = S[:r], Q @ Wt[:r].T
+    else:
+        raise ValueError(f"method must be 'auto', 'svd' or 'randomized', got {method!r}")
+    U = V / sq[:, None] if sq is not None else V
+    energy = S ** 2 / total if total > 0 else np.zeros(r)
+    return Basis(np.ascontiguousarray(U), S.copy(), energy)
+
+
+class IncrementalPCA:
+    """Streaming PCA for snapshots that do not fit in memory.
+
+    ``add(chunk)`` folds (c, N) snapshots into a rank-``keep`` factorisation
+    (Brand's update: SVD of [S V', chunk] projected), then ``basis(r)``.
+    ``keep`` (default 2 r_max) bounds the memory to O(N keep).
+    """
+
+    def __init__(self, N, keep, mass=None):
+        self.N = integer(N, "N")
+        self.keep = integer(keep, "keep")
+        if self.keep < 1:
+            raise ValueError(f"keep must be >= 1, got {keep}")
+        self._sq = _mass_sqrt(mass, self.N)
+        self._SVt = np.zeros((0, self.N))  # (<= keep, N): S V'
+        self._total = 0.0
+
+    def add(self, chunk) -> None:
+        C = as_float_array(chunk, "chunk")
+        if C.ndim != 2 or C.shape[1] != self.N:
+            raise ValueError(f"chunk must have shape (c, {self.N}), got {C.shape}")
+        if not np.all(np.isfinite(C)):
+            raise ValueError("chunk must be finite (found NaN or inf)")
+        if self._sq is not None:
+            C = C * self._sq
+        self._total += float(np.einsum("ij,ij->", C, C))
+        _, S, Vt = np.linalg.svd(np.vstack([self._SVt, C]), full_matrices=False)
+        self._SVt = S[: self.keep, None] * Vt[: self.keep]
+
+    def basis(self, r) -> Basis:
+        r = integer(r, "r")
+        if not 1 <= r <= self._SVt.shape[0]:
+            raise ValueError(f"r must be in [1, {self._SVt.shape[0]}], got {r}")
+        S = np.linalg.norm(self._SVt[:r], axis=1)
+        V = (self._SVt[:r] / S[:, None]).T
+        U = V / self._sq[:, None] if self._sq is not None else V
+        return Basis(np.ascontiguousarray(U), S, S ** 2 / self._total if self._total > 0 else np.zeros(r))
+
+
+def project(U, q, mass=None) -> np.ndarray:
+    """Reduced coordinates ``U' M q`` of full states q (N,) or (k, N)."""
+    U = as_float_array(U, "U")
+    q = as_float_array(q, "q")
+    if q.shape[-1] != U.shape[0]:
+        raise ValueError(f"q must have last dimension {U.shape[0]}, got shape {q.shape}")
+    sq = _mass_sqrt(mass, U.shape[0])
+    return (q * sq ** 2) @ U if sq is not None else q @ U
+
+
+def reconstruct(U, z) -> np.ndarray:
+    """Full states ``U z`` for reduced z (r,) or (k, r): (N,) or (k, N)."""
+    U = as_float_array(U, "U")
+    z = as_float_array(z, "z")
+    if z.shape[-1] != U.shape[1]:
+        raise ValueError(f"z must have last dimension {U.shape[1]}, got shape {z.shape}")
+    return z @ U.T
