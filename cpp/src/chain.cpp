@@ -1,14 +1,11 @@
 #include "directable/models/chain.hpp"
 
 #include <cmath>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <vector>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+
+#include "directable/core/parallel.hpp"
 
 namespace directable {
 
@@ -351,39 +348,21 @@ void PlanarChain::linearize_along(SeqView z_ref, SeqView tau_ref, MatrixSeq& A, 
   tau_ref.check_finite("tau_ref");
   A = MatrixSeq(T, n2, n2);
   B = MatrixSeq(T, n2, n_);
-  std::exception_ptr error;
-  std::mutex mutex;
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
-#pragma omp parallel num_threads(threads)
-  {
-    auto ws = create_data();
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(n_);
+  parallel_steps(T, threads, nullptr, T, [this] { return create_data(); }, [&](Index i, std::unique_ptr<ModelData>& ws) {
     auto& w = cast(*ws);
-    Eigen::VectorXd zero = Eigen::VectorXd::Zero(n_);
-#pragma omp for schedule(static)
-    for (Index i = 0; i < T; ++i) {
-      try {
-        ConstVecMap z(z_ref.data + i * n2, n2);
-        auto Ai = A[i];
-        Ai.setZero();
-        Ai.topRightCorner(n_, n_).setIdentity();
-        if (tau_ref.empty())
-          dynamics_jacobian(z.head(n_), z.tail(n_), zero, Ai.bottomRows(n_), w);
-        else
-          dynamics_jacobian(z.head(n_), z.tail(n_), ConstVecMap(tau_ref.data + i * n_, n_), Ai.bottomRows(n_), w);
-        auto Bi = B[i];
-        Bi.setZero();
-        Bi.bottomRows(n_) = w.llt.solve(Eigen::MatrixXd::Identity(n_, n_));
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-  }
-  if (error) std::rethrow_exception(error);
+    ConstVecMap z(z_ref.data + i * n2, n2);
+    auto Ai = A[i];
+    Ai.setZero();
+    Ai.topRightCorner(n_, n_).setIdentity();
+    if (tau_ref.empty())
+      dynamics_jacobian(z.head(n_), z.tail(n_), zero, Ai.bottomRows(n_), w);
+    else
+      dynamics_jacobian(z.head(n_), z.tail(n_), ConstVecMap(tau_ref.data + i * n_, n_), Ai.bottomRows(n_), w);
+    auto Bi = B[i];
+    Bi.setZero();
+    Bi.bottomRows(n_) = w.llt.solve(Eigen::MatrixXd::Identity(n_, n_));
+  });
 }
 
 template void PlanarChain::rnea<double>(const double*, const double*, const double*, double*) const;

@@ -1,13 +1,7 @@
 #include "directable/control/discretize.hpp"
 
-#include <atomic>
-#include <exception>
-#include <mutex>
-
+#include "directable/core/parallel.hpp"
 #include "directable/linalg/expm.hpp"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace directable {
 
@@ -156,47 +150,15 @@ Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView R
   for (Index i = 0; i < out.Rc.T(); ++i) out.Rc[i] = Rc[i];
 
   const bool all_constant = A.is_constant() && B.is_constant() && Qc.is_constant() && Rc.is_constant();
-  const Index work = all_constant ? 1 : T;
-  ProgressThrottle throttle(progress, T);
-  std::atomic<bool> cancel{false};
-  std::atomic<Index> done{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  int threads = options.threads;
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
-  if (work < threads) threads = int(work);
-
-#pragma omp parallel num_threads(threads)
-  {
-    StepWorkspace ws(n, s, options);
-#pragma omp for schedule(dynamic, 1)
-    for (Index i = 0; i < work; ++i) {
-      if (cancel.load(std::memory_order_relaxed)) continue;
-      try {
+  parallel_steps(
+      all_constant ? 1 : T, options.threads, progress, T, [&] { return StepWorkspace(n, s, options); },
+      [&](Index i, StepWorkspace& ws) {
         if (options.method == DiscretizeMethod::Exact)
           discretize_step_exact(A[i], B[i], Qc[i], Rc[i], dt, ws, out.Phi[i], out.Gamma[i], out.Q[i], out.N[i], out.R[i]);
         else
           discretize_step_simpson(A[i], B[i], Qc[i], Rc[i], dt, options.simpson_intervals, ws, out.Phi[i],
                                   out.Gamma[i], out.Q[i], out.N[i], out.R[i]);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-        cancel = true;
-      }
-      Index d = ++done;
-#ifdef _OPENMP
-      const bool master = omp_get_thread_num() == 0;
-#else
-      const bool master = true;
-#endif
-      if (master && !throttle.report(d)) cancel = true;
-    }
-  }
-  if (error) std::rethrow_exception(error);
+      });
   if (all_constant) {
     for (Index i = 1; i < T; ++i) {
       out.Phi[i] = out.Phi[0];
@@ -206,7 +168,6 @@ Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView R
       out.R[i] = out.R[0];
     }
   }
-  throttle.finish(T);
   for (const MatrixSeq* m : {&out.Phi, &out.Gamma, &out.Q, &out.N, &out.R})
     check_finite("discretization result (the exponential overflowed: reduce dt)", m->data(), m->T() * m->rows() * m->cols());
   return out;

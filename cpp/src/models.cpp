@@ -1,11 +1,5 @@
-#include <atomic>
-#include <exception>
-#include <mutex>
-
+#include "directable/core/parallel.hpp"
 #include "directable/models/model.hpp"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace directable {
 
@@ -47,36 +41,9 @@ MatrixSeq linearize(const Model& model, SeqView z_ref, Index T, double t0, doubl
   check_positive("dt", dt);
   z_ref.check_finite("z_ref");
   MatrixSeq A(T, n, n);
-  ProgressThrottle throttle(progress, T);
-  std::atomic<bool> cancel{false};
-  std::atomic<Index> done{0};
-  std::exception_ptr error;
-  std::mutex mutex;
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (Index i = 0; i < T; ++i) {
-    if (cancel.load(std::memory_order_relaxed)) continue;
-    try {
-      ConstVecMap z(z_ref.data + i * n, n);
-      model.jacobian(z, t0 + double(i) * dt, A[i]);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!error) error = std::current_exception();
-      cancel = true;
-    }
-    Index d = ++done;
-#ifdef _OPENMP
-    if (omp_get_thread_num() == 0 && !throttle.report(d)) cancel = true;
-#else
-    if (!throttle.report(d)) cancel = true;
-#endif
-  }
-  if (error) std::rethrow_exception(error);
-  throttle.finish(T);
+  parallel_steps(T, threads, progress, T, [] { return 0; }, [&](Index i, int&) {
+    model.jacobian(ConstVecMap(z_ref.data + i * n, n), t0 + double(i) * dt, A[i]);
+  });
   return A;
 }
 
