@@ -1,0 +1,895 @@
+#!/usr/bin/env python
+"""Benchmarks of directable's LQR precomputation and runtime controller (issue 2, sec. 7).
+
+    python benchmarks/bench_lqr.py [--quick] [--write]
+
+Prints markdown tables; ``--write`` also writes ``benchmarks/RESULTS.md``
+(machine, versions, command, results against the issue's targets).
+
+Every time is the best of several repeats in this one process (the machine
+is shared and noisy; the minimum is the least disturbed run). Comparisons
+are ratios of times measured back to back in the same process.
+
+Sections
+  1/2  gain precomputation (discretize + Riccati sweep) vs a straightforward
+       NumPy/SciPy version of the same algorithm (reference_numpy.py), results
+       checked first; directable on 1 thread vs all cores
+  3    Riccati sweep alone vs NumPy, and vs the flop limit at the measured
+       single-thread DGEMM rate
+  4    re-tuning (sweep only) n = 48, T = 1000
+  5    one control step inside the C++ simulation loop, n = 128, s = 64
+  6    one control call from Python
+  7    other libraries: python-control / SciPy DARE (stationary problem),
+       Crocoddyl's DDP backward pass on the same time-varying LQ problem
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+
+import numpy as np
+import scipy
+import scipy.linalg as sla
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import reference_numpy as ref  # noqa: E402
+
+import directable  # noqa: E402
+from directable import _core, lqr, models, sim  # noqa: E402
+
+_SO_MTIME = Path(_core.__file__).stat().st_mtime  # to detect a rebuild during the run
+
+try:
+    from threadpoolctl import threadpool_info, threadpool_limits
+except ImportError:  # pragma: no cover - optional
+    threadpool_limits = None
+    threadpool_info = None
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def blas_threads(k):
+    """Context limiting NumPy/SciPy's BLAS to k threads (None: leave as is)."""
+    if k is None or threadpool_limits is None:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=k, user_api="blas")
+
+
+def best(fn, repeats=3, warmup=True, **kw):
+    """Minimum wall time of fn() over `repeats` runs (after one warm-up run); see best_cpu."""
+    return best_cpu(fn, repeats, warmup, **kw)[0]
+
+
+def best_cpu(fn, repeats=3, warmup=True, min_time=0.3, max_repeats=30):
+    """(minimum wall time, CPU time / wall time of that run): the second is the cores it kept busy.
+
+    Runs at least `repeats` times and, for cheap calls, keeps going until
+    `min_time` seconds have been spent (at most `max_repeats` runs), so that
+    short measurements get more chances to hit an undisturbed moment.
+    """
+    if warmup:
+        fn()
+    t, cores, spent, k = float("inf"), float("nan"), 0.0, 0
+    while k < repeats or (spent < min_time and k < max_repeats):
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        dt = time.perf_counter() - t0
+        spent += dt
+        k += 1
+        if dt < t:
+            t, cores = dt, (time.process_time() - c0) / dt
+    return t, cores
+
+
+def per_call(stmt, number, repeats=7):
+    """Best per-call time of a statement (callable) with timeit."""
+    return min(timeit.repeat(stmt, number=number, repeat=repeats)) / number
+
+
+def relerr(a, b):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
+
+
+def fmt_t(t):
+    if t is None or not np.isfinite(t):
+        return "—"
+    if t >= 1.0:
+        return f"{t:.2f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.1f} ms"
+    if t >= 1e-6:
+        return f"{t * 1e6:.2f} µs"
+    return f"{t * 1e9:.0f} ns"
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def problem(n, T, seed=0, dt=0.01):
+    """A time-varying damped mass-spring system, n = 2m states, s = m controls.
+
+    A_i = [[0, I], [-K_i, -C_i]] with K_i = K0 (1 + 0.3 sin phi_i) + 20 K1 (1 + cos phi_i)
+    (K0 SPD with eigenvalues 1..400 in a random basis, K1 = W W' random PSD),
+    C_i = 0.02 K_i + 0.1 I (Rayleigh damping), phi_i = 2 pi i / T; B = [0; I].
+    Cost Q = I, R = 0.01 I, Q_final = 10 I; dt = 0.01.
+    """
+    m = n // 2
+    rng = np.random.default_rng(seed)
+    U, _ = np.linalg.qr(rng.standard_normal((m, m)))
+    K0 = (U * np.geomspace(1.0, 400.0, m)) @ U.T
+    W = rng.standard_normal((m, m)) / np.sqrt(m)
+    K1 = W @ W.T
+    A = np.zeros((T, n, n))
+    I = np.eye(m)
+    for i, ph in enumerate(np.linspace(0.0, 2 * np.pi, T, endpoint=False)):
+        Ki = K0 * (1 + 0.3 * np.sin(ph)) + 20.0 * K1 * (1 + np.cos(ph))
+        A[i, :m, m:] = I
+        A[i, m:, :m] = -Ki
+        A[i, m:, m:] = -(0.02 * Ki + 0.1 * I)
+    B = np.zeros((n, m))
+    B[m:] = I
+    return A, B, dt, np.eye(n), 0.01 * np.eye(m), 10.0 * np.eye(n)
+
+
+def pade_info(A0, B, dt, Q):
+    """Pade degree / squarings the Al-Mohy-Higham choice makes for step 0's Van Loan matrix."""
+    n, s = B.shape
+    p = n + s
+    F = np.zeros((p, p))
+    F[:n, :n] = A0
+    F[:n, n:] = B
+    M = np.zeros((2 * p, 2 * p))
+    M[:p, :p] = -F.T
+    M[:n, p:p + n] = Q
+    M[p:, p:] = F
+    try:
+        _, _, degree, squarings = _core.expm_bordered(M * dt, np.zeros((2 * p, 0)))
+        return f"{degree}/{squarings}"
+    except Exception:  # noqa: BLE001 - informative only
+        return "?"
+
+
+# ----------------------------------------------------------------------------- machine
+
+
+def machine_info():
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        fam = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith(("cpu family", "model\t"))]
+        fam = ", ".join(ln.split(":")[0].strip() + " " + ln.split(":")[1].strip() for ln in fam[:2])
+    except OSError:
+        fam = ""
+    blas = []
+    if threadpool_info is not None:
+        for d in threadpool_info():
+            if d.get("user_api") == "openmp":
+                blas.append(f"OpenMP {Path(d.get('filepath', '')).name} ({d.get('num_threads')} threads)")
+            else:
+                blas.append(f"{d.get('internal_api')} {d.get('version')} ({Path(d.get('filepath', '')).name}, "
+                            f"{d.get('num_threads')} threads, {d.get('architecture')})")
+    info = {
+        "cpu": f"{cpu} ({fam})" if fam else cpu,
+        "cores": os.cpu_count(),
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "directable": getattr(directable, "__version__", "?"),
+        "build_info": _core.build_info(),
+        "blas": blas,
+        "omp": os.environ.get("OMP_NUM_THREADS", "unset"),
+    }
+    try:
+        g = subprocess.run(["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"], capture_output=True,
+                           text=True).stdout.strip()
+        info["git"] = f"commit {g}" if g else "unknown"
+    except OSError:
+        info["git"] = "unknown"
+    so = Path(_core.__file__)
+    info["so"] = f"`{so.name}` built {datetime.datetime.fromtimestamp(so.stat().st_mtime).strftime('%Y-%m-%d %H:%M')}"
+    for mod in ("control", "slycot", "crocoddyl", "threadpoolctl"):
+        try:
+            info[mod] = __import__(mod).__version__
+        except Exception as exc:  # noqa: BLE001
+            info[mod] = f"not available ({type(exc).__name__})"
+    return info
+
+
+# ----------------------------------------------------------------------------- GEMM rates
+
+
+def numpy_gemm_rate(n, threads=1, seconds=0.25):
+    """GFLOP/s of NumPy's a @ b (n x n) with `threads` BLAS threads: best batch, about `seconds` spent."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    c = np.empty((n, n))
+    batch = max(1, int(0.005 * 30e9 / (2 * n**3)))
+    best_t, spent, k = float("inf"), 0.0, 0
+    with blas_threads(threads):
+        np.matmul(a, b, out=c)
+        while k < 3 or (spent < seconds and k < 50):
+            t0 = time.perf_counter()
+            for _ in range(batch):
+                np.matmul(a, b, out=c)
+            dt = time.perf_counter() - t0
+            spent += dt
+            k += 1
+            best_t = min(best_t, dt / batch)
+    return 2.0 * n**3 / best_t * 1e-9
+
+
+_EIGEN_CACHE = {}
+
+
+def eigen_gemm_rates(sizes):
+    """Memoized _eigen_gemm_rates (compiling costs seconds)."""
+    key = tuple(sorted(set(sizes)))
+    for k, v in _EIGEN_CACHE.items():
+        if set(key) <= set(k):
+            return v
+    _EIGEN_CACHE[key] = _eigen_gemm_rates(key)
+    return _EIGEN_CACHE[key]
+
+
+def _eigen_gemm_rates(sizes):
+    """Eigen's n x n GEMM rate from eigen_gemm.cpp compiled with directable's flags.
+
+    Returns {"serial": {n: (colmajor, rowmajor)}, "parallel": {...}} in GFLOP/s
+    (serial: -DEIGEN_DONT_PARALLELIZE; parallel: -fopenmp, Eigen's own GEMM
+    threads on all cores), or an error string.
+    """
+    cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+    if cxx is None:
+        return "no C++ compiler found"
+    try:
+        prefix = subprocess.run([sys.executable, "-m", "cmeel", "cmake"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        inc = Path(prefix) / "include" / "eigen3"
+        if not inc.is_dir():
+            raise FileNotFoundError(inc)
+    except Exception as exc:  # noqa: BLE001
+        return f"Eigen headers not found ({exc})"
+    import hashlib
+
+    src = (HERE / "eigen_gemm.cpp").read_text()
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "directable-bench"
+    out = {}
+    for variant, flags in (("serial", ["-DEIGEN_DONT_PARALLELIZE"]), ("parallel", ["-fopenmp"])):
+        cmd = [cxx, "-O3", "-march=native", "-DNDEBUG", "-std=c++17", *flags, f"-I{inc}"]
+        key = hashlib.sha1((src + " ".join(cmd) + str(Path(cxx).stat().st_mtime)).encode()).hexdigest()[:12]
+        exe = cache / f"eigen_gemm_{variant}_{key}"
+        if not exe.exists():  # compiling Eigen's GEMM takes seconds: keep the binary
+            cache.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory() as tmp:
+                tmp_exe = Path(tmp) / exe.name
+                r = subprocess.run(cmd + [str(HERE / "eigen_gemm.cpp"), "-o", str(tmp_exe)], capture_output=True,
+                                   text=True)
+                if r.returncode:
+                    return "compile failed: " + r.stderr[-300:]
+                shutil.move(str(tmp_exe), exe)
+        r = subprocess.run([str(exe)] + [str(n) for n in sizes], capture_output=True, text=True)
+        out[variant] = {}
+        for line in r.stdout.split("\n"):
+            if line.strip():
+                n, col, row = line.split()
+                out[variant][int(n)] = (float(col), float(row))
+    return out
+
+
+# ----------------------------------------------------------------------------- one-core worker
+
+
+def directable_times(n, T, reps):
+    """directable's precomputation times (and cores kept busy) for the test problem (n, T)."""
+    A, B, dt, Q, R, Qf = problem(n, T)
+    t_all, c_all = best_cpu(lambda: lqr.solve_continuous(A, B, dt, Q, R, Qf), reps)
+    t_disc, c_disc = best_cpu(lambda: lqr.discretize(A, B, dt, Q, R), reps)
+    disc = lqr.discretize(A, B, dt, Q, R)
+    t_sweep, c_sweep = best_cpu(lambda: lqr.solve_discrete(disc.Phi, disc.Gamma, disc.Q, disc.R, Qf, N=disc.N), reps)
+    return dict(t_all=t_all, c_all=c_all, t_disc=t_disc, c_disc=c_disc, t_sweep=t_sweep, c_sweep=c_sweep)
+
+
+def retune_problem():
+    n, T = 48, 1000
+    A, B, dt, Q, R, Qf = problem(n, T, seed=3)
+    return n, T, dt, lqr.discretize(A, B, dt, Q, R), Qf
+
+
+def retune_time(reps):
+    _, _, _, disc, Qf = retune_problem()
+    return best_cpu(lambda: lqr.retune(disc, Qf, alpha_Q=2.0, alpha_R=0.5), reps)
+
+
+def worker(tasks):
+    """Runs in a subprocess (see one_core); prints the results as JSON."""
+    out = []
+    for task in tasks:
+        if task[0] == "precompute":
+            out.append(directable_times(*task[1:]))
+        elif task[0] == "retune":
+            out.append(retune_time(task[1]))
+    print("RESULT " + json.dumps(out))
+
+
+def one_core(tasks):
+    """Runs `tasks` in a fresh process with OMP_NUM_THREADS=1 (and one BLAS thread).
+
+    directable's threads=1 only limits the per-step loop; Eigen's GEMMs may
+    still open OpenMP teams of their own. OMP_NUM_THREADS=1 gives the
+    true one-core time.
+    """
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(tasks)], env=env,
+                       capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError("one-core worker failed: " + r.stderr[-2000:])
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+class Bench:
+    def __init__(self, quick):
+        self.quick = quick
+        self.T = 40 if quick else 500
+        self.sizes = [16, 48, 64, 128]
+        self.reps = 2 if quick else 3
+        self.np_reps = 1 if quick else 2
+        # NumPy discretization cost per step grows as (2(n+s))^3: above this
+        # size it is timed on an evenly strided subset of steps and scaled.
+        self.np_subset = 8 if quick else 100
+        self.summary = []  # (benchmark, directable, baseline, result, target, met)
+        self.sections = []  # (title, markdown)
+        self.notes = []
+        self.store = {}
+
+    def add(self, title, text):
+        self.sections.append((title, text))
+        print(f"\n## {title}\n\n{text}\n", flush=True)
+
+    # -- 1/2: full precomputation ------------------------------------------------
+    def precompute(self):
+        T = self.T
+        # True one-core directable times (OMP_NUM_THREADS=1), in a subprocess, first.
+        single = one_core([["precompute", n, T, self.reps] for n in self.sizes] + [["retune", self.reps + 2]])
+        self.store["retune_1core"] = single[-1]
+        rows, chk_rows = [], []
+        for n, one in zip(self.sizes, single):
+            s = n // 2
+            A, B, dt, Q, R, Qf = problem(n, T)
+            pade = pade_info(A[0], B, dt, Q)
+            # Correctness: the full NumPy pipeline vs directable on a short horizon.
+            Tc = min(T, 40 if n <= 64 else 12)
+            sol_c = lqr.solve_continuous(A[:Tc], B, dt, Q, R, Qf)
+            Kc, Pc, _ = ref.solve_continuous(A[:Tc], B, dt, Q, R, Qf)
+            errK_full, errP_full = relerr(sol_c.K, Kc), relerr(sol_c.P, Pc)
+
+            # directable as installed: threads=0 (all cores) and the threads=1 argument.
+            d = directable_times(n, T, self.reps)
+            t_all = d["t_all"]
+            # threads=1 can be very slow (see notes): timed once, on at most 100 steps, scaled to T.
+            T1 = min(T, 100)
+            t_thr1 = best(lambda: lqr.solve_continuous(A[:T1], B, dt, Q, R, Qf, threads=1), 1, warmup=False,
+                          min_time=0.0) * T / T1
+            disc = lqr.discretize(A, B, dt, Q, R)
+
+            # NumPy/SciPy: discretization on all steps (or a strided subset, scaled), sweep on all steps.
+            idx = np.arange(T) if (n <= 48 or T <= self.np_subset) else \
+                np.unique(np.linspace(0, T - 1, self.np_subset).round().astype(int))
+            npd = ref.discretize(A[idx], B, dt, Q, R)
+            errD = max(relerr(x, np.asarray(y)[idx]) for x, y in
+                       zip(npd, (disc.Phi, disc.Gamma, disc.Q, disc.N, disc.R)))
+            Phi, Gam, Qd, Nd, Rd = (np.array(x) for x in (disc.Phi, disc.Gamma, disc.Q, disc.N, disc.R))
+            Kn, Pn = ref.riccati(Phi, Gam, Qd, Rd, Qf, Nd)
+            sol_d = lqr.solve_discrete(Phi, Gam, Qd, Rd, Qf, N=Nd)
+            errK_sweep = relerr(sol_d.K, Kn)
+            np_t = {}
+            for th in (1, None):
+                with blas_threads(th):
+                    t0 = time.perf_counter()
+                    if th is None:
+                        # Multi-threaded OpenBLAS can collapse when the other core is busy; one run, and
+                        # repeats only when that run was not far slower than the one-thread time.
+                        td = best(lambda: ref.discretize(A[idx], B, dt, Q, R), 1, warmup=False, min_time=0)
+                        if td < 2 * np_t[1][0] * len(idx) / T:
+                            td = min(td, best(lambda: ref.discretize(A[idx], B, dt, Q, R), self.np_reps - 1 or 1,
+                                              warmup=False))
+                        td *= T / len(idx)
+                        ts = best(lambda: ref.riccati(Phi, Gam, Qd, Rd, Qf, Nd), 1, warmup=False, min_time=0)
+                        if ts < 2 * np_t[1][1]:
+                            ts = min(ts, best(lambda: ref.riccati(Phi, Gam, Qd, Rd, Qf, Nd), self.np_reps,
+                                              warmup=False))
+                    else:
+                        td = best(lambda: ref.discretize(A[idx], B, dt, Q, R), self.np_reps,
+                                  warmup=not self.quick) * T / len(idx)
+                        ts = best(lambda: ref.riccati(Phi, Gam, Qd, Rd, Qf, Nd), self.np_reps, warmup=not self.quick)
+                    print(f"    NumPy BLAS threads={th or 'all'}: {time.perf_counter() - t0:.1f} s spent", flush=True)
+                np_t[th] = (td, ts)
+            np_all, np_one = sum(np_t[None]), sum(np_t[1])
+            np_best = min(np_all, np_one)
+            self.store[n] = dict(d=d, one=one, np_sweep_1=np_t[1][1], np_sweep_all=np_t[None][1], T=T,
+                                 t_thr1=t_thr1)
+            rows.append([n, s, T, pade, f"**{fmt_t(t_all)}**", fmt_t(one["t_all"]), fmt_t(t_thr1),
+                         f"{one['t_all'] / t_all:.2f}×",
+                         f"{fmt_t(d['t_disc'])} ({d['c_disc']:.1f})", f"{fmt_t(d['t_sweep'])} ({d['c_sweep']:.1f})",
+                         fmt_t(np_all), fmt_t(np_one), (f"{len(idx)}/{T}" if len(idx) < T else "all"),
+                         f"**{np_best / t_all:.1f}×**", f"{np_one / one['t_all']:.1f}×"])
+            chk_rows.append([n, Tc, f"{errK_full:.1e}", f"{errP_full:.1e}", f"{errD:.1e}", f"{errK_sweep:.1e}"])
+            target = {16: 10.0, 128: 2.0}.get(n)
+            self.summary.append([
+                f"precompute (discretize + sweep) n={n}, s={s}, T={T}", fmt_t(t_all),
+                f"NumPy/SciPy {fmt_t(np_best)}", f"{np_best / t_all:.1f}× faster",
+                f"≥ {target:g}×" if target else "—",
+                ("yes" if np_best / t_all >= target else "**no**") if target else "—"])
+            print(f"  precompute n={n}: directable {fmt_t(t_all)} (1 core {fmt_t(one['t_all'])}, threads=1 "
+                  f"{fmt_t(t_thr1)}), NumPy {fmt_t(np_all)} / 1 thread {fmt_t(np_one)}", flush=True)
+            for x in (errK_full, errP_full, errD, errK_sweep):
+                if not x < 1e-8:
+                    self.notes.append(f"**Result mismatch at n={n}**: relative error {x:.2e} > 1e-8.")
+        slow = [f"n={n}: {self.store[n]['t_thr1'] / self.store[n]['one']['t_all']:.1f}×" for n in self.sizes
+                if self.store[n]["t_thr1"] > 1.5 * self.store[n]["one"]["t_all"]]
+        if slow:
+            self.notes.append(
+                "`solve_continuous(..., threads=1)` is slower than a true one-core run (OMP_NUM_THREADS=1): "
+                + ", ".join(slow) + ". threads=1 limits only the per-step loop; a likely cause is nested "
+                "parallelism: in a team of one thread `omp_in_parallel()` is false, so any product that is "
+                "itself parallel (Eigen's GEMM threading when EIGEN_DONT_PARALLELIZE is not defined, or the "
+                "sweep's own split GEMMs) opens a team on all cores for every product. Measured with "
+                "OMP_NUM_THREADS unset.")
+        worse = [f"n={n}" for n in self.sizes if self.store[n]["one"]["t_all"] < self.store[n]["d"]["t_all"]]
+        if worse:
+            self.notes.append("directable on all cores was slower than on one core (OMP_NUM_THREADS=1) for "
+                              + ", ".join(worse) + " in this run (load from other jobs on the 2 cores makes every "
+                              "multi-threaded time here fragile: a thread that loses its core stalls the others).")
+        head = ["n", "s", "T", "Padé degree/squarings (Van Loan matrix, step 0)", "directable (all cores)",
+                "directable 1 core (OMP_NUM_THREADS=1)", "directable threads=1 argument (≤ 100 steps timed, scaled)", "parallel speed-up",
+                "of which discretize (cores busy)", "of which sweep (cores busy)", "NumPy/SciPy (BLAS all cores)",
+                "NumPy/SciPy (BLAS 1 thread)", "NumPy disc. steps timed", "speed-up vs best NumPy",
+                "1 core vs NumPy 1 thread"]
+        self.add("1–2. Gain precomputation: directable vs NumPy/SciPy (same algorithm)",
+                 md_table(head, rows) + "\n\n"
+                 "'cores busy' is CPU time / wall time of the best run. 'parallel speed-up' = 1 core / all cores. "
+                 "The NumPy discretization is timed on all steps, or on an evenly strided subset of steps "
+                 "scaled to T (its steps are independent and alike); its sweep always on all T steps. "
+                 "'speed-up vs best NumPy' compares with the faster of the two BLAS settings.\n\n"
+                 "Results checked before timing (max relative difference |a−b|_max/|b|_max):\n\n" + md_table(
+                     ["n", "T (full pipeline check)", "K full pipeline", "P full pipeline",
+                      "Phi, Gamma, Q, N, R (timed steps)", "K sweep on the same discretization"], chk_rows))
+
+    # -- 3: sweep vs flop limit --------------------------------------------------
+    def sweep(self):
+        sizes = self.sizes
+        np_rate1 = {n: numpy_gemm_rate(n, 1) for n in sizes}
+        np_rateA = {n: numpy_gemm_rate(n, None) for n in sizes}
+        eig = eigen_gemm_rates(sorted(set(sizes) | {48}))
+        if isinstance(eig, str):
+            self.notes.append(f"Eigen GEMM rate not measured: {eig}")
+            eig = {"serial": {}, "parallel": {}}
+        rows = []
+        for n in sizes:
+            s = n // 2
+            st = self.store[n]
+            T = st["T"]
+            flops = T * ref.sweep_flops(n, s)
+            e1 = max(eig["serial"].get(n, (0.0, 0.0)))
+            eA = max(eig["parallel"].get(n, (0.0, 0.0)))
+            r1 = max(np_rate1[n], e1)
+            rA = max(np_rateA[n], eA, r1)
+            t_def, c_def = st["d"]["t_sweep"], st["d"]["c_sweep"]
+            t_one = st["one"]["t_sweep"]
+            # the installed sweep is judged against the rate of as many cores as it keeps busy
+            r_match = rA if c_def > 1.2 else r1
+            lim_match = flops / (r_match * 1e9)
+            lim1 = flops / (r1 * 1e9)
+            rows.append([n, s, T, f"{ref.sweep_flops(n, s) / 1e6:.3f}",
+                         f"{fmt_t(t_def)} ({c_def:.1f})", fmt_t(t_one),
+                         f"{flops / t_def * 1e-9:.1f} / {flops / t_one * 1e-9:.1f}",
+                         fmt_t(st["np_sweep_1"]), fmt_t(st["np_sweep_all"]),
+                         f"{min(st['np_sweep_1'], st['np_sweep_all']) / t_def:.1f}×",
+                         f"{np_rate1[n]:.1f} / {np_rateA[n]:.1f}",
+                         (f"{e1:.1f} / {eA:.1f}" if e1 else "—"),
+                         f"**{t_def / lim_match:.2f}×** (at {r_match:.1f})", f"**{t_one / lim1:.2f}×** (at {r1:.1f})"])
+            if n == 128:
+                self.summary.append([f"Riccati sweep alone n=128, s=64, T={T}, as installed", fmt_t(t_def),
+                                     f"flop limit {fmt_t(lim_match)} at {r_match:.1f} GFLOP/s "
+                                     f"({'all cores' if c_def > 1.2 else '1 core'}, as busy as the sweep)",
+                                     f"{t_def / lim_match:.2f}× the limit", "≤ 1.5×",
+                                     "yes" if t_def / lim_match <= 1.5 else "**no**"])
+                self.summary.append([f"Riccati sweep alone n=128, s=64, T={T}, 1 core (OMP_NUM_THREADS=1)",
+                                     fmt_t(t_one), f"flop limit {fmt_t(lim1)} at {r1:.1f} GFLOP/s (1 core)",
+                                     f"{t_one / lim1:.2f}× the limit", "≤ 1.5×",
+                                     "yes" if t_one / lim1 <= 1.5 else "**no**"])
+        slower = [f"n={n} ({self.store[n]['d']['t_sweep'] / self.store[n]['one']['t_sweep']:.1f}×)" for n in sizes
+                  if self.store[n]["d"]["t_sweep"] > 1.1 * self.store[n]["one"]["t_sweep"]]
+        if slower:
+            self.notes.append("The installed Riccati sweep is slower than the same sweep on one "
+                              "core (OMP_NUM_THREADS=1) at " + ", ".join(slower) + ": its multi-threaded GEMMs do "
+                              "not pay at these sizes on this shared 2-core machine.")
+        head = ["n", "s", "T", "MFLOP/step", "directable sweep as installed (cores busy)",
+                "directable sweep, 1 core", "GFLOP/s reached (installed / 1 core)", "NumPy sweep (BLAS 1 thr)",
+                "NumPy sweep (BLAS all)", "installed vs best NumPy", "OpenBLAS n×n dgemm GFLOP/s (1 thr / all)",
+                "Eigen n×n GEMM GFLOP/s (1 thr / all)", "installed sweep / flop limit (GFLOP/s used)",
+                "1-core sweep / 1-core flop limit"]
+        self.add("3. Riccati sweep alone vs NumPy and vs the flop limit",
+                 md_table(head, rows) + "\n\nFlops per step (general dense products, no symmetry used): "
+                 "P·A 2n³, A'(PA) 2n³, P·B 2n²s, B'(PB) 2ns², B'(PA) 2sn², G'K 2n²s, Cholesky s³/3, two "
+                 "triangular solves with n right-hand sides 2s²n; total 4n³ + 6n²s + 4ns² + s³/3. The limit is "
+                 "T · flops / GEMM rate, with the faster n×n GEMM rate measured here (NumPy's OpenBLAS "
+                 "`a @ b`, or Eigen compiled like directable, `benchmarks/eigen_gemm.cpp`) on one thread for the "
+                 "1-core sweep, and on as many cores as the installed sweep keeps busy (CPU/wall > 1.2: all "
+                 "cores) for the installed one. The 1-core sweep runs in a subprocess with OMP_NUM_THREADS=1.")
+
+    # -- 4: re-tuning -------------------------------------------------------------
+    def retune(self):
+        n, T, dt, disc, Qf = retune_problem()
+        s = n // 2
+        reps = 5 if self.quick else 9
+        t_same = best(lambda: lqr.retune(disc, Qf, alpha_Q=2.0, alpha_R=2.0), reps)
+        t_diff, c_diff = retune_time(reps)
+        t_core = best(lambda: disc.solve(Qf, 2.0, 0.5), reps)
+        if "retune_1core" not in self.store:
+            self.store["retune_1core"] = one_core([["retune", reps]])[0]
+        t_one = self.store["retune_1core"][0]
+        # check against the NumPy sweep on the scaled problem
+        sol = lqr.retune(disc, Qf, alpha_Q=2.0, alpha_R=0.5)
+        Rn = 2.0 * (np.asarray(disc.R) - dt * np.asarray(disc.Rc)) + 0.5 * dt * np.asarray(disc.Rc)
+        Phi, Gam, Qd, Nd = (np.array(x) for x in (disc.Phi, disc.Gamma, disc.Q, disc.N))
+        Kn, _ = ref.riccati(Phi, Gam, 2.0 * Qd, Rn, Qf, 2.0 * Nd)
+        err = relerr(sol.K, Kn)
+        with blas_threads(1):
+            t_np = best(lambda: ref.riccati(Phi, Gam, 2.0 * Qd, Rn, Qf, 2.0 * Nd), 2 if self.quick else 3)
+        rate = numpy_gemm_rate(n, 1)
+        eig = eigen_gemm_rates([n])
+        r1 = max([rate] + (list(eig["serial"].get(n, ())) if isinstance(eig, dict) else []))
+        lim = T * ref.sweep_flops(n, s) / (r1 * 1e9)
+        rows = [[n, s, T, fmt_t(t_same), f"**{fmt_t(t_diff)}** ({c_diff:.1f})", fmt_t(t_core), f"**{fmt_t(t_one)}**",
+                 fmt_t(t_np), f"{t_np / t_diff:.1f}×", fmt_t(lim), f"{t_diff / lim:.2f}× / {t_one / lim:.2f}×",
+                 f"{err:.1e}"]]
+        head = ["n", "s", "T", "retune α_R = α_Q", "retune α_Q=2, α_R=0.5 (cores busy)",
+                "same via Discretization.solve", "same, 1 core (OMP_NUM_THREADS=1)", "NumPy sweep (BLAS 1 thr)",
+                "speed-up vs NumPy", f"1-core flop limit (at {r1:.1f} GFLOP/s)", "retune / limit (installed / 1 core)",
+                "K vs NumPy"]
+        self.add("4. Re-tuning (Riccati sweep only, no exponential)", md_table(head, rows) +
+                 f"\n\nEven at the one-core flop limit this sweep needs {fmt_t(lim)}: the 20 ms target needs "
+                 "fewer flops (e.g. using the symmetry of P and the structure of B) or more than one core.")
+        self.summary.append([f"re-tuning (sweep only) n={n}, T={T}", fmt_t(t_diff),
+                             f"1 core {fmt_t(t_one)}; NumPy {fmt_t(t_np)}", fmt_t(t_diff), "< 20 ms",
+                             "yes" if t_diff < 0.020 else "**no**"])
+        if err > 1e-8:
+            self.notes.append(f"**retune mismatch**: K differs from the NumPy sweep by {err:.1e}.")
+
+    # -- 5: control step in the C++ loop ----------------------------------------
+    def loop(self):
+        m = 64
+        model = models.spring_chain(masses=m)
+        if model.state_dim() != 2 * m:
+            self.notes.append(
+                f"`directable.models.spring_chain(masses={m})` returned a model with n = {model.state_dim()}, "
+                f"s = {model.control_dim()} instead of n = {2 * m}, s = {m} (the scalar defaults pass through "
+                "`as_float_array`, whose `np.ascontiguousarray` turns 0-d arrays into shape (1,), so the chain "
+                "gets one mass). Section 5 uses per-mass arrays instead: "
+                f"`spring_chain(masses=np.ones({m}), stiffness=np.full({m}, 40.0), cubic=np.full({m}, 400.0), "
+                f"damping=np.full({m}, 0.2))`.")
+            model = models.spring_chain(masses=np.ones(m), stiffness=np.full(m, 40.0), cubic=np.full(m, 400.0),
+                                        damping=np.full(m, 0.2))
+        n, s = 2 * m, m
+        assert (model.state_dim(), model.control_dim()) == (n, s)
+        dt = 1e-3
+        steps = 4000 if self.quick else 20000
+        rng = np.random.default_rng(5)
+        z0 = 0.01 * rng.standard_normal(n)
+        w_open = np.zeros((steps, s))
+        rounds = 5 if self.quick else 11
+        configs = {0: (lambda: sim.simulate(model, z0, steps, dt, open_loop=w_open))}
+        labels = {1: "constant gain (64 KB, stays in L2)", 16: "T_ref = 16, looped (1 MB of gains: L2/L3)",
+                  500: "T_ref = 500, looped (32 MB of gains: mostly from DRAM)"}
+        for Tref in (1, 16, 500):
+            K0 = -np.hstack([np.eye(s), np.eye(s)]) * 0.5
+            K = K0 + 1e-3 * rng.standard_normal((Tref, s, n)) if Tref > 1 else K0 + 1e-3 * rng.standard_normal((s, n))
+            z_ref = 1e-3 * rng.standard_normal((max(Tref, 2) + 1, n))
+            w_ff = 1e-3 * rng.standard_normal((max(Tref, 2), s))
+            tr = lqr.tracker(K, z_ref[:max(Tref, 2) + 1], w_ff[:max(Tref, 2)], loop=True)
+
+            def run(tr=tr):
+                tr.rewind()
+                return sim.simulate(model, z0, steps, dt, controller=tr)
+
+            configs[Tref] = run
+        # Interleaved rounds (open loop, then each controller), best per configuration: the
+        # difference of two bests is less exposed to a burst of load than back-to-back blocks.
+        res = {k: float("inf") for k in configs}
+        for f in configs.values():
+            f()
+        for _ in range(rounds):
+            for k, f in configs.items():
+                t0 = time.perf_counter()
+                f()
+                res[k] = min(res[k], time.perf_counter() - t0)
+        t_open = res[0]
+        rows = [[labels[k], fmt_t(res[k] / steps), fmt_t((res[k] - t_open) / steps), "64 KB"] for k in (1, 16, 500)]
+        rows.insert(0, ["no controller (open_loop zeros)", fmt_t(t_open / steps), "—", "—"])
+        head = ["run (spring_chain(masses=64): n=128, s=64, RK4, dt=1e-3, "
+                f"{steps} steps)", "per step (raw)", "control step = difference to open loop",
+                "gain bytes read per step"]
+        txt = md_table(head, rows) + (
+            "\n\nThe control step is w = w_ff[i] + K[i](z − z_ref[i]): an s×n = 64×128 mat-vec (16 k flops), "
+            "plus the tracking error norm the loop records. With a time-varying schedule each step reads a new "
+            "64 KB gain matrix, so the step is bound by the cache/memory level the schedule lives in "
+            "(64 KB in 1 µs is 64 GB/s, about what one core streams from L2; from DRAM one core gets "
+            "~10–20 GB/s, i.e. 3–6 µs). The model step itself (RK4, 4 evaluations plus the dense 128×64 "
+            "B·w) is the open-loop row.")
+        self.add("5. One control step inside the C++ simulation loop", txt)
+        tv = (res[500] - t_open) / steps
+        tc = (res[1] - t_open) / steps
+        self.summary.append(["control step in the C++ loop, n=128, s=64 (time-varying K, T_ref=500)",
+                             fmt_t(tv), f"raw step {fmt_t(res[500] / steps)}, open loop {fmt_t(t_open / steps)}",
+                             fmt_t(tv), "< 1 µs", "yes" if tv < 1e-6 else "**no**"])
+        self.summary.append(["control step in the C++ loop, n=128, s=64 (constant gain)",
+                             fmt_t(tc), f"raw step {fmt_t(res[1] / steps)}", fmt_t(tc), "< 1 µs",
+                             "yes" if tc < 1e-6 else "**no**"])
+
+    # -- 6: Python control call ---------------------------------------------------
+    def pycall(self):
+        rows = []
+        number = 5000 if self.quick else 20000
+        for n in (16, 128):
+            s = n // 2
+            T = 100
+            rng = np.random.default_rng(7)
+            K = rng.standard_normal((T, s, n))
+            z_ref = rng.standard_normal((T + 1, n))
+            w_ff = rng.standard_normal((T, s))
+            tr = lqr.tracker(K, z_ref, w_ff)
+            tr.index = 10
+            z = rng.standard_normal(n)
+            w = np.empty(s)
+            wfb = np.empty(s)
+            ctrl = tr.control
+            into = tr.control_into
+            assert np.allclose(ctrl(z), w_ff[10] + K[10] @ (z - z_ref[10]))
+            t_c = per_call(lambda: ctrl(z), number)
+            t_i = per_call(lambda: into(z, w, wfb), number)
+            t_adv = per_call(lambda: (into(z, w, wfb), tr.advance(), tr.rewind()), number)
+            t_np = per_call(lambda: w_ff[10] + K[10] @ (z - z_ref[10]), number)
+            rows.append([n, s, fmt_t(t_c), fmt_t(t_i), fmt_t(t_adv), fmt_t(t_np)])
+            if n == 128:
+                best_t = min(t_c, t_i)
+                self.summary.append([f"Python control call n=128, s=64 (control / control_into)",
+                                     f"{fmt_t(t_c)} / {fmt_t(t_i)}", f"NumPy expression {fmt_t(t_np)}",
+                                     fmt_t(best_t), "< 5 µs", "yes" if max(t_c, t_i) < 5e-6 else
+                                     ("control_into only" if t_i < 5e-6 else "**no**")])
+        head = ["n", "s", "tracker.control(z)", "tracker.control_into(z, w, w_fb)",
+                "control_into + advance + rewind", "NumPy: w_ff[i] + K[i] @ (z - z_ref[i])"]
+        self.add("6. One control call from Python (timeit, best of 7)", md_table(head, rows))
+
+    # -- 7: other libraries -------------------------------------------------------
+    def others(self):
+        txt = []
+        # (a) stationary problem: python-control dlqr, SciPy DARE vs long-horizon sweep
+        rows = []
+        for n in ((16, 48) if self.quick else (16, 48, 128)):
+            s = n // 2
+            A, B, dt, Q, R, Qf = problem(n, 2)
+            disc = lqr.discretize(A[0], B, dt, Q, R, horizon=1)
+            Ad, Bd, Qd, Nd, Rd = (np.array(x[0]) for x in (disc.Phi, disc.Gamma, disc.Q, disc.N, disc.R))
+            P = sla.solve_discrete_are(Ad, Bd, Qd, Rd, s=Nd)
+            K_are = -np.linalg.solve(Rd + Bd.T @ P @ Bd, Bd.T @ P @ Ad + Nd.T)
+            # horizon needed for the time-varying sweep to converge to 1e-8
+            H = 1500 if n >= 128 else 3000
+            solH = lqr.solve_discrete(Ad, Bd, Qd, Rd, Qd, N=Nd, horizon=H)
+            errs = np.abs(solH.K[::-1] - K_are).max(axis=(1, 2)) / np.abs(K_are).max()
+            ok = np.nonzero(errs < 1e-8)[0]
+            Hc = int(ok[0]) + 1 if ok.size else None
+            t_are = best(lambda: sla.solve_discrete_are(Ad, Bd, Qd, Rd, s=Nd), 3)
+            ctrl = {}
+            try:
+                import control
+
+                for meth in ("slycot", "scipy"):
+                    try:
+                        Kc, Sc, _ = control.dlqr(Ad, Bd, Qd, Rd, Nd, method=meth)
+                        ctrl[meth] = (best(lambda: control.dlqr(Ad, Bd, Qd, Rd, Nd, method=meth), 3),
+                                      relerr(-Kc, K_are))
+                    except Exception as exc:  # noqa: BLE001
+                        ctrl[meth] = (None, f"{type(exc).__name__}: {exc}")
+            except ImportError as exc:
+                ctrl["import"] = (None, str(exc))
+            Hrun = Hc or H
+            t_dir = best(lambda: lqr.solve_discrete(Ad, Bd, Qd, Rd, Qd, N=Nd, horizon=Hrun), 3)
+            solr = lqr.solve_discrete(Ad, Bd, Qd, Rd, Qd, N=Nd, horizon=Hrun)
+            e_dir = relerr(solr.K[0], K_are)
+            c_sly = ctrl.get("slycot", (None, "n/a"))
+            c_sci = ctrl.get("scipy", (None, "n/a"))
+            rows.append([n, s, fmt_t(c_sly[0]), fmt_t(c_sci[0]), fmt_t(t_are),
+                         (str(Hc) if Hc else f"> {H}"), fmt_t(t_dir),
+                         f"{e_dir:.1e}", (f"{c_sly[1]:.1e}" if isinstance(c_sly[1], float) else c_sly[1])])
+        txt.append(md_table(["n", "s", "control.dlqr (slycot)", "control.dlqr (scipy)",
+                             "scipy solve_discrete_are + gain", "horizon for 1e-8", "directable long-horizon sweep",
+                             "directable K_0 vs DARE", "dlqr K vs DARE"], rows))
+        txt.append("python-control's `dlqr` and SciPy's `solve_discrete_are` solve the *stationary* "
+                   "(time-invariant, infinite-horizon) problem; directable solves the finite-horizon "
+                   "time-varying one. With constant matrices its K_0 converges to the DARE gain once the horizon "
+                   "is long enough (the column 'horizon for 1e-8' is the first horizon whose K_0 agrees to 1e-8), "
+                   "so this compares different problems: a DARE solve costs O(n³) once, the sweep O(n³) per step.")
+        # (b) Crocoddyl
+        try:
+            import crocoddyl
+        except Exception as exc:  # noqa: BLE001
+            txt.append(f"Crocoddyl: not importable ({type(exc).__name__}: {exc}).")
+            self.add("7. Other libraries", "\n\n".join(txt))
+            return
+        rows = []
+        for n in ((16, 48) if self.quick else (16, 48, 64, 128)):
+            s = n // 2
+            T = self.T
+            A, B, dt, Q, R, Qf = problem(n, T)
+            disc = lqr.discretize(A, B, dt, Q, R)
+            Phi, Gam, Qd, Nd, Rd = (np.array(x) for x in (disc.Phi, disc.Gamma, disc.Q, disc.N, disc.R))
+            t0 = time.perf_counter()
+            zn, zs = np.zeros(n), np.zeros(s)
+            run = [crocoddyl.ActionModelLQR(Phi[i], Gam[i], Qd[i], Rd[i], Nd[i], zn, zn, zs) for i in range(T)]
+            term = crocoddyl.ActionModelLQR(np.eye(n), np.zeros((n, s)), Qf, np.eye(s), np.zeros((n, s)), zn, zn, zs)
+            pb = crocoddyl.ShootingProblem(zn, run, term)
+            solver = crocoddyl.SolverDDP(pb)
+            solver.setCandidate([zn] * (T + 1), [zs] * T, True)
+            solver.preg = 0.0  # no regularization: the plain Riccati recursion
+            solver.dreg = 0.0
+            t_build = time.perf_counter() - t0
+            solver.calcDiff()
+            solver.backwardPass()
+            Kc = -np.array(solver.K)
+            Vxx = np.array(solver.Vxx)
+            sol = lqr.solve_discrete(Phi, Gam, Qd, Rd, Qf, N=Nd)
+            eK, eP = relerr(Kc, sol.K), relerr(Vxx, sol.P)
+            reps = 2 if self.quick else 3
+            t_cd = best(solver.calcDiff, reps)
+            t_bw = best(solver.backwardPass, reps)
+            t_dir = best(lambda: lqr.solve_discrete(Phi, Gam, Qd, Rd, Qf, N=Nd), reps)
+            rows.append([n, s, T, fmt_t(t_dir), fmt_t(t_bw), fmt_t(t_cd), fmt_t(t_build),
+                         f"{(t_bw + t_cd) / t_dir:.2f}×", f"{eK:.1e}", f"{eP:.1e}", pb.nthreads])
+        txt.append(md_table(["n", "s", "T", "directable solve_discrete", "Crocoddyl backwardPass",
+                             "Crocoddyl calcDiff", "Crocoddyl problem build (once)",
+                             "(backwardPass + calcDiff) / directable", "K vs directable", "Vxx vs P",
+                             "Crocoddyl nthreads"], rows))
+        txt.append(f"Crocoddyl {crocoddyl.__version__}: `ActionModelLQR(A_i, B_i, Q_i, R_i, N_i, f=0, q=0, r=0)` per "
+                   "step on the same discretization (its cost ½x'Qx + ½u'Ru + x'Nu is half of directable's, which "
+                   "leaves the gains unchanged and makes Vxx = P), a `ShootingProblem` of horizon T, `SolverDDP` "
+                   "with preg = dreg = 0 at the zero trajectory; `calcDiff()` fills the derivatives, "
+                   "`backwardPass()` is its Riccati sweep (K_croc = −K, u = ū − K(x − x̄)). The 5-argument "
+                   "`ActionModelLQR(A, B, Q, R, N)` Python constructor is bound with vector types in this "
+                   "wheel and rejects matrices, so the 8-argument form is used.")
+        self.add("7. Other libraries", "\n\n".join(txt))
+
+
+# ----------------------------------------------------------------------------- main
+
+
+BEGIN, END = "<!-- lqr:begin -->", "<!-- lqr:end -->"
+
+
+def write_results(path, info, bench, cmd, load0, load1, wall):
+    """Writes this script's section of RESULTS.md (between the lqr markers), keeping the other sections."""
+    b = info["build_info"]
+    lines = [
+        BEGIN,
+        "## LQR precomputation and control (issue 2)",
+        "",
+        "Generated by `benchmarks/bench_lqr.py --write`; rerun it rather than editing this section.",
+        "",
+        f"- command: `{cmd}`",
+        f"- date: {info['date']}; total run time {wall:.0f} s",
+        f"- machine: {info['cpu']}, {info['cores']} cores, shared with other jobs (1-minute load average "
+        f"{load0[0]:.2f} at start, {load1[0]:.2f} at end)",
+        f"- Python {info['python']}, NumPy {info['numpy']}, SciPy {info['scipy']}, directable {info['directable']}",
+        f"- directable build_info: Eigen {b.get('eigen')}, SIMD `{b.get('simd')}`, avx2={b.get('avx2')}, "
+        f"fma={b.get('fma')}, openmp={b.get('openmp')}; OMP_NUM_THREADS={info['omp']}",
+        f"- directable source: {info['git']}; installed module {info['so']}",
+        "- thread pools (threadpoolctl): " + ("; ".join(info["blas"]) if info["blas"] else
+                                              "unknown (threadpoolctl not installed)"),
+        f"- other libraries: python-control {info['control']}, slycot {info['slycot']}, "
+        f"Crocoddyl {info['crocoddyl']}, threadpoolctl {info['threadpoolctl']}",
+        "",
+        "Every time is the best of several repeats in one process; ratios compare runs made back to back. "
+        "Multi-threaded times on this shared 2-core machine are fragile: a thread that loses its core to "
+        "another job stalls its team (NumPy's multi-threaded OpenBLAS collapses worst), so the one-core "
+        "numbers are given next to them. The test problem (sections 1–4, 7): "
+        + " ".join(problem.__doc__.split()),
+        "",
+        "### Summary against the issue's targets",
+        "",
+        md_table(["benchmark", "directable", "baseline", "result", "target", "met?"], bench.summary),
+        "",
+    ]
+    if bench.notes:
+        lines += ["### Notes", ""] + [f"- {x}" for x in bench.notes] + [""]
+    for title, text in bench.sections:
+        lines += [f"### {title}", "", text, ""]
+    section = "\n".join(lines).rstrip() + "\n" + END
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    if BEGIN in text and END in text:
+        i, j = text.index(BEGIN), text.index(END) + len(END)
+        text = text[:i] + section + text[j:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="short horizons and fewer repeats (about a minute)")
+    ap.add_argument("--write", action="store_true", help="write benchmarks/RESULTS.md")
+    ap.add_argument("--only", default="", help="comma list of sections to run: precompute,sweep,retune,loop,"
+                                               "pycall,others (sweep needs precompute)")
+    ap.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
+                    help="wait up to SECONDS for the 1-minute load average to drop below 1 before starting")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        worker(json.loads(args.worker))
+        return
+    cmd = "python benchmarks/bench_lqr.py" + (" --quick" if args.quick else "") + (" --write" if args.write else "")
+    if args.only:
+        cmd += f" --only {args.only}"
+    if args.wait_idle > 0:
+        t_wait = time.perf_counter()
+        while os.getloadavg()[0] >= 1.0 and time.perf_counter() - t_wait < args.wait_idle:
+            time.sleep(5)
+        print(f"(waited {time.perf_counter() - t_wait:.0f} s for an idle machine; load {os.getloadavg()[0]:.2f})")
+    t_start = time.perf_counter()
+    load0 = os.getloadavg()
+    info = machine_info()
+    print(f"# directable LQR benchmarks ({'quick' if args.quick else 'full'})")
+    print(f"{info['cpu']}, {info['cores']} cores, Python {info['python']}, NumPy {info['numpy']}, "
+          f"SciPy {info['scipy']}; build_info {info['build_info']}; load {load0[0]:.2f}")
+    bench = Bench(args.quick)
+    wanted = [x for x in args.only.split(",") if x] or ["precompute", "sweep", "retune", "loop", "pycall", "others"]
+    for name in ("precompute", "sweep", "retune", "loop", "pycall", "others"):
+        if name in wanted:
+            t0 = time.perf_counter()
+            getattr(bench, name)()
+            print(f"[{name}: {time.perf_counter() - t0:.0f} s]", flush=True)
+    load1 = os.getloadavg()
+    wall = time.perf_counter() - t_start
+    if Path(_core.__file__).stat().st_mtime != _SO_MTIME:
+        bench.notes.insert(0, "**WARNING: directable's compiled module was rebuilt while this ran; the one-core "
+                              "subprocess and this process may have timed different builds. Rerun.**")
+    print("\n## Summary\n")
+    print(md_table(["benchmark", "directable", "baseline", "result", "target", "met?"], bench.summary))
+    for note in bench.notes:
+        print("-", note)
+    print(f"\n(total {wall:.0f} s; load average {load0[0]:.2f} -> {load1[0]:.2f})")
+    if args.write:
+        out = HERE / "RESULTS.md"
+        write_results(out, info, bench, cmd, load0, load1, wall)
+        print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
