@@ -416,3 +416,23 @@ def test_perlin_noise_continuous_and_seeded():
     assert n.std() > 0.05
     assert not np.allclose(n, F.perlin(t, seed=3, channels=3))
     np.testing.assert_array_equal(n, F.perlin(t, seed=2, channels=3))
+
+
+def test_random_winds_biased_to_fast_regions(grid, run):
+    u = run.velocities[40]
+    pos = F.face_positions(grid)
+    fast = pos[np.argsort(u ** 2)[-grid.n_faces // 10:]]  # the fastest 10% of the faces
+    winds = F.random_winds(grid, 200, 50, seed=3, velocity=u)
+    c = np.array([w.center for w in winds])
+    near = np.min(np.linalg.norm(c[:, None] - fast[None], axis=2), axis=1) < 1e-12
+    assert near.mean() > 0.4  # uniform placement would give about 0.1
+    at = F.random_winds(grid, 2, 50, centers=[[0.1, 0.2], [0.3, 0.4]])
+    assert [w.center for w in at] == [(0.1, 0.2), (0.3, 0.4)]
+    with pytest.raises(ValueError, match="centers"):
+        F.random_winds(grid, 3, 50, centers=[[0.1, 0.2]])
+
+
+def test_non_orthonormal_basis_warns(grid, basis):
+    with pytest.warns(RuntimeWarning, match="orthonormal"):
+        f = dr.ReducedFluid(grid, 2.0 * basis, 0.0)
+    assert f.orthonormality_error == pytest.approx(3.0)  # max |4 I - I|

@@ -138,7 +138,7 @@ Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
 
 basis (N, r): orthonormal columns (plain dot product), divergence-free and
 zero on the wall faces (a basis that is not gets a RuntimeWarning with its
-divergence). The r reduced advection matrices B' A(b_k) B (conservation-form
+divergence, as does one whose columns are not orthonormal). The r reduced advection matrices B' A(b_k) B (conservation-form
 stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc")
       .def(py::init([](std::shared_ptr<G> grid, const Array& basis, double viscosity, double divergence_tol, int threads,
                        py::object progress) {
@@ -153,13 +153,21 @@ stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc")
                            .c_str(),
                        1);
         Progress prog(progress);
-        return prog.run([&](const ProgressFn* fn) {
+        auto f = prog.run([&](const ProgressFn* fn) {
           return std::make_shared<ReducedFluid>(grid, B, viscosity, threads, fn);
         });
+        if (f->orthonormality_error() > 1e-8)
+          PyErr_WarnEx(PyExc_RuntimeWarning,
+                       ("basis columns are not orthonormal: max |B'B - I| = " +
+                        std::to_string(f->orthonormality_error()) + "; energy is then not preserved")
+                           .c_str(),
+                       1);
+        return f;
       }), py::arg("grid"), py::arg("basis"), py::arg("viscosity") = 0.0, py::arg("divergence_tol") = 1e-8,
          py::arg("threads") = 0, py::arg("progress") = py::none())
       .def_property_readonly("r", &ReducedFluid::r)
       .def_property_readonly("viscosity", &ReducedFluid::viscosity)
+      .def_property_readonly("orthonormality_error", &ReducedFluid::orthonormality_error, "max |B'B - I|.")
       .def_property_readonly("grid", [](const ReducedFluid& f) { return std::const_pointer_cast<G>(f.grid_ptr()); })
       .def_property_readonly("basis", [](const ReducedFluid& f) { return f.basis(); }, "(N, r)")
       .def("advection_matrix", [](const ReducedFluid& f, const Array& z) {

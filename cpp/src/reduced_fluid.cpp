@@ -49,6 +49,7 @@ ReducedFluid::ReducedFluid(std::shared_ptr<const MACGrid2D> grid, const Eigen::R
   if (!(viscosity >= 0.0) || !std::isfinite(viscosity))
     throw std::domain_error("viscosity must be finite and >= 0, got " + std::to_string(viscosity));
   const Eigen::MatrixXd Bc = B_;  // column-major copy for the GEMMs
+  orth_err_ = (Bc.transpose() * Bc - Eigen::MatrixXd::Identity(r_, r_)).cwiseAbs().maxCoeff();
   Dhat_ = Bc.transpose() * (grid_->laplacian() * Bc);
   Dhat_ = 0.5 * (Dhat_ + Dhat_.transpose()).eval();
   adv_.assign(r_, Eigen::MatrixXd::Zero(r_, r_));

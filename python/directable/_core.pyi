@@ -731,7 +731,7 @@ class ReducedFluid:
     
     basis (N, r): orthonormal columns (plain dot product), divergence-free and
     zero on the wall faces (a basis that is not gets a RuntimeWarning with its
-    divergence). The r reduced advection matrices B' A(b_k) B (conservation-form
+    divergence, as does one whose columns are not orthonormal). The r reduced advection matrices B' A(b_k) B (conservation-form
     stencil) and D = B' Lap B are precomputed here (parallel, GIL released).
     """
     def __init__(self, grid: MACGrid2D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
@@ -784,6 +784,11 @@ class ReducedFluid:
     @property
     def grid(self) -> MACGrid2D:
         ...
+    @property
+    def orthonormality_error(self) -> float:
+        """
+        max |B'B - I|.
+        """
     @property
     def r(self) -> int:
         ...

@@ -75,14 +75,29 @@ def cell_image(grid, q) -> np.ndarray:
 
 
 def random_winds(grid, count, steps, seed=0, magnitude=(20.0, 60.0), width=(0.05, 0.15), duration=(2, 8),
-                 centers=None) -> list:
+                 centers=None, velocity=None) -> list:
     """``count`` wind impulses at random times, directions and strengths
     (basis enrichment, paper sec. 5.2). ``centers`` (count, 2) places them
-    (e.g. at a particle's position); default uniform in the inner domain."""
+    (e.g. at a particle's position); else, given a ``velocity`` field (N,),
+    at faces drawn with probability proportional to the squared speed (biased
+    to high-velocity regions); else uniformly in the inner domain."""
     rng = np.random.default_rng(seed)
     W, H = grid.nx * grid.h, grid.ny * grid.h
+    count = integer(count, "count")
+    if centers is not None:
+        centers = as_float_array(centers, "centers")
+        if centers.shape != (count, 2):
+            raise ValueError(f"centers must have shape ({count}, 2), got {centers.shape}")
+    elif velocity is not None:
+        u = as_float_array(velocity, "velocity")
+        if u.shape != (grid.n_faces,):
+            raise ValueError(f"velocity must have shape ({grid.n_faces},), got {u.shape}")
+        w = u ** 2
+        if not np.isfinite(w).all() or w.sum() <= 0:
+            raise ValueError("velocity must be finite and not all zero")
+        centers = face_positions(grid)[rng.choice(grid.n_faces, size=count, p=w / w.sum())]
     out = []
-    for k in range(integer(count, "count")):
+    for k in range(count):
         c = (rng.uniform(0.2, 0.8) * W, rng.uniform(0.2, 0.8) * H) if centers is None else tuple(centers[k])
         a = rng.uniform(0, 2 * np.pi)
         out.append(Wind(c, (np.cos(a), np.sin(a)), rng.uniform(*magnitude), rng.uniform(*width) * W,

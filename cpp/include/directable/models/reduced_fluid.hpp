@@ -47,6 +47,8 @@ class ReducedFluid {
   const RowMatrix& basis() const { return B_; }
   const Eigen::MatrixXd& advection_tensor(Index k) const { return adv_[k]; }  //!< Ahat_k, r x r
   const Eigen::MatrixXd& diffusion_matrix() const { return Dhat_; }           //!< Dhat, r x r
+  //! max |B'B - I| (0 for the orthonormal basis the energy guarantee needs).
+  double orthonormality_error() const { return orth_err_; }
 
   //! Ahat(z) = sum_k z_k Ahat_k.
   void advection_matrix(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::MatrixXd> A) const;
@@ -79,6 +81,7 @@ class ReducedFluid {
   RowMatrix B_;                      //!< N x r
   std::vector<Eigen::MatrixXd> adv_;  //!< r matrices r x r
   Eigen::MatrixXd Dhat_;
+  double orth_err_ = 0.0;
   mutable std::unique_ptr<ReducedFluidData> scratch_;
 };
 
