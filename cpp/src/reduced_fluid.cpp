@@ -118,7 +118,7 @@ void ReducedFluid::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen:
   // Hermitian eigen-decomposition of i Ahat that the thesis' method needs
   // (3.5-6x), and |E'E - I| 4e-15 against 3e-14.
   d.expm.compute(d.A, d.C);
-  d.zt = d.expm.E() * d.zt;
+  d.za.noalias() = d.expm.E() * d.zt;
   if (nu_ > 0.0) {
     if (d.diff_dt != dt) {  // exp(dt nu Dhat), symmetric: from its eigen-decomposition, once per dt
       Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Dhat_);
@@ -126,9 +126,9 @@ void ReducedFluid::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen:
                 es.eigenvectors().transpose();
       d.diff_dt = dt;
     }
-    z_next.noalias() = d.Ediff * d.zt;
+    z_next.noalias() = d.Ediff * d.za;
   } else {
-    z_next = d.zt;
+    z_next = d.za;
   }
 }
 

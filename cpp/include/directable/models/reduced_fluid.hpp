@@ -26,9 +26,9 @@ void advection_apply(const MACGrid2D& g, const Eigen::Ref<const Eigen::VectorXd>
 
 //! Per-run buffers of the reduced step.
 struct ReducedFluidData {
-  explicit ReducedFluidData(Index r) : expm(r, 0), zt(r), A(r, r), C(r, 0), Ediff(r, r) {}
+  explicit ReducedFluidData(Index r) : expm(r, 0), zt(r), za(r), A(r, r), C(r, 0), Ediff(r, r) {}
   BorderedExpm expm;
-  Eigen::VectorXd zt;
+  Eigen::VectorXd zt, za;  //!< after the force, after advection
   Eigen::MatrixXd A, C, Ediff;
   double diff_dt = -1.0;  //!< dt of the cached diffusion exponential
 };
