@@ -87,7 +87,7 @@ def make_scenario(n=32, r=16, steps=120, dt=0.01, particles=1, viscosity=0.0, ma
     return FluidScenario(grid, fluid, model, basis, x_ref, full, dt, steps)
 
 
-def lqr_controller(scn: FluidScenario, particle_weight=1e4, velocity_weight=1.0, alpha_R=1e-2, final_weight=10.0,
+def lqr_controller(scn: FluidScenario, particle_weight=1e5, velocity_weight=1.0, alpha_R=1e-3, final_weight=10.0,
                    progress=None):
     """Time-varying LQR about the reference (appendix C linearization), no
     feed-forward. Costs: particle weight >> velocity weight (sec. 4.4)."""
