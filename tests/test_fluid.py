@@ -436,3 +436,15 @@ def test_non_orthonormal_basis_warns(grid, basis):
     with pytest.warns(RuntimeWarning, match="orthonormal"):
         f = dr.ReducedFluid(grid, 2.0 * basis, 0.0)
     assert f.orthonormality_error == pytest.approx(3.0)  # max |4 I - I|
+
+
+def test_precomputation_reports_progress_and_stops_on_callback_error(grid, basis):
+    calls = []
+    dr.ReducedFluid(grid, basis, 0.0, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (basis.shape[1], basis.shape[1])
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        dr.ReducedFluid(grid, basis, 0.0, progress=stop)
