@@ -1,11 +1,11 @@
 """
-directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, reduced fluids
 """
 from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'Integrator', 'LQRSolution', 'Model', 'PlanarChain', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'Integrator', 'LQRSolution', 'MACGrid2D', 'Model', 'PlanarChain', 'ReducedFluid', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -601,6 +601,215 @@ class TrackResult:
         """
         (T, n) servo + feed-forward torque (without tau_ext)
         """
+class MACGrid2D:
+    """
+    2D MAC grid on [0, nx h] x [0, ny h] with free-slip walls.
+    
+    A velocity field is a flat (N,) vector, N = ny (nx+1) + (ny+1) nx: all
+    x-faces first (ny rows x (nx+1) columns, row-major, face (i, j) at
+    (i h, (j+1/2) h)), then all y-faces ((ny+1) rows x nx columns, face (i, j) at
+    ((i+1/2) h, j h)). Cell quantities (pressure, smoke) are (ny * nx,) row-major.
+    The pressure Laplacian is factorised once, here.
+    """
+    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex | None = None) -> None:
+        """
+        Grid of nx x ny cells of size h (default 1/nx).
+        """
+    def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Semi-Lagrangian advection of the cell field q (nx ny,) through u (N,).
+        """
+    def advect_particles(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Points (P, 2) moved by one RK2 (midpoint) step through u (N,), clamped to the domain.
+        """
+    def advect_velocity(self, u: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).
+        """
+    def divergence(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Discrete divergence (nx ny,) of u (N,).
+        """
+    def max_divergence(self, basis: numpy.ndarray[numpy.float64]) -> float:
+        """
+        Largest |div| h or |wall-face value| over the columns of basis (N, r): 0 for divergence-free free-slip fields.
+        """
+    def project(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Divergence-free, free-slip projection (N,) of u (N,) (sparse LDL', factorised once).
+        """
+    def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Bilinearly interpolated velocities (P, 2) of u (N,) at points (P, 2) (clamped to the domain).
+        """
+    def wall_mask(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (N,) bool: the faces on the walls (always zero in a free-slip field).
+        """
+    def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Wind impulse force field (N,): magnitude * direction (2,) * exp(-|x - center (2,)|^2 / width^2) on the non-wall faces.
+        """
+    @property
+    def h(self) -> float:
+        ...
+    @property
+    def n_cells(self) -> int:
+        """
+        nx ny.
+        """
+    @property
+    def n_faces(self) -> int:
+        """
+        N, the size of a velocity vector.
+        """
+    @property
+    def n_xfaces(self) -> int:
+        """
+        ny (nx+1).
+        """
+    @property
+    def n_yfaces(self) -> int:
+        """
+        (ny+1) nx.
+        """
+    @property
+    def nx(self) -> int:
+        ...
+    @property
+    def ny(self) -> int:
+        ...
+class FluidSim2D:
+    """
+    Full (unreduced) MAC fluid: per step force, semi-Lagrangian advection,
+    implicit viscosity (factorised once), pressure projection; smoke density
+    (cells) and particles (P, 2) advected through the new field.
+    """
+    def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01) -> None:
+        ...
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        One step with the acceleration field force (N,) or none.
+        """
+    @property
+    def density(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Smoke density (nx ny,) (a copy; assign to set).
+        """
+    @density.setter
+    def density(self, arg1: numpy.ndarray[numpy.float64]) -> None:
+        ...
+    @property
+    def dt(self) -> float:
+        ...
+    @property
+    def grid(self) -> MACGrid2D:
+        ...
+    @property
+    def particles(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Particle positions (P, 2) (a copy; assign to set).
+        """
+    @particles.setter
+    def particles(self, arg1: numpy.ndarray[numpy.float64]) -> None:
+        ...
+    @property
+    def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Velocity (N,) (a copy; assign to set).
+        """
+    @velocity.setter
+    def velocity(self, arg1: numpy.ndarray[numpy.float64]) -> None:
+        ...
+    @property
+    def viscosity(self) -> float:
+        ...
+class ReducedFluid:
+    """
+    Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
+    
+    basis (N, r): orthonormal columns (plain dot product), divergence-free and
+    zero on the wall faces (a basis that is not gets a RuntimeWarning with its
+    divergence, as does one whose columns are not orthonormal). The r reduced advection matrices B' A(b_k) B (conservation-form
+    stencil) and D = B' Lap B are precomputed here (parallel, GIL released).
+    """
+    def __init__(self, grid: MACGrid2D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
+        ...
+    def advection_matrix(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        A(z) = sum_k z_k B' A(b_k) B, (r, r) for z (r,).
+        """
+    def advection_tensor(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (r, r, r): [k] = B' A(b_k) B.
+        """
+    def diffusion_matrix(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        D = B' Lap B, (r, r).
+        """
+    def dynamics(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        A(z) z + nu D z, (r,) for z (r,).
+        """
+    def jacobian(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        d(A(z) z + nu D z)/dz, (r, r).
+        """
+    def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        (dPsi/dx, dPsi/dy), each (2, r), at x (2,) (zero across a clamped wall).
+        """
+    def modes(self, x: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Psi(x), (2, r) at the point x (2,) (clamped to the domain).
+        """
+    def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        States (T+1, r) from z0 (r,) under controls w (T, r).
+        """
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
+        """
+    def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Psi(p) z for each point: (P, 2) for z (r,), points (P, 2).
+        """
+    @property
+    def basis(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (N, r)
+        """
+    @property
+    def grid(self) -> MACGrid2D:
+        ...
+    @property
+    def orthonormality_error(self) -> float:
+        """
+        max |B'B - I|.
+        """
+    @property
+    def r(self) -> int:
+        ...
+    @property
+    def viscosity(self) -> float:
+        ...
+class FluidParticles(Model):
+    """
+    P particles in a reduced fluid as a Model (Barbic & Popovic appendix C):
+    state [p_1 .. p_P (2 each), z (r)], control w (r,), B = [0; I],
+    p_i' = Psi(p_i) z, z' = A(z) z + nu D z + w. step() is the reduced fluid step
+    plus RK2 particles (clamped to the domain).
+    """
+    def __init__(self, fluid: ReducedFluid, particles: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def fluid(self) -> ReducedFluid:
+        ...
+    @property
+    def particles(self) -> int:
+        ...
 def build_info() -> dict:
     """
     Eigen version, SIMD instruction sets and OpenMP use of this build.

@@ -1,0 +1,115 @@
+#pragma once
+// 2D MAC grid fluid: the offline reference simulator of the reduced fluid
+// (Treuille thesis ch. 3; Stam-style stable fluids on a staggered grid).
+//
+// Layout (fixed, shared with Python): a velocity field is one vector of
+// size N = nu + nv, all x-faces first (ny rows x (nx+1) columns, row-major,
+// x-face (i, j) at (i h, (j + 1/2) h)), then all y-faces ((ny+1) rows x nx
+// columns, y-face (i, j) at ((i + 1/2) h, j h)). Cells (i, j) (pressure,
+// smoke) are ny rows x nx columns, centre ((i + 1/2) h, (j + 1/2) h). The
+// domain is [0, nx h] x [0, ny h] with free-slip walls: normal (wall) faces
+// are zero, tangential velocity is free.
+#include <Eigen/Core>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+#include <memory>
+
+#include "directable/core/sequence.hpp"
+
+namespace directable {
+
+//! Bilinear interpolation stencil: 4 entries (index, weight, d weight/dx,
+//! d weight/dy). Derivatives are those of the interpolant inside the cell
+//! containing the point (zero across a clamped direction).
+struct Stencil4 {
+  Index idx[4];
+  double w[4], dx[4], dy[4];
+};
+
+class MACGrid2D {
+ public:
+  MACGrid2D(Index nx, Index ny, double h);
+
+  Index nx() const { return nx_; }
+  Index ny() const { return ny_; }
+  double h() const { return h_; }
+  Index n_xfaces() const { return (nx_ + 1) * ny_; }
+  Index n_yfaces() const { return nx_ * (ny_ + 1); }
+  Index n_faces() const { return n_xfaces() + n_yfaces(); }  //!< N
+  Index n_cells() const { return nx_ * ny_; }
+  Index xface(Index i, Index j) const { return j * (nx_ + 1) + i; }
+  Index yface(Index i, Index j) const { return n_xfaces() + j * nx_ + i; }
+  bool is_wall_face(Index f) const;
+  double width() const { return double(nx_) * h_; }
+  double height() const { return double(ny_) * h_; }
+
+  //! Discrete divergence (cells) of a face field u (N).
+  void divergence(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<Eigen::VectorXd> div) const;
+  //! Largest |divergence| of the columns of U (N x k) times h (a flux, so
+  //! comparable to the velocities themselves).
+  double max_divergence(const Eigen::Ref<const RowMatrix>& U) const;
+  //! Projection onto divergence-free free-slip fields: wall faces are
+  //! zeroed, then u -= grad p with -Lap p = -div u (Neumann walls), solved by
+  //! the sparse LDL' factorisation computed once in the constructor.
+  //! pressure: n_cells work/out buffer.
+  void project(Eigen::Ref<Eigen::VectorXd> u, Eigen::Ref<Eigen::VectorXd> pressure) const;
+
+  //! Stencils of the x-component, the y-component and a cell quantity at a
+  //! point (clamped to the domain).
+  void x_stencil(double x, double y, Stencil4& s) const;
+  void y_stencil(double x, double y, Stencil4& s) const;
+  void cell_stencil(double x, double y, Stencil4& s) const;
+  //! Interpolated velocity (2) at a point.
+  Eigen::Vector2d velocity_at(const Eigen::Ref<const Eigen::VectorXd>& u, double x, double y) const;
+  //! Clamps a point into the closed domain.
+  void clamp(double& x, double& y) const;
+
+  //! Face Laplacian D (N x N, symmetric negative definite on the non-wall
+  //! faces): 5-point stencil per component, wall (normal) faces are zero
+  //! Dirichlet neighbours, tangential walls are zero-gradient (free slip).
+  const Eigen::SparseMatrix<double>& laplacian() const { return D_; }
+
+  //! Semi-Lagrangian (RK2 back-trace) advection of u (N) through itself.
+  void advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt, Eigen::Ref<Eigen::VectorXd> out) const;
+  //! Semi-Lagrangian advection of a cell quantity through u.
+  void advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q, double dt,
+                    Eigen::Ref<Eigen::VectorXd> out) const;
+  //! Particles (P x 2 positions, row-major) moved by RK2 (midpoint) through u; clamped to the domain.
+  void advect_particles(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<RowMatrix> p, double dt) const;
+  //! Adds a wind impulse: magnitude * direction * exp(-|x - c|^2 / width^2) on every non-wall face.
+  void add_wind(Eigen::Ref<Eigen::VectorXd> f, double cx, double cy, double dirx, double diry, double magnitude,
+                double width) const;
+
+ private:
+  Index nx_, ny_;
+  double h_;
+  Eigen::SparseMatrix<double> D_;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> pressure_;
+};
+
+//! Full simulator state and buffers: one step = force, semi-Lagrangian
+//! advection, implicit viscosity (factorised once), projection; smoke and
+//! particles are advected through the new field.
+class FluidSim2D {
+ public:
+  FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt);
+
+  const MACGrid2D& grid() const { return *grid_; }
+  std::shared_ptr<const MACGrid2D> grid_ptr() const { return grid_; }
+  double viscosity() const { return nu_; }
+  double dt() const { return dt_; }
+  Eigen::VectorXd& velocity() { return u_; }
+  Eigen::VectorXd& density() { return rho_; }
+  RowMatrix& particles() { return p_; }
+  //! One step with external acceleration field f (N; empty = none).
+  void step(const Eigen::Ref<const Eigen::VectorXd>& f);
+
+ private:
+  std::shared_ptr<const MACGrid2D> grid_;
+  double nu_, dt_;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> diffusion_;
+  Eigen::VectorXd u_, rho_, tmp_, tmp_rho_, pressure_;
+  RowMatrix p_;
+};
+
+}  // namespace directable

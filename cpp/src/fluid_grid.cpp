@@ -1,0 +1,267 @@
+#include "directable/models/fluid_grid.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace directable {
+
+namespace {
+
+using Trip = Eigen::Triplet<double>;
+
+// Bilinear stencil on a lattice of (maxi+1) x (maxj+1) nodes at fractional
+// coordinates (fx, fy) (already clamped); gx, gy = d fx / dx, d fy / dy.
+template <class IndexFn>
+void lattice_stencil(double fx, double fy, Index maxi, Index maxj, double gx, double gy, IndexFn idx, Stencil4& s) {
+  Index i0 = std::min<Index>(Index(std::floor(fx)), std::max<Index>(maxi - 1, 0));
+  Index j0 = std::min<Index>(Index(std::floor(fy)), std::max<Index>(maxj - 1, 0));
+  const Index i1 = std::min(i0 + 1, maxi), j1 = std::min(j0 + 1, maxj);
+  const double tx = maxi > 0 ? fx - double(i0) : 0.0, ty = maxj > 0 ? fy - double(j0) : 0.0;
+  if (maxi == 0) gx = 0.0;
+  if (maxj == 0) gy = 0.0;
+  s.idx[0] = idx(i0, j0), s.idx[1] = idx(i1, j0), s.idx[2] = idx(i0, j1), s.idx[3] = idx(i1, j1);
+  s.w[0] = (1 - tx) * (1 - ty), s.w[1] = tx * (1 - ty), s.w[2] = (1 - tx) * ty, s.w[3] = tx * ty;
+  s.dx[0] = -(1 - ty) * gx, s.dx[1] = (1 - ty) * gx, s.dx[2] = -ty * gx, s.dx[3] = ty * gx;
+  s.dy[0] = -(1 - tx) * gy, s.dy[1] = -tx * gy, s.dy[2] = (1 - tx) * gy, s.dy[3] = tx * gy;
+}
+
+// Clamps f into [0, hi]; returns the derivative factor (0 when clamped).
+double clamp_coord(double& f, double hi, double g) {
+  if (f < 0.0) { f = 0.0; return 0.0; }
+  if (f > hi) { f = hi; return 0.0; }
+  return g;
+}
+
+double apply(const Stencil4& s, const Eigen::Ref<const Eigen::VectorXd>& u) {
+  return s.w[0] * u[s.idx[0]] + s.w[1] * u[s.idx[1]] + s.w[2] * u[s.idx[2]] + s.w[3] * u[s.idx[3]];
+}
+
+}  // namespace
+
+MACGrid2D::MACGrid2D(Index nx, Index ny, double h) : nx_(nx), ny_(ny), h_(h) {
+  if (nx < 2 || ny < 2)
+    throw std::invalid_argument("grid size (nx, ny) must be at least (2, 2), got (" + std::to_string(nx) + ", " +
+                                std::to_string(ny) + ")");
+  if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
+  const double ih2 = 1.0 / (h * h);
+  // Pressure: Neumann cell Laplacian (SPD after pinning cell 0, which the
+  // compatible right-hand side leaves at zero), factorised once.
+  {
+    std::vector<Trip> t;
+    auto cell = [&](Index i, Index j) { return j * nx_ + i; };
+    for (Index j = 0; j < ny_; ++j)
+      for (Index i = 0; i < nx_; ++i) {
+        const Index c = cell(i, j);
+        if (i + 1 < nx_) {
+          const Index d = cell(i + 1, j);
+          t.emplace_back(c, c, ih2), t.emplace_back(d, d, ih2), t.emplace_back(c, d, -ih2), t.emplace_back(d, c, -ih2);
+        }
+        if (j + 1 < ny_) {
+          const Index d = cell(i, j + 1);
+          t.emplace_back(c, c, ih2), t.emplace_back(d, d, ih2), t.emplace_back(c, d, -ih2), t.emplace_back(d, c, -ih2);
+        }
+      }
+    t.emplace_back(0, 0, ih2);
+    Eigen::SparseMatrix<double> A(n_cells(), n_cells());
+    A.setFromTriplets(t.begin(), t.end());
+    pressure_.compute(A);
+    if (pressure_.info() != Eigen::Success) throw std::runtime_error("pressure factorisation failed");
+  }
+  // Face Laplacian: graph Laplacian among the non-wall faces of each
+  // component; wall faces are zero Dirichlet neighbours.
+  {
+    std::vector<Trip> t;
+    auto link = [&](Index a, Index b) {  // a non-wall; b a face or -1 (no neighbour)
+      if (b < 0) return;
+      t.emplace_back(a, a, -ih2);
+      if (!is_wall_face(b)) t.emplace_back(a, b, ih2);
+    };
+    for (Index j = 0; j < ny_; ++j)
+      for (Index i = 1; i < nx_; ++i) {
+        const Index a = xface(i, j);
+        link(a, xface(i - 1, j)), link(a, xface(i + 1, j));
+        link(a, j > 0 ? xface(i, j - 1) : -1), link(a, j + 1 < ny_ ? xface(i, j + 1) : -1);
+      }
+    for (Index j = 1; j < ny_; ++j)
+      for (Index i = 0; i < nx_; ++i) {
+        const Index a = yface(i, j);
+        link(a, yface(i, j - 1)), link(a, yface(i, j + 1));
+        link(a, i > 0 ? yface(i - 1, j) : -1), link(a, i + 1 < nx_ ? yface(i + 1, j) : -1);
+      }
+    D_.resize(n_faces(), n_faces());
+    D_.setFromTriplets(t.begin(), t.end());
+  }
+}
+
+bool MACGrid2D::is_wall_face(Index f) const {
+  if (f < n_xfaces()) {
+    const Index i = f % (nx_ + 1);
+    return i == 0 || i == nx_;
+  }
+  const Index j = (f - n_xfaces()) / nx_;
+  return j == 0 || j == ny_;
+}
+
+void MACGrid2D::divergence(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<Eigen::VectorXd> div) const {
+  const double ih = 1.0 / h_;
+  for (Index j = 0; j < ny_; ++j)
+    for (Index i = 0; i < nx_; ++i)
+      div[j * nx_ + i] = (u[xface(i + 1, j)] - u[xface(i, j)] + u[yface(i, j + 1)] - u[yface(i, j)]) * ih;
+}
+
+double MACGrid2D::max_divergence(const Eigen::Ref<const RowMatrix>& U) const {
+  check_shape("basis", U.rows(), U.cols(), n_faces(), U.cols());
+  Eigen::VectorXd col(n_faces()), div(n_cells());
+  double m = 0.0;
+  for (Index k = 0; k < U.cols(); ++k) {
+    col = U.col(k);
+    divergence(col, div);
+    m = std::max(m, div.cwiseAbs().maxCoeff() * h_);
+    for (Index f = 0; f < n_faces(); ++f)
+      if (is_wall_face(f)) m = std::max(m, std::abs(col[f]));
+  }
+  return m;
+}
+
+void MACGrid2D::project(Eigen::Ref<Eigen::VectorXd> u, Eigen::Ref<Eigen::VectorXd> p) const {
+  for (Index j = 0; j < ny_; ++j) u[xface(0, j)] = 0.0, u[xface(nx_, j)] = 0.0;
+  for (Index i = 0; i < nx_; ++i) u[yface(i, 0)] = 0.0, u[yface(i, ny_)] = 0.0;
+  divergence(u, p);
+  p = -p;
+  p = pressure_.solve(p);
+  const double ih = 1.0 / h_;
+  for (Index j = 0; j < ny_; ++j)
+    for (Index i = 1; i < nx_; ++i) u[xface(i, j)] -= (p[j * nx_ + i] - p[j * nx_ + i - 1]) * ih;
+  for (Index j = 1; j < ny_; ++j)
+    for (Index i = 0; i < nx_; ++i) u[yface(i, j)] -= (p[j * nx_ + i] - p[(j - 1) * nx_ + i]) * ih;
+}
+
+void MACGrid2D::clamp(double& x, double& y) const {
+  x = std::clamp(x, 0.0, width());
+  y = std::clamp(y, 0.0, height());
+}
+
+void MACGrid2D::x_stencil(double x, double y, Stencil4& s) const {
+  double fx = x / h_, fy = y / h_ - 0.5;
+  const double gx = clamp_coord(fx, double(nx_), 1.0 / h_), gy = clamp_coord(fy, double(ny_ - 1), 1.0 / h_);
+  lattice_stencil(fx, fy, nx_, ny_ - 1, gx, gy, [this](Index i, Index j) { return xface(i, j); }, s);
+}
+
+void MACGrid2D::y_stencil(double x, double y, Stencil4& s) const {
+  double fx = x / h_ - 0.5, fy = y / h_;
+  const double gx = clamp_coord(fx, double(nx_ - 1), 1.0 / h_), gy = clamp_coord(fy, double(ny_), 1.0 / h_);
+  lattice_stencil(fx, fy, nx_ - 1, ny_, gx, gy, [this](Index i, Index j) { return yface(i, j); }, s);
+}
+
+void MACGrid2D::cell_stencil(double x, double y, Stencil4& s) const {
+  double fx = x / h_ - 0.5, fy = y / h_ - 0.5;
+  const double gx = clamp_coord(fx, double(nx_ - 1), 1.0 / h_), gy = clamp_coord(fy, double(ny_ - 1), 1.0 / h_);
+  lattice_stencil(fx, fy, nx_ - 1, ny_ - 1, gx, gy, [this](Index i, Index j) { return j * nx_ + i; }, s);
+}
+
+Eigen::Vector2d MACGrid2D::velocity_at(const Eigen::Ref<const Eigen::VectorXd>& u, double x, double y) const {
+  Stencil4 sx, sy;
+  x_stencil(x, y, sx);
+  y_stencil(x, y, sy);
+  return {apply(sx, u), apply(sy, u)};
+}
+
+void MACGrid2D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt,
+                                Eigen::Ref<Eigen::VectorXd> out) const {
+  auto trace = [&](double x, double y) {
+    const Eigen::Vector2d v1 = velocity_at(u, x, y);
+    const Eigen::Vector2d v2 = velocity_at(u, x - 0.5 * dt * v1[0], y - 0.5 * dt * v1[1]);
+    return Eigen::Vector2d(x - dt * v2[0], y - dt * v2[1]);
+  };
+  Stencil4 s;
+  for (Index j = 0; j < ny_; ++j)
+    for (Index i = 0; i <= nx_; ++i) {
+      if (i == 0 || i == nx_) { out[xface(i, j)] = 0.0; continue; }
+      const Eigen::Vector2d b = trace(double(i) * h_, (double(j) + 0.5) * h_);
+      x_stencil(b[0], b[1], s);
+      out[xface(i, j)] = apply(s, u);
+    }
+  for (Index j = 0; j <= ny_; ++j)
+    for (Index i = 0; i < nx_; ++i) {
+      if (j == 0 || j == ny_) { out[yface(i, j)] = 0.0; continue; }
+      const Eigen::Vector2d b = trace((double(i) + 0.5) * h_, double(j) * h_);
+      y_stencil(b[0], b[1], s);
+      out[yface(i, j)] = apply(s, u);
+    }
+}
+
+void MACGrid2D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q,
+                             double dt, Eigen::Ref<Eigen::VectorXd> out) const {
+  Stencil4 s;
+  for (Index j = 0; j < ny_; ++j)
+    for (Index i = 0; i < nx_; ++i) {
+      const double x = (double(i) + 0.5) * h_, y = (double(j) + 0.5) * h_;
+      const Eigen::Vector2d v1 = velocity_at(u, x, y);
+      const Eigen::Vector2d v2 = velocity_at(u, x - 0.5 * dt * v1[0], y - 0.5 * dt * v1[1]);
+      cell_stencil(x - dt * v2[0], y - dt * v2[1], s);
+      out[j * nx_ + i] = apply(s, q);
+    }
+}
+
+void MACGrid2D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<RowMatrix> p, double dt) const {
+  for (Index k = 0; k < p.rows(); ++k) {
+    double x = p(k, 0), y = p(k, 1);
+    clamp(x, y);
+    const Eigen::Vector2d v1 = velocity_at(u, x, y);
+    double mx = x + 0.5 * dt * v1[0], my = y + 0.5 * dt * v1[1];
+    clamp(mx, my);
+    const Eigen::Vector2d v2 = velocity_at(u, mx, my);
+    x += dt * v2[0], y += dt * v2[1];
+    clamp(x, y);
+    p(k, 0) = x, p(k, 1) = y;
+  }
+}
+
+void MACGrid2D::add_wind(Eigen::Ref<Eigen::VectorXd> f, double cx, double cy, double dirx, double diry,
+                         double magnitude, double width) const {
+  const double iw2 = 1.0 / (width * width);
+  auto g = [&](double x, double y) { return magnitude * std::exp(-((x - cx) * (x - cx) + (y - cy) * (y - cy)) * iw2); };
+  for (Index j = 0; j < ny_; ++j)
+    for (Index i = 1; i < nx_; ++i) f[xface(i, j)] += dirx * g(double(i) * h_, (double(j) + 0.5) * h_);
+  for (Index j = 1; j < ny_; ++j)
+    for (Index i = 0; i < nx_; ++i) f[yface(i, j)] += diry * g((double(i) + 0.5) * h_, double(j) * h_);
+}
+
+FluidSim2D::FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt)
+    : grid_(std::move(grid)), nu_(viscosity), dt_(dt) {
+  if (!(viscosity >= 0.0) || !std::isfinite(viscosity))
+    throw std::domain_error("viscosity must be finite and >= 0, got " + std::to_string(viscosity));
+  check_positive("dt", dt);
+  const Index N = grid_->n_faces();
+  if (nu_ > 0.0) {
+    Eigen::SparseMatrix<double> I(N, N);
+    I.setIdentity();
+    Eigen::SparseMatrix<double> M = I - (nu_ * dt_) * grid_->laplacian();
+    diffusion_.compute(M);
+    if (diffusion_.info() != Eigen::Success) throw std::runtime_error("diffusion factorisation failed");
+  }
+  u_.setZero(N), tmp_.setZero(N);
+  rho_.setZero(grid_->n_cells()), tmp_rho_.setZero(grid_->n_cells()), pressure_.setZero(grid_->n_cells());
+  p_.resize(0, 2);
+}
+
+void FluidSim2D::step(const Eigen::Ref<const Eigen::VectorXd>& f) {
+  const MACGrid2D& g = *grid_;
+  if (f.size() != 0) {
+    check_shape("force", f.size(), 1, g.n_faces(), 1);
+    u_ += dt_ * f;
+  }
+  g.advect_velocity(u_, dt_, tmp_);
+  if (nu_ > 0.0)
+    u_ = diffusion_.solve(tmp_);
+  else
+    u_.swap(tmp_);
+  g.project(u_, pressure_);
+  g.advect_cells(u_, rho_, dt_, tmp_rho_);
+  rho_.swap(tmp_rho_);
+  g.advect_particles(u_, p_, dt_);
+}
+
+}  // namespace directable
