@@ -8,13 +8,15 @@ void bind_control(py::module_& m);
 void bind_models(py::module_& m);
 void bind_sim(py::module_& m);
 void bind_chain(py::module_& m);
+void bind_fem(py::module_& m);
 }  // namespace directable::py_bind
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos";
+  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK";
   directable::py_bind::bind_core(m);
   directable::py_bind::bind_control(m);
   directable::py_bind::bind_models(m);
   directable::py_bind::bind_sim(m);
   directable::py_bind::bind_chain(m);
+  directable::py_bind::bind_fem(m);
 }
