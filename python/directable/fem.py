@@ -25,7 +25,7 @@ from ._validate import as_float_array, integer, real, run_with_progress
 
 __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cantilever", "t_shape", "stem",
            "load_mesh", "vertices_where", "bottom_vertices", "surface_triangles", "centerline", "enrich",
-           "reduced_forces", "project_states", "tip_positions"]
+           "reduced_forces", "project_states", "tip_positions", "Scene", "t_shape_scene"]
 
 
 def _index_array(x, name, shape_hint):
@@ -327,3 +327,71 @@ def tip_positions(mesh, u, vertices) -> np.ndarray:
     u = np.atleast_2d(as_float_array(u, "u"))
     X = np.asarray(mesh.vertices)
     return X[vertices][None] + u.reshape(len(u), -1, 3)[:, vertices]
+
+
+# ---------------------------------------------------------------- scenes
+
+class Scene:
+    """A ready reduced scene (the paper's sec. 5.3 pipeline up to the gains).
+
+    Attributes: mesh, model (full), dt, forces (T, 3V) scripted centre-line
+    forces, u, v (T+1, 3V) centre-line run, basis (reduce.Basis), red
+    (ReducedStVK), w_ff (T, r) feed-forward, z_ref (T+1, 2r) reduced
+    reference, tips (vertex indices of the targets), T, r.
+    """
+
+    def output_matrix(self) -> np.ndarray:
+        """C (3 m, 2r): positions of the tip vertices' displacements from z."""
+        dofs = (3 * np.asarray(self.tips)[:, None] + np.arange(3)).ravel()
+        C = np.zeros((dofs.size, 2 * self.r))
+        C[:, :self.r] = self.basis.U[dofs]
+        return C
+
+    def tip_positions(self, z) -> np.ndarray:
+        """World positions (k, m, 3) of the tips for reduced states z (k, 2r)."""
+        z = np.atleast_2d(as_float_array(z, "z"))
+        return tip_positions(self.mesh, self.red.full_displacement(z[:, :self.r]), self.tips)
+
+    def push(self, at, force, duration=1) -> np.ndarray:
+        """Reduced disturbance (T, r): a full force (3V,) held on steps [at, at + duration)."""
+        from .sim import push
+        return push(self.T, self.r, at, self.basis.U.T @ as_float_array(force, "force"), duration)
+
+
+def t_shape_scene(r=10, T=100, dt=0.02, amplitude=3.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
+                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0) -> Scene:
+    """The T-shape of the paper's figure 1, end to end up to the reference.
+
+    Full centre-line run: the top bar is swung sideways (x) by a force
+    ``amplitude sin(2 pi t / (T dt))`` per vertex; enrichment with ``runs``
+    impulses of ``fraction`` of that force; mass-orthonormal PCA basis of r
+    modes; reduced model; feed-forward ``w_ff = U' f``; reference: the
+    reduced re-simulation (``reference="reduced"``) or the projection of
+    the full run (``"projected"``). Tips: the two ends of the bar.
+    """
+    from . import models, reduce
+    s = Scene()
+    s.mesh = t_shape(h=h)
+    s.model = StVKModel(s.mesh, young, poisson, density, fixed=bottom_vertices(s.mesh), alpha=alpha, beta=beta)
+    s.dt, s.T = real(dt, "dt"), integer(T, "T")
+    X = np.asarray(s.mesh.vertices)
+    top = np.flatnonzero(X[:, 2] > X[:, 2].max() - 0.51 * h * 2)
+    s.top = top
+    s.tips = np.array([np.argmin(X[:, 0] - 1e-3 * X[:, 2]), np.argmax(X[:, 0] + 1e-3 * X[:, 2])])
+    t = np.arange(s.T) * s.dt
+    s.forces = np.zeros((s.T, s.model.dofs))
+    s.forces[:, 3 * top] = (amplitude * np.sin(2 * np.pi * t / (s.T * s.dt)))[:, None]
+    s.u, s.v = centerline(s.model, s.dt, s.forces)
+    snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, seed=seed)
+    s.basis = reduce.pca(snaps, r, mass=s.model.mass)
+    s.r = s.basis.r
+    s.red = ReducedStVK(s.model, s.basis.U)
+    s.w_ff = reduced_forces(s.basis.U, s.forces)
+    s.z_proj = project_states(s.red, s.u, s.v)
+    if reference == "reduced":
+        s.z_ref = models.rollout(s.red, s.z_proj[0], s.w_ff, s.dt)
+    elif reference == "projected":
+        s.z_ref = s.z_proj
+    else:
+        raise ValueError(f"reference must be 'reduced' or 'projected', got {reference!r}")
+    return s
