@@ -359,7 +359,7 @@ class Scene:
 
 
 def t_shape_scene(r=10, T=100, dt=0.02, amplitude=3.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
-                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0) -> Scene:
+                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine") -> Scene:
     """The T-shape of the paper's figure 1, end to end up to the reference.
 
     Full centre-line run: the top bar is swung sideways (x) by a force
@@ -368,6 +368,9 @@ def t_shape_scene(r=10, T=100, dt=0.02, amplitude=3.0, runs=6, fraction=0.1, ref
     modes; reduced model; feed-forward ``w_ff = U' f``; reference: the
     reduced re-simulation (``reference="reduced"``) or the projection of
     the full run (``"projected"``). Tips: the two ends of the bar.
+    ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
+    force and its rate vanish at both ends, so a long enough period brings
+    the T almost back to rest at its start (endless looping, sec. 5.4).
     """
     from . import models, reduce
     s = Scene()
@@ -380,7 +383,14 @@ def t_shape_scene(r=10, T=100, dt=0.02, amplitude=3.0, runs=6, fraction=0.1, ref
     s.tips = np.array([np.argmin(X[:, 0] - 1e-3 * X[:, 2]), np.argmax(X[:, 0] + 1e-3 * X[:, 2])])
     t = np.arange(s.T) * s.dt
     s.forces = np.zeros((s.T, s.model.dofs))
-    s.forces[:, 3 * top] = (amplitude * np.sin(2 * np.pi * t / (s.T * s.dt)))[:, None]
+    ph = t / (s.T * s.dt)
+    if profile == "sine":
+        shape = np.sin(2 * np.pi * ph)
+    elif profile == "loop":
+        shape = np.sin(2 * np.pi * ph) * np.sin(np.pi * ph) ** 2
+    else:
+        raise ValueError(f"profile must be 'sine' or 'loop', got {profile!r}")
+    s.forces[:, 3 * top] = (amplitude * shape)[:, None]
     s.u, s.v = centerline(s.model, s.dt, s.forces)
     snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, seed=seed)
     s.basis = reduce.pca(snaps, r, mass=s.model.mass)
