@@ -98,7 +98,7 @@ def test_lqr_vs_pd_final_cost_only(scene):
 def test_endless_looping():
     """Section 5.4: feed-forward forces over one period almost return the
     T-shape to its start; rewinding the reference loops the motion."""
-    s = fem.t_shape_scene(r=8, T=200, dt=0.02, amplitude=6.0, profile="loop", runs=4)
+    s = fem.t_shape_scene(r=8, T=200, dt=0.02, amplitude=192.0, profile="loop", runs=4)
     T, r, dt = s.T, s.r, s.dt
     span = np.abs(s.z_ref).max()
     gap = np.linalg.norm(s.z_ref[-1] - s.z_ref[0])

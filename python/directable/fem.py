@@ -173,12 +173,17 @@ def cantilever(length=1.0, width=0.1, height=0.1, n=(20, 2, 2)) -> TetMesh:
     return TetMesh(m.vertices * h, m.tets)
 
 
-def t_shape(h=0.1, stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1)) -> TetMesh:
+def t_shape(h=0.1, stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), refine=1) -> TetMesh:
     """The paper's "T" standing on a base: a base slab (rooted at z = 0), a
-    vertical stem and a horizontal bar on top, in cells of size h."""
-    bx, by, bz = base
-    sx, sy, sz = stem
-    tx, ty, tz = bar
+    vertical stem and a horizontal bar on top, in cells of size h
+    (``refine`` = k: k times as many cells per axis, each h / k)."""
+    k = integer(refine, "refine")
+    if k < 1:
+        raise ValueError(f"refine must be >= 1, got {refine}")
+    h = h / k
+    bx, by, bz = (k * c for c in base)
+    sx, sy, sz = (k * c for c in stem)
+    tx, ty, tz = (k * c for c in bar)
     cx, cy = bx // 2, by // 2
     cells = [_block(0, bx, 0, by, 0, bz),
              _block(cx - sx // 2, cx - sx // 2 + sx, cy - sy // 2, cy - sy // 2 + sy, bz, bz + sz),
@@ -358,27 +363,27 @@ class Scene:
         return push(self.T, self.r, at, self.basis.U.T @ as_float_array(force, "force"), duration)
 
 
-def t_shape_scene(r=10, T=100, dt=0.02, amplitude=3.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
-                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine") -> Scene:
+def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
+                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine", refine=1) -> Scene:
     """The T-shape of the paper's figure 1, end to end up to the reference.
 
-    Full centre-line run: the top bar is swung sideways (x) by a force
-    ``amplitude sin(2 pi t / (T dt))`` per vertex; enrichment with ``runs``
+    Full centre-line run: the top bar is swung sideways (x) by a total force
+    ``amplitude sin(2 pi t / (T dt))`` (N) spread evenly over its vertices; enrichment with ``runs``
     impulses of ``fraction`` of that force; mass-orthonormal PCA basis of r
     modes; reduced model; feed-forward ``w_ff = U' f``; reference: the
     reduced re-simulation (``reference="reduced"``) or the projection of
     the full run (``"projected"``). Tips: the two ends of the bar.
-    ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
+    ``refine`` subdivides the mesh (see ``t_shape``). ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
     force and its rate vanish at both ends, so a long enough period brings
     the T almost back to rest at its start (endless looping, sec. 5.4).
     """
     from . import models, reduce
     s = Scene()
-    s.mesh = t_shape(h=h)
+    s.mesh = t_shape(h=h, refine=refine)
     s.model = StVKModel(s.mesh, young, poisson, density, fixed=bottom_vertices(s.mesh), alpha=alpha, beta=beta)
     s.dt, s.T = real(dt, "dt"), integer(T, "T")
     X = np.asarray(s.mesh.vertices)
-    top = np.flatnonzero(X[:, 2] > X[:, 2].max() - 0.51 * h * 2)
+    top = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)  # the bar
     s.top = top
     s.tips = np.array([np.argmin(X[:, 0] - 1e-3 * X[:, 2]), np.argmax(X[:, 0] + 1e-3 * X[:, 2])])
     t = np.arange(s.T) * s.dt
@@ -390,7 +395,7 @@ def t_shape_scene(r=10, T=100, dt=0.02, amplitude=3.0, runs=6, fraction=0.1, ref
         shape = np.sin(2 * np.pi * ph) * np.sin(np.pi * ph) ** 2
     else:
         raise ValueError(f"profile must be 'sine' or 'loop', got {profile!r}")
-    s.forces[:, 3 * top] = (amplitude * shape)[:, None]
+    s.forces[:, 3 * top] = (amplitude / top.size * shape)[:, None]
     s.u, s.v = centerline(s.model, s.dt, s.forces)
     snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, seed=seed)
     s.basis = reduce.pca(snaps, r, mass=s.model.mass)
