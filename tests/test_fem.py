@@ -239,3 +239,53 @@ def test_bad_input():
     f[3:] = 50.0  # a huge load: Newton cannot converge in 2 iterations
     with pytest.raises(RuntimeError, match="converge"):
         sim.step(f)
+
+
+def test_mesh_generators_are_conforming():
+    L, w, h = 1.0, 0.2, 0.1
+    mesh = fem.cantilever(L, w, h, n=(5, 2, 1))
+    assert mesh.num_tets == 5 * 2 * 1 * 6 and np.asarray(mesh.volumes).sum() == pytest.approx(L * w * h)
+    X = np.asarray(mesh.vertices)
+    tri = fem.surface_triangles(mesh)
+    area = 0.5 * np.linalg.norm(np.cross(X[tri[:, 1]] - X[tri[:, 0]], X[tri[:, 2]] - X[tri[:, 0]]), axis=1).sum()
+    assert area == pytest.approx(2 * (L * w + L * h + w * h))  # no interior face left unmatched
+    T = fem.t_shape(h=0.1)
+    assert np.asarray(T.volumes).sum() == pytest.approx((9 + 6 + 7) * 1e-3)
+    assert fem.bottom_vertices(T).size == 16  # the 3 x 3 base's bottom grid
+    assert fem.t_shape(h=0.1, refine=2).num_tets == 8 * T.num_tets
+    plant = fem.stem(h=0.1, height=8, leaves=((3, 2), (6, -2)))
+    assert np.asarray(plant.volumes).sum() == pytest.approx(12 * 1e-3)
+
+
+def test_enrichment_is_time_stratified_around_the_centre_line(small):
+    mesh, model = small
+    T, dt = 40, 0.01
+    X = np.asarray(mesh.vertices)
+    tip = np.flatnonzero(X[:, 0] > 1 - 1e-9)
+    forces = np.zeros((T, model.dofs))
+    forces[:, 3 * tip + 2] = -np.sin(np.linspace(0, np.pi, T))[:, None]
+    u, v, a = fem.centerline(model, dt, forces, return_acceleration=True)
+    snaps, times = fem.enrich(model, dt, forces, runs=4, fraction=0.1, u=u, v=v, a=a, seed=1, return_times=True)
+    assert np.all((times >= np.arange(4) * 10) & (times < np.arange(1, 5) * 10))
+    assert snaps.shape == (T + 1 + sum(T - times), model.dofs)
+    assert np.array_equal(snaps[:T + 1], u)
+    runs = np.split(snaps[T + 1:], np.cumsum(T - times)[:-1])
+    for t0, run in zip(times, runs):
+        dev = np.abs(run - u[t0 + 1:]).max()
+        assert 0 < dev < 0.5 * np.abs(u).max()  # a tunnel around the centre-line, not away from it
+    same = fem.enrich(model, dt, forces, runs=4, fraction=0.0, u=u, v=v, a=a, seed=1)
+    for t0, run in zip(times, np.split(same[T + 1:], np.cumsum(T - times)[:-1])):
+        assert np.allclose(run, u[t0 + 1:], atol=1e-9)
+    assert np.all(snaps[:, model.fixed_dofs] == 0)
+
+
+def test_reduced_newton_failure_is_reported(reduced):
+    model, U, red = reduced
+    red.set_newton(2, 1e-14)
+    try:
+        with pytest.raises(RuntimeError, match="converge"):
+            dr.simulate(red, np.zeros(2 * U.shape[1]), 3, 0.05, open_loop=np.full((3, U.shape[1]), 1e4))
+    finally:
+        red.set_newton(20, 1e-10)
+    with pytest.raises(ValueError, match="max_iterations"):
+        red.set_newton(0)

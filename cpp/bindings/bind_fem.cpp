@@ -79,8 +79,11 @@ Newton iterations on a sparse LDL' factorization (symbolic analysis done
 once). Holds the state u, v (3V,) each.)doc")
       .def(py::init<const StVKFEM&, double, int, double>(), py::arg("model"), py::arg("dt"),
            py::arg("max_iterations") = 20, py::arg("tolerance") = 1e-8, py::keep_alive<1, 2>())
-      .def("set_state", [](NewmarkFEM& s, const Array& u, const Array& v) { s.set_state(vector(u, "u"), vector(v, "v")); },
-           py::arg("u"), py::arg("v"), "Sets displacement and velocity, (3V,) each.")
+      .def("set_state", [](NewmarkFEM& s, const Array& u, const Array& v, const OptArray& a) {
+        if (a) s.set_state(vector(u, "u"), vector(v, "v"), vector(*a, "a"));
+        else s.set_state(vector(u, "u"), vector(v, "v"));
+      }, py::arg("u"), py::arg("v"), py::arg("a") = py::none(),
+         "Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.")
       .def("step", [](NewmarkFEM& s, const Array& f) {
         auto fv = vector(f, "f_ext", s.u().size());
         py::gil_scoped_release rel;
@@ -99,6 +102,7 @@ once). Holds the state u, v (3V,) each.)doc")
       }, py::arg("f_ext"), py::arg("max_iterations") = 50, "Static equilibrium u (3V,) under f_ext (3V,).")
       .def_property_readonly("u", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.u()); }, "(3V,)")
       .def_property_readonly("v", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.v()); }, "(3V,)")
+      .def_property_readonly("a", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.a()); }, "(3V,) Newmark acceleration.")
       .def_property_readonly("dt", &NewmarkFEM::dt);
 
   py::class_<ReducedStVK, Model, std::shared_ptr<ReducedStVK>>(m, "ReducedStVK", R"doc(

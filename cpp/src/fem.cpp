@@ -179,9 +179,14 @@ NewmarkFEM::NewmarkFEM(const StVKFEM& model, double dt, int max_iterations, doub
   for (auto* x : {&u_, &v_, &a_, &f_, &r_, &du_, &un_, &vn_, &an_}) x->setZero(N);
   K_ = model.pattern();
   A_ = K_;
+  diag_.assign(N, -1);
+  for (int c = 0; c < K_.outerSize(); ++c)
+    for (int k = K_.outerIndexPtr()[c]; k < K_.outerIndexPtr()[c + 1]; ++k)
+      if (K_.innerIndexPtr()[k] == c) diag_[c] = k;
 }
 
-void NewmarkFEM::set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v) {
+void NewmarkFEM::set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v,
+                           const Eigen::Ref<const Eigen::VectorXd>& a) {
   const Index N = model_.dofs();
   const std::string e = "(" + std::to_string(N) + ",)";
   if (u.size() != N) throw_shape("u", e, "(" + std::to_string(u.size()) + ",)");
@@ -192,8 +197,17 @@ void NewmarkFEM::set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eig
   v_ = v;
   for (Index i = 0; i < N; ++i)
     if (model_.fixed_mask()[i]) u_[i] = v_[i] = 0.0;
-  a_.setZero();  // consistent acceleration computed on the first step
-  an_.setConstant(std::nan(""));
+  if (a.size() == 0) {
+    a_.setZero();  // consistent acceleration computed on the first step
+    an_.setConstant(std::nan(""));
+    return;
+  }
+  if (a.size() != N) throw_shape("a", e, "(" + std::to_string(a.size()) + ",)");
+  check_finite("a", a.data(), N);
+  a_ = a;
+  for (Index i = 0; i < N; ++i)
+    if (model_.fixed_mask()[i]) a_[i] = 0.0;
+  an_ = a_;
 }
 
 void NewmarkFEM::constrain(SparseMatrix& A) const {
@@ -251,8 +265,10 @@ int NewmarkFEM::step(const Eigen::Ref<const Eigen::VectorXd>& f_ext) {
     const double scale = std::max(f_ext.norm(), (M.cwiseProduct(an_)).norm());
     if (it > 1 && (rn <= tol_ * r0 || rn <= 1e-12 * std::max(1.0, scale))) return it - 1;
     // A = c0 M + c1 (alpha M + beta K) + K (the damping-Hessian term is omitted)
-    A_ = (1.0 + c1 * be) * K_;
-    for (Index i = 0; i < N; ++i) A_.coeffRef(i, i) += (c0 + c1 * al) * M[i];
+    // same pattern as K: values written in place, no allocation
+    const double sk = 1.0 + c1 * be, sm = c0 + c1 * al;
+    for (Index k = 0; k < K_.nonZeros(); ++k) A_.valuePtr()[k] = sk * K_.valuePtr()[k];
+    for (Index i = 0; i < N; ++i) A_.valuePtr()[diag_[i]] += sm * M[i];
     constrain(A_);
     factor(A_);
     du_ = ldlt_.solve(r_);
@@ -294,7 +310,7 @@ Eigen::VectorXd NewmarkFEM::static_solve(const Eigen::Ref<const Eigen::VectorXd>
     if (!r.allFinite()) throw std::domain_error("static solve produced a non-finite residual");
     if (r.norm() <= 1e-10 * r0) return u;
     model_.tangent_stiffness(u, K_);
-    A_ = K_;
+    std::copy(K_.valuePtr(), K_.valuePtr() + K_.nonZeros(), A_.valuePtr());
     constrain(A_);
     factor(A_);
     u += ldlt_.solve(r);

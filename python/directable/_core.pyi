@@ -686,9 +686,9 @@ class NewmarkFEM:
         """
         Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.
         """
-    def set_state(self, u: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> None:
+    def set_state(self, u: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], a: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
-        Sets displacement and velocity, (3V,) each.
+        Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.
         """
     def static_solve(self, f_ext: numpy.ndarray[numpy.float64], max_iterations: typing.SupportsInt | typing.SupportsIndex = 50) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -697,6 +697,11 @@ class NewmarkFEM:
     def step(self, f_ext: numpy.ndarray[numpy.float64]) -> int:
         """
         One step with external forces (3V,) held; returns the Newton iterations.
+        """
+    @property
+    def a(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (3V,) Newmark acceleration.
         """
     @property
     def dt(self) -> float:

@@ -246,11 +246,13 @@ def load_mesh(path) -> TetMesh:
 
 # ---------------------------------------------------------------- pipeline (paper sec. 5)
 
-def centerline(model, dt, forces, u0=None, v0=None, progress=None):
-    """Full centre-line run under scripted forces (T, 3V): (u, v), each (T+1, 3V).
+def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, return_acceleration=False):
+    """Full centre-line run under scripted forces (T, 3V): (u, v), each (T+1, 3V)
+    (and the Newmark accelerations a (T+1, 3V) with ``return_acceleration``).
 
-    Implicit Newmark with Newton (``Simulator``); the velocities are kept so
-    that enrichment runs and projected references can restart anywhere.
+    Implicit Newmark with Newton (``Simulator``); velocities (and
+    accelerations) are kept so that enrichment runs and projected references
+    can restart anywhere exactly.
     """
     forces = as_float_array(forces, "forces")
     if forces.ndim != 2 or forces.shape[1] != model.dofs:
@@ -258,24 +260,27 @@ def centerline(model, dt, forces, u0=None, v0=None, progress=None):
     sim = Simulator(model, dt)
     N = model.dofs
     sim.set_state(np.zeros(N) if u0 is None else as_float_array(u0, "u0"),
-                  np.zeros(N) if v0 is None else as_float_array(v0, "v0"))
+                  np.zeros(N) if v0 is None else as_float_array(v0, "v0"),
+                  None if a0 is None else as_float_array(a0, "a0"))
     u = np.empty((forces.shape[0] + 1, N))
     v = np.empty_like(u)
+    a = np.empty_like(u)
     u[0], v[0] = sim.u, sim.v
+    a[0] = np.nan if a0 is None else sim.a
     from ._validate import progress_callback
     cb, close = progress_callback(progress, "centre-line")
     try:
         for t, f in enumerate(forces):
             sim.step(f)
-            u[t + 1], v[t + 1] = sim.u, sim.v
+            u[t + 1], v[t + 1], a[t + 1] = sim.u, sim.v, sim.a
             if cb is not None:
                 cb(t + 1, len(forces))
     finally:
         close()
-    return u, v
+    return (u, v, a) if return_acceleration else (u, v)
 
 
-def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, seed=0):
+def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, a=None, seed=0, return_times=False):
     """Snapshots of the "tunnel" around the centre-line (paper sec. 5.2).
 
     ``runs`` reruns of the full simulation, each with one random force
@@ -283,9 +288,11 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
     from the k-th of ``runs`` equal time strata), lasting ``duration`` steps;
     its magnitude is ``fraction`` (default 10%) of the largest centre-line
     force norm, its direction random over the free dofs. Each run restarts
-    from the centre-line state (u, v) at the impulse (computed when not
-    given) and continues to the end. Returns the snapshots (k, 3V): the
-    centre-line displacements followed by every run's.
+    from the centre-line state (u, v, and the Newmark acceleration a: then
+    a zero impulse reproduces the centre-line exactly) at the impulse
+    (computed when not given) and continues to the end. Returns the snapshots (k, 3V): the
+    centre-line displacements followed by every run's (and, with
+    ``return_times``, the impulse steps (runs,)).
     """
     forces = as_float_array(forces, "forces")
     runs = integer(runs, "runs")
@@ -297,22 +304,25 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
     if duration < 1 or fraction < 0:
         raise ValueError(f"duration must be >= 1 and fraction >= 0, got {duration}, {fraction}")
     if u is None or v is None:
-        u, v = centerline(model, dt, forces)
+        u, v, a = centerline(model, dt, forces, return_acceleration=True)
     rng = np.random.default_rng(seed)
     free = np.ones(model.dofs, bool)
     free[model.fixed_dofs] = False
     magnitude = fraction * np.linalg.norm(forces, axis=1).max()
     edges = np.linspace(0, T, runs + 1)
-    out = [u]
+    out, times = [u], []
     for k in range(runs):
         t0 = int(rng.integers(int(edges[k]), max(int(edges[k]) + 1, int(edges[k + 1]))))
         d = rng.standard_normal(model.dofs) * free
         d *= magnitude / max(np.linalg.norm(d), 1e-300)
         f = forces[t0:].copy()
         f[:duration] += d
-        uk, _ = centerline(model, dt, f, u[t0], v[t0])
+        a0 = None if a is None or t0 == 0 or not np.all(np.isfinite(a[t0])) else a[t0]
+        uk, _ = centerline(model, dt, f, u[t0], v[t0], a0)
         out.append(uk[1:])
-    return np.concatenate(out)
+        times.append(t0)
+    snaps = np.concatenate(out)
+    return (snaps, np.array(times)) if return_times else snaps
 
 
 def reduced_forces(U, forces) -> np.ndarray:
@@ -396,8 +406,8 @@ def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, re
     else:
         raise ValueError(f"profile must be 'sine' or 'loop', got {profile!r}")
     s.forces[:, 3 * top] = (amplitude / top.size * shape)[:, None]
-    s.u, s.v = centerline(s.model, s.dt, s.forces)
-    snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, seed=seed)
+    s.u, s.v, a = centerline(s.model, s.dt, s.forces, return_acceleration=True)
+    snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, a=a, seed=seed)
     s.basis = reduce.pca(snaps, r, mass=s.model.mass)
     s.r = s.basis.r
     s.red = ReducedStVK(s.model, s.basis.U)

@@ -83,7 +83,10 @@ class StVKFEM {
 class NewmarkFEM {
  public:
   NewmarkFEM(const StVKFEM& model, double dt, int max_iterations = 20, double tolerance = 1e-8);
-  void set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v);
+  //! Sets u, v (3V each) and the acceleration a (3V), or, when a is empty,
+  //! the consistent acceleration M a = f_ext - D v - f(u) of the next step.
+  void set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v,
+                 const Eigen::Ref<const Eigen::VectorXd>& a = Eigen::VectorXd());
   //! One step with external force f_ext (3V) held; returns Newton iterations.
   //! Throws std::runtime_error when Newton does not converge.
   int step(const Eigen::Ref<const Eigen::VectorXd>& f_ext);
@@ -105,6 +108,7 @@ class NewmarkFEM {
   double tol_;
   Eigen::VectorXd u_, v_, a_, f_, r_, du_, un_, vn_, an_;
   SparseMatrix K_, A_;
+  std::vector<int> diag_;  //!< value index of each diagonal entry of the pattern
   Eigen::SimplicialLDLT<SparseMatrix> ldlt_;
   bool analyzed_ = false;
 };
