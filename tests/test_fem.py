@@ -289,3 +289,21 @@ def test_reduced_newton_failure_is_reported(reduced):
         red.set_newton(20, 1e-10)
     with pytest.raises(ValueError, match="max_iterations"):
         red.set_newton(0)
+
+
+def test_load_mesh_through_meshio(tmp_path):
+    meshio = pytest.importorskip("meshio")
+    mesh = fem.t_shape(h=0.1)
+    X, T = np.asarray(mesh.vertices), np.asarray(mesh.tets)
+    T_flipped = T.copy()
+    T_flipped[::2] = T_flipped[::2][:, [1, 0, 2, 3]]  # files may store either orientation
+    pts = np.vstack([X, [[9.0, 9.0, 9.0]]])  # plus an unreferenced point (dropped)
+    path = tmp_path / "t.vtu"
+    meshio.write(str(path), meshio.Mesh(pts, [("tetra", T_flipped)]))
+    loaded = fem.load_mesh(path)
+    assert loaded.num_vertices == mesh.num_vertices and loaded.num_tets == mesh.num_tets
+    assert np.asarray(loaded.volumes).sum() == pytest.approx(np.asarray(mesh.volumes).sum())
+    tri = meshio.Mesh(X, [("triangle", T[:, :3])])
+    meshio.write(str(tmp_path / "s.vtu"), tri)
+    with pytest.raises(ValueError, match="no tetrahedra"):
+        fem.load_mesh(tmp_path / "s.vtu")

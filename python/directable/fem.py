@@ -18,7 +18,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import _core
 from ._validate import as_float_array, integer, real, run_with_progress
@@ -70,13 +69,15 @@ class StVKModel(_core.StVKFEM):
                          [int(i) for i in fx], real(alpha, "alpha"), real(beta, "beta"))
         self.mesh = mesh
 
-    def tangent_stiffness(self, u) -> sp.csc_matrix:
-        """dF/du at u (3V,): a (3V, 3V) scipy.sparse CSC matrix (symmetric)."""
+    def tangent_stiffness(self, u):
+        """dF/du at u (3V,): a (3V, 3V) scipy.sparse CSC matrix (symmetric; needs SciPy)."""
+        import scipy.sparse as sp
         data, indices, indptr = self.stiffness_csc(as_float_array(u, "u"))
         return sp.csc_matrix((data, indices, indptr), shape=(self.dofs, self.dofs))
 
-    def mass_matrix(self) -> sp.csc_matrix:
-        """Lumped mass (3V, 3V) diagonal scipy.sparse matrix (``.mass`` is its diagonal)."""
+    def mass_matrix(self):
+        """Lumped mass (3V, 3V) diagonal scipy.sparse matrix (``.mass`` is its diagonal; needs SciPy)."""
+        import scipy.sparse as sp
         return sp.diags(self.mass).tocsc()
 
     @property
