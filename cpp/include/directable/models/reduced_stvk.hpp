@@ -3,9 +3,12 @@
 // internal forces U' f(U p) are cubic polynomials in p,
 //   R(p) = P p + 3 Z(p) p + 2 Y(p) p,   K(p) = dR/dp = P + 6 Z(p) + 6 Y(p),
 // Z(p)_{mn} = sum_k S_{mnk} p_k,  Y(p)_{mn} = sum_{kl} T_{mnkl} p_k p_l,
-// with fully symmetric coefficient tensors S (cubic energy) and T (quartic
-// energy) precomputed element by element and stored over index pairs
-// m <= n. Evaluation costs O(r^4) and never touches the mesh.
+// with fully symmetric coefficient tensors S and T (reduced elastic energy
+// W(p) = p'Pp/2 + S[p,p,p] + T[p,p,p,p]/2) precomputed element by element
+// (two matrix products per chunk of elements, then a symmetrization over
+// index permutations) and stored over index pairs m <= n: S as
+// (r(r+1)/2) x r, T as (r(r+1)/2) x (r(r+1)/2). Evaluation costs O(r^4)
+// and never touches the mesh.
 //
 // As a Model (Barbic & Popovic 2008, appendix B): z = [p, p'],
 //   F(z) = [p', Mr^-1 (-D(p) p' - R(p))],  D(p) = alpha Mr + beta K(p),
