@@ -95,10 +95,17 @@ def test_lqr_vs_pd_final_cost_only(scene):
     assert same_effort.size and same_effort[:, 0].min() > 2.0 * e_lqr, (same_effort[:, 0].min(), e_lqr)
 
 
-def test_endless_looping():
+LOOP_SCENES = {
+    "flower": lambda: fem.plant_scene(r=8, T=200, dt=0.02, runs=4),
+    "t_shape": lambda: fem.t_shape_scene(r=8, T=200, dt=0.02, amplitude=192.0, profile="loop", runs=4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOP_SCENES))
+def test_endless_looping(name):
     """Section 5.4: feed-forward forces over one period almost return the
-    T-shape to its start; rewinding the reference loops the motion."""
-    s = fem.t_shape_scene(r=8, T=200, dt=0.02, amplitude=192.0, profile="loop", runs=4)
+    shape to its start; rewinding the reference loops the motion."""
+    s = LOOP_SCENES[name]()
     T, r, dt = s.T, s.r, s.dt
     span = np.abs(s.z_ref).max()
     gap = np.linalg.norm(s.z_ref[-1] - s.z_ref[0])
