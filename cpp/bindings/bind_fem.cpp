@@ -41,8 +41,8 @@ unreferenced vertices raise.)doc")
       .def_property_readonly("vertices", [](const TetMesh& s) { return RowMatrix(s.vertices()); }, "(V, 3) rest positions.")
       .def_property_readonly("tets", [](const TetMesh& s) { return IndexMatrix(s.tets()); }, "(E, 4) vertex indices.")
       .def_property_readonly("volumes", [](const TetMesh& s) { return Eigen::VectorXd(s.volumes()); }, "(E,) rest volumes.")
-      .def_property_readonly("num_vertices", &TetMesh::num_vertices)
-      .def_property_readonly("num_tets", &TetMesh::num_tets);
+      .def_property_readonly("num_vertices", &TetMesh::num_vertices, "V.")
+      .def_property_readonly("num_tets", &TetMesh::num_tets, "E.");
 
   py::class_<StVKFEM, std::shared_ptr<StVKFEM>>(m, "StVKFEM", R"doc(
 Full St. Venant-Kirchhoff tetrahedral FEM: energy density mu E:E +
@@ -66,12 +66,12 @@ fixed vertices. u (3V,) ordered [x0, y0, z0, x1, ...].)doc")
         return csc(K);
       }, py::arg("u"), "Tangent stiffness (3V, 3V) at u (3V,) as CSC arrays (data, indices, indptr).")
       .def_property_readonly("mass", [](const StVKFEM& s) { return Eigen::VectorXd(s.mass()); }, "Lumped mass diagonal (3V,).")
-      .def_property_readonly("mu", &StVKFEM::mu)
-      .def_property_readonly("lam", &StVKFEM::lambda)
-      .def_property_readonly("alpha", &StVKFEM::alpha)
-      .def_property_readonly("beta", &StVKFEM::beta)
-      .def_property_readonly("fixed", &StVKFEM::fixed)
-      .def_property_readonly("dofs", &StVKFEM::dofs);
+      .def_property_readonly("mu", &StVKFEM::mu, "Lame mu = E / (2 (1 + nu)).")
+      .def_property_readonly("lam", &StVKFEM::lambda, "Lame lambda = E nu / ((1 + nu)(1 - 2 nu)).")
+      .def_property_readonly("alpha", &StVKFEM::alpha, "Rayleigh mass factor.")
+      .def_property_readonly("beta", &StVKFEM::beta, "Rayleigh stiffness factor.")
+      .def_property_readonly("fixed", &StVKFEM::fixed, "Fixed vertex indices.")
+      .def_property_readonly("dofs", &StVKFEM::dofs, "3V.");
 
   py::class_<NewmarkFEM>(m, "NewmarkFEM", R"doc(
 Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
@@ -103,7 +103,7 @@ once). Holds the state u, v (3V,) each.)doc")
       .def_property_readonly("u", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.u()); }, "(3V,)")
       .def_property_readonly("v", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.v()); }, "(3V,)")
       .def_property_readonly("a", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.a()); }, "(3V,) Newmark acceleration.")
-      .def_property_readonly("dt", &NewmarkFEM::dt);
+      .def_property_readonly("dt", &NewmarkFEM::dt, "Time step.");
 
   py::class_<ReducedStVK, Model, std::shared_ptr<ReducedStVK>>(m, "ReducedStVK", R"doc(
 Reduced StVK model on a basis U (3V, r): internal forces U' f(U p) as
@@ -139,10 +139,10 @@ w (r,) reduced forces, B = [0; (U'MU)^-1], implicit Newmark step.)doc")
            py::arg("p"), "Reduced elastic energy at p (r,).")
       .def("set_newton", &ReducedStVK::set_newton, py::arg("max_iterations"), py::arg("tolerance") = 1e-10,
            "Newton iterations of step(); max_iterations = 1: one linearized implicit step.")
-      .def_property_readonly("r", &ReducedStVK::r)
+      .def_property_readonly("r", &ReducedStVK::r, "Reduced dimension r (state n = 2r).")
       .def_property_readonly("reduced_mass", [](const ReducedStVK& s) { return Eigen::MatrixXd(s.reduced_mass()); }, "U'MU, (r, r).")
-      .def_property_readonly("alpha", &ReducedStVK::alpha)
-      .def_property_readonly("beta", &ReducedStVK::beta)
+      .def_property_readonly("alpha", &ReducedStVK::alpha, "Reduced Rayleigh mass factor: D = alpha U'MU + beta K(p).")
+      .def_property_readonly("beta", &ReducedStVK::beta, "Reduced Rayleigh stiffness factor.")
       .def_property("damping_hessian", &ReducedStVK::damping_hessian, &ReducedStVK::set_damping_hessian,
                     "Whether jacobian() includes the damping-Hessian term beta dK/dp : p'.");
 }

@@ -612,10 +612,14 @@ class TetMesh:
         ...
     @property
     def num_tets(self) -> int:
-        ...
+        """
+        E.
+        """
     @property
     def num_vertices(self) -> int:
-        ...
+        """
+        V.
+        """
     @property
     def tets(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int64], "[m, n]"]:
         """
@@ -653,19 +657,29 @@ class StVKFEM:
         """
     @property
     def alpha(self) -> float:
-        ...
+        """
+        Rayleigh mass factor.
+        """
     @property
     def beta(self) -> float:
-        ...
+        """
+        Rayleigh stiffness factor.
+        """
     @property
     def dofs(self) -> int:
-        ...
+        """
+        3V.
+        """
     @property
     def fixed(self) -> list[int]:
-        ...
+        """
+        Fixed vertex indices.
+        """
     @property
     def lam(self) -> float:
-        ...
+        """
+        Lame lambda = E nu / ((1 + nu)(1 - 2 nu)).
+        """
     @property
     def mass(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -673,7 +687,9 @@ class StVKFEM:
         """
     @property
     def mu(self) -> float:
-        ...
+        """
+        Lame mu = E / (2 (1 + nu)).
+        """
 class NewmarkFEM:
     """
     Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
@@ -705,7 +721,9 @@ class NewmarkFEM:
         """
     @property
     def dt(self) -> float:
-        ...
+        """
+        Time step.
+        """
     @property
     def u(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -746,10 +764,14 @@ class ReducedStVK(Model):
         """
     @property
     def alpha(self) -> float:
-        ...
+        """
+        Reduced Rayleigh mass factor: D = alpha U'MU + beta K(p).
+        """
     @property
     def beta(self) -> float:
-        ...
+        """
+        Reduced Rayleigh stiffness factor.
+        """
     @property
     def damping_hessian(self) -> bool:
         """
@@ -760,7 +782,9 @@ class ReducedStVK(Model):
         ...
     @property
     def r(self) -> int:
-        ...
+        """
+        Reduced dimension r (state n = 2r).
+        """
     @property
     def reduced_mass(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
