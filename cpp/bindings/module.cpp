@@ -9,14 +9,16 @@ void bind_models(py::module_& m);
 void bind_sim(py::module_& m);
 void bind_chain(py::module_& m);
 void bind_fluid(py::module_& m);
+void bind_fem(py::module_& m);
 }  // namespace directable::py_bind
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, reduced fluids";
+  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids";
   directable::py_bind::bind_core(m);
   directable::py_bind::bind_control(m);
   directable::py_bind::bind_models(m);
   directable::py_bind::bind_sim(m);
   directable::py_bind::bind_chain(m);
   directable::py_bind::bind_fluid(m);
+  directable::py_bind::bind_fem(m);
 }

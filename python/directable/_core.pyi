@@ -1,11 +1,12 @@
 """
-directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, reduced fluids
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids
 """
 from __future__ import annotations
+import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'Integrator', 'LQRSolution', 'MACGrid2D', 'Model', 'PlanarChain', 'ReducedFluid', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'Integrator', 'LQRSolution', 'MACGrid2D', 'Model', 'NewmarkFEM', 'PlanarChain', 'ReducedFluid', 'ReducedStVK', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -810,6 +811,194 @@ class FluidParticles(Model):
     @property
     def particles(self) -> int:
         ...
+class TetMesh:
+    """
+    Tetrahedral mesh: vertices (V, 3), tets (E, 4) vertex indices, each tet
+    positively oriented. Degenerate or inverted tets, indices out of range and
+    unreferenced vertices raise.
+    """
+    def __init__(self, vertices: numpy.ndarray[numpy.float64], tets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
+        ...
+    @property
+    def num_tets(self) -> int:
+        """
+        E.
+        """
+    @property
+    def num_vertices(self) -> int:
+        """
+        V.
+        """
+    @property
+    def tets(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int64], "[m, n]"]:
+        """
+        (E, 4) vertex indices.
+        """
+    @property
+    def vertices(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (V, 3) rest positions.
+        """
+    @property
+    def volumes(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (E,) rest volumes.
+        """
+class StVKFEM:
+    """
+    Full St. Venant-Kirchhoff tetrahedral FEM: energy density mu E:E +
+    lambda/2 (tr E)^2, lumped mass, Rayleigh damping D(u) = alpha M + beta K(u),
+    fixed vertices. u (3V,) ordered [x0, y0, z0, x1, ...].
+    """
+    def __init__(self, mesh: TetMesh, young: typing.SupportsFloat | typing.SupportsIndex, poisson: typing.SupportsFloat | typing.SupportsIndex, density: typing.SupportsFloat | typing.SupportsIndex, fixed: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], alpha: typing.SupportsFloat | typing.SupportsIndex = 0.0, beta: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    def energy(self, u: numpy.ndarray[numpy.float64]) -> float:
+        """
+        Elastic energy of the displacement u (3V,).
+        """
+    def internal_forces(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Gradient of the elastic energy, (3V,) for u (3V,).
+        """
+    def stiffness_csc(self, u: numpy.ndarray[numpy.float64]) -> tuple:
+        """
+        Tangent stiffness (3V, 3V) at u (3V,) as CSC arrays (data, indices, indptr).
+        """
+    @property
+    def alpha(self) -> float:
+        """
+        Rayleigh mass factor.
+        """
+    @property
+    def beta(self) -> float:
+        """
+        Rayleigh stiffness factor.
+        """
+    @property
+    def dofs(self) -> int:
+        """
+        3V.
+        """
+    @property
+    def fixed(self) -> list[int]:
+        """
+        Fixed vertex indices.
+        """
+    @property
+    def lam(self) -> float:
+        """
+        Lame lambda = E nu / ((1 + nu)(1 - 2 nu)).
+        """
+    @property
+    def mass(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Lumped mass diagonal (3V,).
+        """
+    @property
+    def mu(self) -> float:
+        """
+        Lame mu = E / (2 (1 + nu)).
+        """
+class NewmarkFEM:
+    """
+    Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
+    Newton iterations on a sparse LDL' factorization (symbolic analysis done
+    once). Holds the state u, v (3V,) each.
+    """
+    def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
+        ...
+    def run(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.
+        """
+    def set_state(self, u: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], a: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.
+        """
+    def static_solve(self, f_ext: numpy.ndarray[numpy.float64], max_iterations: typing.SupportsInt | typing.SupportsIndex = 50) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Static equilibrium u (3V,) under f_ext (3V,).
+        """
+    def step(self, f_ext: numpy.ndarray[numpy.float64]) -> int:
+        """
+        One step with external forces (3V,) held; returns the Newton iterations.
+        """
+    @property
+    def a(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (3V,) Newmark acceleration.
+        """
+    @property
+    def dt(self) -> float:
+        """
+        Time step.
+        """
+    @property
+    def u(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (3V,)
+        """
+    @property
+    def v(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (3V,)
+        """
+class ReducedStVK(Model):
+    """
+    Reduced StVK model on a basis U (3V, r): internal forces U' f(U p) as
+    precomputed cubic polynomials in p. A Model with z = [p, p'] (n = 2r), control
+    w (r,) reduced forces, B = [0; (U'MU)^-1], implicit Newmark step.
+    """
+    def __init__(self, full: StVKFEM, U: numpy.ndarray[numpy.float64], alpha: typing.SupportsFloat | typing.SupportsIndex = -1.0, beta: typing.SupportsFloat | typing.SupportsIndex = -1.0, damping_hessian: bool = True, progress: typing.Any = None) -> None:
+        ...
+    def energy(self, p: numpy.ndarray[numpy.float64]) -> float:
+        """
+        Reduced elastic energy at p (r,).
+        """
+    def internal_forces(self, p: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Reduced internal forces R(p), (r,) for p (r,).
+        """
+    def set_newton(self, max_iterations: typing.SupportsInt | typing.SupportsIndex, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> None:
+        """
+        Newton iterations of step(); max_iterations = 1: one linearized implicit step.
+        """
+    def stiffness_derivative(self, p: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        dK/dp : v = d(K(p) v)/dp, (r, r) for p, v (r,).
+        """
+    def tangent_stiffness(self, p: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Reduced stiffness K(p) = dR/dp, (r, r) for p (r,).
+        """
+    @property
+    def alpha(self) -> float:
+        """
+        Reduced Rayleigh mass factor: D = alpha U'MU + beta K(p).
+        """
+    @property
+    def beta(self) -> float:
+        """
+        Reduced Rayleigh stiffness factor.
+        """
+    @property
+    def damping_hessian(self) -> bool:
+        """
+        Whether jacobian() includes the damping-Hessian term beta dK/dp : p'.
+        """
+    @damping_hessian.setter
+    def damping_hessian(self, arg1: bool) -> None:
+        ...
+    @property
+    def r(self) -> int:
+        """
+        Reduced dimension r (state n = 2r).
+        """
+    @property
+    def reduced_mass(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        U'MU, (r, r).
+        """
 def build_info() -> dict:
     """
     Eigen version, SIMD instruction sets and OpenMP use of this build.

@@ -1,0 +1,150 @@
+#include "common.hpp"
+#include "directable/models/fem.hpp"
+#include "directable/models/reduced_stvk.hpp"
+
+namespace directable::py_bind {
+
+namespace {
+using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+py::tuple csc(const SparseMatrix& K) {
+  const auto nnz = K.nonZeros();
+  py::array_t<int> indptr(K.outerSize() + 1), indices(nnz);
+  py::array_t<double> data(nnz);
+  std::copy(K.outerIndexPtr(), K.outerIndexPtr() + K.outerSize() + 1, indptr.mutable_data());
+  std::copy(K.innerIndexPtr(), K.innerIndexPtr() + nnz, indices.mutable_data());
+  std::copy(K.valuePtr(), K.valuePtr() + nnz, data.mutable_data());
+  return py::make_tuple(data, indices, indptr);
+}
+
+Eigen::Map<const RowMatrix> rows(const Array& a, const std::string& name, Index cols) {
+  if (a.ndim() != 2 || (cols >= 0 && a.shape(1) != cols)) {
+    std::string got = "(";
+    for (py::ssize_t d = 0; d < a.ndim(); ++d) got += (d ? ", " : "") + std::to_string(a.shape(d));
+    throw_shape(name, "(k, " + (cols >= 0 ? std::to_string(cols) : std::string("n")) + ")", got + ")");
+  }
+  return Eigen::Map<const RowMatrix>(a.data(), a.shape(0), a.shape(1));
+}
+}  // namespace
+
+void bind_fem(py::module_& m) {
+  py::class_<TetMesh, std::shared_ptr<TetMesh>>(m, "TetMesh", R"doc(
+Tetrahedral mesh: vertices (V, 3), tets (E, 4) vertex indices, each tet
+positively oriented. Degenerate or inverted tets, indices out of range and
+unreferenced vertices raise.)doc")
+      .def(py::init([](const Array& vertices, const IndexArray& tets) {
+        if (tets.ndim() != 2) throw std::invalid_argument("tets must be an (E, 4) integer array, got a " +
+                                                          std::to_string(tets.ndim()) + "-D array");
+        Eigen::Map<const IndexMatrix> T(tets.data(), tets.shape(0), tets.shape(1));
+        return std::make_shared<TetMesh>(rows(vertices, "vertices", -1), T);
+      }), py::arg("vertices"), py::arg("tets"))
+      .def_property_readonly("vertices", [](const TetMesh& s) { return RowMatrix(s.vertices()); }, "(V, 3) rest positions.")
+      .def_property_readonly("tets", [](const TetMesh& s) { return IndexMatrix(s.tets()); }, "(E, 4) vertex indices.")
+      .def_property_readonly("volumes", [](const TetMesh& s) { return Eigen::VectorXd(s.volumes()); }, "(E,) rest volumes.")
+      .def_property_readonly("num_vertices", &TetMesh::num_vertices, "V.")
+      .def_property_readonly("num_tets", &TetMesh::num_tets, "E.");
+
+  py::class_<StVKFEM, std::shared_ptr<StVKFEM>>(m, "StVKFEM", R"doc(
+Full St. Venant-Kirchhoff tetrahedral FEM: energy density mu E:E +
+lambda/2 (tr E)^2, lumped mass, Rayleigh damping D(u) = alpha M + beta K(u),
+fixed vertices. u (3V,) ordered [x0, y0, z0, x1, ...].)doc")
+      .def(py::init([](const TetMesh& mesh, double young, double poisson, double density, std::vector<Index> fixed,
+                       double alpha, double beta) {
+        return std::make_shared<StVKFEM>(mesh, young, poisson, density, fixed, alpha, beta);
+      }), py::arg("mesh"), py::arg("young"), py::arg("poisson"), py::arg("density"), py::arg("fixed"),
+         py::arg("alpha") = 0.0, py::arg("beta") = 0.0)
+      .def("energy", [](const StVKFEM& s, const Array& u) { return s.energy(vector(u, "u", s.dofs(), true)); },
+           py::arg("u"), "Elastic energy of the displacement u (3V,).")
+      .def("internal_forces", [](const StVKFEM& s, const Array& u) {
+        Eigen::VectorXd f(s.dofs());
+        s.internal_forces(vector(u, "u", s.dofs(), true), f);
+        return f;
+      }, py::arg("u"), "Gradient of the elastic energy, (3V,) for u (3V,).")
+      .def("stiffness_csc", [](const StVKFEM& s, const Array& u) {
+        SparseMatrix K;
+        s.tangent_stiffness(vector(u, "u", s.dofs(), true), K);
+        return csc(K);
+      }, py::arg("u"), "Tangent stiffness (3V, 3V) at u (3V,) as CSC arrays (data, indices, indptr).")
+      .def_property_readonly("mass", [](const StVKFEM& s) { return Eigen::VectorXd(s.mass()); }, "Lumped mass diagonal (3V,).")
+      .def_property_readonly("mu", &StVKFEM::mu, "Lame mu = E / (2 (1 + nu)).")
+      .def_property_readonly("lam", &StVKFEM::lambda, "Lame lambda = E nu / ((1 + nu)(1 - 2 nu)).")
+      .def_property_readonly("alpha", &StVKFEM::alpha, "Rayleigh mass factor.")
+      .def_property_readonly("beta", &StVKFEM::beta, "Rayleigh stiffness factor.")
+      .def_property_readonly("fixed", &StVKFEM::fixed, "Fixed vertex indices.")
+      .def_property_readonly("dofs", &StVKFEM::dofs, "3V.");
+
+  py::class_<NewmarkFEM>(m, "NewmarkFEM", R"doc(
+Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
+Newton iterations on a sparse LDL' factorization (symbolic analysis done
+once). Holds the state u, v (3V,) each.)doc")
+      .def(py::init<const StVKFEM&, double, int, double>(), py::arg("model"), py::arg("dt"),
+           py::arg("max_iterations") = 20, py::arg("tolerance") = 1e-8, py::keep_alive<1, 2>())
+      .def("set_state", [](NewmarkFEM& s, const Array& u, const Array& v, const OptArray& a) {
+        if (a) s.set_state(vector(u, "u"), vector(v, "v"), vector(*a, "a"));
+        else s.set_state(vector(u, "u"), vector(v, "v"));
+      }, py::arg("u"), py::arg("v"), py::arg("a") = py::none(),
+         "Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.")
+      .def("step", [](NewmarkFEM& s, const Array& f) {
+        auto fv = vector(f, "f_ext", s.u().size());
+        py::gil_scoped_release rel;
+        return s.step(fv);
+      }, py::arg("f_ext"), "One step with external forces (3V,) held; returns the Newton iterations.")
+      .def("run", [](NewmarkFEM& s, const Array& forces, py::object progress) {
+        auto F = rows(forces, "forces", s.u().size());
+        Progress prog(progress);
+        return prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
+      }, py::arg("forces"), py::arg("progress") = py::none(),
+         "Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.")
+      .def("static_solve", [](NewmarkFEM& s, const Array& f, int iters) {
+        auto fv = vector(f, "f_ext", s.u().size());
+        py::gil_scoped_release rel;
+        return s.static_solve(fv, iters);
+      }, py::arg("f_ext"), py::arg("max_iterations") = 50, "Static equilibrium u (3V,) under f_ext (3V,).")
+      .def_property_readonly("u", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.u()); }, "(3V,)")
+      .def_property_readonly("v", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.v()); }, "(3V,)")
+      .def_property_readonly("a", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.a()); }, "(3V,) Newmark acceleration.")
+      .def_property_readonly("dt", &NewmarkFEM::dt, "Time step.");
+
+  py::class_<ReducedStVK, Model, std::shared_ptr<ReducedStVK>>(m, "ReducedStVK", R"doc(
+Reduced StVK model on a basis U (3V, r): internal forces U' f(U p) as
+precomputed cubic polynomials in p. A Model with z = [p, p'] (n = 2r), control
+w (r,) reduced forces, B = [0; (U'MU)^-1], implicit Newmark step.)doc")
+      .def(py::init([](const StVKFEM& full, const Array& U, double alpha, double beta, bool damping_hessian,
+                       py::object progress) {
+        Eigen::MatrixXd Um = matrix(U, "U");
+        Progress prog(progress);
+        return prog.run([&](const ProgressFn* fn) {
+          return std::make_shared<ReducedStVK>(full, Um, alpha, beta, damping_hessian, fn);
+        });
+      }), py::arg("full"), py::arg("U"), py::arg("alpha") = -1.0, py::arg("beta") = -1.0,
+         py::arg("damping_hessian") = true, py::arg("progress") = py::none())
+      .def("internal_forces", [](const ReducedStVK& s, const Array& p) {
+        Eigen::VectorXd R(s.r()), pairs;
+        s.evaluate(vector(p, "p", s.r(), true), R, nullptr, pairs);
+        return R;
+      }, py::arg("p"), "Reduced internal forces R(p), (r,) for p (r,).")
+      .def("tangent_stiffness", [](const ReducedStVK& s, const Array& p) {
+        Eigen::VectorXd R(s.r()), pairs;
+        Eigen::MatrixXd K(s.r(), s.r());
+        s.evaluate(vector(p, "p", s.r(), true), R, &K, pairs);
+        return K;
+      }, py::arg("p"), "Reduced stiffness K(p) = dR/dp, (r, r) for p (r,).")
+      .def("stiffness_derivative", [](const ReducedStVK& s, const Array& p, const Array& v) {
+        Eigen::VectorXd pairs;
+        Eigen::MatrixXd H(s.r(), s.r());
+        s.stiffness_derivative(vector(p, "p", s.r(), true), vector(v, "v", s.r(), true), H, pairs);
+        return H;
+      }, py::arg("p"), py::arg("v"), "dK/dp : v = d(K(p) v)/dp, (r, r) for p, v (r,).")
+      .def("energy", [](const ReducedStVK& s, const Array& p) { return s.energy(vector(p, "p", s.r(), true)); },
+           py::arg("p"), "Reduced elastic energy at p (r,).")
+      .def("set_newton", &ReducedStVK::set_newton, py::arg("max_iterations"), py::arg("tolerance") = 1e-10,
+           "Newton iterations of step(); max_iterations = 1: one linearized implicit step.")
+      .def_property_readonly("r", &ReducedStVK::r, "Reduced dimension r (state n = 2r).")
+      .def_property_readonly("reduced_mass", [](const ReducedStVK& s) { return Eigen::MatrixXd(s.reduced_mass()); }, "U'MU, (r, r).")
+      .def_property_readonly("alpha", &ReducedStVK::alpha, "Reduced Rayleigh mass factor: D = alpha U'MU + beta K(p).")
+      .def_property_readonly("beta", &ReducedStVK::beta, "Reduced Rayleigh stiffness factor.")
+      .def_property("damping_hessian", &ReducedStVK::damping_hessian, &ReducedStVK::set_damping_hessian,
+                    "Whether jacobian() includes the damping-Hessian term beta dK/dp : p'.");
+}
+
+}  // namespace directable::py_bind

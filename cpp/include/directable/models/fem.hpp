@@ -1,0 +1,116 @@
+#pragma once
+// Full (unreduced) simulation: linear tetrahedral St. Venant-Kirchhoff FEM
+// with lumped mass, tangential Rayleigh damping D(u) = alpha M + beta K(u),
+// fixed vertices and implicit Newmark time stepping (Newton iterations on a
+// sparse LDL' factorization whose symbolic analysis is reused).
+//
+// Conventions: displacement u (3V) ordered [x0, y0, z0, x1, ...];
+// internal_forces(u) is the gradient of the elastic energy, so the
+// equations of motion read  M u'' + D u' + f_int(u) = f_ext.
+#include <Eigen/Core>
+#include <Eigen/Sparse>
+#include <Eigen/SparseCholesky>
+#include <vector>
+
+#include "directable/core/errors.hpp"
+#include "directable/core/sequence.hpp"
+
+namespace directable {
+
+using IndexMatrix = Eigen::Matrix<Eigen::Index, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+//! Tetrahedral mesh: vertices (V x 3), tets (E x 4). Rejects indices out
+//! of range, unreferenced vertices, degenerate and inverted tets.
+class TetMesh {
+ public:
+  TetMesh(const Eigen::Ref<const RowMatrix>& vertices, const Eigen::Ref<const IndexMatrix>& tets);
+  Index num_vertices() const { return X_.rows(); }
+  Index num_tets() const { return T_.rows(); }
+  const RowMatrix& vertices() const { return X_; }
+  const IndexMatrix& tets() const { return T_; }
+  //! Rest volumes (E).
+  const Eigen::VectorXd& volumes() const { return vol_; }
+  //! Shape-function gradients of tet e: 4 x 3, row a = grad N_a.
+  Eigen::Matrix<double, 4, 3> gradients(Index e) const { return grad_[e]; }
+
+ private:
+  RowMatrix X_;
+  IndexMatrix T_;
+  Eigen::VectorXd vol_;
+  std::vector<Eigen::Matrix<double, 4, 3>> grad_;
+};
+
+//! St. Venant-Kirchhoff material on a TetMesh: energy density
+//! mu E:E + lambda/2 (tr E)^2, Green strain E = (F'F - I)/2.
+class StVKFEM {
+ public:
+  StVKFEM(const TetMesh& mesh, double young, double poisson, double density, const std::vector<Index>& fixed,
+          double alpha = 0.0, double beta = 0.0);
+
+  Index dofs() const { return 3 * mesh_.num_vertices(); }
+  const TetMesh& mesh() const { return mesh_; }
+  double mu() const { return mu_; }
+  double lambda() const { return lambda_; }
+  double alpha() const { return alpha_; }
+  double beta() const { return beta_; }
+  const std::vector<Index>& fixed() const { return fixed_; }
+  //! true for every constrained dof (3V).
+  const std::vector<char>& fixed_mask() const { return mask_; }
+  //! Lumped mass diagonal (3V).
+  const Eigen::VectorXd& mass() const { return mass_; }
+
+  double energy(const Eigen::Ref<const Eigen::VectorXd>& u) const;
+  void internal_forces(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<Eigen::VectorXd> f) const;
+  //! Tangent stiffness dF/du (3V x 3V) written into K, whose pattern must be
+  //! that of pattern() (values overwritten).
+  void tangent_stiffness(const Eigen::Ref<const Eigen::VectorXd>& u, SparseMatrix& K) const;
+  //! The stiffness sparsity pattern (all values zero).
+  SparseMatrix pattern() const;
+
+ private:
+  TetMesh mesh_;
+  double mu_, lambda_, density_, alpha_, beta_;
+  std::vector<Index> fixed_;
+  std::vector<char> mask_;
+  Eigen::VectorXd mass_;
+  std::vector<int> slot_;  //!< E x 144: value index of each element entry in the pattern
+  SparseMatrix pattern_;
+};
+
+//! Implicit Newmark (beta = 1/4, gamma = 1/2) with Newton iterations on the
+//! free dofs. Holds the state (u, v, a) and the factorization.
+class NewmarkFEM {
+ public:
+  NewmarkFEM(const StVKFEM& model, double dt, int max_iterations = 20, double tolerance = 1e-8);
+  //! Sets u, v (3V each) and the acceleration a (3V), or, when a is empty,
+  //! the consistent acceleration M a = f_ext - D v - f(u) of the next step.
+  void set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v,
+                 const Eigen::Ref<const Eigen::VectorXd>& a = Eigen::VectorXd());
+  //! One step with external force f_ext (3V) held; returns Newton iterations.
+  //! Throws std::runtime_error when Newton does not converge.
+  int step(const Eigen::Ref<const Eigen::VectorXd>& f_ext);
+  //! Runs forces.rows() steps; returns displacements (T+1) x 3V.
+  RowMatrix run(const Eigen::Ref<const RowMatrix>& forces, const ProgressFn* progress = nullptr);
+  //! Static equilibrium f_int(u) = f_ext by Newton from u = 0.
+  Eigen::VectorXd static_solve(const Eigen::Ref<const Eigen::VectorXd>& f_ext, int max_iterations = 50);
+  const Eigen::VectorXd& u() const { return u_; }
+  const Eigen::VectorXd& v() const { return v_; }
+  const Eigen::VectorXd& a() const { return a_; }
+  double dt() const { return dt_; }
+
+ private:
+  void constrain(SparseMatrix& A) const;
+  void factor(const SparseMatrix& A);
+  const StVKFEM& model_;
+  double dt_;
+  int max_it_;
+  double tol_;
+  Eigen::VectorXd u_, v_, a_, f_, r_, du_, un_, vn_, an_;
+  SparseMatrix K_, A_;
+  std::vector<int> diag_;  //!< value index of each diagonal entry of the pattern
+  Eigen::SimplicialLDLT<SparseMatrix> ldlt_;
+  bool analyzed_ = false;
+};
+
+}  // namespace directable

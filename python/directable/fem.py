@@ -1,0 +1,450 @@
+"""Full St. Venant-Kirchhoff FEM (the offline "external simulator") and the
+reduced StVK model built from it (Barbic & Popovic 2008 sec. 4.3, 5;
+Barbic & James 2005).
+
+    mesh = fem.t_shape()                                   # boxes -> tets
+    full = fem.StVKModel(mesh, young=1e5, poisson=0.3, density=1e3,
+                         fixed=fem.bottom_vertices(mesh), alpha=0.1, beta=1e-3)
+    sim = fem.Simulator(full, dt=1/60)
+    U = sim.run(forces)                                    # (T+1, 3V)
+    red = ReducedStVK(full, reduce.pca(U, r, mass=full.mass).U)
+
+Conventions: displacement u (3V,) ordered [x0, y0, z0, x1, ...];
+``internal_forces(u)`` is the gradient of the elastic energy, so
+``M u'' + D u' + f_int(u) = f_ext`` with ``D(u) = alpha M + beta K(u)``.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import _core
+from ._validate import as_float_array, integer, real, run_with_progress
+
+__all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cantilever", "t_shape", "stem",
+           "load_mesh", "vertices_where", "bottom_vertices", "surface_triangles", "centerline", "enrich",
+           "reduced_forces", "project_states", "tip_positions", "Scene", "t_shape_scene", "plant_scene"]
+
+
+def _index_array(x, name, shape_hint):
+    a = np.asarray(x)
+    if a.dtype.kind not in "iu":
+        if a.dtype.kind == "f" and a.size and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
+            a = a.astype(np.int64)
+        else:
+            raise TypeError(f"{name} must be an integer array {shape_hint}, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+class TetMesh(_core.TetMesh):
+    """Tetrahedral mesh: ``vertices`` (V, 3) float, ``tets`` (E, 4) vertex indices.
+
+    Each tet must be positively oriented (``det[x1-x0, x2-x0, x3-x0] > 0``);
+    degenerate or inverted tets, out-of-range indices and unreferenced vertices
+    raise ``ValueError``.
+    """
+
+    def __init__(self, vertices, tets):
+        super().__init__(as_float_array(vertices, "vertices"), _index_array(tets, "tets", "(E, 4)"))
+
+
+class StVKModel(_core.StVKFEM):
+    """St. Venant-Kirchhoff FEM on a TetMesh.
+
+    young, poisson: Young's modulus and Poisson ratio (Lame parameters
+    mu = E / (2 (1 + nu)), lambda = E nu / ((1 + nu)(1 - 2 nu))); density:
+    mass per volume (lumped to the vertices); fixed: vertex indices held at
+    rest; alpha, beta: Rayleigh damping D(u) = alpha M + beta K(u).
+    """
+
+    def __init__(self, mesh, young, poisson, density, fixed=(), alpha=0.0, beta=0.0):
+        if not isinstance(mesh, _core.TetMesh):
+            raise TypeError(f"mesh must be a directable.fem.TetMesh, got {type(mesh).__name__}")
+        fx = np.asarray(fixed)
+        fx = np.zeros(0, np.int64) if fx.size == 0 else _index_array(fx, "fixed", "(k,)")
+        if fx.ndim != 1:
+            raise ValueError(f"fixed must be a 1-D list of vertex indices, got shape {fx.shape}")
+        super().__init__(mesh, real(young, "young"), real(poisson, "poisson"), real(density, "density"),
+                         [int(i) for i in fx], real(alpha, "alpha"), real(beta, "beta"))
+        self.mesh = mesh
+
+    def tangent_stiffness(self, u):
+        """dF/du at u (3V,): a (3V, 3V) scipy.sparse CSC matrix (symmetric; needs SciPy)."""
+        import scipy.sparse as sp
+        data, indices, indptr = self.stiffness_csc(as_float_array(u, "u"))
+        return sp.csc_matrix((data, indices, indptr), shape=(self.dofs, self.dofs))
+
+    def mass_matrix(self):
+        """Lumped mass (3V, 3V) diagonal scipy.sparse matrix (``.mass`` is its diagonal; needs SciPy)."""
+        import scipy.sparse as sp
+        return sp.diags(self.mass).tocsc()
+
+    @property
+    def fixed_dofs(self) -> np.ndarray:
+        f = np.asarray(self.fixed, dtype=np.int64)
+        return (3 * f[:, None] + np.arange(3)).ravel()
+
+
+class Simulator(_core.NewmarkFEM):
+    """Implicit Newmark (beta 1/4, gamma 1/2) full simulation with Newton.
+
+    ``step(f_ext)`` advances one step; ``run(forces (T, 3V))`` returns the
+    displacements (T+1, 3V) (GIL released, ``progress=True`` shows a bar);
+    ``static_solve(f_ext)`` solves f_int(u) = f_ext. Newton failing to
+    converge raises RuntimeError.
+    """
+
+    def __init__(self, model, dt, max_iterations=20, tolerance=1e-8):
+        super().__init__(model, real(dt, "dt"), integer(max_iterations, "max_iterations"), real(tolerance, "tolerance"))
+        self.model = model
+
+    def run(self, forces, progress=None):
+        return run_with_progress(super().run, progress, "full simulation", forces=as_float_array(forces, "forces"))
+
+
+class ReducedStVK(_core.ReducedStVK):
+    """Reduced StVK model ``ReducedStVK(full_model, U)`` on a basis U (3V, r).
+
+    ``internal_forces(p)`` (r,) = U' f(U p) and ``tangent_stiffness(p)``
+    (r, r) from precomputed cubic polynomial coefficients; reduced Rayleigh
+    damping D(p) = alpha U'MU + beta K(p) (the full model's alpha, beta unless
+    given). As a ``Model``: z = [p, p'] (2r), w (r,) reduced forces,
+    B = [0; (U'MU)^-1] (= [0; I] for a mass-orthonormal U), ``jacobian`` per
+    the paper's appendix B (``damping_hessian=False`` omits the
+    beta dK/dp : p' term), ``step`` an implicit Newmark step.
+    """
+
+    def __init__(self, full_model, U, alpha=None, beta=None, damping_hessian=True, progress=None):
+        if not isinstance(full_model, _core.StVKFEM):
+            raise TypeError(f"full_model must be a directable.fem.StVKModel, got {type(full_model).__name__}")
+        U = as_float_array(U, "U")
+        if U.ndim != 2 or U.shape[0] != full_model.dofs:
+            raise ValueError(f"U must have shape ({full_model.dofs}, r), got {U.shape}")
+        a = -1.0 if alpha is None else real(alpha, "alpha")
+        b = -1.0 if beta is None else real(beta, "beta")
+        if (alpha is not None and a < 0) or (beta is not None and b < 0):
+            raise ValueError(f"alpha and beta must be >= 0, got {alpha}, {beta}")
+        run_with_progress(super().__init__, progress, "reduced StVK coefficients", full=full_model, U=U, alpha=a,
+                          beta=b, damping_hessian=bool(damping_hessian))
+        self.U = U
+        self.full_mass = np.asarray(full_model.mass)
+
+    def full_displacement(self, p) -> np.ndarray:
+        """U p: (3V,) for p (r,), or (k, 3V) for (k, r) (for display)."""
+        return as_float_array(p, "p") @ self.U.T
+
+
+# ---------------------------------------------------------------- meshes
+
+def box_mesh(cells, h=1.0, origin=(0.0, 0.0, 0.0)) -> TetMesh:
+    """Union of unit voxels ``cells`` (k, 3) integer grid coordinates, each of
+    size ``h``, split into 6 tets (Kuhn subdivision, conforming)."""
+    cells = np.unique(np.asarray(cells, dtype=np.int64).reshape(-1, 3), axis=0)
+    corners = np.array(list(itertools.product((0, 1), repeat=3)))  # index = 4x + 2y + z
+    # the 6 tets of the Kuhn subdivision along the main diagonal 0 -> 7
+    kuhn = []
+    for perm in itertools.permutations(range(3)):
+        path = [np.zeros(3, int)]
+        for ax in perm:
+            nxt = path[-1].copy()
+            nxt[ax] = 1
+            path.append(nxt)
+        kuhn.append([4 * p[0] + 2 * p[1] + p[2] for p in path])
+    pts = (cells[:, None, :] + corners[None, :, :]).reshape(-1, 3)
+    uniq, inv = np.unique(pts, axis=0, return_inverse=True)
+    inv = inv.reshape(len(cells), 8)
+    tets = np.concatenate([inv[:, k] for k in kuhn], axis=0)
+    X = uniq * float(h) + np.asarray(origin, float)
+    D = X[tets[:, 1:]] - X[tets[:, :1]]
+    neg = np.linalg.det(D) < 0
+    tets[neg] = tets[neg][:, [0, 2, 1, 3]]
+    return TetMesh(X, tets)
+
+
+def _block(x0, x1, y0, y1, z0, z1):
+    return np.array(list(itertools.product(range(x0, x1), range(y0, y1), range(z0, z1))))
+
+
+def cantilever(length=1.0, width=0.1, height=0.1, n=(20, 2, 2)) -> TetMesh:
+    """A beam along x, clamped (see ``vertices_where``) at x = 0: n cells per axis."""
+    nx, ny, nz = n
+    h = np.array([length / nx, width / ny, height / nz])
+    m = box_mesh(_block(0, nx, 0, ny, 0, nz))
+    return TetMesh(m.vertices * h, m.tets)
+
+
+def t_shape(h=0.1, stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), refine=1) -> TetMesh:
+    """The paper's "T" standing on a base: a base slab (rooted at z = 0), a
+    vertical stem and a horizontal bar on top, in cells of size h
+    (``refine`` = k: k times as many cells per axis, each h / k)."""
+    k = integer(refine, "refine")
+    if k < 1:
+        raise ValueError(f"refine must be >= 1, got {refine}")
+    h = h / k
+    bx, by, bz = (k * c for c in base)
+    sx, sy, sz = (k * c for c in stem)
+    tx, ty, tz = (k * c for c in bar)
+    cx, cy = bx // 2, by // 2
+    cells = [_block(0, bx, 0, by, 0, bz),
+             _block(cx - sx // 2, cx - sx // 2 + sx, cy - sy // 2, cy - sy // 2 + sy, bz, bz + sz),
+             _block(cx - tx // 2, cx - tx // 2 + tx, cy - ty // 2, cy - ty // 2 + ty, bz + sz, bz + sz + tz)]
+    return box_mesh(np.concatenate(cells), h)
+
+
+def stem(h=0.1, height=8, leaves=((3, 2), (6, -2))) -> TetMesh:
+    """A plant-like stem of ``height`` cells on a one-cell root, with leaves
+    (level, length): horizontal arms to +x (length > 0) or -x."""
+    cells = [_block(0, 1, 0, 1, 0, height)]
+    for level, length in leaves:
+        cells.append(_block(1, 1 + length, 0, 1, level, level + 1) if length > 0
+                     else _block(length, 0, 0, 1, level, level + 1))
+    return box_mesh(np.concatenate(cells), h)
+
+
+def vertices_where(mesh, predicate) -> np.ndarray:
+    """Indices of the vertices (V, 3) for which predicate(X) (V,) is true."""
+    return np.flatnonzero(np.asarray(predicate(np.asarray(mesh.vertices)), bool))
+
+
+def bottom_vertices(mesh, axis=2, tol=1e-9) -> np.ndarray:
+    """Vertices on the lowest plane along ``axis`` (the root)."""
+    X = np.asarray(mesh.vertices)
+    return np.flatnonzero(X[:, axis] <= X[:, axis].min() + tol)
+
+
+def surface_triangles(mesh) -> np.ndarray:
+    """Boundary faces (F, 3) (faces belonging to exactly one tet), for plotting."""
+    T = np.asarray(mesh.tets)
+    faces = np.concatenate([T[:, [0, 1, 2]], T[:, [0, 1, 3]], T[:, [0, 2, 3]], T[:, [1, 2, 3]]])
+    key = np.sort(faces, axis=1)
+    _, idx, cnt = np.unique(key, axis=0, return_index=True, return_counts=True)
+    return faces[idx[cnt == 1]]
+
+
+def load_mesh(path) -> TetMesh:
+    """A tetrahedral mesh from any file meshio reads (optional dependency)."""
+    try:
+        import meshio
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("load_mesh needs meshio: pip install meshio") from exc
+    m = meshio.read(path)
+    tets = [c.data for c in m.cells if c.type == "tetra"]
+    if not tets:
+        raise ValueError(f"{path} holds no tetrahedra")
+    T = np.concatenate(tets)
+    X = np.asarray(m.points, float)[:, :3]
+    used = np.unique(T)
+    remap = -np.ones(len(X), np.int64)
+    remap[used] = np.arange(len(used))
+    T = remap[T]
+    X = X[used]
+    D = X[T[:, 1:]] - X[T[:, :1]]
+    neg = np.linalg.det(D) < 0
+    T[neg] = T[neg][:, [0, 2, 1, 3]]
+    return TetMesh(X, T)
+
+
+# ---------------------------------------------------------------- pipeline (paper sec. 5)
+
+def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, return_acceleration=False):
+    """Full centre-line run under scripted forces (T, 3V): (u, v), each (T+1, 3V)
+    (and the Newmark accelerations a (T+1, 3V) with ``return_acceleration``).
+
+    Implicit Newmark with Newton (``Simulator``); velocities (and
+    accelerations) are kept so that enrichment runs and projected references
+    can restart anywhere exactly.
+    """
+    forces = as_float_array(forces, "forces")
+    if forces.ndim != 2 or forces.shape[1] != model.dofs:
+        raise ValueError(f"forces must have shape (T, {model.dofs}), got {forces.shape}")
+    sim = Simulator(model, dt)
+    N = model.dofs
+    sim.set_state(np.zeros(N) if u0 is None else as_float_array(u0, "u0"),
+                  np.zeros(N) if v0 is None else as_float_array(v0, "v0"),
+                  None if a0 is None else as_float_array(a0, "a0"))
+    u = np.empty((forces.shape[0] + 1, N))
+    v = np.empty_like(u)
+    a = np.empty_like(u)
+    u[0], v[0] = sim.u, sim.v
+    a[0] = np.nan if a0 is None else sim.a
+    from ._validate import progress_callback
+    cb, close = progress_callback(progress, "centre-line")
+    try:
+        for t, f in enumerate(forces):
+            sim.step(f)
+            u[t + 1], v[t + 1], a[t + 1] = sim.u, sim.v, sim.a
+            if cb is not None:
+                cb(t + 1, len(forces))
+    finally:
+        close()
+    return (u, v, a) if return_acceleration else (u, v)
+
+
+def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, a=None, seed=0, return_times=False):
+    """Snapshots of the "tunnel" around the centre-line (paper sec. 5.2).
+
+    ``runs`` reruns of the full simulation, each with one random force
+    impulse at a time-stratified random step (run k draws its step uniformly
+    from the k-th of ``runs`` equal time strata), lasting ``duration`` steps;
+    its magnitude is ``fraction`` (default 10%) of the largest centre-line
+    force norm, its direction random over the free dofs. Each run restarts
+    from the centre-line state (u, v, and the Newmark acceleration a: then
+    a zero impulse reproduces the centre-line exactly) at the impulse
+    (computed when not given) and continues to the end. Returns the snapshots (k, 3V): the
+    centre-line displacements followed by every run's (and, with
+    ``return_times``, the impulse steps (runs,)).
+    """
+    forces = as_float_array(forces, "forces")
+    runs = integer(runs, "runs")
+    duration = integer(duration, "duration")
+    fraction = real(fraction, "fraction")
+    T = forces.shape[0]
+    if runs < 1 or runs > T:
+        raise ValueError(f"runs must be in [1, {T}], got {runs}")
+    if duration < 1 or fraction < 0:
+        raise ValueError(f"duration must be >= 1 and fraction >= 0, got {duration}, {fraction}")
+    if u is None or v is None:
+        u, v, a = centerline(model, dt, forces, return_acceleration=True)
+    rng = np.random.default_rng(seed)
+    free = np.ones(model.dofs, bool)
+    free[model.fixed_dofs] = False
+    magnitude = fraction * np.linalg.norm(forces, axis=1).max()
+    edges = np.linspace(0, T, runs + 1)
+    out, times = [u], []
+    for k in range(runs):
+        t0 = int(rng.integers(int(edges[k]), max(int(edges[k]) + 1, int(edges[k + 1]))))
+        d = rng.standard_normal(model.dofs) * free
+        d *= magnitude / max(np.linalg.norm(d), 1e-300)
+        f = forces[t0:].copy()
+        f[:duration] += d
+        a0 = None if a is None or t0 == 0 or not np.all(np.isfinite(a[t0])) else a[t0]
+        uk, _ = centerline(model, dt, f, u[t0], v[t0], a0)
+        out.append(uk[1:])
+        times.append(t0)
+    snaps = np.concatenate(out)
+    return (snaps, np.array(times)) if return_times else snaps
+
+
+def reduced_forces(U, forces) -> np.ndarray:
+    """Feed-forward reduced forces ``w_ff = U' f``: (T, r) for forces (T, 3V)."""
+    return as_float_array(forces, "forces") @ as_float_array(U, "U")
+
+
+def project_states(red, u, v) -> np.ndarray:
+    """Reduced reference ``z = [U'M u, U'M v]`` (k, 2r) of full states u, v (k, 3V)
+    (for a mass-orthonormal U; in general (U'MU)^-1 U'M)."""
+    W = np.linalg.solve(red.reduced_mass, (red.U * red.full_mass[:, None]).T).T  # (3V, r)
+    return np.hstack([as_float_array(u, "u") @ W, as_float_array(v, "v") @ W])
+
+
+def tip_positions(mesh, u, vertices) -> np.ndarray:
+    """World positions (k, m, 3) of ``vertices`` (m,) for displacements u (k, 3V)."""
+    u = np.atleast_2d(as_float_array(u, "u"))
+    X = np.asarray(mesh.vertices)
+    return X[vertices][None] + u.reshape(len(u), -1, 3)[:, vertices]
+
+
+# ---------------------------------------------------------------- scenes
+
+class Scene:
+    """A ready reduced scene (the paper's sec. 5.3 pipeline up to the gains).
+
+    Attributes: mesh, model (full), dt, top (driven vertices), forces (T, 3V) scripted centre-line
+    forces, u, v (T+1, 3V) centre-line run, basis (reduce.Basis), red
+    (ReducedStVK), w_ff (T, r) feed-forward, z_ref (T+1, 2r) reduced
+    reference, tips (vertex indices of the targets), T, r.
+    """
+
+    def output_matrix(self) -> np.ndarray:
+        """C (3 m, 2r): positions of the tip vertices' displacements from z."""
+        dofs = (3 * np.asarray(self.tips)[:, None] + np.arange(3)).ravel()
+        C = np.zeros((dofs.size, 2 * self.r))
+        C[:, :self.r] = self.basis.U[dofs]
+        return C
+
+    def tip_positions(self, z) -> np.ndarray:
+        """World positions (k, m, 3) of the tips for reduced states z (k, 2r)."""
+        z = np.atleast_2d(as_float_array(z, "z"))
+        return tip_positions(self.mesh, self.red.full_displacement(z[:, :self.r]), self.tips)
+
+    def push(self, at, force, duration=1) -> np.ndarray:
+        """Reduced disturbance (T, r): a full force (3V,) held on steps [at, at + duration)."""
+        from .sim import push
+        return push(self.T, self.r, at, self.basis.U.T @ as_float_array(force, "force"), duration)
+
+
+def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
+                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine", refine=1) -> Scene:
+    """The T-shape of the paper's figure 1, end to end up to the reference.
+
+    Full centre-line run: the top bar is swung sideways (x) by a total force
+    ``amplitude sin(2 pi t / (T dt))`` (N) spread evenly over its vertices; enrichment with ``runs``
+    impulses of ``fraction`` of that force; mass-orthonormal PCA basis of r
+    modes; reduced model; feed-forward ``w_ff = U' f``; reference: the
+    reduced re-simulation (``reference="reduced"``) or the projection of
+    the full run (``"projected"``). Tips: the two ends of the bar.
+    ``refine`` subdivides the mesh (see ``t_shape``). ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
+    force and its rate vanish at both ends, so a long enough period brings
+    the T almost back to rest at its start (endless looping, sec. 5.4).
+    """
+    mesh = t_shape(h=h, refine=refine)
+    X = np.asarray(mesh.vertices)
+    driven = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)  # the bar
+    tips = np.array([np.argmin(X[:, 0] - 1e-3 * X[:, 2]), np.argmax(X[:, 0] + 1e-3 * X[:, 2])])
+    return _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha,
+                  beta, seed, profile)
+
+
+def plant_scene(r=10, T=200, dt=0.02, amplitude=60.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
+                height=8, leaves=((3, 2), (6, -2)), young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005,
+                seed=0, profile="loop") -> Scene:
+    """The "flower" of the paper's sec. 5.4: a ``stem`` with leaves, rooted at
+    its base, swayed in x by a total force ``amplitude`` (N) shaped by
+    ``profile`` on its top cell (default "loop": it returns almost to rest,
+    for endless looping). Tips: the top of the stem and the leaf ends.
+    Other arguments as ``t_shape_scene``."""
+    mesh = stem(h=h, height=height, leaves=leaves)
+    X = np.asarray(mesh.vertices)
+    driven = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)
+    tips = [int(np.argmax(X[:, 2] + 1e-3 * X[:, 0]))]
+    for level, length in leaves:
+        row = np.flatnonzero(np.abs(X[:, 2] - (level + 1) * h) < 1e-9 * max(1.0, h))
+        tips.append(int(row[np.argmax(np.sign(length) * X[row, 0])]))
+    return _scene(mesh, driven, np.array(tips), r, T, dt, amplitude, runs, fraction, reference, young, poisson,
+                  density, alpha, beta, seed, profile)
+
+
+def _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha, beta,
+           seed, profile) -> Scene:
+    from . import models, reduce
+    s = Scene()
+    s.mesh = mesh
+    s.model = StVKModel(s.mesh, young, poisson, density, fixed=bottom_vertices(s.mesh), alpha=alpha, beta=beta)
+    s.dt, s.T = real(dt, "dt"), integer(T, "T")
+    s.top = np.asarray(driven)
+    s.tips = np.asarray(tips)
+    t = np.arange(s.T) * s.dt
+    s.forces = np.zeros((s.T, s.model.dofs))
+    ph = t / (s.T * s.dt)
+    if profile == "sine":
+        shape = np.sin(2 * np.pi * ph)
+    elif profile == "loop":
+        shape = np.sin(2 * np.pi * ph) * np.sin(np.pi * ph) ** 2
+    else:
+        raise ValueError(f"profile must be 'sine' or 'loop', got {profile!r}")
+    s.forces[:, 3 * s.top] = (amplitude / s.top.size * shape)[:, None]
+    s.u, s.v, a = centerline(s.model, s.dt, s.forces, return_acceleration=True)
+    snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, a=a, seed=seed)
+    s.basis = reduce.pca(snaps, r, mass=s.model.mass)
+    s.r = s.basis.r
+    s.red = ReducedStVK(s.model, s.basis.U)
+    s.w_ff = reduced_forces(s.basis.U, s.forces)
+    s.z_proj = project_states(s.red, s.u, s.v)
+    if reference == "reduced":
+        s.z_ref = models.rollout(s.red, s.z_proj[0], s.w_ff, s.dt)
+    elif reference == "projected":
+        s.z_ref = s.z_proj
+    else:
+        raise ValueError(f"reference must be 'reduced' or 'projected', got {reference!r}")
+    return s
