@@ -73,7 +73,7 @@ void LQRProblem::validate() const {
 }
 
 RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
-    : PA(n, n), PB(n, s), H(s, s), G(s, n), Pn(n, n), llt(s) {}
+    : PA(n, n), PB(n, s), H(s, s), G(s, n), Kc(s, n), Pn(n, n), llt(s) {}
 
 void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* progress) {
   const Index T = pb.horizon, n = pb.n(), s = pb.s();
@@ -94,7 +94,8 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     ws.H.noalias() = B.transpose() * ws.PB;
     for (const auto& term : pb.R_terms) ws.H += term.second * term.first[i];
     // Cholesky reads one triangle: use the symmetric part (x'Rx sees only it).
-    ws.H = 0.5 * (ws.H + ws.H.transpose()).eval();
+    for (Index c = 0; c < s; ++c)
+      for (Index r = c + 1; r < s; ++r) ws.H(r, c) = ws.H(c, r) = 0.5 * (ws.H(r, c) + ws.H(c, r));
     gemm(ws.G, B.transpose(), ws.PA, threads);
     if (!pb.N.empty()) ws.G += pb.q_scale * pb.N[i].transpose();
     ws.llt.compute(ws.H);
@@ -104,11 +105,14 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
           << " (R must be symmetric positive definite, or B' P B must make it so)";
       throw std::domain_error(msg.str());
     }
+    ws.Kc = ws.G;
+    ws.llt.solveInPlace(ws.Kc);
+    ws.Kc = -ws.Kc;
     auto K = out.K[i];
-    K = -ws.llt.solve(ws.G);
+    K = ws.Kc;
     // P_i = Q + A' P A + G' K, symmetrized against round-off drift.
     gemm(ws.Pn, A.transpose(), ws.PA, threads);
-    gemm(ws.Pn, ws.G.transpose(), K, threads, true);
+    gemm(ws.Pn, ws.G.transpose(), ws.Kc, threads, true);
     ws.Pn += pb.q_scale * pb.Q[i];
     auto P = out.P[i];
     P = 0.5 * (ws.Pn + ws.Pn.transpose());

@@ -56,6 +56,7 @@ class RiccatiWorkspace {
   Eigen::MatrixXd PB;   //!< n x s   P_{i+1} B_i
   Eigen::MatrixXd H;    //!< s x s
   Eigen::MatrixXd G;    //!< s x n
+  Eigen::MatrixXd Kc;   //!< s x n   K_i, column-major for the in-place solve
   Eigen::MatrixXd Pn;   //!< n x n   P_i being formed
   Eigen::LLT<Eigen::MatrixXd> llt;
 };
