@@ -197,6 +197,11 @@ void SPHFluid2D::step(const double* force) {
   }
   // symplectic Euler, then the sphere and the domain box
   v_ += dt * a_;
+  ++steps_;
+  const double vmax = v_.size() ? v_.cwiseAbs().maxCoeff() : 0.0;
+  if (!std::isfinite(vmax) || vmax > 10.0 * prm_.c0)
+    throw std::domain_error("SPH step " + std::to_string(steps_) + " diverged (speed " + std::to_string(vmax) +
+                            " > 10 c0 or non-finite): reduce dt or the control forces");
   x_ += dt * v_;
   if (sphere_on_) sc_ += dt * sv_;
 #pragma omp parallel for schedule(static)
@@ -221,11 +226,7 @@ void SPHFluid2D::step(const double* force) {
     v_[2 * i] = vi[0];
     v_[2 * i + 1] = vi[1];
   }
-  ++steps_;
-  const double vmax = v_.size() ? v_.cwiseAbs().maxCoeff() : 0.0;
-  if (!std::isfinite(vmax) || !x_.allFinite() || vmax > 10.0 * prm_.c0)
-    throw std::domain_error("SPH step " + std::to_string(steps_) + " diverged (speed " + std::to_string(vmax) +
-                            " > 10 c0 or non-finite): reduce dt or the control forces");
+  if (!x_.allFinite()) throw std::domain_error("SPH step " + std::to_string(steps_) + " produced non-finite positions");
 }
 
 // ------------------------------------------------------------------ prediction model
