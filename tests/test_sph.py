@@ -55,7 +55,7 @@ def test_prediction_step_matches_numpy(rng):
     dfb = pts[:, None, :] - walls[None, :, :]
     rfb = np.linalg.norm(dfb, axis=2)
     rho = m * (_W(rff).sum(1) + _W(rfb).sum(1))
-    P = B * ((rho / 1000.0) ** 7 - 1) / rho**2
+    P = np.maximum(0.0, B * ((rho / 1000.0) ** 7 - 1)) / rho**2
     with np.errstate(invalid="ignore", divide="ignore"):
         gff = np.where(rff[..., None] > 0, (_dW(rff) / rff)[..., None] * dff, 0.0)
         gfb = (_dW(rfb) / rfb)[..., None] * dfb

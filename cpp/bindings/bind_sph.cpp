@@ -72,11 +72,14 @@ gravity, a moving rigid sphere and per-particle control forces.)doc")
         for (Index k = 0; k < steps; ++k) s.step(f);
       }, py::arg("force") = py::none(), py::arg("steps") = 1,
          "Advance `steps` steps with per-particle forces (N, 2) held (GIL released); a diverging step raises.")
-      .def("prediction_model", [](SPHFluid2D& s) {
-        return std::make_shared<SPHPrediction>(s.params(), s.neighbours(), s.boundary());
-      }, R"doc(The paper's simplified prediction model at the current state: body forces
+      .def("prediction_model", [](SPHFluid2D& s, std::optional<double> dt) {
+        SPHParams p = s.params();
+        if (dt) p.dt = *dt;
+        return std::make_shared<SPHPrediction>(p, s.neighbours(), s.boundary());
+      }, py::arg("dt") = py::none(), R"doc(The paper's simplified prediction model at the current state: body forces
 and pressure only, neighbour sets frozen. State (4N,) = [positions (2N),
-velocities (2N)] (x0, y0, x1, ...), control (2N,) = forces.)doc");
+velocities (2N)] (x0, y0, x1, ...), control (2N,) = forces; its step is dt
+(default: the simulation's; a frame of several simulation steps may be used).)doc");
 
   py::class_<SPHPrediction, PredictionModel, std::shared_ptr<SPHPrediction>>(m, "SPHPrediction", R"doc(
 Simplified SPH prediction model (pressure + body forces, frozen neighbours),

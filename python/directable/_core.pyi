@@ -1165,11 +1165,12 @@ class SPHFluid2D:
         """
         fluid (N, 2), boundary (M, 2) particle positions; particle mass rho0 spacing^2; domain box lo, hi (2,).
         """
-    def prediction_model(self) -> ...:
+    def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> ...:
         """
         The paper's simplified prediction model at the current state: body forces
         and pressure only, neighbour sets frozen. State (4N,) = [positions (2N),
-        velocities (2N)] (x0, y0, x1, ...), control (2N,) = forces.
+        velocities (2N)] (x0, y0, x1, ...), control (2N,) = forces; its step is dt
+        (default: the simulation's; a frame of several simulation steps may be used).
         """
     def remove_sphere(self) -> None:
         """
