@@ -83,4 +83,26 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     return ShapeRun(np.array(err), energy, np.array(pos), np.array(forces), np.array(secs))
 
 
-__all__ = ["fin_shape", "shape_experiment", "ShapeRun"]
+
+
+def prediction_error(horizon=10, substeps=10, spacing=0.02, settle_frames=10, viscosity=0.2):
+    """How the simplified prediction model drifts from the full simulation:
+    a collapsing column (dam break, after `settle_frames` frames) is frozen
+    into a prediction model (one step per frame of `substeps` simulation
+    steps) and both are run `horizon` frames without control. Returns (horizon,)
+    mean particle distances between prediction and simulation after 1..horizon frames."""
+    pts = sph.block((0.0, 0.0), (0.3, 0.4), spacing)
+    fluid = sph.SPHFluid2D(pts, sph.box_walls((0, 0), (1, 1), spacing), spacing=spacing, h=1.3 * spacing,
+                           viscosity=viscosity)
+    fluid.step(steps=settle_frames * substeps)
+    N = fluid.size
+    pred = fluid.prediction_model(dt=substeps * fluid.dt)
+    x, u, err = sph.state(fluid), np.zeros(2 * N), []
+    for _ in range(horizon):
+        x = pred.step(x, u)
+        fluid.step(steps=substeps)
+        err.append(np.linalg.norm(x[:2 * N].reshape(N, 2) - fluid.positions, axis=1).mean())
+    return np.array(err)
+
+
+__all__ = ["fin_shape", "shape_experiment", "ShapeRun", "prediction_error"]
