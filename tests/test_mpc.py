@@ -452,3 +452,59 @@ def test_gauss_newton_and_lbfgs_agree_on_nonlinear_model(make_chain, rng):
     assert gn.cost == pytest.approx(lb.cost, rel=1e-7)
     np.testing.assert_allclose(gn.u, lb.u, atol=1e-4 * max(1.0, np.abs(lb.u).max()))
     assert 1 < gn.iterations <= 30  # nonlinear: more than one sweep needed
+
+
+# ------------------------------------------------------------ a model written in Python
+class Pendulum(mpc.PredictionModel):
+    """Discrete damped pendulum x = (angle, rate), torque u; explicit Euler."""
+
+    n, s, has_jacobians = 2, 1, True
+    dt = 0.05
+
+    def step(self, x, u, i=0):
+        return np.array([x[0] + self.dt * x[1], x[1] + self.dt * (-9.81 * np.sin(x[0]) - 0.1 * x[1] + u[0])])
+
+    def jacobians(self, x, u, i=0):
+        A = np.array([[1.0, self.dt], [-self.dt * 9.81 * np.cos(x[0]), 1 - 0.1 * self.dt]])
+        return A, np.array([[0.0], [self.dt]])
+
+    def vjp(self, x, u, lam, i=0):
+        A, B = self.jacobians(x, u, i)
+        return A.T @ lam, B.T @ lam
+
+
+def test_python_model_gradient_and_both_methods(rng):
+    pend, H = Pendulum(), 15
+    x0, ref = np.array([0.3, 0.0]), np.tile([np.pi, 0.0], (H + 1, 1))  # swing towards upright
+    opt = mpc.HorizonOptimizer(pend, H, [1.0, 0.01], 0.01, [50.0, 1.0], iterations=300)
+    u = rng.standard_normal((H, 1))
+    _, g = opt.cost_and_gradient(x0, ref, u)
+    h = 1e-6
+    fd = np.array([(opt.cost_and_gradient(x0, ref, u + h * e.reshape(H, 1))[0]
+                    - opt.cost_and_gradient(x0, ref, u - h * e.reshape(H, 1))[0]) / (2 * h) for e in np.eye(H)])
+    np.testing.assert_allclose(g.ravel(), fd, rtol=1e-6, atol=1e-8 * np.abs(fd).max())
+    lb = opt.solve(x0, ref)
+    gn = mpc.HorizonOptimizer(pend, H, [1.0, 0.01], 0.01, [50.0, 1.0], iterations=50,
+                              method="gauss_newton").solve(x0, ref)
+    assert lb.cost < 0.9 * lb.cost_initial
+    assert gn.cost == pytest.approx(lb.cost, rel=1e-4)
+
+
+def test_python_model_missing_methods():
+    class NoVJP(mpc.PredictionModel):
+        n, s = 1, 1
+
+        def step(self, x, u, i=0):
+            return x + u
+
+    opt = mpc.HorizonOptimizer(NoVJP(), 2, 1.0, 1.0, 1.0)
+    with pytest.raises(RuntimeError, match="vjp"):
+        opt.solve(np.zeros(1), np.ones((3, 1)))
+    with pytest.raises(ValueError, match="gauss_newton"):
+        mpc.HorizonOptimizer(NoVJP(), 2, 1.0, 1.0, 1.0, method="gauss_newton")
+
+    class NoDims(mpc.PredictionModel):
+        pass
+
+    with pytest.raises(RuntimeError, match="define n"):
+        mpc.HorizonOptimizer(NoDims(), 2, 1.0, 1.0, 1.0)

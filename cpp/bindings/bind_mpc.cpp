@@ -23,6 +23,64 @@ Eigen::VectorXd opt_vector(const OptArray& a, const std::string& name) {
   return vector(*a, name);
 }
 
+// Lets Python subclasses of PredictionModel drive the optimizer (each call
+// takes the GIL): define n, s (properties), step(x, u, i) and vjp(x, u, lam, i);
+// optionally has_jacobians and jacobians(x, u, i).
+class PyPredictionModel : public PredictionModel {
+ public:
+  Index n() const override {
+    py::gil_scoped_acquire gil;
+    return attr("n").cast<Index>();
+  }
+  Index s() const override {
+    py::gil_scoped_acquire gil;
+    return attr("s").cast<Index>();
+  }
+  void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const override {
+    py::gil_scoped_acquire gil;
+    Array r = call("step")(Eigen::VectorXd(x), Eigen::VectorXd(u), i);
+    x_next = vector(r, "step(x, u, i)", x_next.size(), true);
+  }
+  void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i) const override {
+    py::gil_scoped_acquire gil;
+    py::tuple r = call("vjp")(Eigen::VectorXd(x), Eigen::VectorXd(u), Eigen::VectorXd(lam), i);
+    if (r.size() != 2) throw std::invalid_argument("vjp(x, u, lam, i) must return (gx (n,), gu (s,))");
+    gx = vector(r[0].cast<Array>(), "vjp(...)[0]", gx.size(), true);
+    gu = vector(r[1].cast<Array>(), "vjp(...)[1]", gu.size(), true);
+  }
+  bool has_jacobians() const override {
+    py::gil_scoped_acquire gil;
+    py::object self = py::cast(static_cast<const PredictionModel*>(this));
+    if (py::type::of(self).attr("has_jacobians").is(py::type::of<PredictionModel>().attr("has_jacobians"))) return false;
+    return self.attr("has_jacobians").cast<bool>();
+  }
+  void jacobians(const CRefVec& x, const CRefVec& u, Eigen::Ref<RowMatrix> A, Eigen::Ref<RowMatrix> B,
+                 Index i) const override {
+    py::gil_scoped_acquire gil;
+    py::tuple r = call("jacobians")(Eigen::VectorXd(x), Eigen::VectorXd(u), i);
+    if (r.size() != 2) throw std::invalid_argument("jacobians(x, u, i) must return (A (n, n), B (n, s))");
+    Eigen::MatrixXd Am = matrix(r[0].cast<Array>(), "jacobians(...)[0]"), Bm = matrix(r[1].cast<Array>(), "jacobians(...)[1]");
+    check_shape("jacobians(...)[0]", Am.rows(), Am.cols(), A.rows(), A.cols());
+    check_shape("jacobians(...)[1]", Bm.rows(), Bm.cols(), B.rows(), B.cols());
+    A = Am;
+    B = Bm;
+  }
+
+ private:
+  py::object attr(const char* name) const {  // caller holds the GIL
+    py::object self = py::cast(static_cast<const PredictionModel*>(this));
+    // the base class's property would call back here: require the subclass's own
+    if (py::type::of(self).attr(name).is(py::type::of<PredictionModel>().attr(name)))
+      throw std::runtime_error(std::string("PredictionModel subclass must define ") + name);
+    return self.attr(name);
+  }
+  py::function call(const char* name) const {
+    py::function f = py::get_override(static_cast<const PredictionModel*>(this), name);
+    if (!f) throw std::runtime_error(std::string("PredictionModel subclass must define ") + name + "()");
+    return f;
+  }
+};
+
 py::dict stats_dict(const MPCStats& st) {
   py::dict d;
   d["cost_initial"] = st.cost_initial;
@@ -36,8 +94,14 @@ py::dict stats_dict(const MPCStats& st) {
 }  // namespace
 
 void bind_mpc(py::module_& m) {
-  py::class_<PredictionModel, std::shared_ptr<PredictionModel>>(m, "PredictionModel", R"doc(
-Discrete prediction model x+ = step(x, u) with its vector-Jacobian product.)doc")
+  py::class_<PredictionModel, PyPredictionModel, std::shared_ptr<PredictionModel>>(m, "PredictionModel", R"doc(
+Discrete prediction model x+ = step(x, u) with its vector-Jacobian product.
+
+Subclass it in Python by defining the properties n and s, step(x, u, i) ->
+(n,) and vjp(x, u, lam, i) -> ((n,), (s,)); for method='gauss_newton' also
+has_jacobians = True and jacobians(x, u, i) -> ((n, n), (n, s)). The C++
+optimizer then calls back into Python (slow, but any model can be driven).)doc")
+      .def(py::init<>())
       .def_property_readonly("n", &PredictionModel::n, "State dimension.")
       .def_property_readonly("s", &PredictionModel::s, "Control dimension.")
       .def_property_readonly("has_jacobians", &PredictionModel::has_jacobians,

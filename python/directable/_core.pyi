@@ -1002,7 +1002,14 @@ class ReducedStVK(Model):
 class PredictionModel:
     """
     Discrete prediction model x+ = step(x, u) with its vector-Jacobian product.
+    
+    Subclass it in Python by defining the properties n and s, step(x, u, i) ->
+    (n,) and vjp(x, u, lam, i) -> ((n,), (s,)); for method='gauss_newton' also
+    has_jacobians = True and jacobians(x, u, i) -> ((n, n), (n, s)). The C++
+    optimizer then calls back into Python (slow, but any model can be driven).
     """
+    def __init__(self) -> None:
+        ...
     def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
         """
         x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).
