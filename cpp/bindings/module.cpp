@@ -10,10 +10,12 @@ void bind_sim(py::module_& m);
 void bind_chain(py::module_& m);
 void bind_fluid(py::module_& m);
 void bind_fem(py::module_& m);
+void bind_mpc(py::module_& m);
+void bind_sph(py::module_& m);
 }  // namespace directable::py_bind
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids";
+  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid";
   directable::py_bind::bind_core(m);
   directable::py_bind::bind_control(m);
   directable::py_bind::bind_models(m);
@@ -21,4 +23,6 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_chain(m);
   directable::py_bind::bind_fluid(m);
   directable::py_bind::bind_fem(m);
+  directable::py_bind::bind_mpc(m);
+  directable::py_bind::bind_sph(m);
 }

@@ -1,12 +1,12 @@
 """
-directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid
 """
 from __future__ import annotations
 import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'Integrator', 'LQRSolution', 'MACGrid2D', 'Model', 'NewmarkFEM', 'PlanarChain', 'ReducedFluid', 'ReducedStVK', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHPrediction', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -999,6 +999,251 @@ class ReducedStVK(Model):
         """
         U'MU, (r, r).
         """
+class PredictionModel:
+    """
+    Discrete prediction model x+ = step(x, u) with its vector-Jacobian product.
+    
+    Subclass it in Python by defining the properties n and s, step(x, u, i) ->
+    (n,) and vjp(x, u, lam, i) -> ((n,), (s,)); for method='gauss_newton' also
+    has_jacobians = True and jacobians(x, u, i) -> ((n, n), (n, s)). The C++
+    optimizer then calls back into Python (slow, but any model can be driven).
+    """
+    def __init__(self) -> None:
+        ...
+    def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).
+        """
+    def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        x (n,), u (s,) -> x+ (n,) at window step i.
+        """
+    def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+        """
+        x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).
+        """
+    @property
+    def has_jacobians(self) -> bool:
+        """
+        Whether jacobians() is available (Gauss-Newton method).
+        """
+    @property
+    def n(self) -> int:
+        """
+        State dimension.
+        """
+    @property
+    def s(self) -> int:
+        """
+        Control dimension.
+        """
+class LinearPredictionModel(PredictionModel):
+    """
+    Discrete linear model x+ = A x + B u.
+    """
+    def __init__(self, A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64]) -> None:
+        """
+        A (n, n), B (n, s) (copied).
+        """
+    @property
+    def A(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (n, n) copy.
+        """
+    @property
+    def B(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (n, s) copy.
+        """
+class ModelEulerPrediction(PredictionModel):
+    """
+    Prediction with a Model z' = F(z, t) + B w: one explicit Euler step
+    x+ = x + dt (F(x, t0 + i dt) + B u) per window step i (a simplified
+    predictor); exact VJP and Jacobians of that step.
+    """
+    def __init__(self, model: Model, dt: typing.SupportsFloat | typing.SupportsIndex, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        """
+        model: a Model (n states, s controls); dt > 0.
+        """
+    @property
+    def dt(self) -> float:
+        """
+        Step length.
+        """
+class MPCMethod:
+    """
+    Members:
+    
+      lbfgs
+    
+      gauss_newton
+    """
+    __members__: typing.ClassVar[dict[str, MPCMethod]]
+    gauss_newton: typing.ClassVar[MPCMethod]
+    lbfgs: typing.ClassVar[MPCMethod]
+    @typing.overload
+    def __eq__(self, other: MPCMethod) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: MPCMethod) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class HorizonOptimizer:
+    """
+    Optimises the controls of one window of J = ||x_H - r_H||^2_C +
+    sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.
+    """
+    def __init__(self, model: PredictionModel, horizon: typing.SupportsInt | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], iterations: typing.SupportsInt | typing.SupportsIndex = 50, time_budget: typing.SupportsFloat | typing.SupportsIndex = 0.0, memory: typing.SupportsInt | typing.SupportsIndex = 10, method: MPCMethod = ..., lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        Q, C (n,) diagonal or (n, n); R (s,) or (s, s), positive definite; lower/upper (s,) or None; time_budget seconds per solve (<= 0: none).
+        """
+    def cost_and_gradient(self, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64]) -> tuple[float, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        x0 (n,), reference (H+1, n), u (H, s) -> (J, dJ/du (H, s)) by one adjoint pass.
+        """
+    def reset(self) -> None:
+        """
+        Forget the previous solution (next solve starts from u = 0).
+        """
+    def run(self, plant: PredictionModel, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict:
+        """
+        Receding-horizon loop (GIL released): at each step optimise the window
+        reference[t : t+H+1] from the plant's actual state (warm-started), apply the
+        first control to plant, shift. x0 (n,), reference (steps+H+1, n). Returns a
+        dict with states (steps+1, n), controls (steps, s), and per step cost_initial,
+        cost, seconds, iterations (steps,).
+        """
+    def solve(self, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u0: numpy.ndarray[numpy.float64] | None = None) -> dict:
+        """
+        Optimise one window (GIL released).
+        
+        x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the previous
+        solution shifted by one step, zeros the first time). Returns a dict with u
+        (H, s), states (H+1, n), cost, cost_initial, iterations, evaluations, seconds.
+        """
+    @property
+    def has_solution(self) -> bool:
+        """
+        Whether a previous solution exists (used as warm start).
+        """
+    @property
+    def horizon(self) -> int:
+        ...
+    @property
+    def n(self) -> int:
+        ...
+    @property
+    def s(self) -> int:
+        ...
+class SPHFluid2D:
+    """
+    2D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
+    Monaghan viscosity, uniform-grid neighbour search, boundary particles,
+    gravity, a moving rigid sphere and per-particle control forces.
+    """
+    def __init__(self, fluid: numpy.ndarray[numpy.float64], boundary: numpy.ndarray[numpy.float64], spacing: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, rho0: typing.SupportsFloat | typing.SupportsIndex = 1000.0, c0: typing.SupportsFloat | typing.SupportsIndex = 20.0, gamma: typing.SupportsFloat | typing.SupportsIndex = 7.0, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.05, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0005, gravity: numpy.ndarray[numpy.float64] = ..., lo: numpy.ndarray[numpy.float64] = ..., hi: numpy.ndarray[numpy.float64] = ...) -> None:
+        """
+        fluid (N, 2), boundary (M, 2) particle positions; particle mass rho0 spacing^2; domain box lo, hi (2,).
+        """
+    def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> ...:
+        """
+        The paper's simplified prediction model at the current state: body forces
+        and pressure only, neighbour sets frozen. State (4N,) = [positions (2N),
+        velocities (2N)] (x0, y0, x1, ...), control (2N,) = forces; its step is dt
+        (default: the simulation's; a frame of several simulation steps may be used).
+        """
+    def remove_sphere(self) -> None:
+        """
+        No sphere from now on.
+        """
+    def set_sphere(self, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
+        """
+        Moving rigid sphere: centre (2,) inside the domain, radius > 0, velocity (2,).
+        """
+    def set_state(self, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> None:
+        """
+        positions, velocities (N, 2).
+        """
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        Advance `steps` steps with per-particle forces (N, 2) held (GIL released); a diverging step raises.
+        """
+    @property
+    def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (N,) copy.
+        """
+    @property
+    def dt(self) -> float:
+        """
+        Time step.
+        """
+    @property
+    def mass(self) -> float:
+        """
+        Particle mass.
+        """
+    @property
+    def positions(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (N, 2) copy.
+        """
+    @property
+    def pressures(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (N,) copy.
+        """
+    @property
+    def size(self) -> int:
+        """
+        N fluid particles.
+        """
+    @property
+    def sphere_centre(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[2, 1]"]:
+        """
+        (2,) centre of the sphere.
+        """
+    @property
+    def velocities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (N, 2) copy.
+        """
+class SPHPrediction(PredictionModel):
+    """
+    Simplified SPH prediction model (pressure + body forces, frozen neighbours),
+    with its exact VJP; a PredictionModel for the HorizonOptimizer.
+    """
+    def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        positions (2N,) -> pressure acceleration (2N,).
+        """
 def build_info() -> dict:
     """
     Eigen version, SIMD instruction sets and OpenMP use of this build.
@@ -1025,6 +1270,12 @@ def linearize(model: Model, z_ref: numpy.ndarray[numpy.float64], dt: typing.Supp
 def max_threads() -> int:
     """
     Number of threads the parallel precomputations use (OMP_NUM_THREADS).
+    """
+def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float64], lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None, iterations: typing.SupportsInt | typing.SupportsIndex = 100, memory: typing.SupportsInt | typing.SupportsIndex = 10, gtol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
+    """
+    Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
+    lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
+    iterations, evaluations, seconds. Holds the GIL (fun is Python).
     """
 def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
     """

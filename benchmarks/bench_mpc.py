@@ -1,0 +1,116 @@
+"""MPC + SPH benchmark (issue 6, sec. 4).
+
+One controlled frame = one MPC solve (H = 5, 10 L-BFGS iterations, the
+simplified prediction model at the frame's state) + `substeps` simulation
+steps. Targets on a 2-core machine: <= 1 s per frame for 28,000 particles,
+<= 50 ms per frame for 5,000 (paper: about one minute per frame for 28,000
+particles on a 4-core Xeon E5-1607). The split is measured from Python:
+simulation (the substeps), neighbour freeze (building the prediction model),
+prediction (H model steps), adjoint (H VJPs) per evaluation, and the
+optimiser's remainder (solve time - evaluations x (prediction + adjoint)).
+Writes its section of benchmarks/RESULTS.md between <!-- mpc:begin --> and
+<!-- mpc:end -->.
+
+    python benchmarks/bench_mpc.py [--no-write] [--sizes 5000 28000]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import platform
+import time
+
+import numpy as np
+
+from directable import mpc, sph
+
+BEGIN, END = "<!-- mpc:begin -->", "<!-- mpc:end -->"
+HORIZON, ITERATIONS, SUBSTEPS = 5, 10, 10
+
+
+def fluid_of(count):
+    """A block of about `count` particles in the unit box; dt scaled with the spacing (CFL)."""
+    side = 0.8
+    dx = side / np.sqrt(count)
+    pts = sph.block((0.1, 0.1), (0.1 + side, 0.1 + side), dx)
+    fluid = sph.SPHFluid2D(pts, sph.box_walls((0, 0), (1, 1), dx), spacing=dx, h=1.3 * dx, viscosity=0.2,
+                           dt=5e-4 * dx / 0.02)
+    return fluid, pts
+
+
+def bench(count, frames=3):
+    fluid, ref = fluid_of(count)
+    N = fluid.size
+    g = np.array([0.0, 9.81]) * fluid.mass
+    x_ref = np.concatenate([ref.ravel(), np.zeros(2 * N)])
+    W = np.r_[1e4 * np.ones(2 * N), np.zeros(2 * N)]
+    rows = []
+    for _ in range(frames):
+        t0 = time.perf_counter()
+        pred = fluid.prediction_model(dt=SUBSTEPS * fluid.dt)
+        t_freeze = time.perf_counter() - t0
+        opt = mpc.HorizonOptimizer(pred, HORIZON, W, 1e-8, W, iterations=ITERATIONS)
+        x0 = sph.state(fluid)
+        u0 = np.tile(np.tile(g, N), (HORIZON, 1))
+        t0 = time.perf_counter()
+        res = opt.solve(x0, np.tile(x_ref, (HORIZON + 1, 1)), u0=u0)
+        t_solve = time.perf_counter() - t0
+        # prediction and adjoint of one evaluation, timed call by call
+        xs, t0 = [x0], time.perf_counter()
+        for i in range(HORIZON):
+            xs.append(pred.step(xs[-1], res.u[i]))
+        t_pred = time.perf_counter() - t0
+        lam, t0 = np.ones(4 * N), time.perf_counter()
+        for i in reversed(range(HORIZON)):
+            lam = pred.vjp(xs[i], res.u[i], lam)[0]
+        t_adj = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        fluid.step(res.u[0].reshape(N, 2), steps=SUBSTEPS)
+        t_sim = time.perf_counter() - t0
+        rows.append(dict(sim=t_sim, freeze=t_freeze, pred=t_pred * res.evaluations, adj=t_adj * res.evaluations,
+                         solve=t_solve, evals=res.evaluations,
+                         total=t_sim + t_freeze + t_solve))
+    best = min(rows, key=lambda r: r["total"])
+    best["opt"] = max(0.0, best["solve"] - best["pred"] - best["adj"])
+    return N, best
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-write", action="store_true", help="do not update benchmarks/RESULTS.md")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[5000, 28000])
+    args = ap.parse_args()
+    targets = {5000: 0.05, 28000: 1.0}
+    lines = []
+    for count in args.sizes:
+        N, b = bench(count)
+        tgt = targets.get(count)
+        verdict = "" if tgt is None else ("met" if b["total"] <= tgt else "NOT met")
+        line = (f"| {N} | {1e3 * b['total']:.1f} ms | {'-' if tgt is None else f'<= {1e3 * tgt:.0f} ms'} {verdict} | "
+                f"{1e3 * b['sim']:.1f} | {1e3 * b['freeze']:.1f} | {1e3 * b['pred']:.1f} | {1e3 * b['adj']:.1f} | "
+                f"{1e3 * b['opt']:.1f} | {b['evals']} |")
+        print(line, flush=True)
+        lines.append(line)
+    if args.no_write:
+        return
+    host = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    section = (f"{BEGIN}\n## MPC + SPH (issue 6)\n\n`python benchmarks/bench_mpc.py` on {host} "
+               f"({time.strftime('%Y-%m-%d')}); best of 3 frames. A frame: one MPC solve (H = {HORIZON}, "
+               f"{ITERATIONS} L-BFGS iterations) + {SUBSTEPS} SPH steps. Split in ms: simulation, neighbour "
+               "freeze (prediction model build), prediction and adjoint (per-call timings x evaluations), "
+               "optimiser remainder. Paper: about 60 s per frame for 28,000 particles on a 4-core Xeon E5-1607.\n\n"
+               "| particles | per frame | target | sim | freeze | prediction | adjoint | optimiser | evaluations |\n"
+               "|---:|---:|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(lines) + f"\n{END}")
+    path = pathlib.Path(__file__).with_name("RESULTS.md")
+    text = path.read_text()
+    if BEGIN in text and END in text:
+        i, j = text.index(BEGIN), text.index(END) + len(END)
+        text = text[:i] + section + text[j:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,504 @@
+#include "directable/control/mpc.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace directable {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+ConstVecMap ref_row(const SeqView& r, Index i) { return ConstVecMap(r.data + i * r.step_stride, r.cols); }
+
+}  // namespace
+
+// ------------------------------------------------------------------ models
+void PredictionModel::jacobians(const CRefVec&, const CRefVec&, Eigen::Ref<RowMatrix>, Eigen::Ref<RowMatrix>,
+                                Index) const {
+  throw std::invalid_argument("this prediction model offers no Jacobians (use method='lbfgs')");
+}
+
+LinearPredictionModel::LinearPredictionModel(RowMatrix A, RowMatrix B) : A_(std::move(A)), B_(std::move(B)) {
+  if (A_.rows() < 1 || A_.rows() != A_.cols()) throw_shape("A", "(n, n) with n >= 1", shape_str(A_.rows(), A_.cols()));
+  if (B_.rows() != A_.rows() || B_.cols() < 1)
+    throw_shape("B", "(" + std::to_string(A_.rows()) + ", s) with s >= 1", shape_str(B_.rows(), B_.cols()));
+  check_finite("A", A_.data(), A_.size());
+  check_finite("B", B_.data(), B_.size());
+}
+
+void LinearPredictionModel::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index) const {
+  x_next.noalias() = A_ * x;
+  x_next.noalias() += B_ * u;
+}
+
+void LinearPredictionModel::vjp(const CRefVec&, const CRefVec&, const CRefVec& lam, RefVec gx, RefVec gu,
+                                Index) const {
+  gx.noalias() = A_.transpose() * lam;
+  gu.noalias() = B_.transpose() * lam;
+}
+
+void LinearPredictionModel::jacobians(const CRefVec&, const CRefVec&, Eigen::Ref<RowMatrix> A,
+                                      Eigen::Ref<RowMatrix> B, Index) const {
+  A = A_;
+  B = B_;
+}
+
+ModelEulerPrediction::ModelEulerPrediction(std::shared_ptr<const Model> model, double dt, double t0)
+    : model_(std::move(model)), dt_(dt), t0_(t0) {
+  if (!model_) throw std::invalid_argument("model is missing");
+  check_positive("dt", dt);
+  if (!std::isfinite(t0)) throw std::domain_error("t0 must be finite");
+}
+
+namespace {
+// Per-thread scratch of the Euler adapter (const methods may run concurrently;
+// sized on first use, no allocation afterwards).
+struct EulerScratch {
+  Eigen::VectorXd F;
+  RowMatrix J;
+  void size(Index n) {
+    if (F.size() != n) F.resize(n);
+    if (J.rows() != n) J.resize(n, n);
+  }
+};
+EulerScratch& euler_scratch(Index n) {
+  thread_local EulerScratch s;
+  s.size(n);
+  return s;
+}
+}  // namespace
+
+void ModelEulerPrediction::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const {
+  auto& w = euler_scratch(n());
+  model_->dynamics(x, t0_ + double(i) * dt_, w.F);
+  x_next = x + dt_ * w.F;
+  x_next.noalias() += dt_ * (model_->control_matrix() * u);
+}
+
+void ModelEulerPrediction::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam, RefVec gx, RefVec gu,
+                               Index i) const {
+  auto& w = euler_scratch(n());
+  model_->jacobian(x, t0_ + double(i) * dt_, w.J);
+  gx = lam;
+  gx.noalias() += dt_ * (w.J.transpose() * lam);
+  gu.noalias() = dt_ * (model_->control_matrix().transpose() * lam);
+}
+
+void ModelEulerPrediction::jacobians(const CRefVec& x, const CRefVec&, Eigen::Ref<RowMatrix> A,
+                                     Eigen::Ref<RowMatrix> B, Index i) const {
+  model_->jacobian(x, t0_ + double(i) * dt_, A);
+  A *= dt_;
+  A.diagonal().array() += 1.0;
+  B = dt_ * model_->control_matrix();
+}
+
+// ------------------------------------------------------------------ weights
+void CostWeight::apply(const CRefVec& e, RefVec out) const {
+  if (is_dense())
+    out.noalias() = 0.5 * (dense * e + dense.transpose() * e);
+  else
+    out = diag.cwiseProduct(e);
+}
+
+double CostWeight::quad(const CRefVec& e) const {
+  if (is_dense()) return e.dot(dense * e);
+  return e.dot(diag.cwiseProduct(e));
+}
+
+Eigen::MatrixXd CostWeight::matrix() const {
+  if (is_dense()) return 0.5 * (dense + dense.transpose());
+  return diag.asDiagonal();
+}
+
+void CostWeight::validate(const std::string& name, Index dim_expected, bool positive) const {
+  if (is_dense()) {
+    check_shape(name, dense.rows(), dense.cols(), dim_expected, dim_expected);
+    check_finite(name, dense.data(), dense.size());
+    const Eigen::MatrixXd S = matrix();
+    const double lo = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S, Eigen::EigenvaluesOnly).eigenvalues().minCoeff();
+    const double scale = std::max(1.0, S.cwiseAbs().maxCoeff());
+    if (positive ? !(lo > 1e-14 * scale) : lo < -1e-12 * scale)
+      throw std::domain_error(name + " must be symmetric positive " + (positive ? "definite" : "semi-definite") +
+                              ", got smallest eigenvalue " + std::to_string(lo));
+  } else {
+    if (diag.size() != dim_expected)
+      throw_shape(name, "(" + std::to_string(dim_expected) + ",) or (" + std::to_string(dim_expected) + ", " +
+                            std::to_string(dim_expected) + ")",
+                  "(" + std::to_string(diag.size()) + ",)");
+    check_finite(name, diag.data(), diag.size());
+    for (Index k = 0; k < diag.size(); ++k)
+      if (positive ? !(diag[k] > 0) : diag[k] < 0)
+        throw std::domain_error(name + " weights must be " + (positive ? "positive" : "non-negative") + ", got " +
+                                std::to_string(diag[k]) + " at index " + std::to_string(k));
+  }
+}
+
+void MPCOptions::validate() const {
+  if (horizon < 1) throw std::invalid_argument("horizon must be a positive number of steps, got " + std::to_string(horizon));
+  if (iterations < 0) throw std::invalid_argument("iterations must be >= 0, got " + std::to_string(iterations));
+  if (memory < 1) throw std::invalid_argument("memory must be >= 1, got " + std::to_string(memory));
+  if (!std::isfinite(time_budget) && time_budget > 0)
+    throw std::domain_error("time_budget must be finite, got " + std::to_string(time_budget));
+  if (std::isnan(time_budget)) throw std::domain_error("time_budget must not be NaN");
+}
+
+// ------------------------------------------------------------------ L-BFGS
+MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::VectorXd& lower,
+                        const Eigen::VectorXd& upper, const LBFGSOptions& opt) {
+  const auto t0 = Clock::now();
+  const Index N = x.size();
+  const bool has_lo = lower.size() == N, has_hi = upper.size() == N;
+  auto project = [&](Eigen::VectorXd& v) {
+    if (has_lo) v = v.cwiseMax(lower);
+    if (has_hi) v = v.cwiseMin(upper);
+  };
+  const Index m = std::max<Index>(1, opt.memory);
+  Eigen::MatrixXd S(N, m), Y(N, m);
+  Eigen::VectorXd rho(m), alpha(m), g(N), gn(N), d(N), xn(N), q(N), free(N);
+  Index stored = 0, head = 0;  // ring buffer
+  MPCStats st;
+  project(x);
+  double f = fg(x, g);
+  ++st.evaluations;
+  st.cost_initial = f;
+  if (!std::isfinite(f)) throw std::domain_error("objective is not finite at the starting point");
+  for (Index k = 0; k < opt.iterations; ++k) {
+    if (opt.time_budget > 0 && seconds_since(t0) >= opt.time_budget) break;
+    // free variables: not held at a bound by the gradient
+    double pg = 0.0;
+    for (Index j = 0; j < N; ++j) {
+      const bool held = (has_lo && x[j] <= lower[j] && g[j] > 0) || (has_hi && x[j] >= upper[j] && g[j] < 0);
+      free[j] = held ? 0.0 : 1.0;
+      pg = std::max(pg, std::abs(g[j]) * free[j]);
+    }
+    if (pg <= opt.gtol || pg == 0.0) break;
+    // two-loop recursion on the free subspace
+    q = g.cwiseProduct(free);
+    for (Index c = 0; c < stored; ++c) {
+      const Index j = (head - 1 - c + m) % m;
+      alpha[j] = rho[j] * S.col(j).dot(q);
+      q -= alpha[j] * Y.col(j);
+    }
+    double gamma = 1.0;
+    if (stored > 0) {
+      const Index j = (head - 1 + m) % m;
+      gamma = S.col(j).dot(Y.col(j)) / Y.col(j).squaredNorm();
+    } else {
+      gamma = 1.0 / std::max(1.0, q.norm());
+    }
+    q *= gamma;
+    for (Index c = stored - 1; c >= 0; --c) {
+      const Index j = (head - 1 - c + m) % m;
+      const double beta = rho[j] * Y.col(j).dot(q);
+      q += (alpha[j] - beta) * S.col(j);
+    }
+    d = -q.cwiseProduct(free);
+    if (!(d.dot(g) < 0)) {  // not a descent direction: restart with steepest descent
+      stored = 0;
+      d = -g.cwiseProduct(free) / std::max(1.0, g.norm());
+    }
+    // projected backtracking (Armijo along the projection arc)
+    double t = 1.0, fn = 0.0;
+    bool accepted = false;
+    for (int ls = 0; ls < 40; ++ls) {
+      xn = x + t * d;
+      project(xn);
+      fn = fg(xn, gn);
+      ++st.evaluations;
+      if (std::isfinite(fn) && fn <= f + 1e-4 * g.dot(xn - x)) {
+        accepted = true;
+        break;
+      }
+      t *= 0.5;
+    }
+    if (!accepted || !(fn < f)) break;  // no further decrease possible (converged to round-off)
+    const Index j = head;
+    S.col(j) = xn - x;
+    Y.col(j) = gn - g;
+    const double sy = S.col(j).dot(Y.col(j));
+    if (sy > 1e-12 * S.col(j).norm() * Y.col(j).norm() && sy > 0) {
+      rho[j] = 1.0 / sy;
+      head = (head + 1) % m;
+      stored = std::min(stored + 1, m);
+    }
+    x.swap(xn);
+    g.swap(gn);
+    f = fn;
+    ++st.iterations;
+  }
+  st.cost = f;
+  st.seconds = seconds_since(t0);
+  return st;
+}
+
+// ------------------------------------------------------------------ optimizer
+HorizonOptimizer::HorizonOptimizer(std::shared_ptr<const PredictionModel> model, MPCOptions options, CostWeight Q,
+                                   CostWeight R, CostWeight C, ControlLimits limits)
+    : model_(std::move(model)), opt_(options), Q_(std::move(Q)), R_(std::move(R)), C_(std::move(C)),
+      limits_(std::move(limits)) {
+  if (!model_) throw std::invalid_argument("model is missing");
+  opt_.validate();
+  const Index n = model_->n(), s = model_->s(), H = opt_.horizon;
+  Q_.validate("Q", n, false);
+  R_.validate("R", s, true);
+  C_.validate("C", n, false);
+  auto check_limit = [&](const Eigen::VectorXd& v, const char* name) {
+    if (v.size() == 0) return;
+    if (v.size() != s) throw_shape(name, "(" + std::to_string(s) + ",)", "(" + std::to_string(v.size()) + ",)");
+    for (Index k = 0; k < s; ++k)
+      if (std::isnan(v[k])) throw std::domain_error(std::string(name) + " must not contain NaN");
+  };
+  check_limit(limits_.lower, "lower");
+  check_limit(limits_.upper, "upper");
+  if (limits_.lower.size() == s && limits_.upper.size() == s)
+    for (Index k = 0; k < s; ++k)
+      if (limits_.lower[k] > limits_.upper[k])
+        throw std::invalid_argument("lower must be <= upper, got lower[" + std::to_string(k) + "] = " +
+                                    std::to_string(limits_.lower[k]) + " > upper = " + std::to_string(limits_.upper[k]));
+  if (limits_.lower.size() == s) lower_ = limits_.lower.replicate(H, 1);
+  if (limits_.upper.size() == s) upper_ = limits_.upper.replicate(H, 1);
+  if (opt_.method == MPCMethod::GaussNewton && !model_->has_jacobians())
+    throw std::invalid_argument("method 'gauss_newton' needs a model with Jacobians; this one offers only VJPs");
+
+  u_ = Eigen::VectorXd::Zero(H * s);
+  u_try_.resize(H * s);
+  e_.resize(n);
+  we_.resize(n);
+  lam_.resize(n);
+  lam_next_.resize(n);
+  gx_.resize(n);
+  gu_.resize(s);
+  x_ = VectorSeq(H + 1, n);
+  x_try_ = VectorSeq(H + 1, n);
+  if (opt_.method == MPCMethod::GaussNewton) {
+    A_aug_ = MatrixSeq(H, n + 1, n + 1);
+    B_aug_ = MatrixSeq(H, n + 1, s);
+    Q_aug_ = MatrixSeq(H, n + 1, n + 1);
+    N_aug_ = MatrixSeq(H, n + 1, s);
+    Qd_ = Q_.matrix();
+    Rd_ = R_.matrix();
+    Cd_ = C_.matrix();
+    Ja_.resize(n, n);
+    Jb_.resize(n, s);
+  }
+}
+
+void HorizonOptimizer::check_inputs(const CRefVec& x0, const SeqView& reference) const {
+  const Index n = this->n(), H = horizon();
+  if (x0.size() != n) throw_shape("x0", "(" + std::to_string(n) + ",)", "(" + std::to_string(x0.size()) + ",)");
+  check_finite("x0", x0.data(), n);
+  if (reference.T != H + 1 || reference.cols != n || reference.rows != 1)
+    throw_shape("reference", "(" + std::to_string(H + 1) + ", " + std::to_string(n) + ") = (horizon+1, n)",
+                "(" + std::to_string(reference.T) + ", " + std::to_string(reference.cols) + ")");
+  check_finite("reference", reference.data, (H + 1) * n);
+}
+
+void HorizonOptimizer::project(Eigen::VectorXd& u) const {
+  if (lower_.size()) u = u.cwiseMax(lower_);
+  if (upper_.size()) u = u.cwiseMin(upper_);
+}
+
+void HorizonOptimizer::rollout(const CRefVec& x0, const Eigen::VectorXd& u, VectorSeq& xs) const {
+  const Index s = this->s();
+  xs[0] = x0;
+  for (Index i = 0; i < horizon(); ++i) model_->step(xs[i], u.segment(i * s, s), xs[i + 1], i);
+}
+
+double HorizonOptimizer::cost_of(const VectorSeq& xs, const Eigen::VectorXd& u, const SeqView& ref) {
+  const Index s = this->s(), H = horizon();
+  double J = 0.0;
+  for (Index i = 0; i < H; ++i) {
+    e_ = xs[i] - ref_row(ref, i);
+    J += Q_.quad(e_) + R_.quad(u.segment(i * s, s));
+  }
+  e_ = xs[H] - ref_row(ref, H);
+  return J + C_.quad(e_);
+}
+
+double HorizonOptimizer::cost_and_gradient(const CRefVec& x0, const SeqView& ref, const CRefVec& u,
+                                           Eigen::VectorXd* grad) {
+  const Index s = this->s(), H = horizon();
+  u_try_ = u;
+  rollout(x0, u_try_, x_);
+  const double J = cost_of(x_, u_try_, ref);
+  if (!grad) return J;
+  grad->resize(H * s);
+  e_ = x_[H] - ref_row(ref, H);
+  C_.apply(e_, lam_);
+  lam_ *= 2.0;
+  for (Index i = H - 1; i >= 0; --i) {
+    model_->vjp(x_[i], u_try_.segment(i * s, s), lam_, gx_, gu_, i);
+    R_.apply(u_try_.segment(i * s, s), grad->segment(i * s, s));
+    grad->segment(i * s, s) = 2.0 * grad->segment(i * s, s) + gu_;
+    e_ = x_[i] - ref_row(ref, i);
+    Q_.apply(e_, we_);
+    lam_ = 2.0 * we_ + gx_;
+  }
+  return J;
+}
+
+MPCStats HorizonOptimizer::solve(const CRefVec& x0, const SeqView& reference, const Eigen::VectorXd* u0) {
+  check_inputs(x0, reference);
+  const Index s = this->s(), H = horizon();
+  if (u0) {
+    if (u0->size() != H * s) throw_shape("u0", shape_str(H, s), "(" + std::to_string(u0->size()) + " values)");
+    check_finite("u0", u0->data(), u0->size());
+    u_ = *u0;
+  } else if (has_solution_) {  // warm start: shift by one step, repeat the last control
+    if (H > 1) u_.head((H - 1) * s) = u_.tail((H - 1) * s).eval();
+  } else {
+    u_.setZero();
+  }
+  project(u_);
+  MPCStats st;
+  if (opt_.method == MPCMethod::GaussNewton) {
+    st = solve_gauss_newton(x0, reference);
+  } else {
+    LBFGSOptions lo;
+    lo.iterations = opt_.iterations;
+    lo.memory = opt_.memory;
+    lo.time_budget = opt_.time_budget;
+    Eigen::VectorXd u = u_;
+    st = minimize_lbfgs([&](const Eigen::VectorXd& v, Eigen::VectorXd& g) { return cost_and_gradient(x0, reference, v, &g); },
+                        u, lower_, upper_, lo);
+    u_ = u;
+  }
+  rollout(x0, u_, x_);
+  has_solution_ = true;
+  return st;
+}
+
+MPCStats HorizonOptimizer::solve_gauss_newton(const CRefVec& x0, const SeqView& ref) {
+  // Linearize about (xbar, ubar); in z = [dx; 1] the window cost is an LQ
+  // problem with Q_aug = [Q, Q e; e'Q, e'Q e], N_aug = [0; ubar' R] and
+  // A_aug = diag(A_i, 1), B_aug = [B_i; 0]. One Riccati sweep gives
+  // du_i = K_i [dx_i; 1]; the forward pass rolls the model out with
+  // du_i = Kx_i dx_i + a k_i, halving a until J decreases.
+  const auto t0 = Clock::now();
+  const Index n = this->n(), s = this->s(), H = horizon();
+  MPCStats st;
+  rollout(x0, u_, x_);
+  double J = cost_of(x_, u_, ref);
+  st.cost_initial = J;
+  st.evaluations = 1;
+  LQRProblem pb;
+  pb.horizon = H;
+  pb.A = A_aug_.view();
+  pb.B = B_aug_.view();
+  pb.Q = Q_aug_.view();
+  pb.N = N_aug_.view();
+  pb.R_terms.emplace_back(SeqView::constant(Rd_.data(), s, s), 1.0);  // symmetric: layout-agnostic
+  pb.Q_final = Eigen::MatrixXd(n + 1, n + 1);
+  LQRSolution sol(H, n + 1, s);
+  Eigen::VectorXd z(n + 1);
+  for (Index k = 0; k < opt_.iterations; ++k) {
+    if (opt_.time_budget > 0 && seconds_since(t0) >= opt_.time_budget) break;
+    for (Index i = 0; i < H; ++i) {
+      model_->jacobians(x_[i], u_.segment(i * s, s), Ja_, Jb_, i);
+      auto A = A_aug_[i];
+      A.setZero();
+      A.topLeftCorner(n, n) = Ja_;
+      A(n, n) = 1.0;
+      auto B = B_aug_[i];
+      B.setZero();
+      B.topRows(n) = Jb_;
+      e_ = x_[i] - ref_row(ref, i);
+      we_.noalias() = Qd_ * e_;
+      auto Qa = Q_aug_[i];
+      Qa.topLeftCorner(n, n) = Qd_;
+      Qa.topRightCorner(n, 1) = we_;
+      Qa.bottomLeftCorner(1, n) = we_.transpose();
+      Qa(n, n) = e_.dot(we_);
+      auto Na = N_aug_[i];
+      Na.setZero();
+      Na.bottomRows(1) = (Rd_ * u_.segment(i * s, s)).transpose();
+    }
+    e_ = x_[H] - ref_row(ref, H);
+    we_.noalias() = Cd_ * e_;
+    pb.Q_final.topLeftCorner(n, n) = Cd_;
+    pb.Q_final.topRightCorner(n, 1) = we_;
+    pb.Q_final.bottomLeftCorner(1, n) = we_.transpose();
+    pb.Q_final(n, n) = e_.dot(we_);
+    riccati_sweep(pb, sol);
+    bool improved = false;
+    double J_try = J;
+    for (double a = 1.0; a > 1e-10; a *= 0.5) {
+      x_try_[0] = x0;
+      for (Index i = 0; i < H; ++i) {
+        z.head(n) = x_try_[i] - x_[i];
+        z[n] = a;
+        u_try_.segment(i * s, s) = u_.segment(i * s, s) + sol.K[i] * z;
+        if (lower_.size()) u_try_.segment(i * s, s) = u_try_.segment(i * s, s).cwiseMax(lower_.segment(i * s, s));
+        if (upper_.size()) u_try_.segment(i * s, s) = u_try_.segment(i * s, s).cwiseMin(upper_.segment(i * s, s));
+        model_->step(x_try_[i], u_try_.segment(i * s, s), x_try_[i + 1], i);
+      }
+      J_try = cost_of(x_try_, u_try_, ref);
+      ++st.evaluations;
+      if (std::isfinite(J_try) && J_try < J) {
+        improved = true;
+        break;
+      }
+    }
+    if (!improved) break;
+    u_.swap(u_try_);
+    std::swap(x_, x_try_);
+    const double dec = J - J_try;
+    J = J_try;
+    ++st.iterations;
+    if (dec <= 1e-15 * std::max(1.0, std::abs(J))) break;
+  }
+  st.cost = J;
+  st.seconds = seconds_since(t0);
+  return st;
+}
+
+// ------------------------------------------------------------------ receding horizon
+RecedingResult run_receding(HorizonOptimizer& opt, const PredictionModel& plant, const CRefVec& x0,
+                            const SeqView& reference, Index steps, const ProgressFn* progress) {
+  const Index n = opt.n(), s = opt.s(), H = opt.horizon();
+  if (plant.n() != n || plant.s() != s)
+    throw std::invalid_argument("plant must have the optimizer's dimensions n = " + std::to_string(n) + ", s = " +
+                                std::to_string(s) + ", got n = " + std::to_string(plant.n()) + ", s = " +
+                                std::to_string(plant.s()));
+  if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
+  if (x0.size() != n) throw_shape("x0", "(" + std::to_string(n) + ",)", "(" + std::to_string(x0.size()) + ",)");
+  if (reference.rows != 1 || reference.cols != n || reference.T != steps + H + 1)
+    throw_shape("reference", "(" + std::to_string(steps + H + 1) + ", " + std::to_string(n) + ") = (steps+horizon+1, n)",
+                "(" + std::to_string(reference.T) + ", " + std::to_string(reference.cols) + ")");
+  check_finite("reference", reference.data, reference.T * n);
+  RecedingResult out;
+  out.states = VectorSeq(steps + 1, n);
+  out.controls = VectorSeq(steps, s);
+  out.cost_initial.resize(steps);
+  out.cost.resize(steps);
+  out.seconds.resize(steps);
+  out.iterations.resize(steps);
+  out.states[0] = x0;
+  opt.reset();
+  ProgressThrottle throttle(progress, steps);
+  for (Index t = 0; t < steps; ++t) {
+    const SeqView window(reference.data + t * n, H + 1, 1, n, false);
+    const MPCStats st = opt.solve(out.states[t], window);
+    out.controls[t] = opt.controls().head(s);
+    plant.step(out.states[t], out.controls[t], out.states[t + 1], 0);
+    if (!out.states[t + 1].allFinite())
+      throw std::domain_error("plant state became non-finite at step " + std::to_string(t));
+    out.cost_initial[t] = st.cost_initial;
+    out.cost[t] = st.cost;
+    out.seconds[t] = st.seconds;
+    out.iterations[t] = int(st.iterations);
+    if (!throttle.report(t + 1)) break;
+  }
+  throttle.finish(steps);
+  return out;
+}
+
+}  // namespace directable

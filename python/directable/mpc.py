@@ -1,0 +1,183 @@
+"""Model predictive control: a receding-horizon optimizer (MPC/SPH paper, eq. (1)).
+
+At every step the controls ``u`` (H, s) of a window minimise
+
+    J = ||x_H - r_H||^2_C + sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R,
+    x_0 = the actual state,  x_{i+1} = model.step(x_i, u_i),  lower <= u <= upper,
+
+the first control is applied, the window shifts and the next solve starts
+from the previous solution shifted by one step (warm start).
+
+``method="lbfgs"`` (default): projected L-BFGS, the gradient from one adjoint
+(backward) pass with the model's vector-Jacobian products; a fixed iteration
+count and an optional wall-clock ``time_budget`` per solve.
+``method="gauss_newton"``: for models with Jacobians, Gauss-Newton (iLQR)
+steps, each one Riccati sweep; one step is exact for a linear model without
+active control limits (limits are enforced by clamping in the forward pass).
+
+    import directable as dr
+    model = dr.mpc.LinearModel(A, B)
+    opt = dr.mpc.HorizonOptimizer(model, horizon=10, Q=1.0, R=0.1, C=10.0)
+    res = opt.solve(x0, reference)          # reference (horizon+1, n)
+    res.u, res.cost, res.iterations
+    run = opt.run(model, x0, reference, steps=100)   # closed loop
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _core
+from ._validate import as_float_array, integer, optional_array, real, run_with_progress
+
+PredictionModel = _core.PredictionModel
+minimize_lbfgs = _core.minimize_lbfgs
+
+_METHODS = {"lbfgs": _core.MPCMethod.lbfgs, "gauss_newton": _core.MPCMethod.gauss_newton}
+
+
+def LinearModel(A, B) -> _core.LinearPredictionModel:
+    """Discrete linear prediction model ``x+ = A x + B u``; A (n, n), B (n, s)."""
+    return _core.LinearPredictionModel(as_float_array(A, "A"), as_float_array(B, "B"))
+
+
+def EulerModel(model, dt, t0=0.0) -> _core.ModelEulerPrediction:
+    """Prediction with a ``directable.Model`` (z' = F(z, t) + B w): one explicit
+    Euler step ``x+ = x + dt (F(x, t0 + i dt) + B u)`` per window step, with
+    exact VJP and Jacobians (so both methods apply). A cheap simplified
+    predictor; drive the true system with ``plant`` in :meth:`HorizonOptimizer.run`."""
+    if not isinstance(model, _core.Model):
+        raise TypeError(f"model must be a directable.Model, got {type(model).__name__}")
+    return _core.ModelEulerPrediction(model, real(dt, "dt"), real(t0, "t0"))
+
+
+def _weight(x, dim, name):
+    """scalar -> (dim,) diagonal; (dim,) diagonal or (dim, dim) dense pass."""
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        return np.full(dim, float(x))
+    arr = as_float_array(x, name)
+    if arr.ndim == 0:
+        return np.full(dim, float(arr))
+    return arr
+
+
+@dataclass(frozen=True)
+class MPCResult:
+    """One window: ``u`` (H, s), predicted ``states`` (H+1, n), ``cost`` J at
+    ``u``, ``cost_initial`` J at the starting controls, ``iterations``,
+    ``evaluations`` (cost/gradient evaluations), ``seconds``."""
+
+    u: np.ndarray
+    states: np.ndarray
+    cost: float
+    cost_initial: float
+    iterations: int
+    evaluations: int
+    seconds: float
+
+    @property
+    def cost_decrease(self) -> float:
+        return self.cost_initial - self.cost
+
+
+@dataclass(frozen=True)
+class RecedingRun:
+    """Closed loop: ``states`` (steps+1, n), applied ``controls`` (steps, s),
+    per step ``cost``, ``cost_initial``, ``iterations``, ``seconds`` (steps,)."""
+
+    states: np.ndarray
+    controls: np.ndarray
+    cost: np.ndarray
+    cost_initial: np.ndarray
+    iterations: np.ndarray
+    seconds: np.ndarray
+
+
+class HorizonOptimizer:
+    """Receding-horizon optimizer over a prediction model.
+
+    Parameters
+    ----------
+    model : a PredictionModel (e.g. ``LinearModel(A, B)``)
+    horizon : H >= 1 steps
+    Q, C : scalar, (n,) diagonal (per-coordinate / per-particle weights) or (n, n); >= 0
+    R : scalar, (s,) or (s, s); positive definite
+    iterations : iterations per solve (an upper bound; stops early at convergence)
+    time_budget : None or seconds per solve (the paper's fixed timeframe)
+    lower, upper : None, scalar or (s,) box limits on every control
+    method : "lbfgs" (adjoint gradient) or "gauss_newton" (needs Jacobians)
+    memory : L-BFGS history length
+    """
+
+    def __init__(self, model, horizon, Q, R, C, iterations=50, time_budget=None, lower=None, upper=None,
+                 method="lbfgs", memory=10):
+        if not isinstance(model, PredictionModel):
+            raise TypeError(f"model must be a directable.mpc prediction model, got {type(model).__name__}")
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
+        n, s = model.n, model.s
+        budget = 0.0 if time_budget is None else real(time_budget, "time_budget")
+        if time_budget is not None and not budget > 0:
+            raise ValueError(f"time_budget must be None or > 0 seconds, got {time_budget!r}")
+        self.model = model
+        self._core = _core.HorizonOptimizer(
+            model, integer(horizon, "horizon"), _weight(Q, n, "Q"), _weight(R, s, "R"), _weight(C, n, "C"),
+            iterations=integer(iterations, "iterations"), time_budget=budget, memory=integer(memory, "memory"),
+            method=_METHODS[method], lower=_limit(lower, s, "lower"), upper=_limit(upper, s, "upper"))
+
+    @property
+    def horizon(self) -> int:
+        return self._core.horizon
+
+    @property
+    def n(self) -> int:
+        return self._core.n
+
+    @property
+    def s(self) -> int:
+        return self._core.s
+
+    def reset(self) -> None:
+        """Forget the previous solution: the next solve starts from u = 0."""
+        self._core.reset()
+
+    def cost_and_gradient(self, x0, reference, u):
+        """(J, dJ/du (H, s)) at controls u (H, s) from x0 (n,), reference (H+1, n)."""
+        return self._core.cost_and_gradient(as_float_array(x0, "x0"), as_float_array(reference, "reference"),
+                                            as_float_array(u, "u"))
+
+    def solve(self, x0, reference, u0=None) -> MPCResult:
+        """Optimise one window from state x0 (n,) for reference (horizon+1, n).
+
+        u0 (H, s): starting controls; None: warm start from the previous
+        solution shifted by one step (zeros the first time).
+        """
+        d = self._core.solve(as_float_array(x0, "x0"), as_float_array(reference, "reference"),
+                             optional_array(u0, "u0"))
+        return MPCResult(u=d["u"], states=d["states"], cost=d["cost"], cost_initial=d["cost_initial"],
+                         iterations=d["iterations"], evaluations=d["evaluations"], seconds=d["seconds"])
+
+    def run(self, plant, x0, reference, steps, progress=None) -> RecedingRun:
+        """Receding-horizon loop over ``steps`` steps driving ``plant`` (a
+        PredictionModel, e.g. the true system; the optimizer predicts with its
+        own model). reference (steps+horizon+1, n). Restarts every window from
+        the plant's actual state; warm-starts from the shifted solution."""
+        if not isinstance(plant, PredictionModel):
+            raise TypeError(f"plant must be a directable.mpc prediction model, got {type(plant).__name__}")
+        d = run_with_progress(self._core.run, progress, "MPC", plant=plant, x0=as_float_array(x0, "x0"),
+                              reference=as_float_array(reference, "reference"), steps=integer(steps, "steps"))
+        return RecedingRun(states=d["states"], controls=d["controls"], cost=d["cost"],
+                           cost_initial=d["cost_initial"], iterations=d["iterations"], seconds=d["seconds"])
+
+
+def _limit(x, s, name):
+    if x is None:
+        return None
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        return np.full(s, float(x))
+    return as_float_array(x, name)
+
+
+__all__ = ["LinearModel", "EulerModel", "HorizonOptimizer", "MPCResult", "RecedingRun", "PredictionModel", "minimize_lbfgs"]

@@ -1,0 +1,510 @@
+"""MPC horizon optimizer (issue 6, sec. 1): adjoint gradient, projected L-BFGS,
+Gauss-Newton via the Riccati sweep, warm start, receding-horizon loop."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+import directable as dr
+from directable import lqr, mpc
+
+
+# ------------------------------------------------------------ NumPy references
+def _window_matrices(A, B, H):
+    """x = Phi x0 + Gam u for the stacked states x_0..x_H, u_0..u_{H-1}."""
+    n, s = B.shape
+    Phi = np.zeros(((H + 1) * n, n))
+    Gam = np.zeros(((H + 1) * n, H * s))
+    P = np.eye(n)
+    for i in range(H + 1):
+        Phi[i * n:(i + 1) * n] = P
+        P = A @ P
+        for j in range(i):
+            Gam[i * n:(i + 1) * n, j * s:(j + 1) * s] = np.linalg.matrix_power(A, i - 1 - j) @ B
+    return Phi, Gam
+
+
+def _dense(W, dim):
+    W = np.asarray(W, float)
+    return np.diag(W) if W.ndim == 1 else 0.5 * (W + W.T)
+
+
+def _block_weights(Q, R, C, n, s, H):
+    Wx = np.zeros(((H + 1) * n, (H + 1) * n))
+    for i in range(H):
+        Wx[i * n:(i + 1) * n, i * n:(i + 1) * n] = _dense(Q, n)
+    Wx[H * n:, H * n:] = _dense(C, n)
+    Wu = np.kron(np.eye(H), _dense(R, s))
+    return Wx, Wu
+
+
+def dense_window(A, B, Q, R, C, x0, ref):
+    """Exact minimiser and cost of the window, one dense linear solve."""
+    n, s = B.shape
+    H = ref.shape[0] - 1
+    Phi, Gam = _window_matrices(A, B, H)
+    Wx, Wu = _block_weights(Q, R, C, n, s, H)
+    c = Phi @ x0 - ref.ravel()
+    u = -np.linalg.solve(Gam.T @ Wx @ Gam + Wu, Gam.T @ Wx @ c)
+    e = Gam @ u + c
+    return u.reshape(H, s), e @ Wx @ e + u @ Wu @ u
+
+
+def np_cost(A, B, Q, R, C, x0, ref, u):
+    H = u.shape[0]
+    x, J = np.array(x0, float), 0.0
+    Qd, Rd, Cd = _dense(Q, len(x0)), _dense(R, B.shape[1]), _dense(C, len(x0))
+    for i in range(H):
+        e = x - ref[i]
+        J += e @ Qd @ e + u[i] @ Rd @ u[i]
+        x = A @ x + B @ u[i]
+    e = x - ref[H]
+    return J + e @ Cd @ e
+
+
+def random_system(rng, n, s, scale=0.9):
+    A = rng.standard_normal((n, n))
+    A *= scale / max(abs(np.linalg.eigvals(A)))
+    return A, rng.standard_normal((n, s))
+
+
+def random_spd(rng, d, shift=0.5):
+    M = rng.standard_normal((d, d))
+    return M @ M.T / d + shift * np.eye(d)
+
+
+WEIGHTS = {
+    "diag": lambda rng, n, s: (rng.uniform(0.5, 2, n), rng.uniform(0.1, 1, s), rng.uniform(1, 5, n)),
+    "dense": lambda rng, n, s: (random_spd(rng, n), random_spd(rng, s), random_spd(rng, n)),
+    "scalar": lambda rng, n, s: (1.5, 0.2, 4.0),
+}
+
+
+# ------------------------------------------------------------ gradient
+@pytest.mark.parametrize("kind", sorted(WEIGHTS))
+def test_adjoint_gradient_equals_finite_differences(rng, kind):
+    n, s, H = 4, 2, 6
+    A, B = random_system(rng, n, s, scale=1.1)
+    Q, R, C = WEIGHTS[kind](rng, n, s)
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C)
+    x0, ref, u = rng.standard_normal(n), rng.standard_normal((H + 1, n)), rng.standard_normal((H, s))
+    J, g = opt.cost_and_gradient(x0, ref, u)
+    assert g.shape == (H, s)
+    Qf = Q if not np.isscalar(Q) else Q * np.ones(n)
+    Rf = R if not np.isscalar(R) else R * np.ones(s)
+    Cf = C if not np.isscalar(C) else C * np.ones(n)
+    assert J == pytest.approx(np_cost(A, B, Qf, Rf, Cf, x0, ref, u), rel=1e-12)
+    h = 1e-6
+    fd = np.zeros_like(u)
+    for idx in np.ndindex(*u.shape):
+        up, um = u.copy(), u.copy()
+        up[idx] += h
+        um[idx] -= h
+        fd[idx] = (opt.cost_and_gradient(x0, ref, up)[0] - opt.cost_and_gradient(x0, ref, um)[0]) / (2 * h)
+    assert np.max(np.abs(g - fd)) <= 1e-6 * max(1.0, np.max(np.abs(fd)))
+
+
+def test_linear_model_step_vjp_jacobians(rng):
+    n, s = 3, 2
+    A, B = random_system(rng, n, s)
+    m = mpc.LinearModel(A, B)
+    x, u, lam = rng.standard_normal(n), rng.standard_normal(s), rng.standard_normal(n)
+    np.testing.assert_allclose(m.step(x, u), A @ x + B @ u, rtol=1e-14, atol=1e-14)
+    gx, gu = m.vjp(x, u, lam)
+    np.testing.assert_allclose(gx, A.T @ lam, atol=1e-14)
+    np.testing.assert_allclose(gu, B.T @ lam, atol=1e-14)
+    Ja, Jb = m.jacobians(x, u)
+    np.testing.assert_array_equal(Ja, A)
+    np.testing.assert_array_equal(Jb, B)
+    assert (m.n, m.s, m.has_jacobians) == (n, s, True)
+
+
+# ------------------------------------------------------------ L-BFGS on standard functions
+def _rosenbrock(x):
+    f = np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    g = np.zeros_like(x)
+    g[:-1] = -400.0 * x[:-1] * (x[1:] - x[:-1] ** 2) - 2 * (1 - x[:-1])
+    g[1:] += 200.0 * (x[1:] - x[:-1] ** 2)
+    return f, g
+
+
+@pytest.mark.parametrize("N", [2, 6])
+def test_lbfgs_rosenbrock(N):
+    x0 = np.full(N, -1.2)
+    x0[1::2] = 1.0
+    r = mpc.minimize_lbfgs(_rosenbrock, x0, iterations=500)
+    np.testing.assert_allclose(r["x"], np.ones(N), atol=1e-6)
+    assert r["cost"] < 1e-12 and r["cost_initial"] == pytest.approx(_rosenbrock(x0)[0])
+    assert 0 < r["iterations"] <= 500
+
+
+def test_lbfgs_fixed_iteration_count_is_respected():
+    r = mpc.minimize_lbfgs(_rosenbrock, np.array([-1.2, 1.0]), iterations=3)
+    assert r["iterations"] == 3 and r["cost"] < r["cost_initial"]
+
+
+def test_lbfgs_convex_quadratic_closed_form(rng):
+    N = 30
+    M = random_spd(rng, N, shift=0.1)
+    b = rng.standard_normal(N)
+    r = mpc.minimize_lbfgs(lambda x: (0.5 * x @ M @ x - b @ x, M @ x - b), np.zeros(N), iterations=300)
+    x_star = np.linalg.solve(M, b)
+    np.testing.assert_allclose(r["x"], x_star, atol=1e-7 * max(1, np.abs(x_star).max()))
+
+
+def test_lbfgs_box_constrained_quadratic(rng):
+    """Separable quadratic: the box minimum is the clipped unconstrained one."""
+    N = 12
+    d = rng.uniform(0.5, 5, N)
+    c = rng.standard_normal(N) * 2
+    lo, hi = -0.5 * np.ones(N), 0.7 * np.ones(N)
+    r = mpc.minimize_lbfgs(lambda x: (0.5 * np.sum(d * (x - c) ** 2), d * (x - c)), np.zeros(N), lower=lo,
+                           upper=hi, iterations=200)
+    np.testing.assert_allclose(r["x"], np.clip(c, lo, hi), atol=1e-9)
+
+
+# ------------------------------------------------------------ one window
+@pytest.mark.parametrize("kind", ["diag", "dense"])
+def test_lbfgs_window_converges_to_exact_solution(rng, kind):
+    n, s, H = 4, 2, 8
+    A, B = random_system(rng, n, s)
+    Q, R, C = WEIGHTS[kind](rng, n, s)
+    x0, ref = rng.standard_normal(n), rng.standard_normal((H + 1, n))
+    u_star, J_star = dense_window(A, B, Q, R, C, x0, ref)
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=300)
+    res = opt.solve(x0, ref)
+    assert res.u.shape == (H, s) and res.states.shape == (H + 1, n)
+    assert res.cost == pytest.approx(J_star, rel=1e-9)
+    np.testing.assert_allclose(res.u, u_star, atol=1e-5 * max(1, np.abs(u_star).max()))
+    assert 0 < res.iterations <= 300 and res.cost_decrease > 0
+
+
+def _lqr_window_first_gain(A, B, Q, R, C, ref):
+    """directable.lqr on the state [x; 1] with the reference folded into the
+    (time-varying) weights: J = sum [x;1]' Qa_i [x;1] + u'Ru + [x;1]' Ca [x;1]."""
+    n, s = B.shape
+    H = ref.shape[0] - 1
+    Aa = np.zeros((n + 1, n + 1))
+    Aa[:n, :n], Aa[n, n] = A, 1.0
+    Ba = np.vstack([B, np.zeros((1, s))])
+
+    def fold(W, r):
+        Wd = _dense(W, n)
+        M = np.zeros((n + 1, n + 1))
+        M[:n, :n], M[:n, n], M[n, :n], M[n, n] = Wd, -Wd @ r, -r @ Wd, r @ Wd @ r
+        return M
+
+    Qa = np.stack([fold(Q, ref[i]) for i in range(H)])
+    sol = lqr.solve_discrete(Aa, Ba, Qa, _dense(R, s), fold(C, ref[H]))
+    return sol
+
+
+def test_window_matches_lqr_with_reference_folded_in(rng):
+    n, s, H = 3, 2, 10
+    A, B = random_system(rng, n, s)
+    Q, R, C = WEIGHTS["diag"](rng, n, s)
+    x0, ref = rng.standard_normal(n), rng.standard_normal((H + 1, n))
+    sol = _lqr_window_first_gain(A, B, Q, R, C, ref)
+    z, u_lqr = np.append(x0, 1.0), []
+    for i in range(H):
+        u_lqr.append(sol.K[i] @ z)
+        z = np.append(A @ z[:n] + B @ u_lqr[-1], 1.0)
+    u_lqr = np.array(u_lqr)
+    for method, iters in [("lbfgs", 300), ("gauss_newton", 1)]:
+        res = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=iters, method=method).solve(x0, ref)
+        np.testing.assert_allclose(res.u, u_lqr, atol=1e-6 * max(1, np.abs(u_lqr).max()))
+        assert res.cost == pytest.approx(sol.cost_to_go(np.append(x0, 1.0)), rel=1e-8)
+
+
+def test_gauss_newton_one_sweep_is_exact_on_linear_model(rng):
+    n, s, H = 5, 2, 7
+    A, B = random_system(rng, n, s, scale=1.2)
+    Q, R, C = WEIGHTS["dense"](rng, n, s)
+    x0, ref = rng.standard_normal(n), rng.standard_normal((H + 1, n))
+    u_star, J_star = dense_window(A, B, Q, R, C, x0, ref)
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=1, method="gauss_newton")
+    res = opt.solve(x0, ref, u0=rng.standard_normal((H, s)))
+    assert res.iterations == 1
+    np.testing.assert_allclose(res.u, u_star, atol=1e-9 * max(1, np.abs(u_star).max()))
+    assert res.cost == pytest.approx(J_star, rel=1e-10)
+
+
+@pytest.mark.parametrize("method", ["lbfgs", "gauss_newton"])
+def test_box_limits_match_scipy(rng, method):
+    n, s, H = 3, 2, 6
+    A, B = random_system(rng, n, s)
+    Q, R, C = np.ones(n), 0.01 * np.ones(s), 5 * np.ones(n)
+    x0, ref = 10 * rng.standard_normal(n), np.zeros((H + 1, n))
+    lo, hi = -0.3, 0.4
+    u_free, _ = dense_window(A, B, Q, R, C, x0, ref)
+    assert u_free.min() < lo or u_free.max() > hi  # the limits matter here
+    Phi, Gam = _window_matrices(A, B, H)
+    Wx, Wu = _block_weights(Q, R, C, n, s, H)
+    c = Phi @ x0 - ref.ravel()
+
+    def f(v):  # independent dense cost and gradient
+        e = Gam @ v + c
+        return e @ Wx @ e + v @ Wu @ v, 2 * Gam.T @ Wx @ e + 2 * Wu @ v
+
+    ref_sol = scipy.optimize.minimize(f, np.zeros(H * s), jac=True, method="L-BFGS-B", bounds=[(lo, hi)] * (H * s),
+                                      options=dict(ftol=1e-16, gtol=1e-12, maxiter=2000))
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=300, lower=lo, upper=hi)
+    res = opt.solve(x0, ref)
+    assert np.all(res.u >= lo) and np.all(res.u <= hi)
+    assert np.any(np.isclose(res.u, lo)) or np.any(np.isclose(res.u, hi))  # limits are active
+    if method == "lbfgs":
+        assert res.cost == pytest.approx(ref_sol.fun, rel=1e-7)
+        np.testing.assert_allclose(res.u.ravel(), ref_sol.x, atol=1e-4)
+    else:  # clamped iLQR: feasible and decreasing, not the exact box optimum
+        gn = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=20, lower=lo, upper=hi,
+                                  method="gauss_newton").solve(x0, ref)
+        assert np.all(gn.u >= lo) and np.all(gn.u <= hi)
+        assert gn.cost < gn.cost_initial and gn.cost >= ref_sol.fun * (1 - 1e-9)
+
+
+# ------------------------------------------------------------ warm start, budget, loop
+def test_warm_start_shifts_previous_solution(rng):
+    n, s, H = 3, 1, 8
+    A, B = random_system(rng, n, s)
+    Q, R, C = WEIGHTS["diag"](rng, n, s)
+    ref = np.zeros((H + 1, n))
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=200)
+    x0 = rng.standard_normal(n)
+    first = opt.solve(x0, ref)
+    x1 = A @ x0 + B @ first.u[0]
+    opt2 = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=0)
+    cold = opt2.solve(x1, ref)
+    assert cold.iterations == 0
+    np.testing.assert_array_equal(cold.u, 0.0)
+    warm0 = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=0)
+    shifted = np.vstack([first.u[1:], first.u[-1:]])
+    warm = warm0.solve(x1, ref, u0=shifted)
+    # the optimizer's own warm start is exactly the shifted previous solution
+    opt_zero_iter = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=200)
+    opt_zero_iter.solve(x0, ref)
+    second = opt_zero_iter.solve(x1, ref)
+    assert second.cost_initial == pytest.approx(warm.cost_initial, rel=1e-10)
+    assert warm.cost_initial < cold.cost_initial
+
+
+def test_time_budget_stops_early(rng):
+    n, s, H = 20, 5, 40
+    A, B = random_system(rng, n, s)
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, 1.0, 0.01, 1.0, iterations=100000, time_budget=1e-4)
+    res = opt.solve(rng.standard_normal(n), rng.standard_normal((H + 1, n)))
+    assert res.iterations < 100000 and res.seconds < 0.5
+    assert res.cost <= res.cost_initial
+
+
+@pytest.mark.parametrize("method", ["lbfgs", "gauss_newton"])
+def test_receding_horizon_loop_equals_lqr_of_each_window(rng, method):
+    n, s, H, steps = 3, 2, 5, 12
+    A, B = random_system(rng, n, s)
+    Q, R, C = WEIGHTS["diag"](rng, n, s)
+    t = np.arange(steps + H + 1)[:, None]
+    ref = np.sin(0.3 * t + np.arange(n)[None, :])
+    x0 = rng.standard_normal(n)
+    # NumPy reference: at each step, the first control of the window's LQR solution
+    xs, us = [x0], []
+    for k in range(steps):
+        sol = _lqr_window_first_gain(A, B, Q, R, C, ref[k:k + H + 1])
+        us.append(sol.K[0] @ np.append(xs[-1], 1.0))
+        xs.append(A @ xs[-1] + B @ us[-1])
+    xs, us = np.array(xs), np.array(us)
+    model = mpc.LinearModel(A, B)
+    opt = mpc.HorizonOptimizer(model, H, Q, R, C, iterations=200 if method == "lbfgs" else 1, method=method)
+    run = opt.run(model, x0, ref, steps)
+    assert run.states.shape == (steps + 1, n) and run.controls.shape == (steps, s)
+    np.testing.assert_allclose(run.controls, us, atol=1e-6)
+    np.testing.assert_allclose(run.states, xs, atol=1e-6)
+    assert np.all(run.cost <= run.cost_initial + 1e-12)
+
+
+def test_restart_from_actual_state_corrects_model_mismatch(rng):
+    """The optimizer predicts with a wrong model; restarting every window from
+    the plant's actual state still tracks (the paper's point)."""
+    n, s, H, steps = 2, 1, 5, 60
+    A = np.array([[1.0, 0.1], [0.0, 1.0]])
+    B = np.array([[0.005], [0.1]])
+    plant = mpc.LinearModel(A, B)
+    wrong = mpc.LinearModel(A, 0.7 * B)  # 30 % weaker actuation predicted
+    ref = np.zeros((steps + H + 1, n))
+    ref[:, 0] = 1.0
+    opt = mpc.HorizonOptimizer(wrong, H, [10.0, 0.1], 0.01, [50.0, 1.0], iterations=100)
+    run = opt.run(plant, np.zeros(n), ref, steps)
+    assert abs(run.states[-1, 0] - 1.0) < 0.02 and abs(run.states[-1, 1]) < 0.05
+    # the open-loop plan of the wrong model, applied blindly, misses the target
+    plan = mpc.HorizonOptimizer(wrong, steps, [10.0, 0.1], 0.01, [50.0, 1.0], iterations=300).solve(
+        np.zeros(n), ref[:steps + 1])
+    x = np.zeros(n)
+    for u in plan.u:
+        x = A @ x + B @ u
+    assert abs(x[0] - 1.0) > 5 * abs(run.states[-1, 0] - 1.0)
+
+
+# ------------------------------------------------------------ bad input
+def _opt(**kw):
+    A, B = np.eye(2), np.ones((2, 1))
+    args = dict(model=mpc.LinearModel(A, B), horizon=3, Q=1.0, R=1.0, C=1.0)
+    args.update(kw)
+    return mpc.HorizonOptimizer(**args)
+
+
+@pytest.mark.parametrize("kw,exc,word", [
+    (dict(horizon=0), ValueError, "horizon"),
+    (dict(Q=-1.0), ValueError, "Q"),
+    (dict(C=np.array([1.0, -2.0])), ValueError, "C"),
+    (dict(R=0.0), ValueError, "R"),
+    (dict(R=np.array([[1.0, 0], [0, 1.0]])), ValueError, "R"),
+    (dict(Q=np.array([[1.0, 2.0], [2.0, 1.0]])), ValueError, "Q"),
+    (dict(Q=np.array([np.nan, 1.0])), ValueError, "Q"),
+    (dict(lower=1.0, upper=0.0), ValueError, "lower"),
+    (dict(iterations=-1), ValueError, "iterations"),
+    (dict(time_budget=-1.0), ValueError, "time_budget"),
+    (dict(method="newton"), ValueError, "method"),
+    (dict(model="A"), TypeError, "model"),
+    (dict(horizon=2.5), TypeError, "horizon"),
+])
+def test_bad_construction(kw, exc, word):
+    with pytest.raises(exc, match=word):
+        _opt(**kw)
+
+
+def test_bad_solve_input():
+    opt = _opt()
+    with pytest.raises(ValueError, match="reference"):
+        opt.solve(np.zeros(2), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="reference"):
+        opt.solve(np.zeros(2), np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="x0"):
+        opt.solve(np.array([np.nan, 0.0]), np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="x0"):
+        opt.solve(np.zeros(3), np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="u0"):
+        opt.solve(np.zeros(2), np.zeros((4, 2)), u0=np.zeros((2, 1)))
+    with pytest.raises(TypeError, match="reference"):
+        opt.solve(np.zeros(2), np.zeros((4, 2), complex))
+    with pytest.raises(ValueError, match="reference"):
+        opt.run(mpc.LinearModel(np.eye(2), np.ones((2, 1))), np.zeros(2), np.zeros((5, 2)), steps=3)
+    with pytest.raises(ValueError, match="plant"):
+        opt.run(mpc.LinearModel(np.eye(3), np.ones((3, 1))), np.zeros(2), np.zeros((7, 2)), steps=3)
+    with pytest.raises(ValueError, match="A"):
+        mpc.LinearModel(np.ones((2, 3)), np.ones((2, 1)))
+    with pytest.raises(ValueError, match="B"):
+        mpc.LinearModel(np.eye(2), np.ones((3, 1)))
+    with pytest.raises(ValueError, match="A"):
+        mpc.LinearModel(np.full((2, 2), np.inf), np.ones((2, 1)))
+
+
+def test_exported():
+    assert dr.mpc.HorizonOptimizer is mpc.HorizonOptimizer and dr.mpc.LinearModel is mpc.LinearModel
+
+
+# ------------------------------------------------------------ a nonlinear Model (spring chain)
+def _chain_problem(make_chain, rng, H=6):
+    chain = make_chain(m=3, actuated=[0, 2])
+    pred = mpc.EulerModel(chain, dt=0.02)
+    n, s = pred.n, pred.s
+    x0 = 0.3 * rng.standard_normal(n)
+    ref = np.zeros((H + 1, n))
+    ref[:, :3] = 0.2
+    return chain, pred, x0, ref
+
+
+def test_euler_model_vjp_and_jacobians_equal_finite_differences(make_chain, rng):
+    chain, pred, x0, _ = _chain_problem(make_chain, rng)
+    n, s = pred.n, pred.s
+    u, lam = rng.standard_normal(s), rng.standard_normal(n)
+    np.testing.assert_allclose(pred.step(x0, u), x0 + 0.02 * (chain.dynamics(x0) + chain.control_matrix() @ u),
+                               rtol=1e-14, atol=1e-14)
+    h = 1e-6
+    Jx = np.column_stack([(pred.step(x0 + h * e, u) - pred.step(x0 - h * e, u)) / (2 * h) for e in np.eye(n)])
+    Ju = np.column_stack([(pred.step(x0, u + h * e) - pred.step(x0, u - h * e)) / (2 * h) for e in np.eye(s)])
+    A, B = pred.jacobians(x0, u)
+    np.testing.assert_allclose(A, Jx, atol=1e-7)
+    np.testing.assert_allclose(B, Ju, atol=1e-9)
+    gx, gu = pred.vjp(x0, u, lam)
+    np.testing.assert_allclose(gx, Jx.T @ lam, atol=1e-7)
+    np.testing.assert_allclose(gu, Ju.T @ lam, atol=1e-9)
+
+
+def test_adjoint_gradient_nonlinear_model_equals_finite_differences(make_chain, rng):
+    _, pred, x0, ref = _chain_problem(make_chain, rng)
+    H, s = ref.shape[0] - 1, pred.s
+    opt = mpc.HorizonOptimizer(pred, H, 1.0, 0.05, 10.0)
+    u = rng.standard_normal((H, s))
+    _, g = opt.cost_and_gradient(x0, ref, u)
+    h, fd = 1e-6, np.zeros_like(u)
+    for idx in np.ndindex(*u.shape):
+        up, um = u.copy(), u.copy()
+        up[idx] += h
+        um[idx] -= h
+        fd[idx] = (opt.cost_and_gradient(x0, ref, up)[0] - opt.cost_and_gradient(x0, ref, um)[0]) / (2 * h)
+    np.testing.assert_allclose(g, fd, atol=1e-6 * max(1.0, np.abs(fd).max()))
+
+
+def test_gauss_newton_and_lbfgs_agree_on_nonlinear_model(make_chain, rng):
+    _, pred, x0, ref = _chain_problem(make_chain, rng)
+    H = ref.shape[0] - 1
+    lb = mpc.HorizonOptimizer(pred, H, 1.0, 0.05, 10.0, iterations=500).solve(x0, ref)
+    gn = mpc.HorizonOptimizer(pred, H, 1.0, 0.05, 10.0, iterations=30, method="gauss_newton").solve(x0, ref)
+    assert gn.cost == pytest.approx(lb.cost, rel=1e-7)
+    np.testing.assert_allclose(gn.u, lb.u, atol=1e-4 * max(1.0, np.abs(lb.u).max()))
+    assert 1 < gn.iterations <= 30  # nonlinear: more than one sweep needed
+
+
+# ------------------------------------------------------------ a model written in Python
+class Pendulum(mpc.PredictionModel):
+    """Discrete damped pendulum x = (angle, rate), torque u; explicit Euler."""
+
+    n, s, has_jacobians = 2, 1, True
+    dt = 0.05
+
+    def step(self, x, u, i=0):
+        return np.array([x[0] + self.dt * x[1], x[1] + self.dt * (-9.81 * np.sin(x[0]) - 0.1 * x[1] + u[0])])
+
+    def jacobians(self, x, u, i=0):
+        A = np.array([[1.0, self.dt], [-self.dt * 9.81 * np.cos(x[0]), 1 - 0.1 * self.dt]])
+        return A, np.array([[0.0], [self.dt]])
+
+    def vjp(self, x, u, lam, i=0):
+        A, B = self.jacobians(x, u, i)
+        return A.T @ lam, B.T @ lam
+
+
+def test_python_model_gradient_and_both_methods(rng):
+    pend, H = Pendulum(), 15
+    x0, ref = np.array([0.3, 0.0]), np.tile([np.pi, 0.0], (H + 1, 1))  # swing towards upright
+    opt = mpc.HorizonOptimizer(pend, H, [1.0, 0.01], 0.01, [50.0, 1.0], iterations=300)
+    u = rng.standard_normal((H, 1))
+    _, g = opt.cost_and_gradient(x0, ref, u)
+    h = 1e-6
+    fd = np.array([(opt.cost_and_gradient(x0, ref, u + h * e.reshape(H, 1))[0]
+                    - opt.cost_and_gradient(x0, ref, u - h * e.reshape(H, 1))[0]) / (2 * h) for e in np.eye(H)])
+    np.testing.assert_allclose(g.ravel(), fd, rtol=1e-6, atol=1e-8 * np.abs(fd).max())
+    lb = opt.solve(x0, ref)
+    gn = mpc.HorizonOptimizer(pend, H, [1.0, 0.01], 0.01, [50.0, 1.0], iterations=50,
+                              method="gauss_newton").solve(x0, ref)
+    assert lb.cost < 0.9 * lb.cost_initial
+    assert gn.cost == pytest.approx(lb.cost, rel=1e-4)
+
+
+def test_python_model_missing_methods():
+    class NoVJP(mpc.PredictionModel):
+        n, s = 1, 1
+
+        def step(self, x, u, i=0):
+            return x + u
+
+    opt = mpc.HorizonOptimizer(NoVJP(), 2, 1.0, 1.0, 1.0)
+    with pytest.raises(RuntimeError, match="vjp"):
+        opt.solve(np.zeros(1), np.ones((3, 1)))
+    with pytest.raises(ValueError, match="gauss_newton"):
+        mpc.HorizonOptimizer(NoVJP(), 2, 1.0, 1.0, 1.0, method="gauss_newton")
+
+    class NoDims(mpc.PredictionModel):
+        pass
+
+    with pytest.raises(RuntimeError, match="define n"):
+        mpc.HorizonOptimizer(NoDims(), 2, 1.0, 1.0, 1.0)

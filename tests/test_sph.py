@@ -1,0 +1,161 @@
+"""2D SPH fluid and its simplified prediction model (issue 6, sec. 2)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from directable import mpc, sph
+
+DX = 0.02
+H = 1.3 * DX
+
+
+def _W(r, h=H):
+    sigma = 10.0 / (7.0 * np.pi * h * h)
+    q = r / h
+    return sigma * np.where(q < 1, 1 - 1.5 * q**2 + 0.75 * q**3, np.where(q < 2, 0.25 * (2 - q) ** 3, 0.0))
+
+
+def _dW(r, h=H):
+    sigma = 10.0 / (7.0 * np.pi * h * h)
+    q = r / h
+    return sigma / h * np.where(q < 1, -3 * q + 2.25 * q**2, np.where(q < 2, -0.75 * (2 - q) ** 2, 0.0))
+
+
+def _small_fluid(rng, jitter=0.15, **kw):
+    pts = sph.block((0.3, 0.0), (0.42, 0.1), DX) + jitter * DX * rng.uniform(-1, 1, (30, 2))
+    walls = sph.box_walls((0.0, 0.0), (1.0, 1.0), DX)
+    args = dict(spacing=DX, h=H)
+    args.update(kw)
+    return sph.SPHFluid2D(pts, walls, **args), pts, walls
+
+
+def test_density_matches_numpy_brute_force(rng):
+    fluid, pts, walls = _small_fluid(rng, gravity=np.zeros(2))
+    fluid.step()
+    m = 1000.0 * DX * DX
+    allp = np.vstack([pts, walls])
+    d = np.linalg.norm(pts[:, None, :] - allp[None, :, :], axis=2)
+    rho = m * _W(d).sum(axis=1)
+    np.testing.assert_allclose(fluid.densities, rho, rtol=1e-12)
+    B = 1000.0 * 20.0**2 / 7.0
+    np.testing.assert_allclose(fluid.pressures, np.maximum(0, B * ((rho / 1000.0) ** 7 - 1)), rtol=1e-10, atol=1e-8)
+    assert fluid.size == 30 and fluid.mass == pytest.approx(m)
+
+
+def test_prediction_step_matches_numpy(rng):
+    fluid, pts, walls = _small_fluid(rng)
+    pred = fluid.prediction_model()
+    N = fluid.size
+    assert (pred.n, pred.s) == (4 * N, 2 * N)
+    m, dt, B = fluid.mass, fluid.dt, 1000.0 * 20.0**2 / 7.0
+    # NumPy: neighbours = pairs within 2h of the frozen state (positions unchanged here)
+    dff = pts[:, None, :] - pts[None, :, :]
+    rff = np.linalg.norm(dff, axis=2)
+    dfb = pts[:, None, :] - walls[None, :, :]
+    rfb = np.linalg.norm(dfb, axis=2)
+    rho = m * (_W(rff).sum(1) + _W(rfb).sum(1))
+    P = np.maximum(0.0, B * ((rho / 1000.0) ** 7 - 1)) / rho**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gff = np.where(rff[..., None] > 0, (_dW(rff) / rff)[..., None] * dff, 0.0)
+        gfb = (_dW(rfb) / rfb)[..., None] * dfb
+    a = -m * ((P[:, None] + P[None, :])[..., None] * gff).sum(1) - m * (2 * P[:, None, None] * gfb).sum(1)
+    np.testing.assert_allclose(pred.pressure_acceleration(pts.ravel()), a.ravel(), rtol=1e-9, atol=1e-9 * np.abs(a).max())
+    x = np.concatenate([pts.ravel(), rng.standard_normal(2 * N) * 0.01])
+    u = rng.standard_normal(2 * N) * 1e-3
+    vn = x[2 * N:] + dt * (a.ravel() + np.tile([0.0, -9.81], N) + u / m)
+    np.testing.assert_allclose(pred.step(x, u), np.concatenate([pts.ravel() + dt * vn, vn]), rtol=1e-12, atol=1e-12)
+
+
+def test_prediction_vjp_equals_finite_differences(rng):
+    fluid, pts, _ = _small_fluid(rng)
+    pred = fluid.prediction_model()
+    N = fluid.size
+    x = np.concatenate([pts.ravel(), rng.standard_normal(2 * N) * 0.01])
+    u = rng.standard_normal(2 * N) * 1e-3
+    lam = rng.standard_normal(4 * N)
+    gx, gu = pred.vjp(x, u, lam)
+    h = 1e-7
+    fd_x = np.array([lam @ (pred.step(x + h * e, u) - pred.step(x - h * e, u)) / (2 * h) for e in np.eye(4 * N)])
+    hu = 1e-2  # the step is affine in u: a large step has no truncation error, less round-off
+    fd_u = np.array([lam @ (pred.step(x, u + hu * e) - pred.step(x, u - hu * e)) / (2 * hu) for e in np.eye(2 * N)])
+    np.testing.assert_allclose(gx, fd_x, rtol=1e-5, atol=1e-6 * np.abs(fd_x).max())
+    np.testing.assert_allclose(gu, fd_u, rtol=1e-7, atol=1e-9 * np.abs(fd_u).max())
+
+
+def test_mpc_adjoint_gradient_over_sph_window_equals_finite_differences(rng):
+    fluid, pts, _ = _small_fluid(rng)
+    pred = fluid.prediction_model()
+    N, Hz = fluid.size, 3
+    x0 = sph.state(fluid)
+    ref = np.tile(x0, (Hz + 1, 1))
+    opt = mpc.HorizonOptimizer(pred, Hz, np.r_[np.ones(2 * N), np.zeros(2 * N)], 1e-6, np.r_[np.ones(2 * N), np.zeros(2 * N)])
+    u = rng.standard_normal((Hz, 2 * N)) * 1e-3
+    _, g = opt.cost_and_gradient(x0, ref, u)
+    h = 1e-2  # forces move particles by ~dt^2 h / m: far inside the kernel's smooth range
+    for idx in [(0, 0), (1, 7), (2, 2 * N - 1), (0, 31)]:
+        up, um = u.copy(), u.copy()
+        up[idx] += h
+        um[idx] -= h
+        fd = (opt.cost_and_gradient(x0, ref, up)[0] - opt.cost_and_gradient(x0, ref, um)[0]) / (2 * h)
+        assert g[idx] == pytest.approx(fd, rel=1e-6, abs=1e-9 * np.abs(g).max())
+
+
+def test_column_settles_in_the_box(rng):
+    """A tank filled to half height: stays in, comes to rest, barely compressed."""
+    pts = sph.block((0.0, 0.0), (0.2, 0.2), DX)
+    fluid = sph.SPHFluid2D(pts, sph.box_walls((0, 0), (0.2, 0.4), DX), spacing=DX, h=H, viscosity=0.2)
+    y0 = pts[:, 1].mean()
+    fluid.step(steps=600)
+    p = fluid.positions
+    assert np.all(p >= 0) and np.all(p[:, 0] <= 0.2) and np.all(p[:, 1] <= 0.4)
+    assert np.sqrt((fluid.velocities**2).sum(1).mean()) < 0.08  # vs sqrt(2 g 0.2) = 2 m/s free fall
+    assert (fluid.densities / 1000.0 - 1).max() < 0.03  # weakly compressible (deficits: free surface)
+    assert abs(p[:, 1].mean() - y0) < 0.02
+
+    dam = sph.SPHFluid2D(pts + [0.4, 0.0], sph.box_walls((0, 0), (1, 1), DX), spacing=DX, h=H)
+    dam.step(steps=400)  # an unconfined column collapses sideways (dam break)
+    assert np.ptp(dam.positions[:, 0]) > 0.3
+
+
+def test_control_force_holds_particles_against_gravity(rng):
+    """A force m*g per particle cancels gravity exactly for a free particle."""
+    pts = np.array([[0.5, 0.5]])
+    fluid = sph.SPHFluid2D(pts, np.zeros((0, 2)), spacing=DX, h=H)
+    fluid.step(force=np.array([[0.0, 9.81 * fluid.mass]]), steps=100)
+    np.testing.assert_allclose(fluid.positions, pts, atol=1e-12)
+    free = sph.SPHFluid2D(pts, np.zeros((0, 2)), spacing=DX, h=H)
+    free.step(steps=100)
+    t = 100 * free.dt
+    assert free.positions[0, 1] == pytest.approx(0.5 - 9.81 * t * t / 2, rel=0.02)  # symplectic Euler
+
+
+def test_sphere_pushes_particles_out():
+    pts = sph.block((0.3, 0.3), (0.7, 0.5), DX)
+    fluid = sph.SPHFluid2D(pts, np.zeros((0, 2)), spacing=DX, h=H, gravity=np.zeros(2))
+    fluid.set_sphere([0.5, 0.4], 0.05, [0.0, 0.0])
+    fluid.step()
+    assert np.all(np.linalg.norm(fluid.positions - [0.5, 0.4], axis=1) >= 0.05 - 1e-12)
+    moving = sph.SPHFluid2D(pts, np.zeros((0, 2)), spacing=DX, h=H, gravity=np.zeros(2))
+    moving.set_sphere([0.1, 0.4], 0.05, [2.0, 0.0])
+    moving.step(steps=200)
+    np.testing.assert_allclose(moving.sphere_centre, [0.1 + 2.0 * 200 * moving.dt, 0.4])
+    assert moving.velocities[:, 0].max() > 0.5  # the fluid was hit
+
+
+def test_bad_input(rng):
+    fluid, pts, walls = _small_fluid(rng)
+    with pytest.raises(ValueError, match="centre"):
+        fluid.set_sphere([1.5, 0.5], 0.1, [0, 0])
+    with pytest.raises(ValueError, match="radius"):
+        fluid.set_sphere([0.5, 0.5], -0.1, [0, 0])
+    with pytest.raises(ValueError, match="force"):
+        fluid.step(force=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="fluid"):
+        sph.SPHFluid2D(np.array([[np.nan, 0.5]]), walls, spacing=DX, h=H)
+    with pytest.raises(ValueError, match="outside"):
+        sph.SPHFluid2D(np.array([[2.0, 0.5]]), walls, spacing=DX, h=H)
+    with pytest.raises(ValueError, match="dt"):
+        sph.SPHFluid2D(pts, walls, spacing=DX, h=H, dt=-1.0)
+    with pytest.raises(ValueError, match="diverged"):
+        fluid.step(force=np.full((fluid.size, 2), 1e9), steps=5)
