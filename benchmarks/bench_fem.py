@@ -22,6 +22,7 @@ import numpy as np
 
 import directable as dr
 from directable import fem, lqr, models
+from results_md import write_section
 
 BEGIN, END = "<!-- fem:begin -->", "<!-- fem:end -->"
 
@@ -135,14 +136,7 @@ def main():
     section = (f"{BEGIN}\n## Reduced deformable solids (issue 3)\n\n`python benchmarks/bench_fem.py` on {host} "
                f"({time.strftime('%Y-%m-%d')}); best of several runs; times per step from whole C++ runs "
                f"(`directable.simulate`).\n\n{table}\n{END}")
-    path = pathlib.Path(__file__).with_name("RESULTS.md")
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if BEGIN in text and END in text:
-        i, j = text.index(BEGIN), text.index(END) + len(END)
-        text = text[:i] + section + text[j:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
+    path = write_section(section, BEGIN, END)
     print(f"wrote {path}")
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 import directable as dr
 from directable import fluid as F
+from results_md import write_section
 
 BEGIN, END = "<!-- fluid:begin -->", "<!-- fluid:end -->"
 HERE = pathlib.Path(__file__).resolve().parent
@@ -129,14 +130,7 @@ def main(argv=None):
                f"({time.strftime('%Y-%m-%d')}), threads = {dr._core.max_threads()}; best of several runs; "
                "dt = 0.01; viscosity 0.01 in the reduced step; the machine is shared, so times are upper bounds.\n\n"
                f"{table}\n{END}")
-    path = HERE / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if BEGIN in text and END in text:
-        i, j = text.index(BEGIN), text.index(END) + len(END)
-        text = text[:i] + section + text[j:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
+    path = write_section(section, BEGIN, END)
     print(f"wrote {path}")
 
 

@@ -48,6 +48,7 @@ import reference_numpy as ref  # noqa: E402
 
 import directable  # noqa: E402
 from directable import _core, lqr, models, sim  # noqa: E402
+from results_md import write_section
 
 _SO_MTIME = Path(_core.__file__).stat().st_mtime  # to detect a rebuild during the run
 
@@ -805,7 +806,7 @@ class Bench:
 BEGIN, END = "<!-- lqr:begin -->", "<!-- lqr:end -->"
 
 
-def write_results(path, info, bench, cmd, load0, load1, wall):
+def write_results(info, bench, cmd, load0, load1, wall):
     """Writes this script's section of RESULTS.md (between the lqr markers), keeping the other sections."""
     b = info["build_info"]
     lines = [
@@ -842,14 +843,7 @@ def write_results(path, info, bench, cmd, load0, load1, wall):
         lines += ["### Notes", ""] + [f"- {x}" for x in bench.notes] + [""]
     for title, text in bench.sections:
         lines += [f"### {title}", "", text, ""]
-    section = "\n".join(lines).rstrip() + "\n" + END
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if BEGIN in text and END in text:
-        i, j = text.index(BEGIN), text.index(END) + len(END)
-        text = text[:i] + section + text[j:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
+    return write_section("\n".join(lines).rstrip() + "\n" + END, BEGIN, END)
 
 
 def main(argv=None):
@@ -897,9 +891,7 @@ def main(argv=None):
         print("-", note)
     print(f"\n(total {wall:.0f} s; load average {load0[0]:.2f} -> {load1[0]:.2f})")
     if args.write:
-        out = HERE / "RESULTS.md"
-        write_results(out, info, bench, cmd, load0, load1, wall)
-        print(f"wrote {out}")
+        print(f"wrote {write_results(info, bench, cmd, load0, load1, wall)}")
 
 
 if __name__ == "__main__":

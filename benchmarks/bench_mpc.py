@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from directable import mpc, sph
+from results_md import write_section
 
 BEGIN, END = "<!-- mpc:begin -->", "<!-- mpc:end -->"
 HORIZON, ITERATIONS, SUBSTEPS = 5, 10, 10
@@ -102,14 +103,7 @@ def main():
                "optimiser remainder. Paper: about 60 s per frame for 28,000 particles on a 4-core Xeon E5-1607.\n\n"
                "| particles | per frame | target | sim | freeze | prediction | adjoint | optimiser | evaluations |\n"
                "|---:|---:|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(lines) + f"\n{END}")
-    path = pathlib.Path(__file__).with_name("RESULTS.md")
-    text = path.read_text()
-    if BEGIN in text and END in text:
-        i, j = text.index(BEGIN), text.index(END) + len(END)
-        text = text[:i] + section + text[j:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
+    path = write_section(section, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from directable import chain as dc
+from results_md import write_section
 
 BEGIN, END = "<!-- spd:begin -->", "<!-- spd:end -->"
 
@@ -97,14 +98,7 @@ def main():
                f"({time.strftime('%Y-%m-%d')}); best of several runs; explicit Euler, dt = 1/60, kp = 3e4, "
                "kd = kp dt. NumPy SPD: M and C from the C++ chain, the SPD solve and step in NumPy.\n\n"
                f"{table}\n{END}")
-    path = pathlib.Path(__file__).with_name("RESULTS.md")
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
-    if BEGIN in text and END in text:
-        i, j = text.index(BEGIN), text.index(END) + len(END)
-        text = text[:i] + section + text[j:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
+    path = write_section(section, BEGIN, END)
     print(f"wrote {path}")
 
 
