@@ -22,18 +22,11 @@ import numpy as np
 
 import directable as dr
 from directable import fem, lqr, models
-from results_md import write_section
+from bench_common import best_of, write_section
 
 BEGIN, END = "<!-- fem:begin -->", "<!-- fem:end -->"
 
 
-def best_of(f, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main():

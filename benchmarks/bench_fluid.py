@@ -24,20 +24,12 @@ import numpy as np
 
 import directable as dr
 from directable import fluid as F
-from results_md import write_section
+from bench_common import best_of, write_section
 
 BEGIN, END = "<!-- fluid:begin -->", "<!-- fluid:end -->"
 HERE = pathlib.Path(__file__).resolve().parent
 
 
-def best_of(f, repeat=5, number=1):
-    best = 1e30
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(number):
-            f()
-        best = min(best, (time.perf_counter() - t) / number)
-    return best
 
 
 def expm_comparison(r=64):

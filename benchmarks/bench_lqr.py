@@ -48,7 +48,7 @@ import reference_numpy as ref  # noqa: E402
 
 import directable  # noqa: E402
 from directable import _core, lqr, models, sim  # noqa: E402
-from results_md import write_section
+from bench_common import write_section
 
 _SO_MTIME = Path(_core.__file__).stat().st_mtime  # to detect a rebuild during the run
 

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from directable import mpc, sph
-from results_md import write_section
+from bench_common import write_section
 
 BEGIN, END = "<!-- mpc:begin -->", "<!-- mpc:end -->"
 HORIZON, ITERATIONS, SUBSTEPS = 5, 10, 10

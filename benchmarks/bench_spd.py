@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from directable import chain as dc
-from results_md import write_section
+from bench_common import best_of, write_section
 
 BEGIN, END = "<!-- spd:begin -->", "<!-- spd:end -->"
 
@@ -31,13 +31,6 @@ def reference(T, n, dt):
     return q, qd
 
 
-def best_of(f, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def numpy_spd(chain, q_ref, qd_ref, dt, kp, kd):

@@ -1,9 +1,11 @@
-"""Shared by the benchmark scripts: each owns one section of RESULTS.md,
-delimited by ``<!-- name:begin -->`` / ``<!-- name:end -->``, and replaces
-only that section (appending it the first time)."""
+"""Shared by the benchmark scripts: a best-of timer, and the RESULTS.md
+writer (each script owns one section, delimited by ``<!-- name:begin -->`` /
+``<!-- name:end -->``, and replaces only that section, appending it the
+first time)."""
 from __future__ import annotations
 
 import pathlib
+import time
 
 RESULTS = pathlib.Path(__file__).with_name("RESULTS.md")
 
@@ -18,3 +20,14 @@ def write_section(section: str, begin: str, end: str) -> pathlib.Path:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     RESULTS.write_text(text)
     return RESULTS
+
+
+def best_of(f, repeat=5, number=1) -> float:
+    """Smallest mean wall time of ``number`` calls of f(), over ``repeat`` tries."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        for _ in range(number):
+            f()
+        best = min(best, (time.perf_counter() - t) / number)
+    return best
