@@ -45,6 +45,26 @@ def test_equals_dense_optimum(rng, T, n, s, cross):
         assert J_pert > J_dense
 
 
+@pytest.mark.parametrize("rank", [0, 2, 5])
+def test_semidefinite_cost_to_go_equals_dense_optimum(rng, rank):
+    """With Q of low rank and Q_final = 0 the cost-to-go P_i is singular at
+    the end of the horizon (the sweep's Cholesky form does not apply there)
+    and becomes definite later: every P_i and K_i still equal the dense
+    optimum of the tail problem."""
+    T, n, s = 12, 6, 3
+    p = random_lq(rng, T, n, s, cross=False)
+    W = rng.standard_normal((T, n, rank))
+    p["Q"] = W @ W.transpose(0, 2, 1)
+    p["Q_final"] = np.zeros((n, n))
+    sol = _solve(p)
+    assert np.linalg.eigvalsh(sol.P[T - 1]).min() < 1e-12 * max(1.0, np.abs(sol.P[T - 1]).max())
+    for i in range(T):
+        Kb, P0 = dense_lq(p["A"][i:], p["B"][i:], p["Q"][i:], p["R"][i:], p["Q_final"], None)
+        assert np.abs(sol.P[i] - P0).max() <= 1e-9 * max(1.0, np.abs(P0).max()), i
+        assert np.abs(sol.K[i] - Kb[0]).max() <= 1e-9 * max(1.0, np.abs(Kb[0]).max()), i
+        np.testing.assert_array_equal(sol.P[i], sol.P[i].T)
+
+
 @pytest.mark.parametrize("T,n,s", [(5, 3, 2), (20, 6, 3)])
 def test_every_step_equals_dense_tail_problem(rng, T, n, s):
     """P_i and K_i solve the tail problem that starts at step i."""

@@ -33,6 +33,17 @@ void check_R_pd(const LQRProblem& p) {
   }
 }
 
+// Sweep of an already validated problem (GIL released).
+std::shared_ptr<LQRSolution> sweep(const LQRProblem& p, py::object progress) {
+  auto sol = std::make_shared<LQRSolution>(p.horizon, p.n(), p.s());
+  Progress prog(progress);
+  prog.run([&](const ProgressFn* fn) {
+    riccati_sweep(p, *sol, fn);
+    return 0;
+  });
+  return sol;
+}
+
 }  // namespace
 
 void bind_control(py::module_& m) {
@@ -79,9 +90,7 @@ alive. Copy them (np.array(sol.K)) to modify.)doc", py::dynamic_attr())
     p.Q_final = matrix(Q_final, "Q_final");
     p.validate();
     check_R_pd(p);
-    Progress prog(progress);
-    auto sol = prog.run([&](const ProgressFn* fn) { return std::make_shared<LQRSolution>(solve_discrete(p, fn)); });
-    return sol;
+    return sweep(p, progress);
   }, py::arg("A"), py::arg("B"), py::arg("Q"), py::arg("R"), py::arg("Q_final"), py::arg("N") = py::none(),
      py::arg("horizon") = py::none(), py::arg("progress") = py::none(),
      R"doc(Riccati backward sweep of the discrete LTV LQR problem (GIL released).
@@ -139,10 +148,10 @@ object is alive. Rc is the continuous control weight kept for re-tuning.)doc")
       .def("solve", [](std::shared_ptr<Discretization> self, const Array& Q_final, double alpha_Q, double alpha_R,
                        const OptArray& R, py::object progress) {
         LQRProblem p = self->make_problem(matrix(Q_final, "Q_final"), alpha_Q, alpha_R, matrix_seq(R, "R"));
+        // R_new was checked positive definite by make_problem; the discretized
+        // R_i then are too, and a failure would still be named by the sweep.
         p.validate();
-        check_R_pd(p);
-        Progress prog(progress);
-        return prog.run([&](const ProgressFn* fn) { return std::make_shared<LQRSolution>(solve_discrete(p, fn)); });
+        return sweep(p, progress);
       }, py::arg("Q_final"), py::arg("alpha_Q") = 1.0, py::arg("alpha_R") = 1.0, py::arg("R") = py::none(),
          py::arg("progress") = py::none(),
          R"doc(Riccati sweep for re-tuned weights, without a new discretization.

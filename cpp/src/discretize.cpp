@@ -18,6 +18,7 @@ LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>&
   p.q_scale = alpha_Q;
   p.horizon = horizon();
   p.Q_final = Q_final;
+  p.sequences_checked = true;  // checked when this object was made; R_new below
   // R_i = alpha_Q (R_i - dt Rc_i) + alpha_R dt Rnew_i: the Gamma'QGamma
   // integral scales with Q, the control term is dt times the weight.
   p.R_terms.emplace_back(R.view(), alpha_Q);

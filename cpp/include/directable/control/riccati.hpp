@@ -28,6 +28,9 @@ struct LQRProblem {
   Eigen::MatrixXd Q_final;                         //!< n x n
   double q_scale = 1.0;
   Index horizon = 0;  //!< T
+  //! The sequences are known finite (they view arrays that were checked when
+  //! they were made, e.g. a Discretization's): validate() skips rereading them.
+  bool sequences_checked = false;
 
   Index n() const { return A.rows; }
   Index s() const { return B.cols; }
@@ -39,7 +42,9 @@ struct LQRProblem {
 class LQRSolution {
  public:
   LQRSolution() = default;
-  LQRSolution(Index T, Index n, Index s) : K(T, s, n), P(T + 1, n, n) {}
+  //! Storage uninitialized: the sweep (or the caller) writes every entry.
+  LQRSolution(Index T, Index n, Index s)
+      : K(T, s, n, MatrixSeq::Uninitialized{}), P(T + 1, n, n, MatrixSeq::Uninitialized{}) {}
   Index horizon() const { return K.T(); }
   Index n() const { return K.cols(); }
   Index s() const { return K.rows(); }
@@ -48,17 +53,14 @@ class LQRSolution {
   MatrixSeq P;  //!< (T+1) x (n x n) cost-to-go, J*(x_i) = x_i' P_i x_i
 };
 
-//! Reusable buffers of the sweep (no allocation inside the loop).
+//! Reusable buffers of the sweep (no allocation inside the loop), column-major.
 class RiccatiWorkspace {
  public:
   RiccatiWorkspace(Index n, Index s);
-  Eigen::MatrixXd PA;   //!< n x n   P_{i+1} A_i
-  Eigen::MatrixXd PB;   //!< n x s   P_{i+1} B_i
-  Eigen::MatrixXd H;    //!< s x s
-  Eigen::MatrixXd G;    //!< s x n
-  Eigen::MatrixXd Kc;   //!< s x n   K_i, column-major for the in-place solve
-  Eigen::MatrixXd Pn;   //!< n x n   P_i being formed
-  Eigen::LLT<Eigen::MatrixXd> llt;
+  Eigen::MatrixXd L;   //!< n x n       P_{i+1}, then its Cholesky factor in place; P_i being formed
+  Eigen::MatrixXd BA;  //!< n x (s+n)   [B_i A_i], only where P_{i+1} is semidefinite
+  Eigen::MatrixXd U;   //!< n x (s+n)   L' [B A] (or P [B A] when P is only semidefinite)
+  Eigen::MatrixXd Z;   //!< (s+n) x (s+n), lower: [[H, .], [G' -> Y', A'PA -> A'PA - Y'Y]]
 };
 
 //! Runs the sweep into `out` (already sized T, n, s). Throws domain_error
