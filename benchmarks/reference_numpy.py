@@ -102,3 +102,13 @@ def sweep_flops(n: int, s: int) -> float:
     Cholesky s^3/3, two triangular solves with n right-hand sides 2s^2 n.
     """
     return 4.0 * n**3 + 6.0 * n**2 * s + 4.0 * n * s**2 + s**3 / 3.0
+
+
+def sweep_flops_sqrt(n: int, s: int) -> float:
+    """Flops of one step of directable's square-root sweep.
+
+    Cholesky of P n^3/3, L'[B A] n^2 (n+s), lower half of U'U n (n+s)^2,
+    Cholesky of H s^3/3, two triangular solves with n right-hand sides
+    2 s^2 n, lower half of the rank-s update Y'Y s n^2.
+    """
+    return n**3 / 3.0 + n**2 * (n + s) + n * (n + s) ** 2 + s**3 / 3.0 + 2.0 * s**2 * n + s * n**2
