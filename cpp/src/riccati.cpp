@@ -26,8 +26,10 @@ int max_sweep_threads(Index n) {
 // thread that loses its core stalls every product's join (measured: a team
 // of two 5x slower than one thread at n = 128 on a loaded 2-core machine);
 // on an idle one two threads are ~1.7x faster. So the sweep keeps probing:
-// in every stretch of `period` steps it times a few steps with the team and
-// a few with one thread, and runs the rest with the faster.
+// each stretch of steps starts by timing a few steps with the team and a few
+// with one thread and runs the rest with the faster, dropping the team as
+// soon as its running mean falls behind. While one thread keeps winning
+// the stretches double, so a busy machine pays for few probes.
 class ThreadChooser {
  public:
   explicit ThreadChooser(int max_threads) : max_(max_threads) {}
@@ -43,16 +45,28 @@ class ThreadChooser {
       t_team_ += seconds;
     else if (k_ < 2 * probe)
       t_one_ += seconds;
-    if (k_ == 2 * probe - 1) best_ = t_team_ < t_one_ ? max_ : 1;
-    if (++k_ == period) {
+    if (k_ == 2 * probe - 1) {
+      best_ = t_team_ < t_one_ ? max_ : 1;
+      period_ = best_ > 1 ? kMinPeriod : std::min(2 * period_, kMaxPeriod);
+      t_team_ = 0.0;
+    } else if (k_ >= 2 * probe && best_ > 1) {
+      // the team keeps its place only while it stays faster than one thread
+      t_team_ += seconds;
+      const int run = k_ - 2 * probe + 1;
+      if (run % probe == 0 && t_team_ / run > t_one_ / probe) {
+        best_ = 1;
+        period_ = std::min(2 * period_, kMaxPeriod);
+      }
+    }
+    if (++k_ >= period_) {
       k_ = 0;
       t_team_ = t_one_ = 0.0;
     }
   }
 
  private:
-  static constexpr int probe = 3, period = 64;
-  int max_, best_ = 1, k_ = 0;
+  static constexpr int probe = 3, kMinPeriod = 64, kMaxPeriod = 1024;
+  int max_, best_ = 1, k_ = 0, period_ = kMinPeriod;
   double t_team_ = 0.0, t_one_ = 0.0;  // summed: one stalled join must count
 };
 
