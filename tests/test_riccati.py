@@ -45,6 +45,21 @@ def test_equals_dense_optimum(rng, T, n, s, cross):
         assert J_pert > J_dense
 
 
+def test_large_n_team_and_single_thread_steps_equal_dense_optimum(rng):
+    """At n >= 96 the sweep splits its products over threads and switches
+    between the team and one thread as it measures; every step's gain is
+    still the dense optimum's."""
+    T, n, s = 16, 100, 30
+    p = random_lq(rng, T, n, s)
+    sol = _solve(p)
+    Kb, P0 = dense_lq(p["A"], p["B"], p["Q"], p["R"], p["Q_final"], p["N"])
+    assert rel_err(sol.P[0], P0) < 1e-9
+    assert rel_err(sol.K[0], Kb[0]) < 1e-9
+    x0 = rng.standard_normal(n)
+    _, u = closed_loop(p["A"], p["B"], sol.K, x0)
+    assert rel_err(u, Kb @ x0) < 1e-9
+
+
 @pytest.mark.parametrize("rank", [0, 2, 5])
 def test_semidefinite_cost_to_go_equals_dense_optimum(rng, rank):
     """With Q of low rank and Q_final = 0 the cost-to-go P_i is singular at
