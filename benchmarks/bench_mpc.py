@@ -58,13 +58,14 @@ def bench(count, frames=3):
         res = opt.solve(x0, np.tile(x_ref, (HORIZON + 1, 1)), u0=u0)
         t_solve = time.perf_counter() - t0
         # prediction and adjoint of one evaluation, timed call by call
+        # (window step i passed on, so that the VJP reuses the forward tape as in the solve)
         xs, t0 = [x0], time.perf_counter()
         for i in range(HORIZON):
-            xs.append(pred.step(xs[-1], res.u[i]))
+            xs.append(pred.step(xs[-1], res.u[i], i))
         t_pred = time.perf_counter() - t0
         lam, t0 = np.ones(4 * N), time.perf_counter()
         for i in reversed(range(HORIZON)):
-            lam = pred.vjp(xs[i], res.u[i], lam)[0]
+            lam = pred.vjp(xs[i], res.u[i], lam, i)[0]
         t_adj = time.perf_counter() - t0
         t0 = time.perf_counter()
         fluid.step(res.u[0].reshape(N, 2), steps=SUBSTEPS)

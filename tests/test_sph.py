@@ -145,17 +145,63 @@ def test_sphere_pushes_particles_out():
 
 def test_bad_input(rng):
     fluid, pts, walls = _small_fluid(rng)
+    N = fluid.size
     with pytest.raises(ValueError, match="centre"):
         fluid.set_sphere([1.5, 0.5], 0.1, [0, 0])
+    with pytest.raises(ValueError, match="centre"):
+        fluid.set_sphere([0.5, -0.01], 0.1, [0, 0])
     with pytest.raises(ValueError, match="radius"):
         fluid.set_sphere([0.5, 0.5], -0.1, [0, 0])
-    with pytest.raises(ValueError, match="force"):
+    with pytest.raises(ValueError, match="radius"):
+        fluid.set_sphere([0.5, 0.5], 0.0, [0, 0])
+    with pytest.raises(ValueError, match="radius"):
+        fluid.set_sphere([0.5, 0.5], np.nan, [0, 0])
+    with pytest.raises(ValueError, match="centre"):
+        fluid.set_sphere([0.5, 0.5, 0.5], 0.1, [0, 0])
+    with pytest.raises(ValueError, match="velocity"):
+        fluid.set_sphere([0.5, 0.5], 0.1, [np.inf, 0])
+    with pytest.raises(ValueError, match=r"force.*\(30, 2\).*\(3, 2\)"):
         fluid.step(force=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="force"):
+        fluid.step(force=np.zeros(2 * N))
+    with pytest.raises(ValueError, match="force"):
+        fluid.step(force=np.zeros((N, 3)))
+    for bad in (np.nan, np.inf, -np.inf):
+        f = np.zeros((N, 2))
+        f[N // 2, 1] = bad
+        with pytest.raises(ValueError, match="force.*finite|finite.*force"):
+            fluid.step(force=f)
+    assert fluid.positions.shape == (N, 2) and np.all(np.isfinite(fluid.positions))  # nothing was stepped
+    with pytest.raises(ValueError, match="steps"):
+        fluid.step(steps=0)
+    with pytest.raises(ValueError, match="positions"):
+        fluid.set_state(np.full((N, 2), np.nan), np.zeros((N, 2)))
+    with pytest.raises(ValueError, match="velocities"):
+        fluid.set_state(pts, np.zeros((N + 1, 2)))
     with pytest.raises(ValueError, match="fluid"):
         sph.SPHFluid2D(np.array([[np.nan, 0.5]]), walls, spacing=DX, h=H)
+    with pytest.raises(ValueError, match="fluid"):
+        sph.SPHFluid2D(np.zeros((3, 3)), walls, spacing=DX, h=H)
+    with pytest.raises(ValueError, match="boundary"):
+        sph.SPHFluid2D(pts, np.zeros(4), spacing=DX, h=H)
     with pytest.raises(ValueError, match="outside"):
         sph.SPHFluid2D(np.array([[2.0, 0.5]]), walls, spacing=DX, h=H)
     with pytest.raises(ValueError, match="dt"):
         sph.SPHFluid2D(pts, walls, spacing=DX, h=H, dt=-1.0)
+    with pytest.raises(ValueError, match="h must"):
+        sph.SPHFluid2D(pts, walls, spacing=DX, h=0.0)
+    with pytest.raises(ValueError, match="gravity"):
+        sph.SPHFluid2D(pts, walls, spacing=DX, h=H, gravity=[0.0, -9.81, 0.0])
+    with pytest.raises(ValueError, match="domain"):
+        sph.SPHFluid2D(pts, walls, spacing=DX, h=H, lo=[1.0, 0.0], hi=[0.0, 1.0])
     with pytest.raises(ValueError, match="diverged"):
         fluid.step(force=np.full((fluid.size, 2), 1e9), steps=5)
+
+
+def test_diverging_step_is_reported_not_nan(rng):
+    """A step too large for the sound speed blows up: reported, never NaN positions."""
+    pts = sph.block((0.3, 0.0), (0.5, 0.2), DX)
+    fluid = sph.SPHFluid2D(pts, sph.box_walls((0, 0), (1, 1), DX), spacing=DX, h=H, dt=0.05, c0=50.0)
+    with pytest.raises(ValueError, match="diverged"):
+        fluid.step(steps=200)
+    assert np.all(np.isfinite(fluid.positions))

@@ -371,7 +371,9 @@ MPCStats HorizonOptimizer::solve(const CRefVec& x0, const SeqView& reference, co
                         u, lower_, upper_, lo);
     u_ = u;
   }
-  rollout(x0, u_, x_);
+  // x_ already holds the rollout of the last evaluated controls (u_try_);
+  // roll out again only if the optimiser returned other controls.
+  if (opt_.method != MPCMethod::LBFGS || u_try_.size() != u_.size() || u_try_ != u_) rollout(x0, u_, x_);
   has_solution_ = true;
   return st;
 }
