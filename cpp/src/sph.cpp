@@ -30,33 +30,31 @@ inline double tait_ratio(double t, double gamma) {
   return std::pow(t, gamma);
 }
 
-// W(d), a = W'(d)/d and b = (W''(d) - W'(d)/d)/d^2 of the cubic spline;
+// W(d), a = W'(d)/d and b = (W''(d) - W'(d)/d)/d^2 of the cubic spline,
+// branch-free: with t2 = max(2 - q, 0), t1 = max(1 - q, 0),
+//   W = sigma/4 (t2^3 - 4 t1^3), W' = sigma/(4h) (12 t1^2 - 3 t2^2),
+//   W'' = sigma/(4h^2) (6 t2 - 24 t1);
 // a = b = 0 for coincident points (no direction: no force).
 struct KernelTerms {
   double W, a, b;
 };
+struct KernelConst {
+  double inv_h, w, dw, d2w;
+  template <int D>
+  explicit KernelConst(const CubicSpline<D>& k)
+      : inv_h(1.0 / k.h), w(0.25 * k.sigma), dw(0.25 * k.sigma / k.h), d2w(0.25 * k.sigma / (k.h * k.h)) {}
+  KernelTerms operator()(double d) const {
+    const double q = d * inv_h;
+    const double t2 = std::max(2.0 - q, 0.0), t1 = std::max(1.0 - q, 0.0);
+    const double t22 = t2 * t2, t12 = t1 * t1;
+    const double id = d > 1e-12 ? 1.0 / d : 0.0;
+    const double a = dw * (12.0 * t12 - 3.0 * t22) * id;
+    return {w * (t22 * t2 - 4.0 * t12 * t1), a, (d2w * (6.0 * t2 - 24.0 * t1) - a) * id * id};
+  }
+};
 template <int D>
 inline KernelTerms kernel_terms(const CubicSpline<D>& k, double d) {
-  const double h = k.h, s = k.sigma, q = d / h;
-  KernelTerms t{0.0, 0.0, 0.0};
-  double dW = 0.0, d2W = 0.0;
-  if (q < 1.0) {
-    t.W = s * (1.0 - 1.5 * q * q + 0.75 * q * q * q);
-    dW = s / h * (-3.0 * q + 2.25 * q * q);
-    d2W = s / (h * h) * (-3.0 + 4.5 * q);
-  } else if (q < 2.0) {
-    const double u = 2.0 - q;
-    t.W = s * 0.25 * u * u * u;
-    dW = -s / h * 0.75 * u * u;
-    d2W = s / (h * h) * 1.5 * u;
-  } else {
-    return t;
-  }
-  if (d > 1e-12) {
-    t.a = dW / d;
-    t.b = (d2W - t.a) / (d * d);
-  }
-  return t;
+  return KernelConst(k)(d);
 }
 
 template <int D>
@@ -246,6 +244,7 @@ void SPHFluid<D>::search() {
   fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
   const double m = prm_.mass(), R = 2 * prm_.h, B = prm_.tait_B(), W0 = kernel_.W(0.0);
   const double* X = x_.data();
+  const KernelConst ker(kernel_);
   for (;;) {
     SPHPairTable& F = fluid_pairs_;
     SPHPairTable& Wt = wall_pairs_;
@@ -270,7 +269,7 @@ void SPHFluid<D>::search() {
       double* aa = F.a.data() + i * sf;
       fluid_grid_.for_each(xi, R, [&](Index j, const Vec&, double d2) {
         if (j == i) return;
-        const KernelTerms t = kernel_terms<D>(kernel_, std::sqrt(d2));
+        const KernelTerms t = ker(std::sqrt(d2));
         rho += m * t.W;
         if (c < sf) {
           idx[c] = int(j);
@@ -285,7 +284,7 @@ void SPHFluid<D>::search() {
         int* iw = Wt.index.data() + i * sw;
         double* aw = Wt.a.data() + i * sw;
         wall_grid_.for_each(xi, R, [&](Index b, const Vec&, double d2) {
-          const KernelTerms t = kernel_terms<D>(kernel_, std::sqrt(d2));
+          const KernelTerms t = ker(std::sqrt(d2));
           rho += m * t.W;
           if (cw < sw) {
             iw[cw] = int(b);
@@ -386,7 +385,7 @@ void SPHFluid<D>::step(const double* force) {
   // symplectic Euler, then the sphere and the domain box
   double vmax = 0.0;
   bool bad = false;
-#pragma omp parallel for schedule(static) reduction(max : vmax) reduction(|| : bad) if (N_ >= kParallelMin)
+  // (serial: a few microseconds of streaming; a parallel region costs more on a loaded machine)
   for (Index k = 0; k < D * N_; ++k) {
     const double v = v_[k] + dt * a_[k];
     v_[k] = v;
@@ -400,7 +399,6 @@ void SPHFluid<D>::step(const double* force) {
                             " > 10 c0): reduce dt or the control forces");
   if (sphere_on_) sc_ += dt * sv_;
   bad = false;
-#pragma omp parallel for schedule(static) reduction(|| : bad) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i) {
     Eigen::Map<Vec> xm(x_.data() + D * i), vm(v_.data() + D * i);
     Vec xi = xm + dt * vm, vi = vm;
@@ -440,11 +438,12 @@ template <int D>
 struct SPHPredictionT<D>::Tape {
   std::mutex lock;
   bool valid = false;
-  Eigen::VectorXd pos;               //!< positions the tape was taken at (DN)
-  Eigen::VectorXd rho, P, dP, bar;   //!< N
-  Eigen::VectorXd mu, acc;           //!< DN
-  std::vector<double> fa, fb, wa, wb;  //!< per pair: W'/d and (W'' - W'/d)/d^2
-  void size(Index N, Index nf, Index nw) {
+  Eigen::VectorXd pos;                    //!< positions the tape was taken at (DN)
+  Eigen::VectorXd rho, P, dP, bar;        //!< N
+  Eigen::VectorXd mu, acc;                //!< DN
+  std::vector<double> pW, pa, pb;         //!< per symmetric fluid pair: W, W'/d, (W'' - W'/d)/d^2
+  std::vector<double> wa, wb;             //!< per fluid-wall entry
+  void size(Index N, Index np, Index nw) {
     if (pos.size() != D * N) {
       pos.resize(D * N);
       mu.resize(D * N);
@@ -455,9 +454,10 @@ struct SPHPredictionT<D>::Tape {
       bar.resize(N);
       valid = false;
     }
-    if (Index(fa.size()) != nf) {
-      fa.resize(nf);
-      fb.resize(nf);
+    if (Index(pa.size()) != np) {
+      pW.resize(np);
+      pa.resize(np);
+      pb.resize(np);
       valid = false;
     }
     if (Index(wa.size()) != nw) {
@@ -475,10 +475,37 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
   N_ = Index(nb_.fluid_start.size()) - 1;
   if (N_ < 1 || Index(nb_.wall_start.size()) != N_ + 1)
     throw std::invalid_argument("neighbour lists must have N+1 starts for fluid and walls");
+  if (nb_.fluid_start[0] != 0 || nb_.fluid_start[N_] != Index(nb_.fluid.size()) || nb_.wall_start[0] != 0 ||
+      nb_.wall_start[N_] != Index(nb_.wall.size()))
+    throw std::invalid_argument("neighbour lists: starts do not match the list lengths");
   for (Index j : nb_.fluid)
     if (j < 0 || j >= N_) throw std::invalid_argument("neighbour lists: fluid index out of range");
   for (Index b : nb_.wall)
     if (b < 0 || D * b + D > xb_.size()) throw std::invalid_argument("neighbour lists: wall index out of range");
+  fluid_.assign(nb_.fluid.begin(), nb_.fluid.end());
+  wall_.assign(nb_.wall.begin(), nb_.wall.end());
+  // symmetric pairs: entries j > i create a pair, entries j < i find the partner's
+  dir_pair_.assign(fluid_.size(), -1);
+  for (Index i = 0; i < N_; ++i)
+    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
+      if (fluid_[k] > i) {
+        dir_pair_[k] = int(pair_i_.size());
+        pair_i_.push_back(int(i));
+        pair_j_.push_back(fluid_[k]);
+      }
+  for (Index i = 0; i < N_; ++i)
+    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
+      const Index j = fluid_[k];
+      if (j > i) continue;
+      for (Index q = nb_.fluid_start[j]; q < nb_.fluid_start[j + 1]; ++q)
+        if (fluid_[q] == i) {
+          dir_pair_[k] = dir_pair_[q];
+          break;
+        }
+      if (dir_pair_[k] < 0)
+        throw std::invalid_argument("neighbour lists must be symmetric: " + std::to_string(j) + " lists " +
+                                    std::to_string(i) + " as a neighbour or vice versa, not both (or i lists itself)");
+    }
 }
 
 template <int D>
@@ -507,35 +534,44 @@ Tape& thread_tape() {
 
 // rho_i = m (W(0) + sum_j W(|x_i - x_j|) + sum_b W(|x_i - x_b|)),
 // p = max(0, B ((rho/rho0)^gamma - 1)), P = p / rho^2, dP = dP/drho;
-// and the kernel derivatives of every frozen pair.
+// and the kernel terms of every frozen pair (once per symmetric pair).
 template <int D>
 void SPHPredictionT<D>::forward(const double* X, Tape& w) const {
-  w.size(N_, Index(nb_.fluid.size()), Index(nb_.wall.size()));
+  const Index np = Index(pair_i_.size());
+  w.size(N_, np, Index(wall_.size()));
   const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, r0 = prm_.rho0, W0 = kernel_.W(0.0);
   const double* XB = xb_.data();
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const VecD<D> xi = pt<D>(X, i);
-    double rho = W0;
-    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
-      const KernelTerms t = kernel_terms<D>(kernel_, (xi - pt<D>(X, nb_.fluid[k])).norm());
-      rho += t.W;
-      w.fa[k] = t.a;
-      w.fb[k] = t.b;
+  const KernelConst ker(kernel_);
+  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *DP = dir_pair_.data(), *WL = wall_.data();
+  double *pW = w.pW.data(), *pa = w.pa.data(), *pb = w.pb.data();
+#pragma omp parallel if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index p = 0; p < np; ++p) {
+      const KernelTerms t = ker((pt<D>(X, PI[p]) - pt<D>(X, PJ[p])).norm());
+      pW[p] = t.W;
+      pa[p] = t.a;
+      pb[p] = t.b;
     }
-    for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) {
-      const KernelTerms t = kernel_terms<D>(kernel_, (xi - pt<D>(XB, nb_.wall[k])).norm());
-      rho += t.W;
-      w.wa[k] = t.a;
-      w.wb[k] = t.b;
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) {
+      double rho = W0;
+      for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) rho += pW[DP[k]];
+      const VecD<D> xi = pt<D>(X, i);
+      for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) {
+        const KernelTerms t = ker((xi - pt<D>(XB, WL[k])).norm());
+        rho += t.W;
+        w.wa[k] = t.a;
+        w.wb[k] = t.b;
+      }
+      rho *= m;
+      // clamped at zero like the simulator (no tensile attraction at the free surface)
+      const double s = tait_ratio(rho / r0, g);
+      const double pr = s > 1.0 ? B * (s - 1.0) : 0.0, dp = s > 1.0 ? B * g * s / rho : 0.0;
+      w.rho[i] = rho;
+      w.P[i] = pr / (rho * rho);
+      w.dP[i] = dp / (rho * rho) - 2.0 * pr / (rho * rho * rho);
     }
-    rho *= m;
-    // clamped at zero like the simulator (no tensile attraction at the free surface)
-    const double s = tait_ratio(rho / r0, g);
-    const double p = s > 1.0 ? B * (s - 1.0) : 0.0, dp = s > 1.0 ? B * g * s / rho : 0.0;
-    w.rho[i] = rho;
-    w.P[i] = p / (rho * rho);
-    w.dP[i] = dp / (rho * rho) - 2.0 * p / (rho * rho * rho);
   }
 }
 
@@ -543,16 +579,18 @@ template <int D>
 void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a) const {
   const double m = prm_.mass();
   const double* XB = xb_.data();
+  const int *FL = fluid_.data(), *DP = dir_pair_.data(), *WL = wall_.data();
+  const double* pa = w.pa.data();
 #pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i) {
     const VecD<D> xi = pt<D>(X, i);
     const double Pi = w.P[i];
     VecD<D> acc = VecD<D>::Zero(), accw = VecD<D>::Zero();
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
-      const Index j = nb_.fluid[k];
-      acc += ((Pi + w.P[j]) * w.fa[k]) * (xi - pt<D>(X, j));
+      const int j = FL[k];
+      acc += ((Pi + w.P[j]) * pa[DP[k]]) * (xi - pt<D>(X, j));
     }
-    for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) accw += w.wa[k] * (xi - pt<D>(XB, nb_.wall[k]));
+    for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) accw += w.wa[k] * (xi - pt<D>(XB, WL[k]));
     Eigen::Map<VecD<D>>(a + D * i) = -m * acc - (2.0 * m * Pi) * accw;
   }
 }
@@ -580,8 +618,7 @@ void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, 
   }
   const double dt = prm_.dt, im = 1.0 / prm_.mass();
   const VecD<D> g = prm_.gravity;
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index p = 0; p < N_; ++p) {
+  for (Index p = 0; p < N_; ++p) {  // streaming: serial
     const VecD<D> vn = pt<D>(x.data() + n, p) + dt * (pt<D>(w.acc.data(), p) + g + im * pt<D>(u.data(), p));
     for (int k = 0; k < D; ++k) {
       x_next[n + D * p + k] = vn[k];
@@ -624,38 +661,45 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
   const double* X = x.data();
   const double* XB = xb_.data();
   const double* MU = w.mu.data();
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index k = 0; k < N_; ++k) {
-    const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
-    double bar = 0.0, barw = 0.0;
-    for (Index q = nb_.fluid_start[k]; q < nb_.fluid_start[k + 1]; ++q) {
-      const Index j = nb_.fluid[q];
-      bar += w.fa[q] * (mk - pt<D>(MU, j)).dot(xk - pt<D>(X, j));
+  const int *FL = fluid_.data(), *DP = dir_pair_.data(), *WL = wall_.data();
+  const double *pa = w.pa.data(), *pb = w.pb.data();
+#pragma omp parallel if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index k = 0; k < N_; ++k) {
+      const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
+      double bar = 0.0, barw = 0.0;
+      for (Index q = nb_.fluid_start[k]; q < nb_.fluid_start[k + 1]; ++q) {
+        const int j = FL[q];
+        bar += pa[DP[q]] * (mk - pt<D>(MU, j)).dot(xk - pt<D>(X, j));
+      }
+      for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q)
+        barw += w.wa[q] * mk.dot(xk - pt<D>(XB, WL[q]));
+      w.bar[k] = (-m * bar - 2.0 * m * barw) * w.dP[k];  // bar rho_k
     }
-    for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q)
-      barw += w.wa[q] * mk.dot(xk - pt<D>(XB, nb_.wall[q]));
-    w.bar[k] = (-m * bar - 2.0 * m * barw) * w.dP[k];  // bar rho_k
-  }
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index k = 0; k < N_; ++k) {
-    const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
-    const double Pk = w.P[k], bk = w.bar[k];
-    VecD<D> g = VecD<D>::Zero(), gw1 = VecD<D>::Zero(), gw2 = VecD<D>::Zero();
-    for (Index q = nb_.fluid_start[k]; q < nb_.fluid_start[k + 1]; ++q) {
-      const Index j = nb_.fluid[q];
-      const VecD<D> r = xk - pt<D>(X, j), dm = mk - pt<D>(MU, j);
-      const double a = w.fa[q], b = w.fb[q];
-      // -(P_k + P_j) H dm + (bar_k + bar_j) a r, H dm = a dm + b r (r.dm)
-      g += (-(Pk + w.P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((bk + w.bar[j]) * a) * r;
+    // (implicit barrier: every bar rho is known)
+#pragma omp for schedule(static)
+    for (Index k = 0; k < N_; ++k) {
+      const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
+      const double Pk = w.P[k], bk = w.bar[k];
+      VecD<D> g = VecD<D>::Zero(), gw1 = VecD<D>::Zero(), gw2 = VecD<D>::Zero();
+      for (Index q = nb_.fluid_start[k]; q < nb_.fluid_start[k + 1]; ++q) {
+        const int j = FL[q];
+        const int p = DP[q];
+        const VecD<D> r = xk - pt<D>(X, j), dm = mk - pt<D>(MU, j);
+        const double a = pa[p], b = pb[p];
+        // -(P_k + P_j) H dm + (bar_k + bar_j) a r, H dm = a dm + b r (r.dm)
+        g += (-(Pk + w.P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((bk + w.bar[j]) * a) * r;
+      }
+      for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q) {
+        const VecD<D> r = xk - pt<D>(XB, WL[q]);
+        const double a = w.wa[q], b = w.wb[q];
+        gw1 += a * mk + (b * r.dot(mk)) * r;  // H mk
+        gw2 += a * r;
+      }
+      g = m * g - (2.0 * m * Pk) * gw1 + (m * bk) * gw2;
+      for (int c = 0; c < D; ++c) gx[D * k + c] = lam[D * k + c] + dt * g[c];
     }
-    for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q) {
-      const VecD<D> r = xk - pt<D>(XB, nb_.wall[q]);
-      const double a = w.wa[q], b = w.wb[q];
-      gw1 += a * mk + (b * r.dot(mk)) * r;  // H mk
-      gw2 += a * r;
-    }
-    g = m * g - (2.0 * m * Pk) * gw1 + (m * bk) * gw2;
-    for (int c = 0; c < D; ++c) gx[D * k + c] = lam[D * k + c] + dt * g[c];
   }
   gx.tail(n) = w.mu;
   gu = (dt / m) * w.mu;

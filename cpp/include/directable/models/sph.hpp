@@ -152,6 +152,8 @@ using SPHFluid3D = SPHFluid<3>;
 //! a_p the SPH pressure acceleration over the frozen neighbour lists
 //! (boundary particles mirror the fluid particle's pressure).
 //!
+//! Kernel terms are evaluated once per symmetric pair (i < j) and gathered
+//! per particle through the directed lists (parallel, no atomics).
 //! step(x, u, ., i) records a tape for window step i (densities, pressures,
 //! kernel derivatives per pair, and the positions it was taken at); vjp(x,
 //! ., ., ., ., i) reuses it when x's positions are bit-identical to those,
@@ -181,6 +183,9 @@ class SPHPredictionT : public PredictionModel {
   NeighbourLists nb_;
   Eigen::VectorXd xb_;
   Index N_;
+  // symmetric fluid pairs i < j (kernel terms computed once per pair), the
+  // pair of every directed list entry, and 32-bit copies of the lists
+  std::vector<int> pair_i_, pair_j_, dir_pair_, fluid_, wall_;
   mutable std::mutex tapes_mutex_;
   mutable std::vector<std::unique_ptr<Tape>> tapes_;
 };
