@@ -35,6 +35,20 @@ void bind_dim(py::module_& m, const char* fluid_name, const char* pred_name) {
 Monaghan viscosity, uniform-grid neighbour search, boundary particles,
 gravity, a moving rigid sphere and per-particle control forces. Particle
 arrays are (N, )doc" + Ds + ").";
+  py::class_<Pred, PredictionModel, std::shared_ptr<Pred>>(
+      m, pred_name,
+      ("Simplified " + Ds + "D SPH prediction model (pressure + body forces, frozen neighbours),\n"
+       "with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape\n"
+       "per window step i that vjp(x, u, lam, i) reuses at the same positions.")
+          .c_str())
+      .def("pressure_acceleration",
+           [](const Pred& s, const Array& positions) {
+             Eigen::VectorXd a(s.s());
+             s.pressure_acceleration(vector(positions, "positions", s.s(), true), a);
+             return a;
+           },
+           py::arg("positions"), ("positions (" + Ds + "N,) -> pressure acceleration (" + Ds + "N,).").c_str());
+
   py::class_<Fluid, std::shared_ptr<Fluid>>(m, fluid_name, doc.c_str())
       .def(py::init([](const Array& fluid, const Array& boundary, double spacing, double h, double rho0, double c0,
                        double gamma, double viscosity, double dt, const OptArray& gravity, const OptArray& lo,
@@ -106,23 +120,10 @@ arrays are (N, )doc" + Ds + ").";
            py::arg("dt") = py::none(),
            ("The paper's simplified prediction model at the current state: body forces\n"
             "and pressure only, neighbour sets frozen. State (" + std::to_string(2 * D) + "N,) = [positions (" + Ds +
-            "N), velocities (" + Ds + "N)], particle-major; control (" + Ds +
-            "N,) = forces; its step is dt (default: the simulation's; a frame of several simulation steps may be used).")
+            "N),\nvelocities (" + Ds + "N)], particle-major; control (" + Ds +
+            "N,) = forces; its step is dt (default:\nthe simulation's; a frame of several simulation steps may be used).")
                .c_str());
 
-  py::class_<Pred, PredictionModel, std::shared_ptr<Pred>>(
-      m, pred_name,
-      ("Simplified " + Ds + "D SPH prediction model (pressure + body forces, frozen neighbours),\n"
-       "with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape\n"
-       "per window step i that vjp(x, u, lam, i) reuses at the same positions.")
-          .c_str())
-      .def("pressure_acceleration",
-           [](const Pred& s, const Array& positions) {
-             Eigen::VectorXd a(s.s());
-             s.pressure_acceleration(vector(positions, "positions", s.s(), true), a);
-             return a;
-           },
-           py::arg("positions"), ("positions (" + Ds + "N,) -> pressure acceleration (" + Ds + "N,).").c_str());
 }
 
 }  // namespace
