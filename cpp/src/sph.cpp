@@ -65,9 +65,9 @@ std::string vec_str(const VecD<D>& v) {
 }
 
 template <int D>
-Index initial_stride(const SPHParamsT<D>& p) {
-  // particles in a ball of radius 2h at the initial spacing, with room for compression
-  const double r = 2.0 * p.h / p.spacing;
+Index initial_stride(const SPHParamsT<D>& p, double skin) {
+  // particles in a ball of radius 2h + skin at the initial spacing, with room for compression
+  const double r = (2.0 * p.h + skin) / p.spacing;
   const double ball = D == 2 ? kPi * r * r : 4.0 / 3.0 * kPi * r * r * r;
   return Index(1.5 * ball) + 8;
 }
@@ -203,7 +203,8 @@ SPHFluid<D>::SPHFluid(Params params, const double* fluid, Index N, const double*
   // walls are static: one search structure for the whole run
   const Vec pad = Vec::Constant(4 * prm_.h);
   wall_grid_.build(xb_.data(), M_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
-  fluid_pairs_.stride = wall_pairs_.stride = initial_stride<D>(prm_);
+  skin_ = 0.3 * prm_.h;
+  fluid_pairs_.stride = wall_pairs_.stride = initial_stride<D>(prm_, skin_);
 }
 
 template <int D>
@@ -233,18 +234,18 @@ void SPHFluid<D>::set_state(const Eigen::Ref<const Eigen::VectorXd>& positions,
   check_finite("velocities", velocities.data(), velocities.size());
   x_ = positions;
   v_ = velocities;
+  rebuild_ = true;
 }
 
-// One grid pass: densities, pressures and the pair tables (index, W'/d) of
-// the current positions. A particle with more neighbours than the stride
-// grows the tables and repeats the pass (rare; no allocation otherwise).
+// Candidate lists within 2h + skin from one grid pass. A particle with more
+// candidates than the stride grows the tables and repeats the pass (rare;
+// no allocation otherwise).
 template <int D>
-void SPHFluid<D>::search() {
+void SPHFluid<D>::build_lists() {
   const Vec pad = Vec::Constant(4 * prm_.h);
-  fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
-  const double m = prm_.mass(), R = 2 * prm_.h, B = prm_.tait_B(), W0 = kernel_.W(0.0);
+  const double Rs = 2 * prm_.h + skin_;
+  fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, Rs);
   const double* X = x_.data();
-  const KernelConst ker(kernel_);
   for (;;) {
     SPHPairTable& F = fluid_pairs_;
     SPHPairTable& Wt = wall_pairs_;
@@ -263,18 +264,11 @@ void SPHFluid<D>::search() {
 #pragma omp parallel for schedule(static) reduction(max : need_f, need_w) if (N_ >= kParallelMin)
     for (Index i = 0; i < N_; ++i) {
       const Vec xi = pt<D>(X, i);
-      double rho = m * W0;
       int c = 0;
       int* idx = F.index.data() + i * sf;
-      double* aa = F.a.data() + i * sf;
-      fluid_grid_.for_each(xi, R, [&](Index j, const Vec&, double d2) {
+      fluid_grid_.for_each(xi, Rs, [&](Index j, const Vec&, double) {
         if (j == i) return;
-        const KernelTerms t = ker(std::sqrt(d2));
-        rho += m * t.W;
-        if (c < sf) {
-          idx[c] = int(j);
-          aa[c] = t.a;
-        }
+        if (c < sf) idx[c] = int(j);
         ++c;
       });
       F.count[i] = c;
@@ -282,25 +276,56 @@ void SPHFluid<D>::search() {
       int cw = 0;
       if (M_ > 0) {
         int* iw = Wt.index.data() + i * sw;
-        double* aw = Wt.a.data() + i * sw;
-        wall_grid_.for_each(xi, R, [&](Index b, const Vec&, double d2) {
-          const KernelTerms t = ker(std::sqrt(d2));
-          rho += m * t.W;
-          if (cw < sw) {
-            iw[cw] = int(b);
-            aw[cw] = t.a;
-          }
+        wall_grid_.for_each(xi, Rs, [&](Index b, const Vec&, double) {
+          if (cw < sw) iw[cw] = int(b);
           ++cw;
         });
       }
       Wt.count[i] = cw;
       need_w = std::max(need_w, cw);
-      rho_[i] = rho;
-      p_[i] = std::max(0.0, B * (tait_ratio(rho / prm_.rho0, prm_.gamma) - 1.0));
     }
-    if (need_f <= sf && need_w <= sw) return;
+    if (need_f <= sf && need_w <= sw) break;
     F.stride = std::max<Index>(sf, Index(need_f) + need_f / 4 + 4);
     Wt.stride = std::max<Index>(sw, Index(need_w) + need_w / 4 + 4);
+  }
+  x_built_ = x_;
+  rebuild_ = false;
+}
+
+// Densities, pressures and W'/d of every listed pair (the kernel is exactly
+// 0 beyond 2h, so the skin's extra candidates add nothing).
+template <int D>
+void SPHFluid<D>::search() {
+  if (rebuild_) build_lists();
+  const double m = prm_.mass(), B = prm_.tait_B(), W0 = kernel_.W(0.0);
+  const double* X = x_.data();
+  const double* XB = xb_.data();
+  const KernelConst ker(kernel_);
+  SPHPairTable& F = fluid_pairs_;
+  SPHPairTable& Wt = wall_pairs_;
+#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
+  for (Index i = 0; i < N_; ++i) {
+    const Vec xi = pt<D>(X, i);
+    double rho = 0.0;
+    const int* idx = F.index.data() + i * F.stride;
+    double* aa = F.a.data() + i * F.stride;
+    for (int c = 0; c < F.count[i]; ++c) {
+      const KernelTerms t = ker((xi - pt<D>(X, idx[c])).norm());
+      rho += t.W;
+      aa[c] = t.a;
+    }
+    if (M_ > 0) {
+      const int* iw = Wt.index.data() + i * Wt.stride;
+      double* aw = Wt.a.data() + i * Wt.stride;
+      for (int c = 0; c < Wt.count[i]; ++c) {
+        const KernelTerms t = ker((xi - pt<D>(XB, iw[c])).norm());
+        rho += t.W;
+        aw[c] = t.a;
+      }
+    }
+    rho = m * (W0 + rho);
+    rho_[i] = rho;
+    p_[i] = std::max(0.0, B * (tait_ratio(rho / prm_.rho0, prm_.gamma) - 1.0));
   }
 }
 
@@ -399,6 +424,7 @@ void SPHFluid<D>::step(const double* force) {
                             " > 10 c0): reduce dt or the control forces");
   if (sphere_on_) sc_ += dt * sv_;
   bad = false;
+  double moved = 0.0;  // largest squared displacement since the list build
   for (Index i = 0; i < N_; ++i) {
     Eigen::Map<Vec> xm(x_.data() + D * i), vm(v_.data() + D * i);
     Vec xi = xm + dt * vm, vi = vm;
@@ -427,9 +453,11 @@ void SPHFluid<D>::step(const double* force) {
       }
     }
     bad = bad || !xi.allFinite();
+    moved = std::max(moved, (xi - pt<D>(x_built_.data(), i)).squaredNorm());
     xm = xi;
     vm = vi;
   }
+  if (!(moved <= 0.25 * skin_ * skin_)) rebuild_ = true;
   if (bad) throw std::domain_error("SPH step " + std::to_string(steps_) + " produced non-finite positions");
 }
 

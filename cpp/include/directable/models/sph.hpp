@@ -87,8 +87,10 @@ struct NeighbourLists {
   std::vector<Index> fluid_start, fluid, wall_start, wall;
 };
 
-//! Per-step neighbour table of the simulator: fixed stride per particle
-//! (grown when a particle has more neighbours), neighbour index and dW/d.
+//! Neighbour table of the simulator (a Verlet list: candidates within 2h +
+//! skin, rebuilt once some particle has moved skin/2 since the last build):
+//! fixed stride per particle (grown when a particle has more candidates),
+//! neighbour index, and W'(d)/d of the current step (0 beyond 2h).
 struct SPHPairTable {
   Index stride = 0;
   std::vector<int> count, index;
@@ -131,13 +133,17 @@ class SPHFluid {
   NeighbourLists neighbours();
 
  private:
-  void search();  //!< grid + pair tables + densities and pressures
+  void search();       //!< densities, pressures and W'/d over the lists (rebuilt when needed)
+  void build_lists();  //!< grid + candidate lists within 2h + skin
   Params prm_;
   CubicSpline<D> kernel_;
   Index N_, M_;
   Eigen::VectorXd x_, v_, a_, rho_, p_, xb_;
   NeighbourGrid<D> fluid_grid_, wall_grid_;
   SPHPairTable fluid_pairs_, wall_pairs_;
+  Eigen::VectorXd x_built_;  //!< positions at the last list build
+  double skin_ = 0.0;
+  bool rebuild_ = true;
   bool sphere_on_ = false;
   Vec sc_ = Vec::Zero(), sv_ = Vec::Zero();
   double sr_ = 0.0;
