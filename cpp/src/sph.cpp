@@ -574,12 +574,24 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w) const {
   double *pW = w.pW.data(), *pa = w.pa.data(), *pb = w.pb.data();
 #pragma omp parallel if (N_ >= kParallelMin)
   {
+    // per block of pairs: squared distances (gathers), then the kernel terms
+    // as SIMD array expressions over the contiguous block
+    constexpr Index kBlock = 256;
+    const Index blocks = (np + kBlock - 1) / kBlock;
 #pragma omp for schedule(static)
-    for (Index p = 0; p < np; ++p) {
-      const KernelTerms t = ker((pt<D>(X, PI[p]) - pt<D>(X, PJ[p])).norm());
-      pW[p] = t.W;
-      pa[p] = t.a;
-      pb[p] = t.b;
+    for (Index blk = 0; blk < blocks; ++blk) {
+      const Index p0 = blk * kBlock, len = std::min(kBlock, np - p0);
+      using Arr = Eigen::Array<double, Eigen::Dynamic, 1, 0, kBlock, 1>;
+      Arr d(len);
+      for (Index p = 0; p < len; ++p) d[p] = (pt<D>(X, PI[p0 + p]) - pt<D>(X, PJ[p0 + p])).squaredNorm();
+      d = d.sqrt();
+      const Arr q = d * ker.inv_h;
+      const Arr t2 = (2.0 - q).max(0.0), t1 = (1.0 - q).max(0.0);
+      const Arr id = (d > 1e-12).select(d.inverse(), 0.0);
+      const Arr a = ker.dw * (12.0 * t1.square() - 3.0 * t2.square()) * id;
+      Eigen::Map<Eigen::ArrayXd>(pW + p0, len) = ker.w * (t2.cube() - 4.0 * t1.cube());
+      Eigen::Map<Eigen::ArrayXd>(pa + p0, len) = a;
+      Eigen::Map<Eigen::ArrayXd>(pb + p0, len) = (ker.d2w * (6.0 * t2 - 24.0 * t1) - a) * id.square();
     }
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {
