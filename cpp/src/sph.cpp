@@ -514,6 +514,8 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
   wall_.assign(nb_.wall.begin(), nb_.wall.end());
   // symmetric pairs: entries j > i create a pair, entries j < i find the partner's
   dir_pair_.assign(fluid_.size(), -1);
+  pair_i_.reserve(fluid_.size() / 2);
+  pair_j_.reserve(fluid_.size() / 2);
   for (Index i = 0; i < N_; ++i)
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
       if (fluid_[k] > i) {
@@ -521,6 +523,9 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
         pair_i_.push_back(int(i));
         pair_j_.push_back(fluid_[k]);
       }
+  // (reads only entries j -> i with i > j, all written above: parallel)
+  Index asymmetric = -1;
+#pragma omp parallel for schedule(static) reduction(max : asymmetric) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i)
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
       const Index j = fluid_[k];
@@ -530,10 +535,11 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
           dir_pair_[k] = dir_pair_[q];
           break;
         }
-      if (dir_pair_[k] < 0)
-        throw std::invalid_argument("neighbour lists must be symmetric: " + std::to_string(j) + " lists " +
-                                    std::to_string(i) + " as a neighbour or vice versa, not both (or i lists itself)");
+      if (dir_pair_[k] < 0) asymmetric = std::max(asymmetric, i);
     }
+  if (asymmetric >= 0)
+    throw std::invalid_argument("neighbour lists must be symmetric (and exclude self pairs): particle " +
+                                std::to_string(asymmetric) + " lists a neighbour that does not list it");
 }
 
 template <int D>
