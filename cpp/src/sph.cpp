@@ -470,6 +470,7 @@ struct SPHPredictionT<D>::Tape {
   Eigen::VectorXd rho, P, dP, bar;        //!< N
   Eigen::VectorXd mu, acc;                //!< DN
   std::vector<double> pW, pa, pb;         //!< per symmetric fluid pair: W, W'/d, (W'' - W'/d)/d^2
+  std::vector<double> ps, pT;             //!< vjp scratch per pair: (mu_i - mu_j).r, and the D-vector term
   std::vector<double> wa, wb;             //!< per fluid-wall entry
   void size(Index N, Index np, Index nw) {
     if (pos.size() != D * N) {
@@ -486,6 +487,8 @@ struct SPHPredictionT<D>::Tape {
       pW.resize(np);
       pa.resize(np);
       pb.resize(np);
+      ps.resize(np);
+      pT.resize(D * np);
       valid = false;
     }
     if (Index(wa.size()) != nw) {
@@ -510,19 +513,23 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
     if (j < 0 || j >= N_) throw std::invalid_argument("neighbour lists: fluid index out of range");
   for (Index b : nb_.wall)
     if (b < 0 || D * b + D > xb_.size()) throw std::invalid_argument("neighbour lists: wall index out of range");
-  fluid_.assign(nb_.fluid.begin(), nb_.fluid.end());
+  const std::vector<int> fluid_(nb_.fluid.begin(), nb_.fluid.end());
   wall_.assign(nb_.wall.begin(), nb_.wall.end());
   // symmetric pairs: entries j > i create a pair, entries j < i find the partner's
-  dir_pair_.assign(fluid_.size(), -1);
+  std::vector<int> dir_pair_(fluid_.size(), -1);  // the pair of every directed entry
   pair_i_.reserve(fluid_.size() / 2);
   pair_j_.reserve(fluid_.size() / 2);
-  for (Index i = 0; i < N_; ++i)
+  pair_start_.assign(N_ + 1, 0);
+  for (Index i = 0; i < N_; ++i) {
+    pair_start_[i] = Index(pair_i_.size());
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
       if (fluid_[k] > i) {
         dir_pair_[k] = int(pair_i_.size());
         pair_i_.push_back(int(i));
         pair_j_.push_back(fluid_[k]);
       }
+  }
+  pair_start_[N_] = Index(pair_i_.size());
   // (reads only entries j -> i with i > j, all written above: parallel)
   Index asymmetric = -1;
 #pragma omp parallel for schedule(static) reduction(max : asymmetric) if (N_ >= kParallelMin)
@@ -540,6 +547,14 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
   if (asymmetric >= 0)
     throw std::invalid_argument("neighbour lists must be symmetric (and exclude self pairs): particle " +
                                 std::to_string(asymmetric) + " lists a neighbour that does not list it");
+  low_start_.assign(N_ + 1, 0);
+  low_pair_.reserve(pair_i_.size());
+  for (Index i = 0; i < N_; ++i) {
+    low_start_[i] = Index(low_pair_.size());
+    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
+      if (fluid_[k] < i) low_pair_.push_back(dir_pair_[k]);
+  }
+  low_start_[N_] = Index(low_pair_.size());
 }
 
 template <int D>
@@ -576,7 +591,8 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w) const {
   const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, r0 = prm_.rho0, W0 = kernel_.W(0.0);
   const double* XB = xb_.data();
   const KernelConst ker(kernel_);
-  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *DP = dir_pair_.data(), *WL = wall_.data();
+  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *LS = low_start_.data();
   double *pW = w.pW.data(), *pa = w.pa.data(), *pb = w.pb.data();
 #pragma omp parallel if (N_ >= kParallelMin)
   {
@@ -602,7 +618,8 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w) const {
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {
       double rho = W0;
-      for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) rho += pW[DP[k]];
+      for (Index p = PS[i]; p < PS[i + 1]; ++p) rho += pW[p];
+      for (Index l = LS[i]; l < LS[i + 1]; ++l) rho += pW[LP[l]];
       const VecD<D> xi = pt<D>(X, i);
       for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) {
         const KernelTerms t = ker((xi - pt<D>(XB, WL[k])).norm());
@@ -621,23 +638,33 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w) const {
   }
 }
 
+// a_i = -m sum_j (P_i + P_j) W'/d (x_i - x_j) - 2 m P_i sum_b W'/d (x_i - x_b); the
+// pair term is antisymmetric: once per pair (in the tape's scratch), gathered.
 template <int D>
 void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a) const {
   const double m = prm_.mass();
   const double* XB = xb_.data();
-  const int *FL = fluid_.data(), *DP = dir_pair_.data(), *WL = wall_.data();
+  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *LS = low_start_.data();
+  const Index np = Index(pair_i_.size());
   const double* pa = w.pa.data();
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const VecD<D> xi = pt<D>(X, i);
-    const double Pi = w.P[i];
-    VecD<D> acc = VecD<D>::Zero(), accw = VecD<D>::Zero();
-    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
-      const int j = FL[k];
-      acc += ((Pi + w.P[j]) * pa[DP[k]]) * (xi - pt<D>(X, j));
+  double* pT = const_cast<Tape&>(w).pT.data();  // scratch, not part of the recorded state
+#pragma omp parallel if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index p = 0; p < np; ++p) {
+      const int i = PI[p], j = PJ[p];
+      Eigen::Map<VecD<D>>(pT + D * p) = ((w.P[i] + w.P[j]) * pa[p]) * (pt<D>(X, i) - pt<D>(X, j));
     }
-    for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) accw += w.wa[k] * (xi - pt<D>(XB, WL[k]));
-    Eigen::Map<VecD<D>>(a + D * i) = -m * acc - (2.0 * m * Pi) * accw;
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) {
+      VecD<D> acc = VecD<D>::Zero(), accw = VecD<D>::Zero();
+      for (Index p = PS[i]; p < PS[i + 1]; ++p) acc += pt<D>(pT, p);
+      for (Index l = LS[i]; l < LS[i + 1]; ++l) acc -= pt<D>(pT, LP[l]);
+      const VecD<D> xi = pt<D>(X, i);
+      for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) accw += w.wa[k] * (xi - pt<D>(XB, WL[k]));
+      Eigen::Map<VecD<D>>(a + D * i) = -m * acc - (2.0 * m * w.P[i]) * accw;
+    }
   }
 }
 
@@ -707,43 +734,53 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
   const double* X = x.data();
   const double* XB = xb_.data();
   const double* MU = w.mu.data();
-  const int *FL = fluid_.data(), *DP = dir_pair_.data(), *WL = wall_.data();
+  // The pair terms are symmetric (s = (mu_i - mu_j).r_ij) or antisymmetric
+  // (the vector term T_ij = -T_ji): computed once per pair, gathered per
+  // particle over its pairs as first (+) and second (-) member.
+  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *LS = low_start_.data();
+  const Index np = Index(pair_i_.size());
   const double *pa = w.pa.data(), *pb = w.pb.data();
+  double *ps = w.ps.data(), *pT = w.pT.data();
 #pragma omp parallel if (N_ >= kParallelMin)
   {
 #pragma omp for schedule(static)
+    for (Index p = 0; p < np; ++p) {
+      const int i = PI[p], j = PJ[p];
+      ps[p] = pa[p] * (pt<D>(MU, i) - pt<D>(MU, j)).dot(pt<D>(X, i) - pt<D>(X, j));
+    }
+#pragma omp for schedule(static)
     for (Index k = 0; k < N_; ++k) {
-      const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
       double bar = 0.0, barw = 0.0;
-      for (Index q = nb_.fluid_start[k]; q < nb_.fluid_start[k + 1]; ++q) {
-        const int j = FL[q];
-        bar += pa[DP[q]] * (mk - pt<D>(MU, j)).dot(xk - pt<D>(X, j));
-      }
+      for (Index p = PS[k]; p < PS[k + 1]; ++p) bar += ps[p];
+      for (Index l = LS[k]; l < LS[k + 1]; ++l) bar += ps[LP[l]];
+      const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
       for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q)
         barw += w.wa[q] * mk.dot(xk - pt<D>(XB, WL[q]));
       w.bar[k] = (-m * bar - 2.0 * m * barw) * w.dP[k];  // bar rho_k
     }
-    // (implicit barrier: every bar rho is known)
+#pragma omp for schedule(static)
+    for (Index p = 0; p < np; ++p) {
+      const int i = PI[p], j = PJ[p];
+      const VecD<D> r = pt<D>(X, i) - pt<D>(X, j), dm = pt<D>(MU, i) - pt<D>(MU, j);
+      const double a = pa[p], b = pb[p];
+      // -(P_i + P_j) H dm + (bar_i + bar_j) a r, H dm = a dm + b r (r.dm)
+      Eigen::Map<VecD<D>>(pT + D * p) =
+          (-(w.P[i] + w.P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((w.bar[i] + w.bar[j]) * a) * r;
+    }
 #pragma omp for schedule(static)
     for (Index k = 0; k < N_; ++k) {
-      const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
-      const double Pk = w.P[k], bk = w.bar[k];
       VecD<D> g = VecD<D>::Zero(), gw1 = VecD<D>::Zero(), gw2 = VecD<D>::Zero();
-      for (Index q = nb_.fluid_start[k]; q < nb_.fluid_start[k + 1]; ++q) {
-        const int j = FL[q];
-        const int p = DP[q];
-        const VecD<D> r = xk - pt<D>(X, j), dm = mk - pt<D>(MU, j);
-        const double a = pa[p], b = pb[p];
-        // -(P_k + P_j) H dm + (bar_k + bar_j) a r, H dm = a dm + b r (r.dm)
-        g += (-(Pk + w.P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((bk + w.bar[j]) * a) * r;
-      }
+      for (Index p = PS[k]; p < PS[k + 1]; ++p) g += pt<D>(pT, p);
+      for (Index l = LS[k]; l < LS[k + 1]; ++l) g -= pt<D>(pT, LP[l]);
+      const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
       for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q) {
         const VecD<D> r = xk - pt<D>(XB, WL[q]);
         const double a = w.wa[q], b = w.wb[q];
         gw1 += a * mk + (b * r.dot(mk)) * r;  // H mk
         gw2 += a * r;
       }
-      g = m * g - (2.0 * m * Pk) * gw1 + (m * bk) * gw2;
+      g = m * g - (2.0 * m * w.P[k]) * gw1 + (m * w.bar[k]) * gw2;
       for (int c = 0; c < D; ++c) gx[D * k + c] = lam[D * k + c] + dt * g[c];
     }
   }

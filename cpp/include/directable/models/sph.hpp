@@ -189,9 +189,12 @@ class SPHPredictionT : public PredictionModel {
   NeighbourLists nb_;
   Eigen::VectorXd xb_;
   Index N_;
-  // symmetric fluid pairs i < j (kernel terms computed once per pair), the
-  // pair of every directed list entry, and 32-bit copies of the lists
-  std::vector<int> pair_i_, pair_j_, dir_pair_, fluid_, wall_;
+  // symmetric fluid pairs i < j (kernel terms computed once per pair; the
+  // pairs of particle i as first member are pair_start_[i] .. [i+1]), the
+  // pairs where i is second member (low_start_, low_pair_), and a 32-bit
+  // copy of the wall lists
+  std::vector<int> pair_i_, pair_j_, wall_, low_pair_;
+  std::vector<Index> pair_start_, low_start_;
   mutable std::mutex tapes_mutex_;
   mutable std::vector<std::unique_ptr<Tape>> tapes_;
 };
