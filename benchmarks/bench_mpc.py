@@ -32,6 +32,23 @@ from bench_common import write_section
 
 BEGIN, END = "<!-- mpc:begin -->", "<!-- mpc:end -->"
 HORIZON, ITERATIONS, SUBSTEPS = 5, 10, 10
+# One-off A/B on the same machine and command (main's SPH/MPC sources swapped
+# in and rebuilt), kept with the section because it is not rerun each time.
+HISTORY = (
+    "Before the issue-6-sph performance work (main at 5be34f4: per-pair kernel terms recomputed in every pass, "
+    "VJP recomputing the forward densities, grid scan every SPH step, L-BFGS buffers allocated per solve), "
+    "same machine, same command, 2026-11-26 01:47 UTC, load average about 4: 1 thread 399.7 ms per frame "
+    "(CPU 395.5 ms) at 5041 particles and 2378.4 ms (CPU 2356.8 ms) at 27889; 2 threads 2662.7 ms and "
+    "3829.2 ms. What changed: a forward tape per window step that the VJP reuses (densities, pressures, "
+    "kernel terms), kernel terms once per symmetric pair (branch-free cubic spline, SIMD over blocks of pairs), "
+    "symmetric / antisymmetric pair terms of the VJP and pressure acceleration computed once per pair and "
+    "gathered per particle (no atomics), Verlet neighbour lists with a 0.3 h skin in the simulator, "
+    "a cell-sorted grid, fewer parallel regions, a reusable L-BFGS workspace, no final rollout after the solve.\n\n"
+    "Threads: the machine's two cores are shared with other sessions; OpenMP's default active wait then makes "
+    "every barrier wait for a descheduled thread, and 2 threads are slower than 1. With `OMP_DYNAMIC=true` "
+    "(libgomp then sizes the team by the load average) 2 threads ran about as fast as 1 thread "
+    "(01:56 UTC: 115.7 ms per frame at 5041 particles, 695.1 ms at 27889, against 86.1 ms for 1 thread at "
+    "5041); on a loaded machine use one thread (`directable._core.set_max_threads(1)`) or `OMP_DYNAMIC=true`.")
 
 
 def fluid_of(count):
@@ -124,7 +141,8 @@ def main():
                "of the wall time on an idle core (the split's timing calls excluded). "
                "Paper: about 60 s per frame for 28,000 particles on a 4-core Xeon E5-1607.\n\n"
                "| particles | threads | per frame | CPU time | target | sim | freeze | prediction | adjoint | optimiser | evaluations |\n"
-               "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(lines) + f"\n{END}")
+               "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(lines) +
+               f"\n\n{HISTORY}\n{END}")
     write_section(section, BEGIN, END)
 
 
