@@ -101,6 +101,31 @@ def test_mpc_adjoint_gradient_over_sph_window_equals_finite_differences(rng):
         assert g[idx] == pytest.approx(fd, rel=1e-6, abs=1e-9 * np.abs(g).max())
 
 
+def test_refreeze_equals_a_fresh_model(rng):
+    """One model re-frozen every frame (buffers and tapes reused) = a new model per frame."""
+    fluid, pts, _ = _small_fluid(rng)
+    N = fluid.size
+    pred = fluid.prediction_model(dt=5 * fluid.dt)
+    u = rng.standard_normal(2 * N) * 1e-3
+    lam = rng.standard_normal(4 * N)
+    for _ in range(3):
+        x = sph.state(fluid)
+        pred.step(x, u, 1), pred.vjp(x, u, lam, 1)  # fills the tape of step 1
+        fluid.step(steps=20)
+        pred.refreeze(fluid)
+        fresh = fluid.prediction_model(dt=5 * fluid.dt)
+        x = sph.state(fluid)
+        np.testing.assert_array_equal(pred.step(x, u, 1), fresh.step(x, u, 1))
+        for a, b in zip(pred.vjp(x, u, lam, 1), fresh.vjp(x, u, lam, 1)):
+            np.testing.assert_array_equal(a, b)
+    other, _, _ = _small_fluid(rng)
+    other.step()
+    bigger = sph.SPHFluid2D(np.vstack([pts, [[0.6, 0.6]]]), np.zeros((0, 2)), spacing=DX, h=H)
+    with pytest.raises(ValueError, match="refreeze"):
+        pred.refreeze(bigger)
+    pred.refreeze(other)  # same counts: fine
+
+
 def test_column_settles_in_the_box(rng):
     """A tank filled to half height: stays in, comes to rest, barely compressed."""
     pts = sph.block((0.0, 0.0), (0.2, 0.2), DX)

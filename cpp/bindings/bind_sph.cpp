@@ -35,13 +35,13 @@ void bind_dim(py::module_& m, const char* fluid_name, const char* pred_name) {
 Monaghan viscosity, uniform-grid neighbour search, boundary particles,
 gravity, a moving rigid sphere and per-particle control forces. Particle
 arrays are (N, )doc" + Ds + ").";
-  py::class_<Pred, PredictionModel, std::shared_ptr<Pred>>(
+  py::class_<Pred, PredictionModel, std::shared_ptr<Pred>> pred_cls(
       m, pred_name,
       ("Simplified " + Ds + "D SPH prediction model (pressure + body forces, frozen neighbours),\n"
        "with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape\n"
        "per window step i that vjp(x, u, lam, i) reuses at the same positions.")
-          .c_str())
-      .def("pressure_acceleration",
+          .c_str());
+  pred_cls.def("pressure_acceleration",
            [](const Pred& s, const Array& positions) {
              Eigen::VectorXd a(s.s());
              s.pressure_acceleration(vector(positions, "positions", s.s(), true), a);
@@ -124,6 +124,15 @@ arrays are (N, )doc" + Ds + ").";
             "N,) = forces; its step is dt (default:\nthe simulation's; a frame of several simulation steps may be used).")
                .c_str());
 
+  pred_cls.def("refreeze",
+               [](Pred& self, Fluid& fluid) {
+                 py::gil_scoped_release release;
+                 self.refreeze(fluid);
+               },
+               py::arg("fluid"),
+               "Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),\n"
+               "reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a\n"
+               "whole receding-horizon run (GIL released; not while the model is in use elsewhere).");
 }
 
 }  // namespace

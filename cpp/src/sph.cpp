@@ -331,10 +331,16 @@ void SPHFluid<D>::search() {
 
 template <int D>
 NeighbourLists SPHFluid<D>::neighbours() {
+  NeighbourLists nb;
+  neighbours(nb);
+  return nb;
+}
+
+template <int D>
+void SPHFluid<D>::neighbours(NeighbourLists& nb) {
   const Vec pad = Vec::Constant(4 * prm_.h);
   fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
   const double R = 2 * prm_.h;
-  NeighbourLists nb;
   nb.fluid_start.assign(N_ + 1, 0);
   nb.wall_start.assign(N_ + 1, 0);
   const double* X = x_.data();
@@ -362,7 +368,6 @@ NeighbourLists SPHFluid<D>::neighbours() {
     });
     if (M_ > 0) wall_grid_.for_each(xi, R, [&](Index b, const Vec&, double) { nb.wall[cw++] = b; });
   }
-  return nb;
 }
 
 template <int D>
@@ -503,6 +508,27 @@ template <int D>
 SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::VectorXd boundary)
     : prm_(params), kernel_(params.h), nb_(std::move(lists)), xb_(std::move(boundary)) {
   prm_.validate();
+  freeze();
+}
+
+template <int D>
+void SPHPredictionT<D>::refreeze(SPHFluid<D>& fluid) {
+  if (fluid.size() != N_ || fluid.boundary().size() != xb_.size())
+    throw std::invalid_argument("refreeze: fluid must have the model's " + std::to_string(N_) + " particles and " +
+                                std::to_string(xb_.size() / D) + " boundary particles, got " +
+                                std::to_string(fluid.size()) + " and " + std::to_string(fluid.boundary().size() / D));
+  xb_ = fluid.boundary();
+  fluid.neighbours(nb_);
+  {
+    std::lock_guard<std::mutex> g(tapes_mutex_);
+    for (auto& t : tapes_)
+      if (t) t->valid = false;
+  }
+  freeze();
+}
+
+template <int D>
+void SPHPredictionT<D>::freeze() {
   N_ = Index(nb_.fluid_start.size()) - 1;
   if (N_ < 1 || Index(nb_.wall_start.size()) != N_ + 1)
     throw std::invalid_argument("neighbour lists must have N+1 starts for fluid and walls");
@@ -513,10 +539,12 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
     if (j < 0 || j >= N_) throw std::invalid_argument("neighbour lists: fluid index out of range");
   for (Index b : nb_.wall)
     if (b < 0 || D * b + D > xb_.size()) throw std::invalid_argument("neighbour lists: wall index out of range");
-  const std::vector<int> fluid_(nb_.fluid.begin(), nb_.fluid.end());
   wall_.assign(nb_.wall.begin(), nb_.wall.end());
+  const std::vector<Index>& fluid_ = nb_.fluid;
   // symmetric pairs: entries j > i create a pair, entries j < i find the partner's
   std::vector<int> dir_pair_(fluid_.size(), -1);  // the pair of every directed entry
+  pair_i_.clear();
+  pair_j_.clear();
   pair_i_.reserve(fluid_.size() / 2);
   pair_j_.reserve(fluid_.size() / 2);
   pair_start_.assign(N_ + 1, 0);
@@ -526,7 +554,7 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
       if (fluid_[k] > i) {
         dir_pair_[k] = int(pair_i_.size());
         pair_i_.push_back(int(i));
-        pair_j_.push_back(fluid_[k]);
+        pair_j_.push_back(int(fluid_[k]));
       }
   }
   pair_start_[N_] = Index(pair_i_.size());
@@ -548,6 +576,7 @@ SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::Ve
     throw std::invalid_argument("neighbour lists must be symmetric (and exclude self pairs): particle " +
                                 std::to_string(asymmetric) + " lists a neighbour that does not list it");
   low_start_.assign(N_ + 1, 0);
+  low_pair_.clear();
   low_pair_.reserve(pair_i_.size());
   for (Index i = 0; i < N_; ++i) {
     low_start_[i] = Index(low_pair_.size());

@@ -1172,6 +1172,12 @@ class SPHPrediction(PredictionModel):
         """
         positions (2N,) -> pressure acceleration (2N,).
         """
+    def refreeze(self, fluid: SPHFluid2D) -> None:
+        """
+        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),
+        reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a
+        whole receding-horizon run (GIL released; not while the model is in use elsewhere).
+        """
 class SPHFluid2D:
     """
     2D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
@@ -1260,6 +1266,12 @@ class SPHPrediction3D(PredictionModel):
     def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         positions (3N,) -> pressure acceleration (3N,).
+        """
+    def refreeze(self, fluid: SPHFluid3D) -> None:
+        """
+        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),
+        reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a
+        whole receding-horizon run (GIL released; not while the model is in use elsewhere).
         """
 class SPHFluid3D:
     """

@@ -131,6 +131,8 @@ class SPHFluid {
   void set_state(const Eigen::Ref<const Eigen::VectorXd>& positions, const Eigen::Ref<const Eigen::VectorXd>& velocities);
   //! Current neighbour sets (rebuilt from the current positions).
   NeighbourLists neighbours();
+  //! The same into `nb`, reusing its buffers.
+  void neighbours(NeighbourLists& nb);
 
  private:
   void search();       //!< densities, pressures and W'/d over the lists (rebuilt when needed)
@@ -171,6 +173,11 @@ class SPHPredictionT : public PredictionModel {
   using Params = SPHParamsT<D>;
   SPHPredictionT(Params params, NeighbourLists lists, Eigen::VectorXd boundary);
   ~SPHPredictionT() override;
+  //! Freezes the neighbour sets of `fluid`'s current state (same particle and
+  //! boundary counts), reusing every buffer and tape: one model (and one
+  //! HorizonOptimizer on it) for a whole receding-horizon run. Not
+  //! concurrently with step/vjp.
+  void refreeze(SPHFluid<D>& fluid);
   Index n() const override { return 2 * D * N_; }
   Index s() const override { return D * N_; }
   void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const override;
@@ -182,6 +189,7 @@ class SPHPredictionT : public PredictionModel {
 
  private:
   Tape* tape(Index i) const;  //!< slot of window step i (created on first use)
+  void freeze();              //!< checks nb_ and builds the pair structures from it
   void forward(const double* X, Tape& t) const;
   void accel(const double* X, const Tape& t, double* a) const;
   Params prm_;
