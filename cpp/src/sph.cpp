@@ -1,9 +1,13 @@
 #include "directable/models/sph.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace directable {
 
@@ -72,6 +76,38 @@ Index initial_stride(const SPHParamsT<D>& p, double skin) {
   return Index(1.5 * ball) + 8;
 }
 }  // namespace
+
+// ------------------------------------------------------------------ team size
+namespace {
+constexpr int kTeamPeriod = 64, kTeamProbe = 3;
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+}  // namespace
+
+int SPHTeam::begin() {
+#ifdef _OPENMP
+  max = omp_get_max_threads();
+#else
+  max = 1;
+#endif
+  if (max <= 1) return 1;
+  if (k < kTeamProbe) return max;
+  if (k < 2 * kTeamProbe) return 1;
+  return std::min(best, max);
+}
+
+void SPHTeam::end(double seconds) {
+  if (max <= 1) return;
+  if (k < kTeamProbe)
+    t_all += seconds;
+  else if (k < 2 * kTeamProbe)
+    t_one += seconds;
+  if (k == 2 * kTeamProbe - 1) best = t_all < t_one ? max : 1;
+  if (++k == kTeamPeriod) {
+    k = 0;
+    t_all = t_one = 0.0;
+  }
+}
 
 // ------------------------------------------------------------------ parameters
 template <int D>
@@ -261,7 +297,7 @@ void SPHFluid<D>::build_lists() {
       Wt.a.resize(N_ * sw);
     }
     int need_f = 0, need_w = 0;
-#pragma omp parallel for schedule(static) reduction(max : need_f, need_w) if (N_ >= kParallelMin)
+#pragma omp parallel for schedule(static) reduction(max : need_f, need_w) num_threads(nt_) if (N_ >= kParallelMin)
     for (Index i = 0; i < N_; ++i) {
       const Vec xi = pt<D>(X, i);
       int c = 0;
@@ -303,7 +339,7 @@ void SPHFluid<D>::search() {
   const KernelConst ker(kernel_);
   SPHPairTable& F = fluid_pairs_;
   SPHPairTable& Wt = wall_pairs_;
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
+#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i) {
     const Vec xi = pt<D>(X, i);
     double rho = 0.0;
@@ -373,6 +409,8 @@ void SPHFluid<D>::neighbours(NeighbourLists& nb) {
 template <int D>
 void SPHFluid<D>::step(const double* force) {
   const double m = prm_.mass(), dt = prm_.dt;
+  const auto t0 = Clock::now();
+  nt_ = team_.begin();
   search();
   const double* X = x_.data();
   const double* V = v_.data();
@@ -380,7 +418,7 @@ void SPHFluid<D>::step(const double* force) {
   const double alpha = prm_.viscosity, h = prm_.h, c0 = prm_.c0, eps = 0.01 * h * h;
   const SPHPairTable& F = fluid_pairs_;
   const SPHPairTable& Wt = wall_pairs_;
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
+#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i) {
     const Vec xi = pt<D>(X, i), vi = pt<D>(V, i);
     const double Pi = p_[i] / (rho_[i] * rho_[i]);
@@ -412,6 +450,7 @@ void SPHFluid<D>::step(const double* force) {
     }
     Eigen::Map<Vec>(a_.data() + D * i) = a;
   }
+  team_.end(since(t0));  // the parallel part of the step
   // symplectic Euler, then the sphere and the domain box
   double vmax = 0.0;
   bool bad = false;
@@ -590,6 +629,18 @@ template <int D>
 SPHPredictionT<D>::~SPHPredictionT() = default;
 
 template <int D>
+int SPHPredictionT<D>::team_begin(SPHTeam& team) const {
+  std::lock_guard<std::mutex> g(team_mutex_);
+  return team.begin();
+}
+
+template <int D>
+void SPHPredictionT<D>::team_end(SPHTeam& team, double seconds) const {
+  std::lock_guard<std::mutex> g(team_mutex_);
+  team.end(seconds);
+}
+
+template <int D>
 typename SPHPredictionT<D>::Tape* SPHPredictionT<D>::tape(Index i) const {
   constexpr Index kMaxTapes = 256;
   Tape* t = nullptr;
@@ -614,7 +665,7 @@ Tape& thread_tape() {
 // p = max(0, B ((rho/rho0)^gamma - 1)), P = p / rho^2, dP = dP/drho;
 // and the kernel terms of every frozen pair (once per symmetric pair).
 template <int D>
-void SPHPredictionT<D>::forward(const double* X, Tape& w) const {
+void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
   const Index np = Index(pair_i_.size());
   w.size(N_, np, Index(wall_.size()));
   const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, r0 = prm_.rho0, W0 = kernel_.W(0.0);
@@ -623,7 +674,7 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w) const {
   const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
   const Index *PS = pair_start_.data(), *LS = low_start_.data();
   double *pW = w.pW.data(), *pa = w.pa.data(), *pb = w.pb.data();
-#pragma omp parallel if (N_ >= kParallelMin)
+#pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
     // per block of pairs: squared distances (gathers), then the kernel terms
     // as SIMD array expressions over the contiguous block
@@ -670,7 +721,7 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w) const {
 // a_i = -m sum_j (P_i + P_j) W'/d (x_i - x_j) - 2 m P_i sum_b W'/d (x_i - x_b); the
 // pair term is antisymmetric: once per pair (in the tape's scratch), gathered.
 template <int D>
-void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a) const {
+void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int threads) const {
   const double m = prm_.mass();
   const double* XB = xb_.data();
   const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
@@ -678,7 +729,7 @@ void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a) const {
   const Index np = Index(pair_i_.size());
   const double* pa = w.pa.data();
   double* pT = const_cast<Tape&>(w).pT.data();  // scratch, not part of the recorded state
-#pragma omp parallel if (N_ >= kParallelMin)
+#pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
 #pragma omp for schedule(static)
     for (Index p = 0; p < np; ++p) {
@@ -700,8 +751,10 @@ void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a) const {
 template <int D>
 void SPHPredictionT<D>::pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eigen::VectorXd> a) const {
   Tape& w = thread_tape<Tape>();
-  forward(pos.data(), w);
-  accel(pos.data(), w, w.acc.data());
+  SPHTeam all;
+  const int threads = all.begin();
+  forward(pos.data(), w, threads);
+  accel(pos.data(), w, w.acc.data(), threads);
   a = w.acc;
 }
 
@@ -712,8 +765,11 @@ void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, 
   std::unique_lock<std::mutex> lk;
   if (slot) lk = std::unique_lock<std::mutex>(slot->lock, std::try_to_lock);
   Tape& w = lk.owns_lock() ? *slot : thread_tape<Tape>();
-  forward(x.data(), w);
-  accel(x.data(), w, w.acc.data());
+  const auto t0 = Clock::now();
+  const int threads = team_begin(step_team_);
+  forward(x.data(), w, threads);
+  accel(x.data(), w, w.acc.data(), threads);
+  team_end(step_team_, since(t0));
   if (lk.owns_lock()) {
     w.pos = x.head(n);
     w.valid = true;
@@ -741,6 +797,8 @@ template <int D>
 void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam, RefVec gx, RefVec gu,
                             Index i) const {
   const Index n = D * N_;
+  const auto t0 = Clock::now();
+  const int threads = team_begin(vjp_team_);
   Tape* slot = tape(i);
   std::unique_lock<std::mutex> lk;
   if (slot) lk = std::unique_lock<std::mutex>(slot->lock, std::try_to_lock);
@@ -750,12 +808,12 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
     const bool hit = slot->valid && slot->pos.size() == n &&
                      std::memcmp(slot->pos.data(), x.data(), sizeof(double) * size_t(n)) == 0;
     if (!hit) {
-      forward(x.data(), *slot);
+      forward(x.data(), *slot, threads);
       slot->pos = x.head(n);
       slot->valid = true;
     }
   } else {
-    forward(x.data(), *wp);
+    forward(x.data(), *wp, threads);
   }
   Tape& w = *wp;
   const double dt = prm_.dt, m = prm_.mass();
@@ -771,7 +829,7 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
   const Index np = Index(pair_i_.size());
   const double *pa = w.pa.data(), *pb = w.pb.data();
   double *ps = w.ps.data(), *pT = w.pT.data();
-#pragma omp parallel if (N_ >= kParallelMin)
+#pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
 #pragma omp for schedule(static)
     for (Index p = 0; p < np; ++p) {
@@ -815,6 +873,7 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
   }
   gx.tail(n) = w.mu;
   gu = (dt / m) * w.mu;
+  team_end(vjp_team_, since(t0));
 }
 
 template struct SPHParamsT<2>;

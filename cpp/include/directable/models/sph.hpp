@@ -97,6 +97,17 @@ struct SPHPairTable {
   std::vector<double> a;  //!< W'(d)/d per pair
 };
 
+//! Team size chosen by measurement (the cores may be shared: a thread that
+//! loses its core stalls every barrier of a parallel loop). In every stretch
+//! of `period` calls the first `probe` run with all threads, the next `probe`
+//! with one; the faster (summed wall time) serves the rest of the stretch.
+struct SPHTeam {
+  int k = 0, best = 1, max = 1;
+  double t_all = 0.0, t_one = 0.0;
+  int begin();                //!< threads for this call
+  void end(double seconds);   //!< wall time of the call
+};
+
 template <int D>
 class SPHFluid {
  public:
@@ -146,6 +157,8 @@ class SPHFluid {
   Eigen::VectorXd x_built_;  //!< positions at the last list build
   double skin_ = 0.0;
   bool rebuild_ = true;
+  SPHTeam team_;
+  int nt_ = 1;  //!< threads of the current step
   bool sphere_on_ = false;
   Vec sc_ = Vec::Zero(), sv_ = Vec::Zero();
   double sr_ = 0.0;
@@ -190,8 +203,10 @@ class SPHPredictionT : public PredictionModel {
  private:
   Tape* tape(Index i) const;  //!< slot of window step i (created on first use)
   void freeze();              //!< checks nb_ and builds the pair structures from it
-  void forward(const double* X, Tape& t) const;
-  void accel(const double* X, const Tape& t, double* a) const;
+  void forward(const double* X, Tape& t, int threads) const;
+  void accel(const double* X, const Tape& t, double* a, int threads) const;
+  int team_begin(SPHTeam& team) const;
+  void team_end(SPHTeam& team, double seconds) const;
   Params prm_;
   CubicSpline<D> kernel_;
   NeighbourLists nb_;
@@ -203,7 +218,8 @@ class SPHPredictionT : public PredictionModel {
   // copy of the wall lists
   std::vector<int> pair_i_, pair_j_, wall_, low_pair_;
   std::vector<Index> pair_start_, low_start_;
-  mutable std::mutex tapes_mutex_;
+  mutable std::mutex tapes_mutex_, team_mutex_;
+  mutable SPHTeam step_team_, vjp_team_;
   mutable std::vector<std::unique_ptr<Tape>> tapes_;
 };
 using SPHPrediction = SPHPredictionT<2>;
