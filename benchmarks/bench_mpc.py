@@ -45,11 +45,12 @@ HISTORY = (
     "symmetric / antisymmetric pair terms of the VJP and pressure acceleration computed once per pair and "
     "gathered per particle (no atomics), Verlet neighbour lists with a 0.3 h skin in the simulator, "
     "a cell-sorted grid, fewer parallel regions, a reusable L-BFGS workspace, no final rollout after the solve.\n\n"
-    "Threads: the machine's two cores are shared with other sessions; OpenMP's default active wait then makes "
-    "every barrier wait for a descheduled thread, and 2 threads are slower than 1. With `OMP_DYNAMIC=true` "
-    "(libgomp then sizes the team by the load average) 2 threads ran about as fast as 1 thread "
-    "(01:56 UTC: 115.7 ms per frame at 5041 particles, 695.1 ms at 27889, against 86.1 ms for 1 thread at "
-    "5041); on a loaded machine use one thread (`directable._core.set_max_threads(1)`) or `OMP_DYNAMIC=true`.")
+    "Threads: the machine's two cores are shared with other sessions; with a fixed team, OpenMP's default "
+    "active wait makes every barrier wait for a descheduled thread, and 2 threads ran 2.5-5x slower than 1 "
+    "(before the adaptive team, 02:04 UTC, load 6.6: 329.9 ms at 5041 particles and 1207.9 ms at 27889, "
+    "against 181.8 and 832.4 ms for 1 thread). The SPH step, the prediction step and the VJP now pick their "
+    "team by measurement (all threads vs one, re-probed every 64-1024 calls), so the all-core rows follow "
+    "the faster of the two.")
 
 
 def fluid_of(count):

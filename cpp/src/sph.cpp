@@ -79,7 +79,7 @@ Index initial_stride(const SPHParamsT<D>& p, double skin) {
 
 // ------------------------------------------------------------------ team size
 namespace {
-constexpr int kTeamPeriod = 64, kTeamProbe = 3;
+constexpr int kTeamPeriodMin = 64, kTeamPeriodMax = 1024, kTeamProbe = 3;
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
@@ -102,8 +102,12 @@ void SPHTeam::end(double seconds) {
     t_all += seconds;
   else if (k < 2 * kTeamProbe)
     t_one += seconds;
-  if (k == 2 * kTeamProbe - 1) best = t_all < t_one ? max : 1;
-  if (++k == kTeamPeriod) {
+  if (k == 2 * kTeamProbe - 1) {
+    const int verdict = t_all < t_one ? max : 1;
+    period = verdict == best ? std::min(2 * period, kTeamPeriodMax) : kTeamPeriodMin;
+    best = verdict;
+  }
+  if (++k >= period) {
     k = 0;
     t_all = t_one = 0.0;
   }
@@ -380,7 +384,7 @@ void SPHFluid<D>::neighbours(NeighbourLists& nb) {
   nb.fluid_start.assign(N_ + 1, 0);
   nb.wall_start.assign(N_ + 1, 0);
   const double* X = x_.data();
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
+#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i) {
     const Vec xi = pt<D>(X, i);
     Index c = 0, cw = 0;
@@ -395,7 +399,7 @@ void SPHFluid<D>::neighbours(NeighbourLists& nb) {
   }
   nb.fluid.resize(nb.fluid_start[N_]);
   nb.wall.resize(nb.wall_start[N_]);
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
+#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i) {
     const Vec xi = pt<D>(X, i);
     Index c = nb.fluid_start[i], cw = nb.wall_start[i];
@@ -599,7 +603,12 @@ void SPHPredictionT<D>::freeze() {
   pair_start_[N_] = Index(pair_i_.size());
   // (reads only entries j -> i with i > j, all written above: parallel)
   Index asymmetric = -1;
-#pragma omp parallel for schedule(static) reduction(max : asymmetric) if (N_ >= kParallelMin)
+  int threads = 1;  // the verdict of the step's team (one thread before any probe)
+  {
+    std::lock_guard<std::mutex> g(team_mutex_);
+    threads = std::max(1, step_team_.best);
+  }
+#pragma omp parallel for schedule(static) reduction(max : asymmetric) num_threads(threads) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i)
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
       const Index j = fluid_[k];

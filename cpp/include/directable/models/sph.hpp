@@ -99,10 +99,12 @@ struct SPHPairTable {
 
 //! Team size chosen by measurement (the cores may be shared: a thread that
 //! loses its core stalls every barrier of a parallel loop). In every stretch
-//! of `period` calls the first `probe` run with all threads, the next `probe`
-//! with one; the faster (summed wall time) serves the rest of the stretch.
+//! of `period` calls the first 3 run with all threads, the next 3 with one;
+//! the faster (summed wall time) serves the rest of the stretch. The period
+//! doubles (64 .. 1024) while the verdict stays the same (probing is costly
+//! exactly when the team loses).
 struct SPHTeam {
-  int k = 0, best = 1, max = 1;
+  int k = 0, best = 1, max = 1, period = 64;
   double t_all = 0.0, t_one = 0.0;
   int begin();                //!< threads for this call
   void end(double seconds);   //!< wall time of the call
