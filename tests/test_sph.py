@@ -101,6 +101,31 @@ def test_mpc_adjoint_gradient_over_sph_window_equals_finite_differences(rng):
         assert g[idx] == pytest.approx(fd, rel=1e-6, abs=1e-9 * np.abs(g).max())
 
 
+def test_refreeze_equals_a_fresh_model(rng):
+    """One model re-frozen every frame (buffers and tapes reused) = a new model per frame."""
+    fluid, pts, _ = _small_fluid(rng)
+    N = fluid.size
+    pred = fluid.prediction_model(dt=5 * fluid.dt)
+    u = rng.standard_normal(2 * N) * 1e-3
+    lam = rng.standard_normal(4 * N)
+    for _ in range(3):
+        x = sph.state(fluid)
+        pred.step(x, u, 1), pred.vjp(x, u, lam, 1)  # fills the tape of step 1
+        fluid.step(steps=20)
+        pred.refreeze(fluid)
+        fresh = fluid.prediction_model(dt=5 * fluid.dt)
+        x = sph.state(fluid)
+        np.testing.assert_array_equal(pred.step(x, u, 1), fresh.step(x, u, 1))
+        for a, b in zip(pred.vjp(x, u, lam, 1), fresh.vjp(x, u, lam, 1)):
+            np.testing.assert_array_equal(a, b)
+    other, _, _ = _small_fluid(rng)
+    other.step()
+    bigger = sph.SPHFluid2D(np.vstack([pts, [[0.6, 0.6]]]), np.zeros((0, 2)), spacing=DX, h=H)
+    with pytest.raises(ValueError, match="refreeze"):
+        pred.refreeze(bigger)
+    pred.refreeze(other)  # same counts: fine
+
+
 def test_column_settles_in_the_box(rng):
     """A tank filled to half height: stays in, comes to rest, barely compressed."""
     pts = sph.block((0.0, 0.0), (0.2, 0.2), DX)
@@ -145,17 +170,63 @@ def test_sphere_pushes_particles_out():
 
 def test_bad_input(rng):
     fluid, pts, walls = _small_fluid(rng)
+    N = fluid.size
     with pytest.raises(ValueError, match="centre"):
         fluid.set_sphere([1.5, 0.5], 0.1, [0, 0])
+    with pytest.raises(ValueError, match="centre"):
+        fluid.set_sphere([0.5, -0.01], 0.1, [0, 0])
     with pytest.raises(ValueError, match="radius"):
         fluid.set_sphere([0.5, 0.5], -0.1, [0, 0])
-    with pytest.raises(ValueError, match="force"):
+    with pytest.raises(ValueError, match="radius"):
+        fluid.set_sphere([0.5, 0.5], 0.0, [0, 0])
+    with pytest.raises(ValueError, match="radius"):
+        fluid.set_sphere([0.5, 0.5], np.nan, [0, 0])
+    with pytest.raises(ValueError, match="centre"):
+        fluid.set_sphere([0.5, 0.5, 0.5], 0.1, [0, 0])
+    with pytest.raises(ValueError, match="velocity"):
+        fluid.set_sphere([0.5, 0.5], 0.1, [np.inf, 0])
+    with pytest.raises(ValueError, match=r"force.*\(30, 2\).*\(3, 2\)"):
         fluid.step(force=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="force"):
+        fluid.step(force=np.zeros(2 * N))
+    with pytest.raises(ValueError, match="force"):
+        fluid.step(force=np.zeros((N, 3)))
+    for bad in (np.nan, np.inf, -np.inf):
+        f = np.zeros((N, 2))
+        f[N // 2, 1] = bad
+        with pytest.raises(ValueError, match="force.*finite|finite.*force"):
+            fluid.step(force=f)
+    assert fluid.positions.shape == (N, 2) and np.all(np.isfinite(fluid.positions))  # nothing was stepped
+    with pytest.raises(ValueError, match="steps"):
+        fluid.step(steps=0)
+    with pytest.raises(ValueError, match="positions"):
+        fluid.set_state(np.full((N, 2), np.nan), np.zeros((N, 2)))
+    with pytest.raises(ValueError, match="velocities"):
+        fluid.set_state(pts, np.zeros((N + 1, 2)))
     with pytest.raises(ValueError, match="fluid"):
         sph.SPHFluid2D(np.array([[np.nan, 0.5]]), walls, spacing=DX, h=H)
+    with pytest.raises(ValueError, match="fluid"):
+        sph.SPHFluid2D(np.zeros((3, 3)), walls, spacing=DX, h=H)
+    with pytest.raises(ValueError, match="boundary"):
+        sph.SPHFluid2D(pts, np.zeros(4), spacing=DX, h=H)
     with pytest.raises(ValueError, match="outside"):
         sph.SPHFluid2D(np.array([[2.0, 0.5]]), walls, spacing=DX, h=H)
     with pytest.raises(ValueError, match="dt"):
         sph.SPHFluid2D(pts, walls, spacing=DX, h=H, dt=-1.0)
+    with pytest.raises(ValueError, match="h must"):
+        sph.SPHFluid2D(pts, walls, spacing=DX, h=0.0)
+    with pytest.raises(ValueError, match="gravity"):
+        sph.SPHFluid2D(pts, walls, spacing=DX, h=H, gravity=[0.0, -9.81, 0.0])
+    with pytest.raises(ValueError, match="domain"):
+        sph.SPHFluid2D(pts, walls, spacing=DX, h=H, lo=[1.0, 0.0], hi=[0.0, 1.0])
     with pytest.raises(ValueError, match="diverged"):
         fluid.step(force=np.full((fluid.size, 2), 1e9), steps=5)
+
+
+def test_diverging_step_is_reported_not_nan(rng):
+    """A step too large for the sound speed blows up: reported, never NaN positions."""
+    pts = sph.block((0.3, 0.0), (0.5, 0.2), DX)
+    fluid = sph.SPHFluid2D(pts, sph.box_walls((0, 0), (1, 1), DX), spacing=DX, h=H, dt=0.05, c0=50.0)
+    with pytest.raises(ValueError, match="diverged"):
+        fluid.step(steps=200)
+    assert np.all(np.isfinite(fluid.positions))

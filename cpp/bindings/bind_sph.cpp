@@ -5,90 +5,141 @@ namespace directable::py_bind {
 
 namespace {
 
+template <int D>
 Eigen::Map<const Eigen::VectorXd> points(const Array& a, const std::string& name, Index rows = -1) {
-  if (a.ndim() != 2 || a.shape(1) != 2 || (rows >= 0 && a.shape(0) != rows))
-    throw_shape(name, rows >= 0 ? shape_str(rows, 2) : "(N, 2)",
+  const std::string cols = std::to_string(D);
+  if (a.ndim() != 2 || a.shape(1) != D || (rows >= 0 && a.shape(0) != rows))
+    throw_shape(name, rows >= 0 ? shape_str(rows, D) : "(N, " + cols + ")",
                 a.ndim() == 2 ? shape_str(a.shape(0), a.shape(1)) : std::to_string(a.ndim()) + "-D array");
   check_finite(name, a.data(), a.size());
   return Eigen::Map<const Eigen::VectorXd>(a.data(), a.size());
 }
 
-Eigen::Vector2d vec2(const Array& a, const std::string& name) { return vector(a, name, 2, true); }
+template <int D>
+Eigen::Matrix<double, D, 1> vecd(const Array& a, const std::string& name) {
+  return vector(a, name, D, true);
+}
 
-RowMatrix as_points(const Eigen::VectorXd& v) { return Eigen::Map<const RowMatrix>(v.data(), v.size() / 2, 2); }
+template <int D>
+RowMatrix as_points(const Eigen::VectorXd& v) {
+  return Eigen::Map<const RowMatrix>(v.data(), v.size() / D, D);
+}
+
+template <int D>
+void bind_dim(py::module_& m, const char* fluid_name, const char* pred_name) {
+  using Fluid = SPHFluid<D>;
+  using Pred = SPHPredictionT<D>;
+  using Vec = Eigen::Matrix<double, D, 1>;
+  const std::string Ds = std::to_string(D);
+  const std::string doc = Ds + R"doc(D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
+Monaghan viscosity, uniform-grid neighbour search, boundary particles,
+gravity, a moving rigid sphere and per-particle control forces. Particle
+arrays are (N, )doc" + Ds + ").";
+  py::class_<Pred, PredictionModel, std::shared_ptr<Pred>> pred_cls(
+      m, pred_name,
+      ("Simplified " + Ds + "D SPH prediction model (pressure + body forces, frozen neighbours),\n"
+       "with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape\n"
+       "per window step i that vjp(x, u, lam, i) reuses at the same positions.")
+          .c_str());
+  pred_cls.def("pressure_acceleration",
+           [](const Pred& s, const Array& positions) {
+             Eigen::VectorXd a(s.s());
+             s.pressure_acceleration(vector(positions, "positions", s.s(), true), a);
+             return a;
+           },
+           py::arg("positions"), ("positions (" + Ds + "N,) -> pressure acceleration (" + Ds + "N,).").c_str());
+
+  py::class_<Fluid, std::shared_ptr<Fluid>>(m, fluid_name, doc.c_str())
+      .def(py::init([](const Array& fluid, const Array& boundary, double spacing, double h, double rho0, double c0,
+                       double gamma, double viscosity, double dt, const OptArray& gravity, const OptArray& lo,
+                       const OptArray& hi) {
+             SPHParamsT<D> p;
+             p.spacing = spacing;
+             p.h = h;
+             p.rho0 = rho0;
+             p.c0 = c0;
+             p.gamma = gamma;
+             p.viscosity = viscosity;
+             p.dt = dt;
+             if (gravity) p.gravity = vecd<D>(*gravity, "gravity");
+             if (lo) p.lo = vecd<D>(*lo, "lo");
+             if (hi) p.hi = vecd<D>(*hi, "hi");
+             auto f = points<D>(fluid, "fluid");
+             auto b = points<D>(boundary, "boundary");
+             return std::make_shared<Fluid>(p, f.data(), f.size() / D, b.data(), b.size() / D);
+           }),
+           py::arg("fluid"), py::arg("boundary"), py::arg("spacing"), py::arg("h"), py::arg("rho0") = 1000.0,
+           py::arg("c0") = 20.0, py::arg("gamma") = 7.0, py::arg("viscosity") = 0.05, py::arg("dt") = 5e-4,
+           py::arg("gravity") = py::none(), py::arg("lo") = py::none(), py::arg("hi") = py::none(),
+           ("fluid (N, " + Ds + "), boundary (M, " + Ds + ") particle positions; particle mass rho0 spacing^" + Ds +
+            "; gravity (" + Ds + ",) (default -9.81 along the last axis); domain box lo, hi (" + Ds +
+            ",) (default the unit box).")
+               .c_str())
+      .def_property_readonly("size", &Fluid::size, "N fluid particles.")
+      .def_property_readonly("dim", [](const Fluid&) { return D; }, "Spatial dimension.")
+      .def_property_readonly("mass", [](const Fluid& s) { return s.params().mass(); }, "Particle mass.")
+      .def_property_readonly("dt", [](const Fluid& s) { return s.params().dt; }, "Time step.")
+      .def_property_readonly("positions", [](const Fluid& s) { return as_points<D>(s.positions()); },
+                             ("(N, " + Ds + ") copy.").c_str())
+      .def_property_readonly("velocities", [](const Fluid& s) { return as_points<D>(s.velocities()); },
+                             ("(N, " + Ds + ") copy.").c_str())
+      .def_property_readonly("densities", [](const Fluid& s) { return Eigen::VectorXd(s.densities()); }, "(N,) copy.")
+      .def_property_readonly("pressures", [](const Fluid& s) { return Eigen::VectorXd(s.pressures()); }, "(N,) copy.")
+      .def_property_readonly("sphere_centre", [](const Fluid& s) { return Vec(s.sphere_centre()); },
+                             ("(" + Ds + ",) centre of the sphere.").c_str())
+      .def("set_sphere",
+           [](Fluid& s, const Array& centre, double radius, const Array& velocity) {
+             s.set_sphere(vecd<D>(centre, "centre"), radius, vecd<D>(velocity, "velocity"));
+           },
+           py::arg("centre"), py::arg("radius"), py::arg("velocity"),
+           ("Moving rigid sphere: centre (" + Ds + ",) inside the domain, radius > 0, velocity (" + Ds + ",).").c_str())
+      .def("remove_sphere", &Fluid::remove_sphere, "No sphere from now on.")
+      .def("set_state",
+           [](Fluid& s, const Array& positions, const Array& velocities) {
+             s.set_state(points<D>(positions, "positions", s.size()), points<D>(velocities, "velocities", s.size()));
+           },
+           py::arg("positions"), py::arg("velocities"), ("positions, velocities (N, " + Ds + ").").c_str())
+      .def("step",
+           [](Fluid& s, const OptArray& force, Index steps) {
+             const double* f = nullptr;
+             if (force) f = points<D>(*force, "force", s.size()).data();
+             if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
+             py::gil_scoped_release release;
+             for (Index k = 0; k < steps; ++k) s.step(f);
+           },
+           py::arg("force") = py::none(), py::arg("steps") = 1,
+           ("Advance `steps` steps with finite per-particle forces (N, " + Ds +
+            ") held (GIL released); a diverging step raises ValueError.")
+               .c_str())
+      .def("prediction_model",
+           [](Fluid& s, std::optional<double> dt) {
+             SPHParamsT<D> p = s.params();
+             if (dt) p.dt = *dt;
+             return std::make_shared<Pred>(p, s.neighbours(), s.boundary());
+           },
+           py::arg("dt") = py::none(),
+           ("The paper's simplified prediction model at the current state: body forces\n"
+            "and pressure only, neighbour sets frozen. State (" + std::to_string(2 * D) + "N,) = [positions (" + Ds +
+            "N),\nvelocities (" + Ds + "N)], particle-major; control (" + Ds +
+            "N,) = forces; its step is dt (default:\nthe simulation's; a frame of several simulation steps may be used).")
+               .c_str());
+
+  pred_cls.def("refreeze",
+               [](Pred& self, Fluid& fluid) {
+                 py::gil_scoped_release release;
+                 self.refreeze(fluid);
+               },
+               py::arg("fluid"),
+               "Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),\n"
+               "reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a\n"
+               "whole receding-horizon run (GIL released; not while the model is in use elsewhere).");
+}
 
 }  // namespace
 
 void bind_sph(py::module_& m) {
-  py::class_<SPHFluid2D, std::shared_ptr<SPHFluid2D>>(m, "SPHFluid2D", R"doc(
-2D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
-Monaghan viscosity, uniform-grid neighbour search, boundary particles,
-gravity, a moving rigid sphere and per-particle control forces.)doc")
-      .def(py::init([](const Array& fluid, const Array& boundary, double spacing, double h, double rho0, double c0,
-                       double gamma, double viscosity, double dt, const Array& gravity, const Array& lo,
-                       const Array& hi) {
-        SPHParams p;
-        p.spacing = spacing;
-        p.h = h;
-        p.rho0 = rho0;
-        p.c0 = c0;
-        p.gamma = gamma;
-        p.viscosity = viscosity;
-        p.dt = dt;
-        p.gravity = vec2(gravity, "gravity");
-        p.lo = vec2(lo, "lo");
-        p.hi = vec2(hi, "hi");
-        auto f = points(fluid, "fluid");
-        const Index M = boundary.ndim() == 2 ? boundary.shape(0) : -1;
-        auto b = points(boundary, "boundary");
-        return std::make_shared<SPHFluid2D>(p, f.data(), f.size() / 2, b.data(), M);
-      }), py::arg("fluid"), py::arg("boundary"), py::arg("spacing"), py::arg("h"), py::arg("rho0") = 1000.0,
-         py::arg("c0") = 20.0, py::arg("gamma") = 7.0, py::arg("viscosity") = 0.05, py::arg("dt") = 5e-4,
-         py::arg("gravity") = Eigen::Vector2d(0.0, -9.81), py::arg("lo") = Eigen::Vector2d(0.0, 0.0),
-         py::arg("hi") = Eigen::Vector2d(1.0, 1.0),
-         "fluid (N, 2), boundary (M, 2) particle positions; particle mass rho0 spacing^2; domain box lo, hi (2,).")
-      .def_property_readonly("size", &SPHFluid2D::size, "N fluid particles.")
-      .def_property_readonly("mass", [](const SPHFluid2D& s) { return s.params().mass(); }, "Particle mass.")
-      .def_property_readonly("dt", [](const SPHFluid2D& s) { return s.params().dt; }, "Time step.")
-      .def_property_readonly("positions", [](const SPHFluid2D& s) { return as_points(s.positions()); }, "(N, 2) copy.")
-      .def_property_readonly("velocities", [](const SPHFluid2D& s) { return as_points(s.velocities()); }, "(N, 2) copy.")
-      .def_property_readonly("densities", [](const SPHFluid2D& s) { return Eigen::VectorXd(s.densities()); }, "(N,) copy.")
-      .def_property_readonly("pressures", [](const SPHFluid2D& s) { return Eigen::VectorXd(s.pressures()); }, "(N,) copy.")
-      .def_property_readonly("sphere_centre", [](const SPHFluid2D& s) { return Eigen::Vector2d(s.sphere_centre()); },
-                             "(2,) centre of the sphere.")
-      .def("set_sphere", [](SPHFluid2D& s, const Array& centre, double radius, const Array& velocity) {
-        s.set_sphere(vec2(centre, "centre"), radius, vec2(velocity, "velocity"));
-      }, py::arg("centre"), py::arg("radius"), py::arg("velocity"),
-         "Moving rigid sphere: centre (2,) inside the domain, radius > 0, velocity (2,).")
-      .def("remove_sphere", &SPHFluid2D::remove_sphere, "No sphere from now on.")
-      .def("set_state", [](SPHFluid2D& s, const Array& positions, const Array& velocities) {
-        s.set_state(points(positions, "positions", s.size()), points(velocities, "velocities", s.size()));
-      }, py::arg("positions"), py::arg("velocities"), "positions, velocities (N, 2).")
-      .def("step", [](SPHFluid2D& s, const OptArray& force, Index steps) {
-        const double* f = nullptr;
-        if (force) f = points(*force, "force", s.size()).data();
-        if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
-        py::gil_scoped_release release;
-        for (Index k = 0; k < steps; ++k) s.step(f);
-      }, py::arg("force") = py::none(), py::arg("steps") = 1,
-         "Advance `steps` steps with per-particle forces (N, 2) held (GIL released); a diverging step raises.")
-      .def("prediction_model", [](SPHFluid2D& s, std::optional<double> dt) {
-        SPHParams p = s.params();
-        if (dt) p.dt = *dt;
-        return std::make_shared<SPHPrediction>(p, s.neighbours(), s.boundary());
-      }, py::arg("dt") = py::none(), R"doc(The paper's simplified prediction model at the current state: body forces
-and pressure only, neighbour sets frozen. State (4N,) = [positions (2N),
-velocities (2N)] (x0, y0, x1, ...), control (2N,) = forces; its step is dt
-(default: the simulation's; a frame of several simulation steps may be used).)doc");
-
-  py::class_<SPHPrediction, PredictionModel, std::shared_ptr<SPHPrediction>>(m, "SPHPrediction", R"doc(
-Simplified SPH prediction model (pressure + body forces, frozen neighbours),
-with its exact VJP; a PredictionModel for the HorizonOptimizer.)doc")
-      .def("pressure_acceleration", [](const SPHPrediction& s, const Array& positions) {
-        Eigen::VectorXd a(s.s());
-        s.pressure_acceleration(vector(positions, "positions", s.s(), true), a);
-        return a;
-      }, py::arg("positions"), "positions (2N,) -> pressure acceleration (2N,).");
+  bind_dim<2>(m, "SPHFluid2D", "SPHPrediction");
+  bind_dim<3>(m, "SPHFluid3D", "SPHPrediction3D");
 }
 
 }  // namespace directable::py_bind

@@ -152,7 +152,7 @@ void MPCOptions::validate() const {
 
 // ------------------------------------------------------------------ L-BFGS
 MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::VectorXd& lower,
-                        const Eigen::VectorXd& upper, const LBFGSOptions& opt) {
+                        const Eigen::VectorXd& upper, const LBFGSOptions& opt, LBFGSWorkspace* workspace) {
   const auto t0 = Clock::now();
   const Index N = x.size();
   const bool has_lo = lower.size() == N, has_hi = upper.size() == N;
@@ -161,8 +161,22 @@ MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::
     if (has_hi) v = v.cwiseMin(upper);
   };
   const Index m = std::max<Index>(1, opt.memory);
-  Eigen::MatrixXd S(N, m), Y(N, m);
-  Eigen::VectorXd rho(m), alpha(m), g(N), gn(N), d(N), xn(N), q(N), free(N);
+  LBFGSWorkspace local;
+  LBFGSWorkspace& w = workspace ? *workspace : local;
+  if (w.S.rows() != N || w.S.cols() != m) {
+    w.S.resize(N, m);
+    w.Y.resize(N, m);
+  }
+  for (Eigen::VectorXd* v : {&w.g, &w.gn, &w.d, &w.xn, &w.q, &w.free})
+    if (v->size() != N) v->resize(N);
+  if (w.rho.size() != m) {
+    w.rho.resize(m);
+    w.alpha.resize(m);
+  }
+  Eigen::MatrixXd &S = w.S, &Y = w.Y;
+  Eigen::VectorXd &rho = w.rho, &alpha = w.alpha, &g = w.g, &gn = w.gn, &d = w.d, &xn = w.xn, &q = w.q,
+                  &free = w.free;
+  const bool bounded = has_lo || has_hi;
   Index stored = 0, head = 0;  // ring buffer
   MPCStats st;
   project(x);
@@ -174,14 +188,21 @@ MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::
     if (opt.time_budget > 0 && seconds_since(t0) >= opt.time_budget) break;
     // free variables: not held at a bound by the gradient
     double pg = 0.0;
-    for (Index j = 0; j < N; ++j) {
-      const bool held = (has_lo && x[j] <= lower[j] && g[j] > 0) || (has_hi && x[j] >= upper[j] && g[j] < 0);
-      free[j] = held ? 0.0 : 1.0;
-      pg = std::max(pg, std::abs(g[j]) * free[j]);
+    if (bounded) {
+      for (Index j = 0; j < N; ++j) {
+        const bool held = (has_lo && x[j] <= lower[j] && g[j] > 0) || (has_hi && x[j] >= upper[j] && g[j] < 0);
+        free[j] = held ? 0.0 : 1.0;
+        pg = std::max(pg, std::abs(g[j]) * free[j]);
+      }
+    } else {
+      pg = g.cwiseAbs().maxCoeff();
     }
     if (pg <= opt.gtol || pg == 0.0) break;
     // two-loop recursion on the free subspace
-    q = g.cwiseProduct(free);
+    if (bounded)
+      q = g.cwiseProduct(free);
+    else
+      q = g;
     for (Index c = 0; c < stored; ++c) {
       const Index j = (head - 1 - c + m) % m;
       alpha[j] = rho[j] * S.col(j).dot(q);
@@ -200,10 +221,13 @@ MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::
       const double beta = rho[j] * Y.col(j).dot(q);
       q += (alpha[j] - beta) * S.col(j);
     }
-    d = -q.cwiseProduct(free);
+    if (bounded)
+      d = -q.cwiseProduct(free);
+    else
+      d = -q;
     if (!(d.dot(g) < 0)) {  // not a descent direction: restart with steepest descent
       stored = 0;
-      d = -g.cwiseProduct(free) / std::max(1.0, g.norm());
+      d = bounded ? Eigen::VectorXd(-g.cwiseProduct(free) / std::max(1.0, g.norm())) : Eigen::VectorXd(-g / std::max(1.0, g.norm()));
     }
     // projected backtracking (Armijo along the projection arc)
     double t = 1.0, fn = 0.0;
@@ -366,12 +390,14 @@ MPCStats HorizonOptimizer::solve(const CRefVec& x0, const SeqView& reference, co
     lo.iterations = opt_.iterations;
     lo.memory = opt_.memory;
     lo.time_budget = opt_.time_budget;
-    Eigen::VectorXd u = u_;
+    u_opt_ = u_;
     st = minimize_lbfgs([&](const Eigen::VectorXd& v, Eigen::VectorXd& g) { return cost_and_gradient(x0, reference, v, &g); },
-                        u, lower_, upper_, lo);
-    u_ = u;
+                        u_opt_, lower_, upper_, lo, &lbfgs_);
+    u_ = u_opt_;
   }
-  rollout(x0, u_, x_);
+  // x_ already holds the rollout of the last evaluated controls (u_try_);
+  // roll out again only if the optimiser returned other controls.
+  if (opt_.method != MPCMethod::LBFGS || u_try_.size() != u_.size() || u_try_ != u_) rollout(x0, u_, x_);
   has_solution_ = true;
   return st;
 }

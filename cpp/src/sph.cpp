@@ -1,8 +1,13 @@
 #include "directable/models/sph.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <string>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace directable {
 
@@ -11,11 +16,111 @@ constexpr double kPi = 3.14159265358979323846;
 // Below this many particles a parallel region costs more than the loop
 // (measured: 100 particles, 2 loaded cores: 150x slower with threads).
 constexpr Index kParallelMin = 2048;
-using V2 = Eigen::Vector2d;
-inline V2 pt(const double* d, Index i) { return V2(d[2 * i], d[2 * i + 1]); }
+
+template <int D>
+using VecD = Eigen::Matrix<double, D, 1>;
+
+template <int D>
+inline VecD<D> pt(const double* d, Index i) {
+  return Eigen::Map<const VecD<D>>(d + D * i);
+}
+
+// (rho / rho0)^gamma; the usual gamma = 7 without a pow call.
+inline double tait_ratio(double t, double gamma) {
+  if (gamma == 7.0) {
+    const double t2 = t * t, t4 = t2 * t2;
+    return t4 * t2 * t;
+  }
+  return std::pow(t, gamma);
+}
+
+// W(d), a = W'(d)/d and b = (W''(d) - W'(d)/d)/d^2 of the cubic spline,
+// branch-free: with t2 = max(2 - q, 0), t1 = max(1 - q, 0),
+//   W = sigma/4 (t2^3 - 4 t1^3), W' = sigma/(4h) (12 t1^2 - 3 t2^2),
+//   W'' = sigma/(4h^2) (6 t2 - 24 t1);
+// a = b = 0 for coincident points (no direction: no force).
+struct KernelTerms {
+  double W, a, b;
+};
+struct KernelConst {
+  double inv_h, w, dw, d2w;
+  template <int D>
+  explicit KernelConst(const CubicSpline<D>& k)
+      : inv_h(1.0 / k.h), w(0.25 * k.sigma), dw(0.25 * k.sigma / k.h), d2w(0.25 * k.sigma / (k.h * k.h)) {}
+  KernelTerms operator()(double d) const {
+    const double q = d * inv_h;
+    const double t2 = std::max(2.0 - q, 0.0), t1 = std::max(1.0 - q, 0.0);
+    const double t22 = t2 * t2, t12 = t1 * t1;
+    const double id = d > 1e-12 ? 1.0 / d : 0.0;
+    const double a = dw * (12.0 * t12 - 3.0 * t22) * id;
+    return {w * (t22 * t2 - 4.0 * t12 * t1), a, (d2w * (6.0 * t2 - 24.0 * t1) - a) * id * id};
+  }
+};
+template <int D>
+inline KernelTerms kernel_terms(const CubicSpline<D>& k, double d) {
+  return KernelConst(k)(d);
+}
+
+template <int D>
+std::string vec_str(const VecD<D>& v) {
+  std::string s = "(";
+  for (int k = 0; k < D; ++k) s += (k ? ", " : "") + std::to_string(v[k]);
+  return s + ")";
+}
+
+template <int D>
+Index initial_stride(const SPHParamsT<D>& p, double skin) {
+  // particles in a ball of radius 2h + skin at the initial spacing, with room for compression
+  const double r = (2.0 * p.h + skin) / p.spacing;
+  const double ball = D == 2 ? kPi * r * r : 4.0 / 3.0 * kPi * r * r * r;
+  return Index(1.5 * ball) + 8;
+}
 }  // namespace
 
-void SPHParams::validate() const {
+// ------------------------------------------------------------------ team size
+namespace {
+constexpr int kTeamPeriodMin = 64, kTeamPeriodMax = 1024, kTeamProbe = 3;
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+}  // namespace
+
+int SPHTeam::begin() {
+#ifdef _OPENMP
+  max = omp_get_max_threads();
+#else
+  max = 1;
+#endif
+  if (max <= 1) return 1;
+  if (k < kTeamProbe) return max;
+  if (k < 2 * kTeamProbe) return 1;
+  return std::min(best, max);
+}
+
+void SPHTeam::end(double seconds) {
+  if (max <= 1) return;
+  if (k < kTeamProbe)
+    t_all += seconds;
+  else if (k < 2 * kTeamProbe)
+    t_one += seconds;
+  if (k == 2 * kTeamProbe - 1) {
+    const int verdict = t_all < t_one ? max : 1;
+    period = verdict == best ? std::min(2 * period, kTeamPeriodMax) : kTeamPeriodMin;
+    best = verdict;
+  }
+  if (++k >= period) {
+    k = 0;
+    t_all = t_one = 0.0;
+  }
+}
+
+// ------------------------------------------------------------------ parameters
+template <int D>
+double SPHParamsT<D>::mass() const {
+  return rho0 * std::pow(spacing, double(D));
+}
+
+template <int D>
+void SPHParamsT<D>::validate() const {
   auto pos = [](const char* name, double v) {
     if (!(v > 0) || !std::isfinite(v))
       throw std::domain_error(std::string(name) + " must be positive and finite, got " + std::to_string(v));
@@ -29,29 +134,32 @@ void SPHParams::validate() const {
   if (!(viscosity >= 0) || !std::isfinite(viscosity))
     throw std::domain_error("viscosity must be >= 0, got " + std::to_string(viscosity));
   if (!gravity.allFinite()) throw std::domain_error("gravity must be finite");
-  if (!lo.allFinite() || !hi.allFinite() || !(hi[0] > lo[0]) || !(hi[1] > lo[1]))
-    throw std::invalid_argument("domain must have lo < hi (finite), got lo = (" + std::to_string(lo[0]) + ", " +
-                                std::to_string(lo[1]) + "), hi = (" + std::to_string(hi[0]) + ", " +
-                                std::to_string(hi[1]) + ")");
+  bool ok = lo.allFinite() && hi.allFinite();
+  for (int k = 0; k < D; ++k) ok = ok && hi[k] > lo[k];
+  if (!ok)
+    throw std::invalid_argument("domain must have lo < hi (finite), got lo = " + vec_str<D>(lo) + ", hi = " +
+                                vec_str<D>(hi));
 }
 
-CubicSpline2D::CubicSpline2D(double h_) : h(h_), sigma(10.0 / (7.0 * kPi * h_ * h_)) {}
+template <int D>
+CubicSpline<D>::CubicSpline(double h_)
+    : h(h_), sigma(D == 2 ? 10.0 / (7.0 * kPi * h_ * h_) : 1.0 / (kPi * h_ * h_ * h_)) {}
 
-double CubicSpline2D::W(double r) const {
-  const double q = r / h;
-  if (q < 1.0) return sigma * (1.0 - 1.5 * q * q + 0.75 * q * q * q);
-  if (q < 2.0) return sigma * 0.25 * (2.0 - q) * (2.0 - q) * (2.0 - q);
-  return 0.0;
+template <int D>
+double CubicSpline<D>::W(double r) const {
+  return kernel_terms<D>(*this, r).W;
 }
 
-double CubicSpline2D::dW(double r) const {
+template <int D>
+double CubicSpline<D>::dW(double r) const {
   const double q = r / h;
   if (q < 1.0) return sigma / h * (-3.0 * q + 2.25 * q * q);
   if (q < 2.0) return -sigma / h * 0.75 * (2.0 - q) * (2.0 - q);
   return 0.0;
 }
 
-double CubicSpline2D::d2W(double r) const {
+template <int D>
+double CubicSpline<D>::d2W(double r) const {
   const double q = r / h;
   if (q < 1.0) return sigma / (h * h) * (-3.0 + 4.5 * q);
   if (q < 2.0) return sigma / (h * h) * 1.5 * (2.0 - q);
@@ -59,262 +167,631 @@ double CubicSpline2D::d2W(double r) const {
 }
 
 // ------------------------------------------------------------------ grid
-void NeighbourGrid::build(const double* pts, Index count, const V2& lo, const V2& hi, double cell) {
+template <int D>
+int NeighbourGrid<D>::cell_of(double x, int axis) const {
+  return std::min(std::max(int((x - lo_[axis]) / cell_), 0), n_[axis] - 1);
+}
+
+template <int D>
+void NeighbourGrid<D>::build(const double* pts, Index count, const Vec& lo, const Vec& hi, double cell) {
   lo_ = lo;
   cell_ = cell;
-  nx_ = std::max(1, int(std::ceil((hi[0] - lo[0]) / cell)));
-  ny_ = std::max(1, int(std::ceil((hi[1] - lo[1]) / cell)));
-  const Index cells = Index(nx_) * ny_;
+  Index cells = 1;
+  for (int k = 0; k < D; ++k) {
+    n_[k] = std::max(1, int(std::ceil((hi[k] - lo[k]) / cell)));
+    cells *= n_[k];
+  }
   start_.assign(cells + 1, 0);
-  cell_of_.resize(count);
+  cell_index_.resize(count);
   order_.resize(count);
+  sorted_.resize(D * count);
   for (Index i = 0; i < count; ++i) {
-    const Index c = Index(cell_y(pts[2 * i + 1])) * nx_ + cell_x(pts[2 * i]);
-    cell_of_[i] = c;
+    Index c = cell_of(pts[D * i + D - 1], D - 1);
+    for (int k = D - 2; k >= 0; --k) c = c * n_[k] + cell_of(pts[D * i + k], k);
+    cell_index_[i] = c;
     ++start_[c + 1];
   }
   for (Index c = 0; c < cells; ++c) start_[c + 1] += start_[c];
-  std::vector<Index>& fill = cell_of_;  // reuse: counting sort, stable
-  std::vector<Index> next(start_.begin(), start_.end() - 1);
-  for (Index i = 0; i < count; ++i) order_[next[fill[i]]++] = i;
+  cursor_.assign(start_.begin(), start_.end() - 1);
+  for (Index i = 0; i < count; ++i) {  // counting sort, stable
+    const Index k = cursor_[cell_index_[i]]++;
+    order_[k] = i;
+    for (int a = 0; a < D; ++a) sorted_[D * k + a] = pts[D * i + a];
+  }
+}
+
+template <int D>
+template <class F>
+void NeighbourGrid<D>::for_each(const Vec& p, double radius, F f) const {
+  int c[3] = {0, 0, 0};
+  for (int k = 0; k < D; ++k) c[k] = cell_of(p[k], k);
+  const double r2 = radius * radius;
+  const int x0 = std::max(c[0] - 1, 0), x1 = std::min(c[0] + 1, n_[0] - 1);
+  const int y0 = std::max(c[1] - 1, 0), y1 = std::min(c[1] + 1, n_[1] - 1);
+  const int z0 = D == 3 ? std::max(c[2] - 1, 0) : 0, z1 = D == 3 ? std::min(c[2] + 1, n_[2] - 1) : 0;
+  for (int z = z0; z <= z1; ++z)
+    for (int y = y0; y <= y1; ++y) {
+      const Index row = (Index(z) * n_[1] + y) * n_[0];
+      const Index end = start_[row + x1 + 1];
+      for (Index k = start_[row + x0]; k < end; ++k) {  // cells x0..x1 are contiguous
+        const Vec r = p - Eigen::Map<const Vec>(&sorted_[D * k]);
+        const double d2 = r.squaredNorm();
+        if (d2 < r2) f(order_[k], r, d2);
+      }
+    }
 }
 
 // ------------------------------------------------------------------ simulator
-SPHFluid2D::SPHFluid2D(SPHParams params, const double* fluid, Index N, const double* boundary, Index M)
+template <int D>
+SPHFluid<D>::SPHFluid(Params params, const double* fluid, Index N, const double* boundary, Index M)
     : prm_(params), kernel_(params.h), N_(N), M_(M) {
   prm_.validate();
   if (N < 1) throw std::invalid_argument("fluid must hold at least one particle, got 0");
-  x_ = Eigen::Map<const Eigen::VectorXd>(fluid, 2 * N);
-  xb_ = M > 0 ? Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(boundary, 2 * M)) : Eigen::VectorXd();
+  x_ = Eigen::Map<const Eigen::VectorXd>(fluid, D * N);
+  xb_ = M > 0 ? Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(boundary, D * M)) : Eigen::VectorXd();
   check_finite("fluid", x_.data(), x_.size());
   if (M > 0) check_finite("boundary", xb_.data(), xb_.size());
   for (Index i = 0; i < N; ++i)
-    if (x_[2 * i] < prm_.lo[0] || x_[2 * i] > prm_.hi[0] || x_[2 * i + 1] < prm_.lo[1] || x_[2 * i + 1] > prm_.hi[1])
-      throw std::invalid_argument("fluid particle " + std::to_string(i) + " lies outside the domain");
-  v_ = Eigen::VectorXd::Zero(2 * N);
-  a_ = Eigen::VectorXd::Zero(2 * N);
+    for (int k = 0; k < D; ++k)
+      if (x_[D * i + k] < prm_.lo[k] || x_[D * i + k] > prm_.hi[k])
+        throw std::invalid_argument("fluid particle " + std::to_string(i) + " at " + vec_str<D>(pt<D>(x_.data(), i)) +
+                                    " lies outside the domain " + vec_str<D>(prm_.lo) + " - " + vec_str<D>(prm_.hi));
+  v_ = Eigen::VectorXd::Zero(D * N);
+  a_ = Eigen::VectorXd::Zero(D * N);
   rho_ = Eigen::VectorXd::Constant(N, prm_.rho0);
   p_ = Eigen::VectorXd::Zero(N);
   // walls are static: one search structure for the whole run
-  const V2 pad(4 * prm_.h, 4 * prm_.h);
+  const Vec pad = Vec::Constant(4 * prm_.h);
   wall_grid_.build(xb_.data(), M_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
+  skin_ = 0.3 * prm_.h;
+  fluid_pairs_.stride = wall_pairs_.stride = initial_stride<D>(prm_, skin_);
 }
 
-void SPHFluid2D::set_sphere(const V2& centre, double radius, const V2& velocity) {
-  if (!centre.allFinite() || !velocity.allFinite()) throw std::domain_error("sphere centre and velocity must be finite");
+template <int D>
+void SPHFluid<D>::set_sphere(const Vec& centre, double radius, const Vec& velocity) {
+  if (!centre.allFinite()) throw std::domain_error("sphere centre must be finite, got " + vec_str<D>(centre));
+  if (!velocity.allFinite()) throw std::domain_error("sphere velocity must be finite, got " + vec_str<D>(velocity));
   if (!(radius > 0) || !std::isfinite(radius))
-    throw std::domain_error("sphere radius must be positive, got " + std::to_string(radius));
-  if (centre[0] < prm_.lo[0] || centre[0] > prm_.hi[0] || centre[1] < prm_.lo[1] || centre[1] > prm_.hi[1])
-    throw std::invalid_argument("sphere centre (" + std::to_string(centre[0]) + ", " + std::to_string(centre[1]) +
-                                ") lies outside the domain");
+    throw std::domain_error("sphere radius must be positive and finite, got " + std::to_string(radius));
+  for (int k = 0; k < D; ++k)
+    if (centre[k] < prm_.lo[k] || centre[k] > prm_.hi[k])
+      throw std::invalid_argument("sphere centre " + vec_str<D>(centre) + " lies outside the domain " +
+                                  vec_str<D>(prm_.lo) + " - " + vec_str<D>(prm_.hi));
   sc_ = centre;
   sr_ = radius;
   sv_ = velocity;
   sphere_on_ = true;
 }
 
-void SPHFluid2D::set_state(const Eigen::Ref<const Eigen::VectorXd>& positions,
-                           const Eigen::Ref<const Eigen::VectorXd>& velocities) {
-  if (positions.size() != 2 * N_) throw_shape("positions", shape_str(N_, 2), "(" + std::to_string(positions.size()) + " values)");
-  if (velocities.size() != 2 * N_) throw_shape("velocities", shape_str(N_, 2), "(" + std::to_string(velocities.size()) + " values)");
+template <int D>
+void SPHFluid<D>::set_state(const Eigen::Ref<const Eigen::VectorXd>& positions,
+                            const Eigen::Ref<const Eigen::VectorXd>& velocities) {
+  if (positions.size() != D * N_)
+    throw_shape("positions", shape_str(N_, D), "(" + std::to_string(positions.size()) + " values)");
+  if (velocities.size() != D * N_)
+    throw_shape("velocities", shape_str(N_, D), "(" + std::to_string(velocities.size()) + " values)");
   check_finite("positions", positions.data(), positions.size());
   check_finite("velocities", velocities.data(), velocities.size());
   x_ = positions;
   v_ = velocities;
+  rebuild_ = true;
 }
 
-void SPHFluid2D::search() {
-  const V2 pad(4 * prm_.h, 4 * prm_.h);
-  fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
-}
-
-NeighbourLists SPHFluid2D::neighbours() {
-  search();
-  NeighbourLists nb;
-  const double R = 2 * prm_.h;
-  nb.fluid_start.push_back(0);
-  nb.wall_start.push_back(0);
-  for (Index i = 0; i < N_; ++i) {
-    const V2 xi = pt(x_.data(), i);
-    fluid_grid_.for_each(x_.data(), xi, R, [&](Index j) {
-      if (j != i) nb.fluid.push_back(j);
-    });
-    nb.fluid_start.push_back(Index(nb.fluid.size()));
-    if (M_ > 0) wall_grid_.for_each(xb_.data(), xi, R, [&](Index b) { nb.wall.push_back(b); });
-    nb.wall_start.push_back(Index(nb.wall.size()));
+// Candidate lists within 2h + skin from one grid pass. A particle with more
+// candidates than the stride grows the tables and repeats the pass (rare;
+// no allocation otherwise).
+template <int D>
+void SPHFluid<D>::build_lists() {
+  const Vec pad = Vec::Constant(4 * prm_.h);
+  const double Rs = 2 * prm_.h + skin_;
+  fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, Rs);
+  const double* X = x_.data();
+  for (;;) {
+    SPHPairTable& F = fluid_pairs_;
+    SPHPairTable& Wt = wall_pairs_;
+    const Index sf = F.stride, sw = Wt.stride;
+    if (Index(F.count.size()) != N_) F.count.resize(N_);
+    if (Index(F.index.size()) != N_ * sf) {
+      F.index.resize(N_ * sf);
+      F.a.resize(N_ * sf);
+    }
+    if (Index(Wt.count.size()) != N_) Wt.count.resize(N_);
+    if (M_ > 0 && Index(Wt.index.size()) != N_ * sw) {
+      Wt.index.resize(N_ * sw);
+      Wt.a.resize(N_ * sw);
+    }
+    int need_f = 0, need_w = 0;
+#pragma omp parallel for schedule(static) reduction(max : need_f, need_w) num_threads(nt_) if (N_ >= kParallelMin)
+    for (Index i = 0; i < N_; ++i) {
+      const Vec xi = pt<D>(X, i);
+      int c = 0;
+      int* idx = F.index.data() + i * sf;
+      fluid_grid_.for_each(xi, Rs, [&](Index j, const Vec&, double) {
+        if (j == i) return;
+        if (c < sf) idx[c] = int(j);
+        ++c;
+      });
+      F.count[i] = c;
+      need_f = std::max(need_f, c);
+      int cw = 0;
+      if (M_ > 0) {
+        int* iw = Wt.index.data() + i * sw;
+        wall_grid_.for_each(xi, Rs, [&](Index b, const Vec&, double) {
+          if (cw < sw) iw[cw] = int(b);
+          ++cw;
+        });
+      }
+      Wt.count[i] = cw;
+      need_w = std::max(need_w, cw);
+    }
+    if (need_f <= sf && need_w <= sw) break;
+    F.stride = std::max<Index>(sf, Index(need_f) + need_f / 4 + 4);
+    Wt.stride = std::max<Index>(sw, Index(need_w) + need_w / 4 + 4);
   }
+  x_built_ = x_;
+  rebuild_ = false;
+}
+
+// Densities, pressures and W'/d of every listed pair (the kernel is exactly
+// 0 beyond 2h, so the skin's extra candidates add nothing).
+template <int D>
+void SPHFluid<D>::search() {
+  if (rebuild_) build_lists();
+  const double m = prm_.mass(), B = prm_.tait_B(), W0 = kernel_.W(0.0);
+  const double* X = x_.data();
+  const double* XB = xb_.data();
+  const KernelConst ker(kernel_);
+  SPHPairTable& F = fluid_pairs_;
+  SPHPairTable& Wt = wall_pairs_;
+#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
+  for (Index i = 0; i < N_; ++i) {
+    const Vec xi = pt<D>(X, i);
+    double rho = 0.0;
+    const int* idx = F.index.data() + i * F.stride;
+    double* aa = F.a.data() + i * F.stride;
+    for (int c = 0; c < F.count[i]; ++c) {
+      const KernelTerms t = ker((xi - pt<D>(X, idx[c])).norm());
+      rho += t.W;
+      aa[c] = t.a;
+    }
+    if (M_ > 0) {
+      const int* iw = Wt.index.data() + i * Wt.stride;
+      double* aw = Wt.a.data() + i * Wt.stride;
+      for (int c = 0; c < Wt.count[i]; ++c) {
+        const KernelTerms t = ker((xi - pt<D>(XB, iw[c])).norm());
+        rho += t.W;
+        aw[c] = t.a;
+      }
+    }
+    rho = m * (W0 + rho);
+    rho_[i] = rho;
+    p_[i] = std::max(0.0, B * (tait_ratio(rho / prm_.rho0, prm_.gamma) - 1.0));
+  }
+}
+
+template <int D>
+NeighbourLists SPHFluid<D>::neighbours() {
+  NeighbourLists nb;
+  neighbours(nb);
   return nb;
 }
 
-void SPHFluid2D::step(const double* force) {
-  const double m = prm_.mass(), R = 2 * prm_.h, B = prm_.tait_B(), dt = prm_.dt;
+template <int D>
+void SPHFluid<D>::neighbours(NeighbourLists& nb) {
+  const Vec pad = Vec::Constant(4 * prm_.h);
+  fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
+  const double R = 2 * prm_.h;
+  nb.fluid_start.assign(N_ + 1, 0);
+  nb.wall_start.assign(N_ + 1, 0);
+  const double* X = x_.data();
+#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
+  for (Index i = 0; i < N_; ++i) {
+    const Vec xi = pt<D>(X, i);
+    Index c = 0, cw = 0;
+    fluid_grid_.for_each(xi, R, [&](Index j, const Vec&, double) { c += (j != i); });
+    if (M_ > 0) wall_grid_.for_each(xi, R, [&](Index, const Vec&, double) { ++cw; });
+    nb.fluid_start[i + 1] = c;
+    nb.wall_start[i + 1] = cw;
+  }
+  for (Index i = 0; i < N_; ++i) {
+    nb.fluid_start[i + 1] += nb.fluid_start[i];
+    nb.wall_start[i + 1] += nb.wall_start[i];
+  }
+  nb.fluid.resize(nb.fluid_start[N_]);
+  nb.wall.resize(nb.wall_start[N_]);
+#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
+  for (Index i = 0; i < N_; ++i) {
+    const Vec xi = pt<D>(X, i);
+    Index c = nb.fluid_start[i], cw = nb.wall_start[i];
+    fluid_grid_.for_each(xi, R, [&](Index j, const Vec&, double) {
+      if (j != i) nb.fluid[c++] = j;
+    });
+    if (M_ > 0) wall_grid_.for_each(xi, R, [&](Index b, const Vec&, double) { nb.wall[cw++] = b; });
+  }
+}
+
+template <int D>
+void SPHFluid<D>::step(const double* force) {
+  const double m = prm_.mass(), dt = prm_.dt;
+  const auto t0 = Clock::now();
+  nt_ = team_.begin();
   search();
   const double* X = x_.data();
+  const double* V = v_.data();
   const double* XB = xb_.data();
-  const double W0 = kernel_.W(0.0);
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
+  const double alpha = prm_.viscosity, h = prm_.h, c0 = prm_.c0, eps = 0.01 * h * h;
+  const SPHPairTable& F = fluid_pairs_;
+  const SPHPairTable& Wt = wall_pairs_;
+#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i) {
-    const V2 xi = pt(X, i);
-    double rho = m * W0;
-    fluid_grid_.for_each(X, xi, R, [&](Index j) {
-      if (j != i) rho += m * kernel_.W((xi - pt(X, j)).norm());
-    });
-    if (M_ > 0) wall_grid_.for_each(XB, xi, R, [&](Index b) { rho += m * kernel_.W((xi - pt(XB, b)).norm()); });
-    rho_[i] = rho;
-    p_[i] = std::max(0.0, B * (std::pow(rho / prm_.rho0, prm_.gamma) - 1.0));
-  }
-  const double alpha = prm_.viscosity, h = prm_.h, c0 = prm_.c0;
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const V2 xi = pt(X, i), vi = pt(v_.data(), i);
+    const Vec xi = pt<D>(X, i), vi = pt<D>(V, i);
     const double Pi = p_[i] / (rho_[i] * rho_[i]);
-    V2 a = prm_.gravity;
-    if (force) a += pt(force, i) / m;
-    fluid_grid_.for_each(X, xi, R, [&](Index j) {
-      if (j == i) return;
-      const V2 r = xi - pt(X, j);
-      const double d = r.norm();
-      if (d <= 1e-12) return;
-      const V2 gW = kernel_.dW(d) / d * r;
+    Vec a = prm_.gravity;
+    if (force) a += pt<D>(force, i) / m;
+    const int* idx = F.index.data() + i * F.stride;
+    const double* aa = F.a.data() + i * F.stride;
+    for (int k = 0; k < F.count[i]; ++k) {
+      const Index j = idx[k];
+      const Vec r = xi - pt<D>(X, j);
       double c = Pi + p_[j] / (rho_[j] * rho_[j]);
-      const double vr = (vi - pt(v_.data(), j)).dot(r);
+      const double vr = (vi - pt<D>(V, j)).dot(r);
       if (vr < 0) {  // Monaghan viscosity (approaching pairs)
-        const double mu = h * vr / (d * d + 0.01 * h * h);
+        const double mu = h * vr / (r.squaredNorm() + eps);
         c += -alpha * c0 * mu / (0.5 * (rho_[i] + rho_[j]));
       }
-      a -= m * c * gW;
-    });
-    if (M_ > 0)
-      wall_grid_.for_each(XB, xi, R, [&](Index b) {
-        const V2 r = xi - pt(XB, b);
-        const double d = r.norm();
-        if (d <= 1e-12) return;
-        const V2 gW = kernel_.dW(d) / d * r;
+      a -= (m * c * aa[k]) * r;
+    }
+    if (M_ > 0) {
+      const int* iw = Wt.index.data() + i * Wt.stride;
+      const double* aw = Wt.a.data() + i * Wt.stride;
+      for (int k = 0; k < Wt.count[i]; ++k) {
+        const Vec r = xi - pt<D>(XB, iw[k]);
         double c = 2.0 * Pi;
         const double vr = vi.dot(r);
-        if (vr < 0) c += -alpha * c0 * h * vr / (d * d + 0.01 * h * h) / rho_[i];
-        a -= m * c * gW;
-      });
-    a_[2 * i] = a[0];
-    a_[2 * i + 1] = a[1];
+        if (vr < 0) c += -alpha * c0 * h * vr / (r.squaredNorm() + eps) / rho_[i];
+        a -= (m * c * aw[k]) * r;
+      }
+    }
+    Eigen::Map<Vec>(a_.data() + D * i) = a;
   }
+  team_.end(since(t0));  // the parallel part of the step
   // symplectic Euler, then the sphere and the domain box
-  v_ += dt * a_;
+  double vmax = 0.0;
+  bool bad = false;
+  // (serial: a few microseconds of streaming; a parallel region costs more on a loaded machine)
+  for (Index k = 0; k < D * N_; ++k) {
+    const double v = v_[k] + dt * a_[k];
+    v_[k] = v;
+    bad = bad || !std::isfinite(v);
+    vmax = std::max(vmax, std::abs(v));
+  }
   ++steps_;
-  const double vmax = v_.size() ? v_.cwiseAbs().maxCoeff() : 0.0;
-  if (!std::isfinite(vmax) || vmax > 10.0 * prm_.c0)
-    throw std::domain_error("SPH step " + std::to_string(steps_) + " diverged (speed " + std::to_string(vmax) +
-                            " > 10 c0 or non-finite): reduce dt or the control forces");
-  x_ += dt * v_;
+  if (bad || vmax > 10.0 * prm_.c0)
+    throw std::domain_error("SPH step " + std::to_string(steps_) + " diverged (speed " +
+                            (bad ? std::string("non-finite") : std::to_string(vmax)) +
+                            " > 10 c0): reduce dt or the control forces");
   if (sphere_on_) sc_ += dt * sv_;
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
+  bad = false;
+  double moved = 0.0;  // largest squared displacement since the list build
   for (Index i = 0; i < N_; ++i) {
-    V2 xi = pt(x_.data(), i), vi = pt(v_.data(), i);
+    Eigen::Map<Vec> xm(x_.data() + D * i), vm(v_.data() + D * i);
+    Vec xi = xm + dt * vm, vi = vm;
     if (sphere_on_) {
-      const V2 r = xi - sc_;
+      const Vec r = xi - sc_;
       const double d = r.norm();
       if (d < sr_) {
-        const V2 nrm = d > 1e-12 ? V2(r / d) : V2(0.0, 1.0);
+        Vec nrm = Vec::Zero();
+        if (d > 1e-12)
+          nrm = r / d;
+        else
+          nrm[D - 1] = 1.0;
         xi = sc_ + sr_ * nrm;
         const double vn = (vi - sv_).dot(nrm);
         if (vn < 0) vi -= vn * nrm;
       }
     }
-    for (int k = 0; k < 2; ++k) {
-      if (xi[k] < prm_.lo[k]) { xi[k] = prm_.lo[k]; vi[k] = std::max(vi[k], 0.0); }
-      if (xi[k] > prm_.hi[k]) { xi[k] = prm_.hi[k]; vi[k] = std::min(vi[k], 0.0); }
+    for (int k = 0; k < D; ++k) {
+      if (xi[k] < prm_.lo[k]) {
+        xi[k] = prm_.lo[k];
+        vi[k] = std::max(vi[k], 0.0);
+      }
+      if (xi[k] > prm_.hi[k]) {
+        xi[k] = prm_.hi[k];
+        vi[k] = std::min(vi[k], 0.0);
+      }
     }
-    x_[2 * i] = xi[0];
-    x_[2 * i + 1] = xi[1];
-    v_[2 * i] = vi[0];
-    v_[2 * i + 1] = vi[1];
+    bad = bad || !xi.allFinite();
+    moved = std::max(moved, (xi - pt<D>(x_built_.data(), i)).squaredNorm());
+    xm = xi;
+    vm = vi;
   }
-  if (!x_.allFinite()) throw std::domain_error("SPH step " + std::to_string(steps_) + " produced non-finite positions");
+  if (!(moved <= 0.25 * skin_ * skin_)) rebuild_ = true;
+  if (bad) throw std::domain_error("SPH step " + std::to_string(steps_) + " produced non-finite positions");
 }
 
 // ------------------------------------------------------------------ prediction model
-SPHPrediction::SPHPrediction(SPHParams params, NeighbourLists lists, Eigen::VectorXd boundary)
+template <int D>
+struct SPHPredictionT<D>::Tape {
+  std::mutex lock;
+  bool valid = false;
+  Eigen::VectorXd pos;                    //!< positions the tape was taken at (DN)
+  Eigen::VectorXd rho, P, dP, bar;        //!< N
+  Eigen::VectorXd mu, acc;                //!< DN
+  std::vector<double> pW, pa, pb;         //!< per symmetric fluid pair: W, W'/d, (W'' - W'/d)/d^2
+  std::vector<double> ps, pT;             //!< vjp scratch per pair: (mu_i - mu_j).r, and the D-vector term
+  std::vector<double> wa, wb;             //!< per fluid-wall entry
+  void size(Index N, Index np, Index nw) {
+    if (pos.size() != D * N) {
+      pos.resize(D * N);
+      mu.resize(D * N);
+      acc.resize(D * N);
+      rho.resize(N);
+      P.resize(N);
+      dP.resize(N);
+      bar.resize(N);
+      valid = false;
+    }
+    if (Index(pa.size()) != np) {
+      pW.resize(np);
+      pa.resize(np);
+      pb.resize(np);
+      ps.resize(np);
+      pT.resize(D * np);
+      valid = false;
+    }
+    if (Index(wa.size()) != nw) {
+      wa.resize(nw);
+      wb.resize(nw);
+      valid = false;
+    }
+  }
+};
+
+template <int D>
+SPHPredictionT<D>::SPHPredictionT(Params params, NeighbourLists lists, Eigen::VectorXd boundary)
     : prm_(params), kernel_(params.h), nb_(std::move(lists)), xb_(std::move(boundary)) {
   prm_.validate();
+  freeze();
+}
+
+template <int D>
+void SPHPredictionT<D>::refreeze(SPHFluid<D>& fluid) {
+  if (fluid.size() != N_ || fluid.boundary().size() != xb_.size())
+    throw std::invalid_argument("refreeze: fluid must have the model's " + std::to_string(N_) + " particles and " +
+                                std::to_string(xb_.size() / D) + " boundary particles, got " +
+                                std::to_string(fluid.size()) + " and " + std::to_string(fluid.boundary().size() / D));
+  xb_ = fluid.boundary();
+  fluid.neighbours(nb_);
+  {
+    std::lock_guard<std::mutex> g(tapes_mutex_);
+    for (auto& t : tapes_)
+      if (t) t->valid = false;
+  }
+  freeze();
+}
+
+template <int D>
+void SPHPredictionT<D>::freeze() {
   N_ = Index(nb_.fluid_start.size()) - 1;
   if (N_ < 1 || Index(nb_.wall_start.size()) != N_ + 1)
     throw std::invalid_argument("neighbour lists must have N+1 starts for fluid and walls");
+  if (nb_.fluid_start[0] != 0 || nb_.fluid_start[N_] != Index(nb_.fluid.size()) || nb_.wall_start[0] != 0 ||
+      nb_.wall_start[N_] != Index(nb_.wall.size()))
+    throw std::invalid_argument("neighbour lists: starts do not match the list lengths");
+  for (Index j : nb_.fluid)
+    if (j < 0 || j >= N_) throw std::invalid_argument("neighbour lists: fluid index out of range");
+  for (Index b : nb_.wall)
+    if (b < 0 || D * b + D > xb_.size()) throw std::invalid_argument("neighbour lists: wall index out of range");
+  wall_.assign(nb_.wall.begin(), nb_.wall.end());
+  const std::vector<Index>& fluid_ = nb_.fluid;
+  // symmetric pairs: entries j > i create a pair, entries j < i find the partner's
+  std::vector<int> dir_pair_(fluid_.size(), -1);  // the pair of every directed entry
+  pair_i_.clear();
+  pair_j_.clear();
+  pair_i_.reserve(fluid_.size() / 2);
+  pair_j_.reserve(fluid_.size() / 2);
+  pair_start_.assign(N_ + 1, 0);
+  for (Index i = 0; i < N_; ++i) {
+    pair_start_[i] = Index(pair_i_.size());
+    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
+      if (fluid_[k] > i) {
+        dir_pair_[k] = int(pair_i_.size());
+        pair_i_.push_back(int(i));
+        pair_j_.push_back(int(fluid_[k]));
+      }
+  }
+  pair_start_[N_] = Index(pair_i_.size());
+  // (reads only entries j -> i with i > j, all written above: parallel)
+  Index asymmetric = -1;
+  int threads = 1;  // the verdict of the step's team (one thread before any probe)
+  {
+    std::lock_guard<std::mutex> g(team_mutex_);
+    threads = std::max(1, step_team_.best);
+  }
+#pragma omp parallel for schedule(static) reduction(max : asymmetric) num_threads(threads) if (N_ >= kParallelMin)
+  for (Index i = 0; i < N_; ++i)
+    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
+      const Index j = fluid_[k];
+      if (j > i) continue;
+      for (Index q = nb_.fluid_start[j]; q < nb_.fluid_start[j + 1]; ++q)
+        if (fluid_[q] == i) {
+          dir_pair_[k] = dir_pair_[q];
+          break;
+        }
+      if (dir_pair_[k] < 0) asymmetric = std::max(asymmetric, i);
+    }
+  if (asymmetric >= 0)
+    throw std::invalid_argument("neighbour lists must be symmetric (and exclude self pairs): particle " +
+                                std::to_string(asymmetric) + " lists a neighbour that does not list it");
+  low_start_.assign(N_ + 1, 0);
+  low_pair_.clear();
+  low_pair_.reserve(pair_i_.size());
+  for (Index i = 0; i < N_; ++i) {
+    low_start_[i] = Index(low_pair_.size());
+    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
+      if (fluid_[k] < i) low_pair_.push_back(dir_pair_[k]);
+  }
+  low_start_[N_] = Index(low_pair_.size());
 }
 
-SPHPrediction::Scratch& SPHPrediction::scratch() const {
-  thread_local Scratch w;
-  if (w.rho.size() != N_) {
-    w.rho.resize(N_);
-    w.P.resize(N_);
-    w.dP.resize(N_);
-    w.barP.resize(N_);
-  }
-  if (w.a.size() != 2 * N_) {
-    w.a.resize(2 * N_);
-    w.mu.resize(2 * N_);
-  }
-  return w;
+template <int D>
+SPHPredictionT<D>::~SPHPredictionT() = default;
+
+template <int D>
+int SPHPredictionT<D>::team_begin(SPHTeam& team) const {
+  std::lock_guard<std::mutex> g(team_mutex_);
+  return team.begin();
 }
+
+template <int D>
+void SPHPredictionT<D>::team_end(SPHTeam& team, double seconds) const {
+  std::lock_guard<std::mutex> g(team_mutex_);
+  team.end(seconds);
+}
+
+template <int D>
+typename SPHPredictionT<D>::Tape* SPHPredictionT<D>::tape(Index i) const {
+  constexpr Index kMaxTapes = 256;
+  Tape* t = nullptr;
+  if (i >= 0 && i < kMaxTapes) {
+    std::lock_guard<std::mutex> g(tapes_mutex_);
+    if (Index(tapes_.size()) <= i) tapes_.resize(i + 1);
+    if (!tapes_[i]) tapes_[i] = std::make_unique<Tape>();
+    t = tapes_[i].get();
+  }
+  return t;
+}
+
+namespace {
+template <class Tape>
+Tape& thread_tape() {
+  thread_local Tape t;
+  return t;
+}
+}  // namespace
 
 // rho_i = m (W(0) + sum_j W(|x_i - x_j|) + sum_b W(|x_i - x_b|)),
-// p = max(0, B ((rho/rho0)^gamma - 1)), P = p / rho^2, dP = dP/drho.
-void SPHPrediction::density(const CRefVec& pos, Scratch& w) const {
+// p = max(0, B ((rho/rho0)^gamma - 1)), P = p / rho^2, dP = dP/drho;
+// and the kernel terms of every frozen pair (once per symmetric pair).
+template <int D>
+void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
+  const Index np = Index(pair_i_.size());
+  w.size(N_, np, Index(wall_.size()));
   const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, r0 = prm_.rho0, W0 = kernel_.W(0.0);
-  const double* X = pos.data();
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const V2 xi = pt(X, i);
-    double rho = m * W0;
-    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) rho += m * kernel_.W((xi - pt(X, nb_.fluid[k])).norm());
-    for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) rho += m * kernel_.W((xi - pt(xb_.data(), nb_.wall[k])).norm());
-    // clamped at zero like the simulator (no tensile attraction at the free surface)
-    const double s = std::pow(rho / r0, g);
-    const double p = s > 1.0 ? B * (s - 1.0) : 0.0, dp = s > 1.0 ? B * g * s / rho : 0.0;
-    w.rho[i] = rho;
-    w.P[i] = p / (rho * rho);
-    w.dP[i] = dp / (rho * rho) - 2.0 * p / (rho * rho * rho);
+  const double* XB = xb_.data();
+  const KernelConst ker(kernel_);
+  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *LS = low_start_.data();
+  double *pW = w.pW.data(), *pa = w.pa.data(), *pb = w.pb.data();
+#pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
+  {
+    // per block of pairs: squared distances (gathers), then the kernel terms
+    // as SIMD array expressions over the contiguous block
+    constexpr Index kBlock = 256;
+    const Index blocks = (np + kBlock - 1) / kBlock;
+#pragma omp for schedule(static)
+    for (Index blk = 0; blk < blocks; ++blk) {
+      const Index p0 = blk * kBlock, len = std::min(kBlock, np - p0);
+      using Arr = Eigen::Array<double, Eigen::Dynamic, 1, 0, kBlock, 1>;
+      Arr d(len);
+      for (Index p = 0; p < len; ++p) d[p] = (pt<D>(X, PI[p0 + p]) - pt<D>(X, PJ[p0 + p])).squaredNorm();
+      d = d.sqrt();
+      const Arr q = d * ker.inv_h;
+      const Arr t2 = (2.0 - q).max(0.0), t1 = (1.0 - q).max(0.0);
+      const Arr id = (d > 1e-12).select(d.inverse(), 0.0);
+      const Arr a = ker.dw * (12.0 * t1.square() - 3.0 * t2.square()) * id;
+      Eigen::Map<Eigen::ArrayXd>(pW + p0, len) = ker.w * (t2.cube() - 4.0 * t1.cube());
+      Eigen::Map<Eigen::ArrayXd>(pa + p0, len) = a;
+      Eigen::Map<Eigen::ArrayXd>(pb + p0, len) = (ker.d2w * (6.0 * t2 - 24.0 * t1) - a) * id.square();
+    }
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) {
+      double rho = W0;
+      for (Index p = PS[i]; p < PS[i + 1]; ++p) rho += pW[p];
+      for (Index l = LS[i]; l < LS[i + 1]; ++l) rho += pW[LP[l]];
+      const VecD<D> xi = pt<D>(X, i);
+      for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) {
+        const KernelTerms t = ker((xi - pt<D>(XB, WL[k])).norm());
+        rho += t.W;
+        w.wa[k] = t.a;
+        w.wb[k] = t.b;
+      }
+      rho *= m;
+      // clamped at zero like the simulator (no tensile attraction at the free surface)
+      const double s = tait_ratio(rho / r0, g);
+      const double pr = s > 1.0 ? B * (s - 1.0) : 0.0, dp = s > 1.0 ? B * g * s / rho : 0.0;
+      w.rho[i] = rho;
+      w.P[i] = pr / (rho * rho);
+      w.dP[i] = dp / (rho * rho) - 2.0 * pr / (rho * rho * rho);
+    }
   }
 }
 
-void SPHPrediction::pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eigen::VectorXd> a) const {
-  Scratch& w = scratch();
-  density(pos, w);
+// a_i = -m sum_j (P_i + P_j) W'/d (x_i - x_j) - 2 m P_i sum_b W'/d (x_i - x_b); the
+// pair term is antisymmetric: once per pair (in the tape's scratch), gathered.
+template <int D>
+void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int threads) const {
   const double m = prm_.mass();
-  const double* X = pos.data();
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const V2 xi = pt(X, i);
-    V2 acc(0, 0);
-    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
-      const Index j = nb_.fluid[k];
-      const V2 r = xi - pt(X, j);
-      const double d = r.norm();
-      if (d <= 1e-12) continue;
-      acc -= m * (w.P[i] + w.P[j]) * (kernel_.dW(d) / d) * r;
+  const double* XB = xb_.data();
+  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *LS = low_start_.data();
+  const Index np = Index(pair_i_.size());
+  const double* pa = w.pa.data();
+  double* pT = const_cast<Tape&>(w).pT.data();  // scratch, not part of the recorded state
+#pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index p = 0; p < np; ++p) {
+      const int i = PI[p], j = PJ[p];
+      Eigen::Map<VecD<D>>(pT + D * p) = ((w.P[i] + w.P[j]) * pa[p]) * (pt<D>(X, i) - pt<D>(X, j));
     }
-    for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) {
-      const V2 r = xi - pt(xb_.data(), nb_.wall[k]);
-      const double d = r.norm();
-      if (d <= 1e-12) continue;
-      acc -= m * 2.0 * w.P[i] * (kernel_.dW(d) / d) * r;
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) {
+      VecD<D> acc = VecD<D>::Zero(), accw = VecD<D>::Zero();
+      for (Index p = PS[i]; p < PS[i + 1]; ++p) acc += pt<D>(pT, p);
+      for (Index l = LS[i]; l < LS[i + 1]; ++l) acc -= pt<D>(pT, LP[l]);
+      const VecD<D> xi = pt<D>(X, i);
+      for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) accw += w.wa[k] * (xi - pt<D>(XB, WL[k]));
+      Eigen::Map<VecD<D>>(a + D * i) = -m * acc - (2.0 * m * w.P[i]) * accw;
     }
-    a[2 * i] = acc[0];
-    a[2 * i + 1] = acc[1];
   }
 }
 
-void SPHPrediction::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index) const {
-  const Index n2 = 2 * N_;
-  Scratch& w = scratch();
-  pressure_acceleration(x.head(n2), w.a);
-  const double dt = prm_.dt, im = 1.0 / prm_.mass();
-  auto vn = x_next.tail(n2);
-  vn = x.tail(n2) + dt * (w.a + im * u);
-  for (Index i = 0; i < N_; ++i) {
-    vn[2 * i] += dt * prm_.gravity[0];
-    vn[2 * i + 1] += dt * prm_.gravity[1];
+template <int D>
+void SPHPredictionT<D>::pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eigen::VectorXd> a) const {
+  Tape& w = thread_tape<Tape>();
+  SPHTeam all;
+  const int threads = all.begin();
+  forward(pos.data(), w, threads);
+  accel(pos.data(), w, w.acc.data(), threads);
+  a = w.acc;
+}
+
+template <int D>
+void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const {
+  const Index n = D * N_;
+  Tape* slot = tape(i);
+  std::unique_lock<std::mutex> lk;
+  if (slot) lk = std::unique_lock<std::mutex>(slot->lock, std::try_to_lock);
+  Tape& w = lk.owns_lock() ? *slot : thread_tape<Tape>();
+  const auto t0 = Clock::now();
+  const int threads = team_begin(step_team_);
+  forward(x.data(), w, threads);
+  accel(x.data(), w, w.acc.data(), threads);
+  team_end(step_team_, since(t0));
+  if (lk.owns_lock()) {
+    w.pos = x.head(n);
+    w.valid = true;
   }
-  x_next.head(n2) = x.head(n2) + dt * vn;
+  const double dt = prm_.dt, im = 1.0 / prm_.mass();
+  const VecD<D> g = prm_.gravity;
+  for (Index p = 0; p < N_; ++p) {  // streaming: serial
+    const VecD<D> vn = pt<D>(x.data() + n, p) + dt * (pt<D>(w.acc.data(), p) + g + im * pt<D>(u.data(), p));
+    for (int k = 0; k < D; ++k) {
+      x_next[n + D * p + k] = vn[k];
+      x_next[D * p + k] = x[D * p + k] + dt * vn[k];
+    }
+  }
 }
 
 // Reverse mode of step. With mu = lam_v + dt lam_x (adjoint of v+):
@@ -324,66 +801,99 @@ void SPHPrediction::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Inde
 //   barrho_k = barP_k dP_k,
 //   bar x_k = -m sum_j (P_k + P_j) H_kj (mu_k - mu_j) - 2 m sum_b P_k H_kb mu_k
 //             + m sum_j (barrho_k + barrho_j) gW_kj + m sum_b barrho_k gW_kb,
-// with gW = W'(d) r/d and H = W''(d) rr'/d^2 + W'(d)/d (I - rr'/d^2).
-void SPHPrediction::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam, RefVec gx, RefVec gu, Index) const {
-  const Index n2 = 2 * N_;
-  Scratch& w = scratch();
-  density(x.head(n2), w);
+// with gW = a r and H = a I + b r r' (a = W'/d, b = (W'' - W'/d)/d^2, taped).
+template <int D>
+void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam, RefVec gx, RefVec gu,
+                            Index i) const {
+  const Index n = D * N_;
+  const auto t0 = Clock::now();
+  const int threads = team_begin(vjp_team_);
+  Tape* slot = tape(i);
+  std::unique_lock<std::mutex> lk;
+  if (slot) lk = std::unique_lock<std::mutex>(slot->lock, std::try_to_lock);
+  Tape* wp = &thread_tape<Tape>();
+  if (lk.owns_lock()) {
+    wp = slot;
+    const bool hit = slot->valid && slot->pos.size() == n &&
+                     std::memcmp(slot->pos.data(), x.data(), sizeof(double) * size_t(n)) == 0;
+    if (!hit) {
+      forward(x.data(), *slot, threads);
+      slot->pos = x.head(n);
+      slot->valid = true;
+    }
+  } else {
+    forward(x.data(), *wp, threads);
+  }
+  Tape& w = *wp;
   const double dt = prm_.dt, m = prm_.mass();
-  w.mu = lam.tail(n2) + dt * lam.head(n2);
+  w.mu = lam.tail(n) + dt * lam.head(n);
   const double* X = x.data();
   const double* XB = xb_.data();
   const double* MU = w.mu.data();
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index k = 0; k < N_; ++k) {
-    const V2 xk = pt(X, k), mk = pt(MU, k);
-    double bar = 0.0;
-    for (Index q = nb_.fluid_start[k]; q < nb_.fluid_start[k + 1]; ++q) {
-      const Index j = nb_.fluid[q];
-      const V2 r = xk - pt(X, j);
-      const double d = r.norm();
-      if (d <= 1e-12) continue;
-      bar -= m * (mk - pt(MU, j)).dot((kernel_.dW(d) / d) * r);
+  // The pair terms are symmetric (s = (mu_i - mu_j).r_ij) or antisymmetric
+  // (the vector term T_ij = -T_ji): computed once per pair, gathered per
+  // particle over its pairs as first (+) and second (-) member.
+  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *LS = low_start_.data();
+  const Index np = Index(pair_i_.size());
+  const double *pa = w.pa.data(), *pb = w.pb.data();
+  double *ps = w.ps.data(), *pT = w.pT.data();
+#pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index p = 0; p < np; ++p) {
+      const int i = PI[p], j = PJ[p];
+      ps[p] = pa[p] * (pt<D>(MU, i) - pt<D>(MU, j)).dot(pt<D>(X, i) - pt<D>(X, j));
     }
-    for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q) {
-      const V2 r = xk - pt(XB, nb_.wall[q]);
-      const double d = r.norm();
-      if (d <= 1e-12) continue;
-      bar -= 2.0 * m * mk.dot((kernel_.dW(d) / d) * r);
+#pragma omp for schedule(static)
+    for (Index k = 0; k < N_; ++k) {
+      double bar = 0.0, barw = 0.0;
+      for (Index p = PS[k]; p < PS[k + 1]; ++p) bar += ps[p];
+      for (Index l = LS[k]; l < LS[k + 1]; ++l) bar += ps[LP[l]];
+      const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
+      for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q)
+        barw += w.wa[q] * mk.dot(xk - pt<D>(XB, WL[q]));
+      w.bar[k] = (-m * bar - 2.0 * m * barw) * w.dP[k];  // bar rho_k
     }
-    w.barP[k] = bar * w.dP[k];  // now bar rho_k
+#pragma omp for schedule(static)
+    for (Index p = 0; p < np; ++p) {
+      const int i = PI[p], j = PJ[p];
+      const VecD<D> r = pt<D>(X, i) - pt<D>(X, j), dm = pt<D>(MU, i) - pt<D>(MU, j);
+      const double a = pa[p], b = pb[p];
+      // -(P_i + P_j) H dm + (bar_i + bar_j) a r, H dm = a dm + b r (r.dm)
+      Eigen::Map<VecD<D>>(pT + D * p) =
+          (-(w.P[i] + w.P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((w.bar[i] + w.bar[j]) * a) * r;
+    }
+#pragma omp for schedule(static)
+    for (Index k = 0; k < N_; ++k) {
+      VecD<D> g = VecD<D>::Zero(), gw1 = VecD<D>::Zero(), gw2 = VecD<D>::Zero();
+      for (Index p = PS[k]; p < PS[k + 1]; ++p) g += pt<D>(pT, p);
+      for (Index l = LS[k]; l < LS[k + 1]; ++l) g -= pt<D>(pT, LP[l]);
+      const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
+      for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q) {
+        const VecD<D> r = xk - pt<D>(XB, WL[q]);
+        const double a = w.wa[q], b = w.wb[q];
+        gw1 += a * mk + (b * r.dot(mk)) * r;  // H mk
+        gw2 += a * r;
+      }
+      g = m * g - (2.0 * m * w.P[k]) * gw1 + (m * w.bar[k]) * gw2;
+      for (int c = 0; c < D; ++c) gx[D * k + c] = lam[D * k + c] + dt * g[c];
+    }
   }
-  auto hess = [&](const V2& r, double d) {
-    const double w1 = kernel_.dW(d), w2 = kernel_.d2W(d);
-    const V2 e = r / d;
-    Eigen::Matrix2d Hm = (w2 - w1 / d) * (e * e.transpose());
-    Hm.diagonal().array() += w1 / d;
-    return Hm;
-  };
-#pragma omp parallel for schedule(static) if (N_ >= kParallelMin)
-  for (Index k = 0; k < N_; ++k) {
-    const V2 xk = pt(X, k), mk = pt(MU, k);
-    V2 g(0, 0);
-    for (Index q = nb_.fluid_start[k]; q < nb_.fluid_start[k + 1]; ++q) {
-      const Index j = nb_.fluid[q];
-      const V2 r = xk - pt(X, j);
-      const double d = r.norm();
-      if (d <= 1e-12) continue;
-      g -= m * (w.P[k] + w.P[j]) * (hess(r, d) * (mk - pt(MU, j)));
-      g += m * (w.barP[k] + w.barP[j]) * (kernel_.dW(d) / d) * r;
-    }
-    for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q) {
-      const V2 r = xk - pt(XB, nb_.wall[q]);
-      const double d = r.norm();
-      if (d <= 1e-12) continue;
-      g -= 2.0 * m * w.P[k] * (hess(r, d) * mk);
-      g += m * w.barP[k] * (kernel_.dW(d) / d) * r;
-    }
-    gx[2 * k] = lam[2 * k] + dt * g[0];
-    gx[2 * k + 1] = lam[2 * k + 1] + dt * g[1];
-  }
-  gx.tail(n2) = w.mu;
+  gx.tail(n) = w.mu;
   gu = (dt / m) * w.mu;
+  team_end(vjp_team_, since(t0));
 }
+
+template struct SPHParamsT<2>;
+template struct SPHParamsT<3>;
+template struct CubicSpline<2>;
+template struct CubicSpline<3>;
+template class NeighbourGrid<2>;
+template class NeighbourGrid<3>;
+template class SPHFluid<2>;
+template class SPHFluid<3>;
+template class SPHPredictionT<2>;
+template class SPHPredictionT<3>;
 
 }  // namespace directable

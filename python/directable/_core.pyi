@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHPrediction', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1162,22 +1162,39 @@ class HorizonOptimizer:
     @property
     def s(self) -> int:
         ...
+class SPHPrediction(PredictionModel):
+    """
+    Simplified 2D SPH prediction model (pressure + body forces, frozen neighbours),
+    with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape
+    per window step i that vjp(x, u, lam, i) reuses at the same positions.
+    """
+    def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        positions (2N,) -> pressure acceleration (2N,).
+        """
+    def refreeze(self, fluid: SPHFluid2D) -> None:
+        """
+        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),
+        reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a
+        whole receding-horizon run (GIL released; not while the model is in use elsewhere).
+        """
 class SPHFluid2D:
     """
     2D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
     Monaghan viscosity, uniform-grid neighbour search, boundary particles,
-    gravity, a moving rigid sphere and per-particle control forces.
+    gravity, a moving rigid sphere and per-particle control forces. Particle
+    arrays are (N, 2).
     """
-    def __init__(self, fluid: numpy.ndarray[numpy.float64], boundary: numpy.ndarray[numpy.float64], spacing: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, rho0: typing.SupportsFloat | typing.SupportsIndex = 1000.0, c0: typing.SupportsFloat | typing.SupportsIndex = 20.0, gamma: typing.SupportsFloat | typing.SupportsIndex = 7.0, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.05, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0005, gravity: numpy.ndarray[numpy.float64] = ..., lo: numpy.ndarray[numpy.float64] = ..., hi: numpy.ndarray[numpy.float64] = ...) -> None:
+    def __init__(self, fluid: numpy.ndarray[numpy.float64], boundary: numpy.ndarray[numpy.float64], spacing: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, rho0: typing.SupportsFloat | typing.SupportsIndex = 1000.0, c0: typing.SupportsFloat | typing.SupportsIndex = 20.0, gamma: typing.SupportsFloat | typing.SupportsIndex = 7.0, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.05, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0005, gravity: numpy.ndarray[numpy.float64] | None = None, lo: numpy.ndarray[numpy.float64] | None = None, hi: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
-        fluid (N, 2), boundary (M, 2) particle positions; particle mass rho0 spacing^2; domain box lo, hi (2,).
+        fluid (N, 2), boundary (M, 2) particle positions; particle mass rho0 spacing^2; gravity (2,) (default -9.81 along the last axis); domain box lo, hi (2,) (default the unit box).
         """
-    def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> ...:
+    def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> SPHPrediction:
         """
         The paper's simplified prediction model at the current state: body forces
         and pressure only, neighbour sets frozen. State (4N,) = [positions (2N),
-        velocities (2N)] (x0, y0, x1, ...), control (2N,) = forces; its step is dt
-        (default: the simulation's; a frame of several simulation steps may be used).
+        velocities (2N)], particle-major; control (2N,) = forces; its step is dt (default:
+        the simulation's; a frame of several simulation steps may be used).
         """
     def remove_sphere(self) -> None:
         """
@@ -1193,12 +1210,17 @@ class SPHFluid2D:
         """
     def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
         """
-        Advance `steps` steps with per-particle forces (N, 2) held (GIL released); a diverging step raises.
+        Advance `steps` steps with finite per-particle forces (N, 2) held (GIL released); a diverging step raises ValueError.
         """
     @property
     def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         (N,) copy.
+        """
+    @property
+    def dim(self) -> int:
+        """
+        Spatial dimension.
         """
     @property
     def dt(self) -> float:
@@ -1235,14 +1257,100 @@ class SPHFluid2D:
         """
         (N, 2) copy.
         """
-class SPHPrediction(PredictionModel):
+class SPHPrediction3D(PredictionModel):
     """
-    Simplified SPH prediction model (pressure + body forces, frozen neighbours),
-    with its exact VJP; a PredictionModel for the HorizonOptimizer.
+    Simplified 3D SPH prediction model (pressure + body forces, frozen neighbours),
+    with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape
+    per window step i that vjp(x, u, lam, i) reuses at the same positions.
     """
     def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
-        positions (2N,) -> pressure acceleration (2N,).
+        positions (3N,) -> pressure acceleration (3N,).
+        """
+    def refreeze(self, fluid: SPHFluid3D) -> None:
+        """
+        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),
+        reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a
+        whole receding-horizon run (GIL released; not while the model is in use elsewhere).
+        """
+class SPHFluid3D:
+    """
+    3D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
+    Monaghan viscosity, uniform-grid neighbour search, boundary particles,
+    gravity, a moving rigid sphere and per-particle control forces. Particle
+    arrays are (N, 3).
+    """
+    def __init__(self, fluid: numpy.ndarray[numpy.float64], boundary: numpy.ndarray[numpy.float64], spacing: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, rho0: typing.SupportsFloat | typing.SupportsIndex = 1000.0, c0: typing.SupportsFloat | typing.SupportsIndex = 20.0, gamma: typing.SupportsFloat | typing.SupportsIndex = 7.0, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.05, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0005, gravity: numpy.ndarray[numpy.float64] | None = None, lo: numpy.ndarray[numpy.float64] | None = None, hi: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        fluid (N, 3), boundary (M, 3) particle positions; particle mass rho0 spacing^3; gravity (3,) (default -9.81 along the last axis); domain box lo, hi (3,) (default the unit box).
+        """
+    def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> SPHPrediction3D:
+        """
+        The paper's simplified prediction model at the current state: body forces
+        and pressure only, neighbour sets frozen. State (6N,) = [positions (3N),
+        velocities (3N)], particle-major; control (3N,) = forces; its step is dt (default:
+        the simulation's; a frame of several simulation steps may be used).
+        """
+    def remove_sphere(self) -> None:
+        """
+        No sphere from now on.
+        """
+    def set_sphere(self, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
+        """
+        Moving rigid sphere: centre (3,) inside the domain, radius > 0, velocity (3,).
+        """
+    def set_state(self, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> None:
+        """
+        positions, velocities (N, 3).
+        """
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        """
+        Advance `steps` steps with finite per-particle forces (N, 3) held (GIL released); a diverging step raises ValueError.
+        """
+    @property
+    def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (N,) copy.
+        """
+    @property
+    def dim(self) -> int:
+        """
+        Spatial dimension.
+        """
+    @property
+    def dt(self) -> float:
+        """
+        Time step.
+        """
+    @property
+    def mass(self) -> float:
+        """
+        Particle mass.
+        """
+    @property
+    def positions(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (N, 3) copy.
+        """
+    @property
+    def pressures(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (N,) copy.
+        """
+    @property
+    def size(self) -> int:
+        """
+        N fluid particles.
+        """
+    @property
+    def sphere_centre(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        """
+        (3,) centre of the sphere.
+        """
+    @property
+    def velocities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (N, 3) copy.
         """
 def build_info() -> dict:
     """

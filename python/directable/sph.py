@@ -1,5 +1,5 @@
-"""2D weakly compressible SPH fluid (MPC/SPH paper) and its simplified
-prediction model for :mod:`directable.mpc`.
+"""Weakly compressible SPH fluid in 2D and 3D (MPC/SPH paper) and its
+simplified prediction model for :mod:`directable.mpc`.
 
     import directable as dr
     fluid = dr.sph.SPHFluid2D(dr.sph.block((0.2, 0.0), (0.5, 0.3), dx), dr.sph.box_walls((0, 0), (1, 1), dx),
@@ -7,7 +7,11 @@ prediction model for :mod:`directable.mpc`.
     fluid.step(force)                      # force (N, 2) per particle
     pred = fluid.prediction_model()        # pressure + gravity, neighbours frozen; state (4N,), control (2N,)
 
-Particle arrays are (N, 2); the prediction model's state is
+    fluid3 = dr.sph.SPHFluid3D(dr.sph.block((0.4, 0.4, 0.0), (0.6, 0.6, 0.2), dx),
+                               dr.sph.box_walls((0, 0, 0), (1, 1, 1), dx), spacing=dx, h=1.3 * dx)
+
+Particle arrays are (N, 2) in 2D and (N, 3) in 3D (gravity along -y in 2D,
+-z in 3D by default); the prediction model's state is
 ``[positions.ravel(), velocities.ravel()]`` and its control ``forces.ravel()``.
 """
 from __future__ import annotations
@@ -18,32 +22,45 @@ from . import _core
 from ._validate import real
 
 SPHFluid2D = _core.SPHFluid2D
+SPHFluid3D = _core.SPHFluid3D
 SPHPrediction = _core.SPHPrediction
+SPHPrediction3D = _core.SPHPrediction3D
+
+
+def _corners(lo, hi):
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    if lo.ndim != 1 or lo.shape != hi.shape or lo.size not in (2, 3):
+        raise ValueError(f"lo and hi must both have shape (2,) or (3,), got {lo.shape} and {hi.shape}")
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise ValueError("lo and hi must be finite")
+    return lo, hi
 
 
 def block(lo, hi, spacing) -> np.ndarray:
-    """Particles on a square lattice filling [lo, hi) (cell centres), (N, 2)."""
+    """Particles on a square (cubic) lattice filling [lo, hi) (cell centres):
+    (N, 2) for 2-D corners, (N, 3) for 3-D ones; x varies fastest."""
     dx = real(spacing, "spacing")
     if not dx > 0:
         raise ValueError(f"spacing must be positive, got {spacing!r}")
-    xs = np.arange(lo[0] + dx / 2, hi[0], dx)
-    ys = np.arange(lo[1] + dx / 2, hi[1], dx)
-    X, Y = np.meshgrid(xs, ys)
-    return np.column_stack([X.ravel(), Y.ravel()])
+    lo, hi = _corners(lo, hi)
+    axes = [np.arange(lo[k] + dx / 2, hi[k], dx) for k in range(lo.size)]
+    grids = np.meshgrid(*axes[::-1], indexing="ij")[::-1]
+    return np.column_stack([g.ravel() for g in grids])
 
 
 def box_walls(lo, hi, spacing, layers=3) -> np.ndarray:
-    """Boundary particles in ``layers`` rows just outside the box [lo, hi], (M, 2)."""
+    """Boundary particles in ``layers`` rows just outside the box [lo, hi],
+    (M, 2) or (M, 3) like the corners."""
     dx = real(spacing, "spacing")
-    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    lo, hi = _corners(lo, hi)
     outer = block(lo - layers * dx, hi + layers * dx, dx)
     inside = np.all((outer > lo) & (outer < hi), axis=1)
     return outer[~inside]
 
 
 def state(fluid) -> np.ndarray:
-    """The prediction model's state (4N,) of a fluid: [positions, velocities]."""
+    """The prediction model's state (2 D N,) of a fluid: [positions.ravel(), velocities.ravel()]."""
     return np.concatenate([fluid.positions.ravel(), fluid.velocities.ravel()])
 
 
-__all__ = ["SPHFluid2D", "SPHPrediction", "block", "box_walls", "state"]
+__all__ = ["SPHFluid2D", "SPHFluid3D", "SPHPrediction", "SPHPrediction3D", "block", "box_walls", "state"]

@@ -132,9 +132,15 @@ struct LBFGSOptions {
   double gtol = 0.0;         //!< stop when the projected gradient's max-norm <= gtol
 };
 using ObjectiveFn = std::function<double(const Eigen::VectorXd&, Eigen::VectorXd&)>;
+//! Buffers of minimize_lbfgs (the N x memory pairs and N-vectors); pass one
+//! to reuse them across calls (no allocation once sized).
+struct LBFGSWorkspace {
+  Eigen::MatrixXd S, Y;
+  Eigen::VectorXd rho, alpha, g, gn, d, xn, q, free;
+};
 //! Minimises from x (projected first) in place; lower/upper empty = unbounded.
 MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::VectorXd& lower,
-                        const Eigen::VectorXd& upper, const LBFGSOptions& opt);
+                        const Eigen::VectorXd& upper, const LBFGSOptions& opt, LBFGSWorkspace* workspace = nullptr);
 
 //! The horizon optimizer (Model); its buffers (Data) are allocated once.
 class HorizonOptimizer {
@@ -176,7 +182,8 @@ class HorizonOptimizer {
   ControlLimits limits_;
   Eigen::VectorXd lower_, upper_;  //!< tiled over the window (H*s), or empty
   // workspace
-  Eigen::VectorXd u_, u_try_, e_, we_, lam_, lam_next_, gx_, gu_;
+  Eigen::VectorXd u_, u_try_, u_opt_, e_, we_, lam_, lam_next_, gx_, gu_;
+  LBFGSWorkspace lbfgs_;
   VectorSeq x_, x_try_;
   MatrixSeq A_aug_, B_aug_, Q_aug_, N_aug_;
   Eigen::MatrixXd Qd_, Rd_, Cd_;
