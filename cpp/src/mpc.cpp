@@ -454,6 +454,10 @@ MPCStats HorizonOptimizer::solve_gauss_newton(const CRefVec& x0, const SeqView& 
   MPCStats st;
   rollout(x0, u_, x_);
   double J = cost_of(x_, u_, ref);
+  if (!std::isfinite(J))
+    throw std::domain_error("the window's cost is not finite at the starting controls: the prediction model "
+                            "diverged over the horizon (e.g. an explicit step too long for a stiff model; use "
+                            "more substeps)");
   st.cost_initial = J;
   st.evaluations = 1;
   LQRProblem pb;
