@@ -1,6 +1,6 @@
 """The shape-holding experiment (issue 6, sec. 3): a fluid fin held against
 gravity, hit by a sphere; MPC with every horizon H in {1, 3, 5, 10} restores
-it, no control does not. CI size: 50 frames, impact at frame 10, two
+it, no control does not. CI size: 56 frames, impact at frame 10, two
 prediction steps per frame, 15 L-BFGS iterations per frame."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from directable import mpc_sph
 
 TOL = 0.005  # mean particle distance to the reference (m): a quarter of the particle spacing
-SMALL = dict(frames=50, impact=10, prediction_substeps=2, iterations=15)
+SMALL = dict(frames=56, impact=10, prediction_substeps=2, iterations=15)
 HORIZONS = (1, 3, 5, 10)
 
 
@@ -28,8 +28,8 @@ def test_mpc_holds_then_restores_shape(runs, H):
     assert run.error[:10].max() < 1e-5  # held against gravity before the impact
     assert run.error[10:].max() > 0.01  # the sphere did knock it (half a particle spacing on average)
     assert run.error[-1] < TOL  # restored
-    assert run.positions.shape == (51, len(mpc_sph.fin_shape()), 2)
-    assert run.forces.shape == (50, run.positions.shape[1], 2)
+    assert run.positions.shape == (57, len(mpc_sph.fin_shape()), 2)
+    assert run.forces.shape == (56, run.positions.shape[1], 2)
     assert np.isfinite(run.energy) and run.energy > 0
 
 
@@ -50,7 +50,7 @@ def test_longer_horizon_is_gentler(runs):
 def test_pd_recovers_slower_than_mpc(runs):
     pd = runs["pd"]
     assert pd.error[-1] < pd.error[10:].max()  # recovering ...
-    assert pd.error[-1] > TOL  # ... but not yet within tolerance at frame 50
+    assert pd.error[-1] > TOL  # ... but not yet within tolerance at frame 56
 
 
 def test_bad_controller():
@@ -97,7 +97,7 @@ def test_particle_animation_gif(runs, tmp_path):
     plt.close(ax.figure)
     with Image.open(path) as im:
         assert im.format == "GIF"
-        assert im.n_frames == 6  # frames 0, 10, ..., 50 of 51 positions
+        assert im.n_frames == 6  # frames 0, 10, ..., 50 of 57 positions
     with pytest.raises(ValueError, match="forces"):
         plotting.particle_animation(run.positions, run.forces[:, :3], tmp_path / "bad.gif")
     with pytest.raises(ValueError, match="positions"):

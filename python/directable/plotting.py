@@ -282,7 +282,7 @@ def plot_particles(positions, forces=None, ax=None, vmax=None, cmap="viridis", s
 
 
 def particle_animation(positions, forces, path, fps=10, every=1, ax=None, vmax=None, cmap="viridis", size=8.0,
-                       xlim=(0, 1), ylim=(0, 1), dpi=60, title="frame {frame}"):
+                       xlim=(0, 1), ylim=(0, 1), dpi=80, title="frame {frame}"):
     """Writes an animated GIF of particle snapshots coloured by the control
     force magnitude (matplotlib's PillowWriter).
 
