@@ -40,11 +40,13 @@ def test_no_control_does_not_restore(runs):
 
 
 def test_longer_horizon_is_gentler(runs):
-    """Planning further ahead spreads the correction: control energy falls
-    monotonically with H (1.1e6, 9.6e5, 3.3e5, 1.0e5 at this size)."""
-    energy = [runs[H].energy for H in HORIZONS]
-    assert np.all(np.diff(energy) < 0), energy
-    assert energy[0] > 5 * energy[-1], energy
+    """Planning further ahead spreads the correction: H = 10 spends a fraction
+    of H = 1's control energy (at this size 1.1e6, 9.6e5, 3.3e5, 1.0e5 for
+    H = 1, 3, 5, 10; at the full size 2.2e6, 3.2e6, 1.3e6, 3.2e5 -- not
+    monotone in H, but H = 5 and 10 below H = 1 at both)."""
+    energy = dict((H, runs[H].energy) for H in HORIZONS)
+    assert energy[10] < 0.2 * energy[1], energy
+    assert energy[5] < energy[1], energy
 
 
 def test_pd_recovers_slower_than_mpc(runs):
