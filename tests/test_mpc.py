@@ -365,10 +365,132 @@ def _opt(**kw):
     (dict(method="newton"), ValueError, "method"),
     (dict(model="A"), TypeError, "model"),
     (dict(horizon=2.5), TypeError, "horizon"),
+    (dict(horizon=-3), ValueError, "horizon"),
+    (dict(R=np.array([-1.0])), ValueError, "R"),
+    (dict(Q=np.array([1.0, 1.0, 1.0])), ValueError, "Q"),
+    (dict(C=np.array([[1.0, 0.0], [0.0, np.inf]])), ValueError, "C"),
+    (dict(lower=np.array([np.nan])), ValueError, "lower"),
 ])
 def test_bad_construction(kw, exc, word):
     with pytest.raises(exc, match=word):
         _opt(**kw)
+
+
+def test_bad_input_messages_name_expected_and_received():
+    opt = _opt()
+    with pytest.raises(ValueError, match=r"reference.*\(4, 2\).*\(3, 2\)"):
+        opt.solve(np.zeros(2), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"horizon.*0"):
+        _opt(horizon=0)
+    with pytest.raises(ValueError, match=r"u0.*\(3, 1\).*\(2, 1\)"):
+        opt.solve(np.zeros(2), np.zeros((4, 2)), u0=np.zeros((2, 1)))
+
+
+def test_bad_values_in_solve_and_gradient():
+    """NaN / inf states, references and starting controls, wrong-shaped
+    control references: ValueError naming the argument, in solve,
+    cost_and_gradient and run alike."""
+    opt = _opt()
+    x, ref, u = np.zeros(2), np.zeros((4, 2)), np.zeros((3, 1))
+    bad_ref = ref.copy()
+    bad_ref[2, 1] = np.nan
+    with pytest.raises(ValueError, match="reference"):
+        opt.solve(x, bad_ref)
+    with pytest.raises(ValueError, match="reference"):
+        opt.solve(x, np.zeros(8))  # 1-D
+    with pytest.raises(ValueError, match="x0"):
+        opt.solve(np.array([0.0, np.inf]), ref)
+    with pytest.raises(ValueError, match="u0"):
+        opt.solve(x, ref, u0=np.full((3, 1), np.nan))
+    with pytest.raises(ValueError, match="u0"):
+        opt.solve(x, ref, u0=np.zeros(3))  # 1-D
+    with pytest.raises(ValueError, match="u_reference"):
+        opt.solve(x, ref, u_reference=np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="u_reference"):
+        opt.solve(x, ref, u_reference=np.full((3, 1), np.nan))
+    with pytest.raises(ValueError, match="x0"):
+        opt.cost_and_gradient(np.array([np.nan, 0.0]), ref, u)
+    with pytest.raises(ValueError, match="reference"):
+        opt.cost_and_gradient(x, bad_ref, u)
+    with pytest.raises(ValueError, match="u"):
+        opt.cost_and_gradient(x, ref, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="u_reference"):
+        opt.cost_and_gradient(x, ref, u, u_reference=np.zeros((3, 2)))
+    plant = mpc.LinearModel(np.eye(2), np.ones((2, 1)))
+    with pytest.raises(ValueError, match="x0"):
+        opt.run(plant, np.array([np.nan, 0.0]), np.zeros((7, 2)), steps=3)
+    long_ref = np.zeros((7, 2))
+    long_ref[5, 0] = np.nan
+    with pytest.raises(ValueError, match="reference"):
+        opt.run(plant, x, long_ref, steps=3)
+    with pytest.raises(ValueError, match="steps"):
+        opt.run(plant, x, np.zeros((4, 2)), steps=0)
+    # nothing was half-applied: a good solve still works and is finite
+    res = opt.solve(np.ones(2), ref)
+    assert np.all(np.isfinite(res.u)) and res.cost < res.cost_initial
+
+
+def test_diverging_prediction_is_reported():
+    """A prediction that overflows over the window is an error naming the
+    cause, not NaN controls (both methods)."""
+    model = mpc.LinearModel(1e200 * np.eye(2), np.ones((2, 1)))
+    for method in ("lbfgs", "gauss_newton"):
+        opt = mpc.HorizonOptimizer(model, 4, 1.0, 1.0, 1.0, method=method)
+        with pytest.raises(ValueError, match="not finite"):
+            opt.solve(np.ones(2), np.zeros((5, 2)))
+
+
+def test_control_reference_shifts_the_optimum(rng):
+    """||u - u_ref||^2_R: on a linear model the optimum equals the dense
+    solution of the shifted problem; gradient = finite differences."""
+    n, s, H = 3, 2, 4
+    A, B = random_system(rng, n, s)
+    Q, R, C = 1.0, 0.5, 3.0
+    x0, ref, ur = rng.standard_normal(n), rng.standard_normal((H + 1, n)), rng.standard_normal((H, s))
+    # substitute u = ur + v: x+ = A x + B ur + B v -> fold B ur into the reference by superposition
+    Phi, Gam = _window_matrices(A, B, H)
+    Wx, Wu = _block_weights(np.full(n, Q), np.full(s, R), np.full(n, C), n, s, H)
+    c = Phi @ x0 + Gam @ ur.ravel() - ref.ravel()
+    v = -np.linalg.solve(Gam.T @ Wx @ Gam + Wu, Gam.T @ Wx @ c)
+    u_exact = ur + v.reshape(H, s)
+    for method in ("gauss_newton", "lbfgs"):
+        opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C, iterations=200, method=method)
+        res = opt.solve(x0, ref, u0=np.zeros((H, s)), u_reference=ur)
+        np.testing.assert_allclose(res.u, u_exact, atol=1e-6)
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C)
+    u = rng.standard_normal((H, s))
+    J, g = opt.cost_and_gradient(x0, ref, u, u_reference=ur)
+    h = 1e-6
+    fd = np.zeros_like(u)
+    for idx in np.ndindex(*u.shape):
+        up, um = u.copy(), u.copy()
+        up[idx] += h
+        um[idx] -= h
+        fd[idx] = (opt.cost_and_gradient(x0, ref, up, ur)[0] - opt.cost_and_gradient(x0, ref, um, ur)[0]) / (2 * h)
+    np.testing.assert_allclose(g, fd, atol=1e-6)
+    assert J == pytest.approx(opt.cost_and_gradient(x0, ref, u)[0] - R * np.sum(u**2) + R * np.sum((u - ur) ** 2))
+
+
+def test_substeps_chain_step_vjp_jacobians(rng):
+    """Substeps(model, k): k inner steps, control held; VJP and Jacobians
+    equal the chained linear map, and on a nonlinear model finite differences."""
+    n, s = 3, 2
+    A, B = random_system(rng, n, s)
+    m = mpc.Substeps(mpc.LinearModel(A, B), 3)
+    assert (m.n, m.s, m.count, m.has_jacobians) == (n, s, 3, True)
+    x, u, lam = rng.standard_normal(n), rng.standard_normal(s), rng.standard_normal(n)
+    A3, B3 = A @ A @ A, (A @ A + A + np.eye(n)) @ B
+    np.testing.assert_allclose(m.step(x, u), A3 @ x + B3 @ u, atol=1e-12)
+    Ja, Jb = m.jacobians(x, u)
+    np.testing.assert_allclose(Ja, A3, atol=1e-12)
+    np.testing.assert_allclose(Jb, B3, atol=1e-12)
+    gx, gu = m.vjp(x, u, lam)
+    np.testing.assert_allclose(gx, A3.T @ lam, atol=1e-12)
+    np.testing.assert_allclose(gu, B3.T @ lam, atol=1e-12)
+    with pytest.raises(ValueError, match="count"):
+        mpc.Substeps(mpc.LinearModel(A, B), 0)
+    with pytest.raises(TypeError, match="model"):
+        mpc.Substeps("A", 2)
 
 
 def test_bad_solve_input():
@@ -508,3 +630,23 @@ def test_python_model_missing_methods():
 
     with pytest.raises(RuntimeError, match="define n"):
         mpc.HorizonOptimizer(NoDims(), 2, 1.0, 1.0, 1.0)
+
+
+def test_substeps_nonlinear_model_equals_finite_differences(make_chain, rng):
+    chain = make_chain(m=3, actuated=[0, 2])
+    pred = mpc.Substeps(mpc.EulerModel(chain, dt=0.005), 4)
+    n, s = pred.n, pred.s
+    x0, u, lam = 0.3 * rng.standard_normal(n), rng.standard_normal(s), rng.standard_normal(n)
+    inner, x = pred.model, x0
+    for j in range(4):
+        x = inner.step(x, u, j)
+    np.testing.assert_allclose(pred.step(x0, u), x, rtol=1e-14, atol=1e-14)
+    h = 1e-6
+    Jx = np.column_stack([(pred.step(x0 + h * e, u) - pred.step(x0 - h * e, u)) / (2 * h) for e in np.eye(n)])
+    Ju = np.column_stack([(pred.step(x0, u + h * e) - pred.step(x0, u - h * e)) / (2 * h) for e in np.eye(s)])
+    A, B = pred.jacobians(x0, u)
+    np.testing.assert_allclose(A, Jx, atol=1e-7)
+    np.testing.assert_allclose(B, Ju, atol=1e-9)
+    gx, gu = pred.vjp(x0, u, lam)
+    np.testing.assert_allclose(gx, A.T @ lam, atol=1e-12)
+    np.testing.assert_allclose(gu, B.T @ lam, atol=1e-12)

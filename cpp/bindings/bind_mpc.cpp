@@ -81,6 +81,18 @@ class PyPredictionModel : public PredictionModel {
   }
 };
 
+// u_reference (H, s) or None -> the optimizer's control reference (empty = zero).
+void set_u_reference(HorizonOptimizer& self, const OptArray& ur) {
+  if (!ur) {
+    self.set_control_reference(Eigen::VectorXd());
+    return;
+  }
+  if (ur->ndim() != 2 || ur->shape(0) != self.horizon() || ur->shape(1) != self.s())
+    throw_shape("u_reference", shape_str(self.horizon(), self.s()),
+                ur->ndim() == 2 ? shape_str(ur->shape(0), ur->shape(1)) : std::to_string(ur->ndim()) + "-D array");
+  self.set_control_reference(Eigen::Map<const Eigen::VectorXd>(ur->data(), ur->size()));
+}
+
 py::dict stats_dict(const MPCStats& st) {
   py::dict d;
   d["cost_initial"] = st.cost_initial;
@@ -147,6 +159,17 @@ predictor); exact VJP and Jacobians of that step.)doc")
       }), py::arg("model"), py::arg("dt"), py::arg("t0") = 0.0, "model: a Model (n states, s controls); dt > 0.")
       .def_property_readonly("dt", &ModelEulerPrediction::dt, "Step length.");
 
+  py::class_<SubstepPrediction, PredictionModel, std::shared_ptr<SubstepPrediction>>(m, "SubstepPrediction", R"doc(
+`count` steps of another prediction model per step, the control held (e.g.
+a frame of simulation steps); VJP and Jacobians chained exactly.)doc")
+      .def(py::init([](std::shared_ptr<PredictionModel> model, Index count) {
+        return std::make_shared<SubstepPrediction>(model, count);
+      }), py::arg("model"), py::arg("count"), "model: a PredictionModel; count >= 1 inner steps per step.")
+      .def_property_readonly("count", &SubstepPrediction::count, "Inner steps per step.")
+      .def_property_readonly("model", [](const SubstepPrediction& s) {
+        return std::const_pointer_cast<PredictionModel>(s.inner());
+      }, "The inner model.");
+
   py::enum_<MPCMethod>(m, "MPCMethod")
       .value("lbfgs", MPCMethod::LBFGS)
       .value("gauss_newton", MPCMethod::GaussNewton);
@@ -177,12 +200,15 @@ sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.)doc")
       .def_property_readonly("has_solution", &HorizonOptimizer::has_solution,
                              "Whether a previous solution exists (used as warm start).")
       .def("reset", &HorizonOptimizer::reset, "Forget the previous solution (next solve starts from u = 0).")
-      .def("cost_and_gradient", [](HorizonOptimizer& self, const Array& x0, const Array& reference, const Array& u) {
+      .def("cost_and_gradient", [](HorizonOptimizer& self, const Array& x0, const Array& reference, const Array& u,
+                                   const OptArray& u_reference) {
         if (u.ndim() != 2 || u.shape(0) != self.horizon() || u.shape(1) != self.s())
           throw_shape("u", shape_str(self.horizon(), self.s()), u.ndim() == 2 ? shape_str(u.shape(0), u.shape(1)) : "another rank");
         check_finite("u", u.data(), u.size());
         auto xv = vector(x0, "x0", self.n());
         const SeqView ref = vector_seq(reference, "reference");
+        self.check_inputs(xv, ref);
+        set_u_reference(self, u_reference);
         Eigen::VectorXd uv = Eigen::Map<const Eigen::VectorXd>(u.data(), u.size()), g;
         double J;
         {
@@ -191,11 +217,14 @@ sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.)doc")
         }
         RowMatrix G = Eigen::Map<const RowMatrix>(g.data(), self.horizon(), self.s());
         return py::make_tuple(J, G);
-      }, py::arg("x0"), py::arg("reference"), py::arg("u"),
-         "x0 (n,), reference (H+1, n), u (H, s) -> (J, dJ/du (H, s)) by one adjoint pass.")
-      .def("solve", [](HorizonOptimizer& self, const Array& x0, const Array& reference, const OptArray& u0) {
+      }, py::arg("x0"), py::arg("reference"), py::arg("u"), py::arg("u_reference") = py::none(),
+         "x0 (n,), reference (H+1, n), u (H, s), u_reference (H, s) or None (zero) -> (J, dJ/du (H, s)) by one "
+         "adjoint pass; the control term is ||u - u_reference||^2_R.")
+      .def("solve", [](HorizonOptimizer& self, const Array& x0, const Array& reference, const OptArray& u0,
+                       const OptArray& u_reference) {
         auto xv = vector(x0, "x0", self.n());
         const SeqView ref = vector_seq(reference, "reference");
+        set_u_reference(self, u_reference);
         Eigen::VectorXd start;
         if (u0) {
           if (u0->ndim() != 2 || u0->shape(0) != self.horizon() || u0->shape(1) != self.s())
@@ -212,16 +241,18 @@ sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.)doc")
         d["u"] = RowMatrix(Eigen::Map<const RowMatrix>(self.controls().data(), self.horizon(), self.s()));
         d["states"] = RowMatrix(Eigen::Map<const RowMatrix>(self.states().data(), self.horizon() + 1, self.n()));
         return d;
-      }, py::arg("x0"), py::arg("reference"), py::arg("u0") = py::none(),
+      }, py::arg("x0"), py::arg("reference"), py::arg("u0") = py::none(), py::arg("u_reference") = py::none(),
          R"doc(Optimise one window (GIL released).
 
 x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the previous
-solution shifted by one step, zeros the first time). Returns a dict with u
+solution shifted by one step, zeros the first time), u_reference (H, s) or
+None: the control term is ||u_i - u_reference_i||^2_R (e.g. a feed-forward). Returns a dict with u
 (H, s), states (H+1, n), cost, cost_initial, iterations, evaluations, seconds.)doc")
       .def("run", [](HorizonOptimizer& self, std::shared_ptr<PredictionModel> plant, const Array& x0,
                      const Array& reference, Index steps, py::object progress) {
         auto xv = vector(x0, "x0", self.n(), true);
         const SeqView ref = vector_seq(reference, "reference");
+        self.set_control_reference(Eigen::VectorXd());  // the loop weighs ||u||^2_R
         Progress prog(progress);
         auto res = prog.run([&](const ProgressFn* fn) { return run_receding(self, *plant, xv, ref, steps, fn); });
         py::dict d;

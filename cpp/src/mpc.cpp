@@ -100,6 +100,57 @@ void ModelEulerPrediction::jacobians(const CRefVec& x, const CRefVec&, Eigen::Re
   B = dt_ * model_->control_matrix();
 }
 
+// ------------------------------------------------------------------ substeps
+SubstepPrediction::SubstepPrediction(std::shared_ptr<const PredictionModel> inner, Index count)
+    : inner_(std::move(inner)), count_(count) {
+  if (!inner_) throw std::invalid_argument("model is missing");
+  if (count_ < 1) throw std::invalid_argument("count must be >= 1 inner steps per step, got " + std::to_string(count_));
+}
+
+void SubstepPrediction::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const {
+  Eigen::VectorXd a = x, b(x.size());
+  for (Index j = 0; j < count_; ++j) {
+    inner_->step(a, u, b, i * count_ + j);
+    a.swap(b);
+  }
+  x_next = a;
+}
+
+void SubstepPrediction::vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu,
+                            Index i) const {
+  // forward: the inner states X_0 = x .. X_{k-1}; backward: chain the VJPs, sum the control parts
+  const Index n = x.size();
+  std::vector<Eigen::VectorXd> X(count_, Eigen::VectorXd(n));
+  X[0] = x;
+  for (Index j = 0; j + 1 < count_; ++j) inner_->step(X[j], u, X[j + 1], i * count_ + j);
+  Eigen::VectorXd l = lam, lx(n), lu(u.size());
+  gu.setZero();
+  for (Index j = count_ - 1; j >= 0; --j) {
+    inner_->vjp(X[j], u, l, lx, lu, i * count_ + j);
+    gu += lu;
+    l.swap(lx);
+  }
+  gx = l;
+}
+
+void SubstepPrediction::jacobians(const CRefVec& x, const CRefVec& u, Eigen::Ref<RowMatrix> A, Eigen::Ref<RowMatrix> B,
+                                  Index i) const {
+  const Index n = x.size(), s = u.size();
+  RowMatrix Aj(n, n), Bj(n, s);
+  Eigen::VectorXd a = x, b(n);
+  A.setIdentity();
+  B.setZero();
+  for (Index j = 0; j < count_; ++j) {
+    inner_->jacobians(a, u, Aj, Bj, i * count_ + j);
+    B = (Aj * B + Bj).eval();
+    A = (Aj * A).eval();
+    if (j + 1 < count_) {
+      inner_->step(a, u, b, i * count_ + j);
+      a.swap(b);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ weights
 void CostWeight::apply(const CRefVec& e, RefVec out) const {
   if (is_dense())
@@ -325,6 +376,17 @@ void HorizonOptimizer::check_inputs(const CRefVec& x0, const SeqView& reference)
   check_finite("reference", reference.data, (H + 1) * n);
 }
 
+void HorizonOptimizer::set_control_reference(const Eigen::VectorXd& ur) {
+  if (ur.size() == 0) {
+    ur_.resize(0);
+    return;
+  }
+  if (ur.size() != horizon() * s())
+    throw_shape("u_reference", shape_str(horizon(), s()), "(" + std::to_string(ur.size()) + " values)");
+  check_finite("u_reference", ur.data(), ur.size());
+  ur_ = ur;
+}
+
 void HorizonOptimizer::project(Eigen::VectorXd& u) const {
   if (lower_.size()) u = u.cwiseMax(lower_);
   if (upper_.size()) u = u.cwiseMin(upper_);
@@ -341,7 +403,7 @@ double HorizonOptimizer::cost_of(const VectorSeq& xs, const Eigen::VectorXd& u, 
   double J = 0.0;
   for (Index i = 0; i < H; ++i) {
     e_ = xs[i] - ref_row(ref, i);
-    J += Q_.quad(e_) + R_.quad(u.segment(i * s, s));
+    J += Q_.quad(e_) + (ur_.size() ? R_.quad(u.segment(i * s, s) - ur_.segment(i * s, s)) : R_.quad(u.segment(i * s, s)));
   }
   e_ = xs[H] - ref_row(ref, H);
   return J + C_.quad(e_);
@@ -360,7 +422,12 @@ double HorizonOptimizer::cost_and_gradient(const CRefVec& x0, const SeqView& ref
   lam_ *= 2.0;
   for (Index i = H - 1; i >= 0; --i) {
     model_->vjp(x_[i], u_try_.segment(i * s, s), lam_, gx_, gu_, i);
-    R_.apply(u_try_.segment(i * s, s), grad->segment(i * s, s));
+    if (ur_.size()) {
+      du_ = u_try_.segment(i * s, s) - ur_.segment(i * s, s);
+      R_.apply(du_, grad->segment(i * s, s));
+    } else {
+      R_.apply(u_try_.segment(i * s, s), grad->segment(i * s, s));
+    }
     grad->segment(i * s, s) = 2.0 * grad->segment(i * s, s) + gu_;
     e_ = x_[i] - ref_row(ref, i);
     Q_.apply(e_, we_);
@@ -413,6 +480,10 @@ MPCStats HorizonOptimizer::solve_gauss_newton(const CRefVec& x0, const SeqView& 
   MPCStats st;
   rollout(x0, u_, x_);
   double J = cost_of(x_, u_, ref);
+  if (!std::isfinite(J))
+    throw std::domain_error("the window's cost is not finite at the starting controls: the prediction model "
+                            "diverged over the horizon (e.g. an explicit step too long for a stiff model; use "
+                            "more substeps)");
   st.cost_initial = J;
   st.evaluations = 1;
   LQRProblem pb;
@@ -445,7 +516,10 @@ MPCStats HorizonOptimizer::solve_gauss_newton(const CRefVec& x0, const SeqView& 
       Qa(n, n) = e_.dot(we_);
       auto Na = N_aug_[i];
       Na.setZero();
-      Na.bottomRows(1) = (Rd_ * u_.segment(i * s, s)).transpose();
+      if (ur_.size())
+        Na.bottomRows(1) = (Rd_ * (u_.segment(i * s, s) - ur_.segment(i * s, s))).transpose();
+      else
+        Na.bottomRows(1) = (Rd_ * u_.segment(i * s, s)).transpose();
     }
     e_ = x_[H] - ref_row(ref, H);
     we_.noalias() = Cd_ * e_;

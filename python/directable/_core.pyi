@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1070,6 +1070,25 @@ class ModelEulerPrediction(PredictionModel):
         """
         Step length.
         """
+class SubstepPrediction(PredictionModel):
+    """
+    `count` steps of another prediction model per step, the control held (e.g.
+    a frame of simulation steps); VJP and Jacobians chained exactly.
+    """
+    def __init__(self, model: PredictionModel, count: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        model: a PredictionModel; count >= 1 inner steps per step.
+        """
+    @property
+    def count(self) -> int:
+        """
+        Inner steps per step.
+        """
+    @property
+    def model(self) -> PredictionModel:
+        """
+        The inner model.
+        """
 class MPCMethod:
     """
     Members:
@@ -1124,9 +1143,9 @@ class HorizonOptimizer:
         """
         Q, C (n,) diagonal or (n, n); R (s,) or (s, s), positive definite; lower/upper (s,) or None; time_budget seconds per solve (<= 0: none).
         """
-    def cost_and_gradient(self, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64]) -> tuple[float, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def cost_and_gradient(self, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], u_reference: numpy.ndarray[numpy.float64] | None = None) -> tuple[float, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
         """
-        x0 (n,), reference (H+1, n), u (H, s) -> (J, dJ/du (H, s)) by one adjoint pass.
+        x0 (n,), reference (H+1, n), u (H, s), u_reference (H, s) or None (zero) -> (J, dJ/du (H, s)) by one adjoint pass; the control term is ||u - u_reference||^2_R.
         """
     def reset(self) -> None:
         """
@@ -1140,12 +1159,13 @@ class HorizonOptimizer:
         dict with states (steps+1, n), controls (steps, s), and per step cost_initial,
         cost, seconds, iterations (steps,).
         """
-    def solve(self, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u0: numpy.ndarray[numpy.float64] | None = None) -> dict:
+    def solve(self, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u0: numpy.ndarray[numpy.float64] | None = None, u_reference: numpy.ndarray[numpy.float64] | None = None) -> dict:
         """
         Optimise one window (GIL released).
         
         x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the previous
-        solution shifted by one step, zeros the first time). Returns a dict with u
+        solution shifted by one step, zeros the first time), u_reference (H, s) or
+        None: the control term is ||u_i - u_reference_i||^2_R (e.g. a feed-forward). Returns a dict with u
         (H, s), states (H+1, n), cost, cost_initial, iterations, evaluations, seconds.
         """
     @property

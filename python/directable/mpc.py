@@ -53,6 +53,18 @@ def EulerModel(model, dt, t0=0.0) -> _core.ModelEulerPrediction:
     return _core.ModelEulerPrediction(model, real(dt, "dt"), real(t0, "t0"))
 
 
+def Substeps(model, count) -> _core.SubstepPrediction:
+    """``count`` steps of ``model`` (a PredictionModel) per step, the control
+    held: e.g. one frame of ``count`` simulation steps predicted with a model
+    that is only stable at the simulation's own step (SPH pressure, an
+    explicit Euler predictor of a stiff solid). VJP and Jacobians are chained
+    exactly (Jacobians only if ``model`` has them); costs ``count`` times the
+    inner model per step."""
+    if not isinstance(model, PredictionModel):
+        raise TypeError(f"model must be a directable.mpc prediction model, got {type(model).__name__}")
+    return _core.SubstepPrediction(model, integer(count, "count"))
+
+
 def _weight(x, dim, name):
     """scalar -> (dim,) diagonal; (dim,) diagonal or (dim, dim) dense pass."""
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
@@ -143,19 +155,23 @@ class HorizonOptimizer:
         """Forget the previous solution: the next solve starts from u = 0."""
         self._core.reset()
 
-    def cost_and_gradient(self, x0, reference, u):
-        """(J, dJ/du (H, s)) at controls u (H, s) from x0 (n,), reference (H+1, n)."""
+    def cost_and_gradient(self, x0, reference, u, u_reference=None):
+        """(J, dJ/du (H, s)) at controls u (H, s) from x0 (n,), reference (H+1, n);
+        u_reference (H, s) or None as in :meth:`solve`."""
         return self._core.cost_and_gradient(as_float_array(x0, "x0"), as_float_array(reference, "reference"),
-                                            as_float_array(u, "u"))
+                                            as_float_array(u, "u"), optional_array(u_reference, "u_reference"))
 
-    def solve(self, x0, reference, u0=None) -> MPCResult:
+    def solve(self, x0, reference, u0=None, u_reference=None) -> MPCResult:
         """Optimise one window from state x0 (n,) for reference (horizon+1, n).
 
         u0 (H, s): starting controls; None: warm start from the previous
         solution shifted by one step (zeros the first time).
+        u_reference (H, s): the control term becomes ``||u_i - u_reference_i||^2_R``
+        (e.g. a feed-forward that the controls correct, as the LQR tracker's
+        ``w = w_ff + K (z - z_ref)`` weighs only the feedback); None: ``||u_i||^2_R``.
         """
         d = self._core.solve(as_float_array(x0, "x0"), as_float_array(reference, "reference"),
-                             optional_array(u0, "u0"))
+                             optional_array(u0, "u0"), optional_array(u_reference, "u_reference"))
         return MPCResult(u=d["u"], states=d["states"], cost=d["cost"], cost_initial=d["cost_initial"],
                          iterations=d["iterations"], evaluations=d["evaluations"], seconds=d["seconds"])
 
@@ -180,4 +196,4 @@ def _limit(x, s, name):
     return as_float_array(x, name)
 
 
-__all__ = ["LinearModel", "EulerModel", "HorizonOptimizer", "MPCResult", "RecedingRun", "PredictionModel", "minimize_lbfgs"]
+__all__ = ["LinearModel", "EulerModel", "Substeps", "HorizonOptimizer", "MPCResult", "RecedingRun", "PredictionModel", "minimize_lbfgs"]

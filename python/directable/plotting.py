@@ -25,6 +25,8 @@ __all__ = [
     "plot_control_effort",
     "plot_error_vs_effort",
     "tracking_error",
+    "plot_particles",
+    "particle_animation",
 ]
 
 # Fixed colours for the usual labels so every figure of a comparison agrees.
@@ -234,4 +236,89 @@ def plot_error_vs_effort(points, ax=None, curve=None, curve_label="PD gain sweep
     ax.set_title(title or "Error vs effort")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
+    return ax
+
+
+def _particle_args(positions, forces):
+    pos = np.asarray(positions, dtype=float)
+    if pos.ndim != 3 or pos.shape[2] != 2 or pos.shape[0] < 1:
+        raise ValueError(f"positions must be (frames, N, 2), got shape {pos.shape}")
+    if forces is None:
+        return pos, None
+    F = np.asarray(forces, dtype=float)
+    if F.ndim != 3 or F.shape[1:] != pos.shape[1:] or F.shape[0] not in (pos.shape[0], pos.shape[0] - 1):
+        raise ValueError(f"forces must be (frames, N, 2) or (frames-1, N, 2) with positions {pos.shape}, "
+                         f"got shape {F.shape}")
+    mag = np.linalg.norm(F, axis=2)
+    if len(mag) == len(pos) - 1:  # forces[k] acts over frame k -> colours positions[k+1]; frame 0 uncoloured
+        mag = np.vstack([np.zeros((1, mag.shape[1])), mag])
+    return pos, mag
+
+
+def plot_particles(positions, forces=None, ax=None, vmax=None, cmap="viridis", size=8.0, xlim=(0, 1), ylim=(0, 1),
+                   colorbar=True, title=None):
+    """Particles (N, 2) coloured by the control force magnitude |F| (forces
+    (N, 2), or None for one colour); returns the Axes."""
+    ax = _axes(ax, figsize=(4.0, 4.0))
+    pos = np.asarray(positions, dtype=float)
+    if pos.ndim != 2 or pos.shape[1] != 2:
+        raise ValueError(f"positions must be (N, 2), got shape {pos.shape}")
+    c = None
+    if forces is not None:
+        F = np.asarray(forces, dtype=float)
+        if F.shape != pos.shape:
+            raise ValueError(f"forces must have the shape of positions {pos.shape}, got {F.shape}")
+        c = np.linalg.norm(F, axis=1)
+    sc = ax.scatter(pos[:, 0], pos[:, 1], c=c, s=size, cmap=cmap, vmin=0.0 if c is not None else None,
+                    vmax=vmax if c is not None else None)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_aspect("equal")
+    if c is not None and colorbar:
+        ax.figure.colorbar(sc, ax=ax, label="|F| (N)")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def particle_animation(positions, forces, path, fps=10, every=1, ax=None, vmax=None, cmap="viridis", size=8.0,
+                       xlim=(0, 1), ylim=(0, 1), dpi=80, title="frame {frame}"):
+    """Writes an animated GIF of particle snapshots coloured by the control
+    force magnitude (matplotlib's PillowWriter).
+
+    positions (frames, N, 2); forces (frames, N, 2), (frames-1, N, 2) (force
+    k acts over frame k, colouring positions[k+1]; e.g. ``ShapeRun.forces``)
+    or None; every: keep every ``every``-th frame; vmax: colour scale top
+    (None: the largest |F|, fixed over the animation). Returns the Axes (its
+    figure holds the last frame). The GIF has ``ceil(frames / every)`` frames.
+    """
+    from matplotlib.animation import FuncAnimation, PillowWriter
+
+    pos, mag = _particle_args(positions, forces)
+    every = int(every)
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    if int(fps) < 1:
+        raise ValueError(f"fps must be >= 1, got {fps}")
+    keep = np.arange(0, len(pos), every)
+    ax = _axes(ax, figsize=(4.0, 4.0))
+    top = vmax if vmax is not None else (float(mag.max()) if mag is not None and mag.max() > 0 else 1.0)
+    sc = ax.scatter(pos[0, :, 0], pos[0, :, 1], c=None if mag is None else mag[0], s=size, cmap=cmap,
+                    vmin=0.0 if mag is not None else None, vmax=top if mag is not None else None)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_aspect("equal")
+    if mag is not None:
+        ax.figure.colorbar(sc, ax=ax, label="|F| (N)")
+
+    def draw(k):
+        sc.set_offsets(pos[k])
+        if mag is not None:
+            sc.set_array(mag[k])
+        if title:
+            ax.set_title(title.format(frame=int(k)))
+        return (sc,)
+
+    anim = FuncAnimation(ax.figure, draw, frames=keep, blit=False)
+    anim.save(str(path), writer=PillowWriter(fps=int(fps)), dpi=dpi)
     return ax

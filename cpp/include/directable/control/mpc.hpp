@@ -84,6 +84,30 @@ class ModelEulerPrediction : public PredictionModel {
   double dt_, t0_;
 };
 
+//! Several steps of another prediction model per window step, the control
+//! held: x+ = f_{ik+k-1}(... f_{ik}(x, u) ..., u), k = `count` (e.g. a frame
+//! of simulation steps: an explicit model that is unstable at the frame
+//! step stays stable at its own step). VJP by recomputing the inner states
+//! and chaining the inner VJPs; Jacobians (if the inner model has them) by
+//! chaining: A = A_{k-1} ... A_0, B = sum_j A_{k-1} ... A_{j+1} B_j.
+class SubstepPrediction : public PredictionModel {
+ public:
+  SubstepPrediction(std::shared_ptr<const PredictionModel> inner, Index count);
+  Index n() const override { return inner_->n(); }
+  Index s() const override { return inner_->s(); }
+  void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const override;
+  void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i) const override;
+  bool has_jacobians() const override { return inner_->has_jacobians(); }
+  void jacobians(const CRefVec& x, const CRefVec& u, Eigen::Ref<RowMatrix> A, Eigen::Ref<RowMatrix> B,
+                 Index i) const override;
+  Index count() const { return count_; }
+  const std::shared_ptr<const PredictionModel>& inner() const { return inner_; }
+
+ private:
+  std::shared_ptr<const PredictionModel> inner_;
+  Index count_;
+};
+
 //! A quadratic weight ||e||^2_W = e' W e: diagonal (a vector) or dense.
 struct CostWeight {
   Eigen::VectorXd diag;  //!< used when dense is empty
@@ -154,6 +178,11 @@ class HorizonOptimizer {
   const MPCOptions& options() const { return opt_; }
   const PredictionModel& model() const { return *model_; }
 
+  //! Control reference ur (H*s, row per step): the cost weighs ||u_i - ur_i||^2_R
+  //! (e.g. a feed-forward the controls correct). Empty: zero (the default).
+  void set_control_reference(const Eigen::VectorXd& ur);
+  const Eigen::VectorXd& control_reference() const { return ur_; }
+
   //! J and its gradient (H*s, row per step) at controls u (H x s) from x0,
   //! reference (H+1) x n: one forward rollout, one adjoint pass.
   double cost_and_gradient(const CRefVec& x0, const SeqView& reference, const CRefVec& u, Eigen::VectorXd* grad);
@@ -168,9 +197,10 @@ class HorizonOptimizer {
   const VectorSeq& states() const { return x_; }
   bool has_solution() const { return has_solution_; }
   void reset() { has_solution_ = false; }
+  //! x0 (n, finite) and reference ((H+1) x n, finite); throws naming the argument.
+  void check_inputs(const CRefVec& x0, const SeqView& reference) const;
 
  private:
-  void check_inputs(const CRefVec& x0, const SeqView& reference) const;
   void rollout(const CRefVec& x0, const Eigen::VectorXd& u, VectorSeq& xs) const;
   double cost_of(const VectorSeq& xs, const Eigen::VectorXd& u, const SeqView& ref);
   MPCStats solve_gauss_newton(const CRefVec& x0, const SeqView& reference);
@@ -182,7 +212,7 @@ class HorizonOptimizer {
   ControlLimits limits_;
   Eigen::VectorXd lower_, upper_;  //!< tiled over the window (H*s), or empty
   // workspace
-  Eigen::VectorXd u_, u_try_, u_opt_, e_, we_, lam_, lam_next_, gx_, gu_;
+  Eigen::VectorXd u_, u_try_, u_opt_, e_, we_, lam_, lam_next_, gx_, gu_, ur_, du_;
   LBFGSWorkspace lbfgs_;
   VectorSeq x_, x_try_;
   MatrixSeq A_aug_, B_aug_, Q_aug_, N_aug_;
