@@ -22,17 +22,6 @@ Index horizon_of(std::initializer_list<SeqView> seqs, std::optional<Index> horiz
   return T;
 }
 
-void check_R_pd(const LQRProblem& p) {
-  Eigen::MatrixXd R(p.s(), p.s());
-  bool constant = true;
-  for (const auto& t : p.R_terms) constant = constant && t.first.is_constant();
-  for (Index i = 0; i < (constant ? 1 : p.horizon); ++i) {
-    R.setZero();
-    for (const auto& t : p.R_terms) R += t.second * t.first[i];
-    check_positive_definite(constant ? std::string("R") : "R[" + std::to_string(i) + "]", R);
-  }
-}
-
 // Sweep of an already validated problem (GIL released).
 std::shared_ptr<LQRSolution> sweep(const LQRProblem& p, py::object progress) {
   auto sol = std::make_shared<LQRSolution>(p.horizon, p.n(), p.s());
@@ -88,8 +77,8 @@ alive. Copy them (np.array(sol.K)) to modify.)doc", py::dynamic_attr())
     p.R_terms.emplace_back(matrix_seq(R, "R"), 1.0);
     p.horizon = horizon_of({p.A, p.B, p.Q, p.N, p.R_terms[0].first}, horizon);
     p.Q_final = matrix(Q_final, "Q_final");
+    p.check_R_definite = true;
     p.validate();
-    check_R_pd(p);
     return sweep(p, progress);
   }, py::arg("A"), py::arg("B"), py::arg("Q"), py::arg("R"), py::arg("Q_final"), py::arg("N") = py::none(),
      py::arg("horizon") = py::none(), py::arg("progress") = py::none(),

@@ -1,7 +1,12 @@
 #include <Eigen/Cholesky>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <sstream>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "directable/core/errors.hpp"
 #include "directable/core/sequence.hpp"
@@ -35,15 +40,33 @@ void check_shape(const std::string& name, Index rows, Index cols, Index exp_rows
   if (rows != exp_rows || cols != exp_cols) throw_shape(name, shape_str(exp_rows, exp_cols), shape_str(rows, cols));
 }
 
-void check_finite(const std::string& name, const double* data, Index size) {
-  // x - x is 0 for finite x and NaN otherwise; the sum vectorizes, and the
-  // slow loop below only runs to name the first bad entry.
-  double acc[4] = {0.0, 0.0, 0.0, 0.0};
+void* allocate_large(std::size_t bytes) {
+  const std::size_t rounded = (bytes + kLargeBlock - 1) / kLargeBlock * kLargeBlock;
+  void* p = std::aligned_alloc(kLargeBlock, rounded);
+  if (!p) throw std::bad_alloc();
+#ifdef __linux__
+  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure just means 4 KB pages
+#endif
+  return p;
+}
+
+void free_large(void* p) { std::free(p); }
+
+bool all_finite(const double* data, Index size) {
+  // x - x is 0 for finite x and NaN otherwise; independent partial sums
+  // vectorize (one running sum would be bound by the add latency).
+  double acc[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
   Index i = 0;
-  for (; i + 4 <= size; i += 4)
-    for (int k = 0; k < 4; ++k) acc[k] += data[i + k] - data[i + k];
+  for (; i + 8 <= size; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += data[i + k] - data[i + k];
   for (; i < size; ++i) acc[0] += data[i] - data[i];
-  if (acc[0] + acc[1] + acc[2] + acc[3] == 0.0) return;
+  double total = 0.0;
+  for (double a : acc) total += a;
+  return total == 0.0;
+}
+
+void check_finite(const std::string& name, const double* data, Index size) {
+  if (all_finite(data, size)) return;  // the loop below only names the first bad entry
   for (Index i = 0; i < size; ++i) {
     if (!std::isfinite(data[i])) {
       std::ostringstream s;

@@ -70,6 +70,22 @@ class ThreadChooser {
   double t_team_ = 0.0, t_one_ = 0.0;  // summed: one stalled join must count
 };
 
+// Finiteness of step i of a sequence, checked where the sweep reads it
+// (a constant matrix once, at the first step swept). The flat index in the
+// message is the one of the whole (T, rows, cols) array.
+void check_step_finite(const char* name, const SeqView& v, Index i, Index T) {
+  if (v.empty() || (v.is_constant() && i != T - 1)) return;
+  const Index size = v.rows * v.cols;
+  const double* d = v.data + i * v.step_stride;
+  if (all_finite(d, size)) return;
+  for (Index k = 0; k < size; ++k)
+    if (!std::isfinite(d[k])) {
+      std::ostringstream msg;
+      msg << name << " must be finite, got " << d[k] << " at flat index " << i * v.step_stride + k;
+      throw std::domain_error(msg.str());
+    }
+}
+
 double seconds_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -83,6 +99,11 @@ void split_columns(Index cols, int threads, F f) {
   if (threads <= 1 || cols < 32 * threads) return f(Index(0), cols);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int t = 0; t < threads; ++t) f(cols * t / threads, cols * (t + 1) / threads);
+}
+
+template <class F>
+void split_rows(Index rows, int threads, F f) {
+  split_columns(rows, threads, f);  // the same cut, applied to rows by the caller
 }
 
 // Lower triangle of Z += alpha X' Y (X, Y: k x m, Z: m x m), the upper one
@@ -130,18 +151,12 @@ void LQRProblem::validate() const {
   if (R_terms.empty()) throw std::invalid_argument("R is missing");
   for (const auto& term : R_terms) term.first.check("R", s, s, T);
   check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
-  if (!sequences_checked) {
-    A.check_finite("A");
-    B.check_finite("B");
-    Q.check_finite("Q");
-    N.check_finite("N");
-    for (const auto& term : R_terms) term.first.check_finite("R");
-  }
   check_finite("Q_final", Q_final.data(), Q_final.size());
   if (!std::isfinite(q_scale)) throw std::domain_error("cost scale must be finite");
 }
 
-RiccatiWorkspace::RiccatiWorkspace(Index n, Index s) : L(n, n), BA(n, s + n), U(n, s + n), Z(s + n, s + n) {
+RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
+    : L(n, n), BA(n, s + n), U(n, s + n), Z(s + n, s + n), R(s, s), Rllt(s, s) {
   Z.setZero();  // its strict upper triangle is never written
 }
 
@@ -159,6 +174,8 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   RiccatiWorkspace ws(n, s);
   ProgressThrottle throttle(progress, T);
   ThreadChooser chooser(max_sweep_threads(n));
+  bool R_varies = false;
+  for (const auto& term : pb.R_terms) R_varies = R_varies || !term.first.is_constant();
   using ColMap = Eigen::Map<Eigen::MatrixXd>;
   // P_i is symmetric, so its row-major storage is also its column-major one.
   auto store_P = [&](Index i) { std::copy(ws.L.data(), ws.L.data() + n * n, out.P[i].data()); };
@@ -168,6 +185,13 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   for (Index i = T - 1; i >= 0; --i) {
     const int threads = chooser.threads();
     const double t0 = seconds_now();
+    if (!pb.sequences_checked) {
+      check_step_finite("A", pb.A, i, T);
+      check_step_finite("B", pb.B, i, T);
+      check_step_finite("Q", pb.Q, i, T);
+      check_step_finite("N", pb.N, i, T);
+      for (const auto& term : pb.R_terms) check_step_finite("R", term.first, i, T);
+    }
     const auto A = pb.A[i];  // row-major maps: the products read them in place
     const auto B = pb.B[i];
     Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_P(ws.L);  // in place: L now holds the factor
@@ -202,11 +226,22 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     }
     // H (lower) += sym(R), G' += N
     auto H = ws.Z.topLeftCorner(s, s);
-    for (const auto& term : pb.R_terms) {
-      const auto R = term.first[i];
-      for (Index c = 0; c < s; ++c)
-        for (Index r = c; r < s; ++r) H(r, c) += 0.5 * term.second * (R(r, c) + R(c, r));
+    if (R_varies || i == T - 1) {
+      ws.R.setZero();
+      for (const auto& term : pb.R_terms) {
+        const auto R = term.first[i];
+        for (Index c = 0; c < s; ++c)
+          for (Index r = c; r < s; ++r) ws.R(r, c) += 0.5 * term.second * (R(r, c) + R(c, r));
+      }
+      if (pb.check_R_definite) {
+        ws.Rllt = ws.R;
+        Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_R(ws.Rllt);
+        if (llt_R.info() != Eigen::Success)
+          throw std::domain_error((R_varies ? "R[" + std::to_string(i) + "]" : std::string("R")) +
+                                  " must be symmetric positive definite");
+      }
     }
+    H.triangularView<Eigen::Lower>() += ws.R;
     auto Yt = ws.Z.bottomLeftCorner(n, s);
     if (!pb.N.empty()) Yt += pb.q_scale * pb.N[i];
     Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_H(H);
@@ -216,11 +251,16 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
           << " (R must be symmetric positive definite, or B' P B must make it so)";
       throw std::domain_error(msg.str());
     }
-    llt_H.matrixU().solveInPlace<Eigen::OnTheRight>(Yt);  // Y' = G' L_H^{-T}
-    // K' (n x s, column-major) is K (s x n, row-major) in place.
+    // K' (n x s, column-major) is K (s x n, row-major) in place. Both
+    // solves act on rows independently: split the rows over the team.
     ColMap Kt(out.K[i].data(), n, s);
-    Kt = -Yt;
-    llt_H.matrixL().solveInPlace<Eigen::OnTheRight>(Kt);  // K' = -Y' L_H^{-1}
+    split_rows(n, threads, [&](Index r0, Index r1) {
+      auto Yr = Yt.middleRows(r0, r1 - r0);
+      auto Kr = Kt.middleRows(r0, r1 - r0);
+      llt_H.matrixU().solveInPlace<Eigen::OnTheRight>(Yr);  // Y' = G' L_H^{-T}
+      Kr = -Yr;
+      llt_H.matrixL().solveInPlace<Eigen::OnTheRight>(Kr);  // K' = -Y' L_H^{-1}
+    });
     auto Paa = ws.Z.bottomRightCorner(n, n);
     lower_product(Paa, Yt.transpose(), Yt.transpose(), -1.0, true, threads);
     // P_i = Paa (mirrored) + q sym(Q_i). Q_i is read once, in memory order

@@ -29,12 +29,17 @@ struct LQRProblem {
   double q_scale = 1.0;
   Index horizon = 0;  //!< T
   //! The sequences are known finite (they view arrays that were checked when
-  //! they were made, e.g. a Discretization's): validate() skips rereading them.
+  //! they were made, e.g. a Discretization's). Otherwise the sweep checks
+  //! each step's matrices as it reads them (one pass over memory, not two).
   bool sequences_checked = false;
+  //! The sweep also checks that each R_i (the weighted sum of R_terms) is
+  //! symmetric positive definite ("R" or "R[i]" in the message).
+  bool check_R_definite = false;
 
   Index n() const { return A.rows; }
   Index s() const { return B.cols; }
-  //! Shapes, horizons and finiteness; throws with argument names.
+  //! Shapes, horizons, finiteness of Q_final and q_scale; throws with
+  //! argument names. The sequences' values are checked by the sweep.
   void validate() const;
 };
 
@@ -61,6 +66,8 @@ class RiccatiWorkspace {
   Eigen::MatrixXd BA;  //!< n x (s+n)   [B_i A_i], only where P_{i+1} is semidefinite
   Eigen::MatrixXd U;   //!< n x (s+n)   L' [B A] (or P [B A] when P is only semidefinite)
   Eigen::MatrixXd Z;   //!< (s+n) x (s+n), lower: [[H, .], [G' -> Y', A'PA -> A'PA - Y'Y]]
+  Eigen::MatrixXd R;     //!< s x s   sym(R_i), lower
+  Eigen::MatrixXd Rllt;  //!< s x s   its Cholesky factor (definiteness check)
 };
 
 //! Runs the sweep into `out` (already sized T, n, s). Throws domain_error

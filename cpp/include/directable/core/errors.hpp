@@ -29,6 +29,8 @@ void check_shape(const std::string& name, Index rows, Index cols, Index exp_rows
                  Index exp_cols);
 
 //! Throws std::domain_error if any entry of data[0..size) is NaN or inf.
+//! True if no entry is NaN or inf (vectorized; the fast path of check_finite).
+bool all_finite(const double* data, Index size);
 void check_finite(const std::string& name, const double* data, Index size);
 
 void check_positive(const std::string& name, double value);
