@@ -193,25 +193,47 @@ void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, 
   const double* b = kB13;
   int s = 0;
   degree = 13;
+  // Small matrices: forming M^4, M^6, M^8 and taking exact 1-norms costs
+  // less than the estimator's matrix-vector sweeps (measured at n = 16).
+  const bool exact = alg.dim() <= kExactNormDim;
   bool have4 = false, have6 = false;
-  double d4, d6, d8;
-  if (alg.dim() <= kExactNormDim) {
-    // Small matrices: forming M^4, M^6, M^8 and taking exact 1-norms costs
-    // less than the estimator's matrix-vector sweeps (measured at n = 16).
+  double d4, d6;
+  if (exact) {
     alg.prod(M2, M2, M4);
     alg.prod(M4, M2, M6);
     have4 = have6 = true;
     d4 = std::pow(alg.norm1(M4), 0.25);
     d6 = std::pow(alg.norm1(M6), 1.0 / 6.0);
-    if (std::max(d4, d6) <= kTheta3) {
-      degree = 3;
-      b = kB3;
-    } else if (std::max(d4, d6) <= kTheta5) {
+  } else {
+    const double n22 = norm_estimate(alg, M2, M2);
+    d4 = std::pow(n22, 0.25);
+    d6 = std::pow(n22 * alg.norm1(M2), 1.0 / 6.0);
+  }
+  if (std::max(d4, d6) <= kTheta3) {
+    degree = 3;
+    b = kB3;
+  } else {
+    if (!have4) {
+      alg.prod(M2, M2, M4);
+      have4 = true;
+      d4 = std::pow(alg.norm1(M4), 0.25);
+    }
+    if (std::max(d4, d6) <= kTheta5) {
       degree = 5;
       b = kB5;
     } else {
-      alg.prod(M4, M4, M8);
-      d8 = std::pow(alg.norm1(M8), 1.0 / 8.0);
+      if (!have6) {
+        alg.prod(M4, M2, M6);
+        have6 = true;
+        d6 = std::pow(alg.norm1(M6), 1.0 / 6.0);
+      }
+      double d8;
+      if (exact) {
+        alg.prod(M4, M4, M8);
+        d8 = std::pow(alg.norm1(M8), 1.0 / 8.0);
+      } else {
+        d8 = std::pow(norm_estimate(alg, M4, M4), 1.0 / 8.0);
+      }
       const double eta3 = std::max(d6, d8);
       if (eta3 <= kTheta7) {
         degree = 7;
@@ -223,39 +245,6 @@ void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, 
         const double d10 = std::pow(norm_estimate(alg, M4, M6), 1.0 / 10.0);
         const double eta5 = std::min(eta3, std::max(d8, d10));
         s = std::max(0, int(std::ceil(std::log2(eta5 / kTheta13))));
-      }
-    }
-  } else {
-    const double n22 = norm_estimate(alg, M2, M2);
-    d4 = std::pow(n22, 0.25);
-    d6 = std::pow(n22 * alg.norm1(M2), 1.0 / 6.0);
-    if (std::max(d4, d6) <= kTheta3) {
-      degree = 3;
-      b = kB3;
-    } else {
-      alg.prod(M2, M2, M4);
-      have4 = true;
-      d4 = std::pow(alg.norm1(M4), 0.25);
-      if (std::max(d4, d6) <= kTheta5) {
-        degree = 5;
-        b = kB5;
-      } else {
-        alg.prod(M4, M2, M6);
-        have6 = true;
-        d6 = std::pow(alg.norm1(M6), 1.0 / 6.0);
-        d8 = std::pow(norm_estimate(alg, M4, M4), 1.0 / 8.0);
-        const double eta3 = std::max(d6, d8);
-        if (eta3 <= kTheta7) {
-          degree = 7;
-          b = kB7;
-        } else if (eta3 <= kTheta9) {
-          degree = 9;
-          b = kB9;
-        } else {
-          const double d10 = std::pow(norm_estimate(alg, M4, M6), 1.0 / 10.0);
-          const double eta5 = std::min(eta3, std::max(d8, d10));
-          s = std::max(0, int(std::ceil(std::log2(eta5 / kTheta13))));
-        }
       }
     }
   }
@@ -293,7 +282,7 @@ void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, 
   } else {
     if (degree >= 5 && !have4) alg.prod(M2, M2, M4);
     if (degree >= 7 && !have6) alg.prod(M4, M2, M6);
-    if (degree >= 9 && !(alg.dim() <= kExactNormDim)) alg.prod(M4, M4, M8);
+    if (degree >= 9 && !exact) alg.prod(M4, M4, M8);
     Alg::set_zero(T2);
     Alg::add_identity(T2, b[1]);
     Alg::set_zero(V);

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <sstream>
+
+#include "directable/core/parallel.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -21,54 +23,6 @@ int max_sweep_threads(Index n) {
   return 1;
 #endif
 }
-
-// Thread count for the next step. On a machine shared with other jobs a
-// thread that loses its core stalls every product's join (measured: a team
-// of two 5x slower than one thread at n = 128 on a loaded 2-core machine);
-// on an idle one two threads are ~1.7x faster. So the sweep keeps probing:
-// each stretch of steps starts by timing a few steps with the team and a few
-// with one thread and runs the rest with the faster, dropping the team as
-// soon as its running mean falls behind. While one thread keeps winning
-// the stretches double, so a busy machine pays for few probes.
-class ThreadChooser {
- public:
-  explicit ThreadChooser(int max_threads) : max_(max_threads) {}
-  int threads() const {
-    if (max_ <= 1) return 1;
-    if (k_ < probe) return max_;
-    if (k_ < 2 * probe) return 1;
-    return best_;
-  }
-  void record(double seconds) {
-    if (max_ <= 1) return;
-    if (k_ < probe)
-      t_team_ += seconds;
-    else if (k_ < 2 * probe)
-      t_one_ += seconds;
-    if (k_ == 2 * probe - 1) {
-      best_ = t_team_ < t_one_ ? max_ : 1;
-      period_ = best_ > 1 ? kMinPeriod : std::min(2 * period_, kMaxPeriod);
-      t_team_ = 0.0;
-    } else if (k_ >= 2 * probe && best_ > 1) {
-      // the team keeps its place only while it stays faster than one thread
-      t_team_ += seconds;
-      const int run = k_ - 2 * probe + 1;
-      if (run % probe == 0 && t_team_ / run > t_one_ / probe) {
-        best_ = 1;
-        period_ = std::min(2 * period_, kMaxPeriod);
-      }
-    }
-    if (++k_ >= period_) {
-      k_ = 0;
-      t_team_ = t_one_ = 0.0;
-    }
-  }
-
- private:
-  static constexpr int probe = 3, kMinPeriod = 64, kMaxPeriod = 1024;
-  int max_, best_ = 1, k_ = 0, period_ = kMinPeriod;
-  double t_team_ = 0.0, t_one_ = 0.0;  // summed: one stalled join must count
-};
 
 // Finiteness of step i of a sequence, checked where the sweep reads it
 // (a constant matrix once, at the first step swept). The flat index in the
@@ -173,7 +127,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     throw std::invalid_argument("riccati_sweep: output not sized " + shape_str(T, s, n));
   RiccatiWorkspace ws(n, s);
   ProgressThrottle throttle(progress, T);
-  ThreadChooser chooser(max_sweep_threads(n));
+  TeamChooser chooser(max_sweep_threads(n));  // a team only where it measures faster
   bool R_varies = false;
   for (const auto& term : pb.R_terms) R_varies = R_varies || !term.first.is_constant();
   using ColMap = Eigen::Map<Eigen::MatrixXd>;
@@ -183,7 +137,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   ws.L = 0.5 * (pb.Q_final + pb.Q_final.transpose());
   store_P(T);
   for (Index i = T - 1; i >= 0; --i) {
-    const int threads = chooser.threads();
+    const int threads = chooser.begin();
     const double t0 = seconds_now();
     if (!pb.sequences_checked) {
       check_step_finite("A", pb.A, i, T);
@@ -195,31 +149,21 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     const auto A = pb.A[i];  // row-major maps: the products read them in place
     const auto B = pb.B[i];
     Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_P(ws.L);  // in place: L now holds the factor
-    if (llt_P.info() == Eigen::Success) {
+    // U = X [B A] for X = L' (square-root form) or X = P, split over columns.
+    auto U_of = [&](const auto& X) {
       split_columns(m, threads, [&](Index c0, Index c1) {
-        const auto Lt = ws.L.triangularView<Eigen::Lower>().transpose();
-        for (Index c = c0; c < c1;) {  // columns of [B A]
-          const Index e = c < s ? std::min(c1, s) : c1;
-          if (c < s)
-            ws.U.middleCols(c, e - c).noalias() = Lt * B.middleCols(c, e - c);
-          else
-            ws.U.middleCols(c, e - c).noalias() = Lt * A.middleCols(c - s, e - c);
-          c = e;
+        if (c0 < s) ws.U.middleCols(c0, std::min(c1, s) - c0).noalias() = X * B.middleCols(c0, std::min(c1, s) - c0);
+        if (c1 > s) {
+          const Index a0 = std::max(c0, s);
+          ws.U.middleCols(a0, c1 - a0).noalias() = X * A.middleCols(a0 - s, c1 - a0);
         }
       });
+    };
+    if (llt_P.info() == Eigen::Success) {
+      U_of(ws.L.triangularView<Eigen::Lower>().transpose());
       lower_product(ws.Z, ws.U, ws.U, 1.0, false, threads);
     } else {
-      const Eigen::Map<const Eigen::MatrixXd> P(out.P[i + 1].data(), n, n);
-      split_columns(m, threads, [&](Index c0, Index c1) {
-        for (Index c = c0; c < c1;) {
-          const Index e = c < s ? std::min(c1, s) : c1;
-          if (c < s)
-            ws.U.middleCols(c, e - c).noalias() = P * B.middleCols(c, e - c);
-          else
-            ws.U.middleCols(c, e - c).noalias() = P * A.middleCols(c - s, e - c);
-          c = e;
-        }
-      });
+      U_of(Eigen::Map<const Eigen::MatrixXd>(out.P[i + 1].data(), n, n));
       ws.BA.leftCols(s) = B;
       ws.BA.rightCols(n) = A;
       lower_product(ws.Z, ws.BA, ws.U, 1.0, false, threads);
@@ -273,7 +217,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     ws.L += (0.5 * pb.q_scale) * Qt;
     ws.L += (0.5 * pb.q_scale) * Qt.transpose();
     store_P(i);
-    chooser.record(seconds_now() - t0);
+    chooser.end(seconds_now() - t0);
     if (!throttle.report(T - i)) break;
   }
   throttle.finish(T);

@@ -79,39 +79,9 @@ Index initial_stride(const SPHParamsT<D>& p, double skin) {
 
 // ------------------------------------------------------------------ team size
 namespace {
-constexpr int kTeamPeriodMin = 64, kTeamPeriodMax = 1024, kTeamProbe = 3;
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
-
-int SPHTeam::begin() {
-#ifdef _OPENMP
-  max = omp_get_max_threads();
-#else
-  max = 1;
-#endif
-  if (max <= 1) return 1;
-  if (k < kTeamProbe) return max;
-  if (k < 2 * kTeamProbe) return 1;
-  return std::min(best, max);
-}
-
-void SPHTeam::end(double seconds) {
-  if (max <= 1) return;
-  if (k < kTeamProbe)
-    t_all += seconds;
-  else if (k < 2 * kTeamProbe)
-    t_one += seconds;
-  if (k == 2 * kTeamProbe - 1) {
-    const int verdict = t_all < t_one ? max : 1;
-    period = verdict == best ? std::min(2 * period, kTeamPeriodMax) : kTeamPeriodMin;
-    best = verdict;
-  }
-  if (++k >= period) {
-    k = 0;
-    t_all = t_one = 0.0;
-  }
-}
 
 // ------------------------------------------------------------------ parameters
 template <int D>
@@ -606,7 +576,7 @@ void SPHPredictionT<D>::freeze() {
   int threads = 1;  // the verdict of the step's team (one thread before any probe)
   {
     std::lock_guard<std::mutex> g(team_mutex_);
-    threads = std::max(1, step_team_.best);
+    threads = std::max(1, step_team_.best());
   }
 #pragma omp parallel for schedule(static) reduction(max : asymmetric) num_threads(threads) if (N_ >= kParallelMin)
   for (Index i = 0; i < N_; ++i)
@@ -638,13 +608,13 @@ template <int D>
 SPHPredictionT<D>::~SPHPredictionT() = default;
 
 template <int D>
-int SPHPredictionT<D>::team_begin(SPHTeam& team) const {
+int SPHPredictionT<D>::team_begin(TeamChooser& team) const {
   std::lock_guard<std::mutex> g(team_mutex_);
   return team.begin();
 }
 
 template <int D>
-void SPHPredictionT<D>::team_end(SPHTeam& team, double seconds) const {
+void SPHPredictionT<D>::team_end(TeamChooser& team, double seconds) const {
   std::lock_guard<std::mutex> g(team_mutex_);
   team.end(seconds);
 }
@@ -760,7 +730,7 @@ void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int thr
 template <int D>
 void SPHPredictionT<D>::pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eigen::VectorXd> a) const {
   Tape& w = thread_tape<Tape>();
-  SPHTeam all;
+  TeamChooser all;
   const int threads = all.begin();
   forward(pos.data(), w, threads);
   accel(pos.data(), w, w.acc.data(), threads);

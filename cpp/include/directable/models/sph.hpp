@@ -19,6 +19,7 @@
 
 #include "directable/control/mpc.hpp"
 #include "directable/core/errors.hpp"
+#include "directable/core/parallel.hpp"
 #include "directable/core/sequence.hpp"
 
 namespace directable {
@@ -97,18 +98,6 @@ struct SPHPairTable {
   std::vector<double> a;  //!< W'(d)/d per pair
 };
 
-//! Team size chosen by measurement (the cores may be shared: a thread that
-//! loses its core stalls every barrier of a parallel loop). In every stretch
-//! of `period` calls the first 3 run with all threads, the next 3 with one;
-//! the faster (summed wall time) serves the rest of the stretch. The period
-//! doubles (64 .. 1024) while the verdict stays the same (probing is costly
-//! exactly when the team loses).
-struct SPHTeam {
-  int k = 0, best = 1, max = 1, period = 64;
-  double t_all = 0.0, t_one = 0.0;
-  int begin();                //!< threads for this call
-  void end(double seconds);   //!< wall time of the call
-};
 
 template <int D>
 class SPHFluid {
@@ -159,7 +148,7 @@ class SPHFluid {
   Eigen::VectorXd x_built_;  //!< positions at the last list build
   double skin_ = 0.0;
   bool rebuild_ = true;
-  SPHTeam team_;
+  TeamChooser team_;
   int nt_ = 1;  //!< threads of the current step
   bool sphere_on_ = false;
   Vec sc_ = Vec::Zero(), sv_ = Vec::Zero();
@@ -207,8 +196,8 @@ class SPHPredictionT : public PredictionModel {
   void freeze();              //!< checks nb_ and builds the pair structures from it
   void forward(const double* X, Tape& t, int threads) const;
   void accel(const double* X, const Tape& t, double* a, int threads) const;
-  int team_begin(SPHTeam& team) const;
-  void team_end(SPHTeam& team, double seconds) const;
+  int team_begin(TeamChooser& team) const;
+  void team_end(TeamChooser& team, double seconds) const;
   Params prm_;
   CubicSpline<D> kernel_;
   NeighbourLists nb_;
@@ -221,7 +210,7 @@ class SPHPredictionT : public PredictionModel {
   std::vector<int> pair_i_, pair_j_, wall_, low_pair_;
   std::vector<Index> pair_start_, low_start_;
   mutable std::mutex tapes_mutex_, team_mutex_;
-  mutable SPHTeam step_team_, vjp_team_;
+  mutable TeamChooser step_team_, vjp_team_;
   mutable std::vector<std::unique_ptr<Tape>> tapes_;
 };
 using SPHPrediction = SPHPredictionT<2>;
