@@ -534,15 +534,20 @@ def _chain_problem(make_chain, rng, H=6):
     return chain, pred, x0, ref
 
 
+def _fd_jacobians(pred, x, u, h=1e-6):
+    """Central-difference d step / dx and d step / du of a prediction model."""
+    Jx = np.column_stack([(pred.step(x + h * e, u) - pred.step(x - h * e, u)) / (2 * h) for e in np.eye(pred.n)])
+    Ju = np.column_stack([(pred.step(x, u + h * e) - pred.step(x, u - h * e)) / (2 * h) for e in np.eye(pred.s)])
+    return Jx, Ju
+
+
 def test_euler_model_vjp_and_jacobians_equal_finite_differences(make_chain, rng):
     chain, pred, x0, _ = _chain_problem(make_chain, rng)
     n, s = pred.n, pred.s
     u, lam = rng.standard_normal(s), rng.standard_normal(n)
     np.testing.assert_allclose(pred.step(x0, u), x0 + 0.02 * (chain.dynamics(x0) + chain.control_matrix() @ u),
                                rtol=1e-14, atol=1e-14)
-    h = 1e-6
-    Jx = np.column_stack([(pred.step(x0 + h * e, u) - pred.step(x0 - h * e, u)) / (2 * h) for e in np.eye(n)])
-    Ju = np.column_stack([(pred.step(x0, u + h * e) - pred.step(x0, u - h * e)) / (2 * h) for e in np.eye(s)])
+    Jx, Ju = _fd_jacobians(pred, x0, u)
     A, B = pred.jacobians(x0, u)
     np.testing.assert_allclose(A, Jx, atol=1e-7)
     np.testing.assert_allclose(B, Ju, atol=1e-9)
@@ -641,9 +646,7 @@ def test_substeps_nonlinear_model_equals_finite_differences(make_chain, rng):
     for j in range(4):
         x = inner.step(x, u, j)
     np.testing.assert_allclose(pred.step(x0, u), x, rtol=1e-14, atol=1e-14)
-    h = 1e-6
-    Jx = np.column_stack([(pred.step(x0 + h * e, u) - pred.step(x0 - h * e, u)) / (2 * h) for e in np.eye(n)])
-    Ju = np.column_stack([(pred.step(x0, u + h * e) - pred.step(x0, u - h * e)) / (2 * h) for e in np.eye(s)])
+    Jx, Ju = _fd_jacobians(pred, x0, u)
     A, B = pred.jacobians(x0, u)
     np.testing.assert_allclose(A, Jx, atol=1e-7)
     np.testing.assert_allclose(B, Ju, atol=1e-9)
