@@ -4,7 +4,9 @@ writer (each script owns one section, delimited by ``<!-- name:begin -->`` /
 first time)."""
 from __future__ import annotations
 
+import os
 import pathlib
+import platform
 import time
 
 RESULTS = pathlib.Path(__file__).with_name("RESULTS.md")
@@ -20,6 +22,11 @@ def write_section(section: str, begin: str, end: str) -> pathlib.Path:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     RESULTS.write_text(text)
     return RESULTS
+
+
+def host() -> str:
+    """The machine line of a RESULTS.md section: architecture, cores, Python."""
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def best_of(f, repeat=5, number=1) -> float:

@@ -13,16 +13,13 @@ table and writes its section of benchmarks/RESULTS.md between the markers
 from __future__ import annotations
 
 import argparse
-import os
-import pathlib
-import platform
 import time
 
 import numpy as np
 
 import directable as dr
 from directable import fem, lqr, models
-from bench_common import best_of, write_section
+from bench_common import host, best_of, write_section
 
 BEGIN, END = "<!-- fem:begin -->", "<!-- fem:end -->"
 
@@ -125,8 +122,7 @@ def main():
     print(table)
     if args.no_write:
         return
-    host = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    section = (f"{BEGIN}\n## Reduced deformable solids (issue 3)\n\n`python benchmarks/bench_fem.py` on {host} "
+    section = (f"{BEGIN}\n## Reduced deformable solids (issue 3)\n\n`python benchmarks/bench_fem.py` on {host()} "
                f"({time.strftime('%Y-%m-%d')}); best of several runs; times per step from whole C++ runs "
                f"(`directable.simulate`).\n\n{table}\n{END}")
     path = write_section(section, BEGIN, END)

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import glob
-import os
 import pathlib
-import platform
 import subprocess
 import time
 
@@ -24,7 +22,7 @@ import numpy as np
 
 import directable as dr
 from directable import fluid as F
-from bench_common import best_of, write_section
+from bench_common import host, best_of, write_section
 
 BEGIN, END = "<!-- fluid:begin -->", "<!-- fluid:end -->"
 HERE = pathlib.Path(__file__).resolve().parent
@@ -117,8 +115,7 @@ def main(argv=None):
     print(table)
     if args.no_write:
         return
-    host = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    section = (f"{BEGIN}\n## Reduced fluid (issue 4)\n\n`python benchmarks/bench_fluid.py` on {host} "
+    section = (f"{BEGIN}\n## Reduced fluid (issue 4)\n\n`python benchmarks/bench_fluid.py` on {host()} "
                f"({time.strftime('%Y-%m-%d')}), threads = {dr._core.max_threads()}; best of several runs; "
                "dt = 0.01; viscosity 0.01 in the reduced step; the machine is shared, so times are upper bounds.\n\n"
                f"{table}\n{END}")

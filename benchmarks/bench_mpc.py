@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 
 import numpy as np
 
 from directable import _core, mpc, sph
-from bench_common import write_section
+from bench_common import host, write_section
 
 BEGIN, END = "<!-- mpc:begin -->", "<!-- mpc:end -->"
 HORIZON, ITERATIONS, SUBSTEPS = 5, 10, 10
@@ -135,8 +134,7 @@ def main():
             lines.append(line)
     if args.no_write:
         return
-    host = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    section = (f"{BEGIN}\n## MPC + SPH (issue 6)\n\n`python benchmarks/bench_mpc.py` on {host} "
+    section = (f"{BEGIN}\n## MPC + SPH (issue 6)\n\n`python benchmarks/bench_mpc.py` on {host()} "
                f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; 1-minute load average "
                f"{min(loads):.1f}-{max(loads):.1f} from other processes on the shared machine); best of "
                f"{args.frames} frames. A frame: one MPC solve (H = {HORIZON}, {ITERATIONS} L-BFGS iterations, "

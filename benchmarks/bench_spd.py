@@ -11,15 +11,12 @@ between the markers <!-- spd:begin --> and <!-- spd:end -->.
 from __future__ import annotations
 
 import argparse
-import os
-import pathlib
-import platform
 import time
 
 import numpy as np
 
 from directable import chain as dc
-from bench_common import best_of, write_section
+from bench_common import host, best_of, write_section
 
 BEGIN, END = "<!-- spd:begin -->", "<!-- spd:end -->"
 
@@ -86,8 +83,7 @@ def main():
     print(table)
     if args.no_write:
         return
-    host = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    section = (f"{BEGIN}\n## Stable PD tracking (issue 5)\n\n`python benchmarks/bench_spd.py` on {host} "
+    section = (f"{BEGIN}\n## Stable PD tracking (issue 5)\n\n`python benchmarks/bench_spd.py` on {host()} "
                f"({time.strftime('%Y-%m-%d')}); best of several runs; explicit Euler, dt = 1/60, kp = 3e4, "
                "kd = kp dt. NumPy SPD: M and C from the C++ chain, the SPD solve and step in NumPy.\n\n"
                f"{table}\n{END}")
