@@ -541,19 +541,26 @@ def _fd_jacobians(pred, x, u, h=1e-6):
     return Jx, Ju
 
 
+def _assert_derivatives_match_fd(pred, x, u, lam):
+    """Jacobians equal central differences; the VJP equals both J' lam and the Jacobians' transpose."""
+    Jx, Ju = _fd_jacobians(pred, x, u)
+    A, B = pred.jacobians(x, u)
+    np.testing.assert_allclose(A, Jx, atol=1e-7)
+    np.testing.assert_allclose(B, Ju, atol=1e-9)
+    gx, gu = pred.vjp(x, u, lam)
+    np.testing.assert_allclose(gx, Jx.T @ lam, atol=1e-7)
+    np.testing.assert_allclose(gu, Ju.T @ lam, atol=1e-9)
+    np.testing.assert_allclose(gx, A.T @ lam, atol=1e-12)
+    np.testing.assert_allclose(gu, B.T @ lam, atol=1e-12)
+
+
 def test_euler_model_vjp_and_jacobians_equal_finite_differences(make_chain, rng):
     chain, pred, x0, _ = _chain_problem(make_chain, rng)
     n, s = pred.n, pred.s
     u, lam = rng.standard_normal(s), rng.standard_normal(n)
     np.testing.assert_allclose(pred.step(x0, u), x0 + 0.02 * (chain.dynamics(x0) + chain.control_matrix() @ u),
                                rtol=1e-14, atol=1e-14)
-    Jx, Ju = _fd_jacobians(pred, x0, u)
-    A, B = pred.jacobians(x0, u)
-    np.testing.assert_allclose(A, Jx, atol=1e-7)
-    np.testing.assert_allclose(B, Ju, atol=1e-9)
-    gx, gu = pred.vjp(x0, u, lam)
-    np.testing.assert_allclose(gx, Jx.T @ lam, atol=1e-7)
-    np.testing.assert_allclose(gu, Ju.T @ lam, atol=1e-9)
+    _assert_derivatives_match_fd(pred, x0, u, lam)
 
 
 def test_adjoint_gradient_nonlinear_model_equals_finite_differences(make_chain, rng):
@@ -646,10 +653,4 @@ def test_substeps_nonlinear_model_equals_finite_differences(make_chain, rng):
     for j in range(4):
         x = inner.step(x, u, j)
     np.testing.assert_allclose(pred.step(x0, u), x, rtol=1e-14, atol=1e-14)
-    Jx, Ju = _fd_jacobians(pred, x0, u)
-    A, B = pred.jacobians(x0, u)
-    np.testing.assert_allclose(A, Jx, atol=1e-7)
-    np.testing.assert_allclose(B, Ju, atol=1e-9)
-    gx, gu = pred.vjp(x0, u, lam)
-    np.testing.assert_allclose(gx, A.T @ lam, atol=1e-12)
-    np.testing.assert_allclose(gu, B.T @ lam, atol=1e-12)
+    _assert_derivatives_match_fd(pred, x0, u, lam)
