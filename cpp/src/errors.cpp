@@ -14,11 +14,26 @@
 namespace directable {
 
 namespace {
+
+bool all_finite(const double* data, Index size) {
+  // x - x is 0 for finite x and NaN otherwise; independent partial sums
+  // vectorize (one running sum would be bound by the add latency).
+  double acc[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+  Index i = 0;
+  for (; i + 8 <= size; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += data[i + k] - data[i + k];
+  for (; i < size; ++i) acc[0] += data[i] - data[i];
+  double total = 0.0;
+  for (double a : acc) total += a;
+  return total == 0.0;
+}
+
+}  // namespace
+
 double now_seconds() {
   using clock = std::chrono::steady_clock;
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
-}  // namespace
 
 std::string shape_str(Index rows, Index cols) {
   std::ostringstream s;
@@ -52,25 +67,13 @@ void* allocate_large(std::size_t bytes) {
 
 void free_large(void* p) { std::free(p); }
 
-bool all_finite(const double* data, Index size) {
-  // x - x is 0 for finite x and NaN otherwise; independent partial sums
-  // vectorize (one running sum would be bound by the add latency).
-  double acc[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-  Index i = 0;
-  for (; i + 8 <= size; i += 8)
-    for (int k = 0; k < 8; ++k) acc[k] += data[i + k] - data[i + k];
-  for (; i < size; ++i) acc[0] += data[i] - data[i];
-  double total = 0.0;
-  for (double a : acc) total += a;
-  return total == 0.0;
-}
 
-void check_finite(const std::string& name, const double* data, Index size) {
+void check_finite(const std::string& name, const double* data, Index size, Index first_index) {
   if (all_finite(data, size)) return;  // the loop below only names the first bad entry
   for (Index i = 0; i < size; ++i) {
     if (!std::isfinite(data[i])) {
       std::ostringstream s;
-      s << name << " must be finite, got " << data[i] << " at flat index " << i;
+      s << name << " must be finite, got " << data[i] << " at flat index " << first_index + i;
       throw std::domain_error(s.str());
     }
   }

@@ -1,7 +1,6 @@
 #include "directable/control/riccati.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <sstream>
 
@@ -29,35 +28,19 @@ int max_sweep_threads(Index n) {
 // message is the one of the whole (T, rows, cols) array.
 void check_step_finite(const char* name, const SeqView& v, Index i, Index T) {
   if (v.empty() || (v.is_constant() && i != T - 1)) return;
-  const Index size = v.rows * v.cols;
-  const double* d = v.data + i * v.step_stride;
-  if (all_finite(d, size)) return;
-  for (Index k = 0; k < size; ++k)
-    if (!std::isfinite(d[k])) {
-      std::ostringstream msg;
-      msg << name << " must be finite, got " << d[k] << " at flat index " << i * v.step_stride + k;
-      throw std::domain_error(msg.str());
-    }
+  check_finite(name, v.data + i * v.step_stride, v.rows * v.cols, i * v.step_stride);
 }
 
-double seconds_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Runs f(c0, c1) over column blocks of [0, cols) on `threads` threads. The
-// sweep is sequential in time, so for large n its products are what can use
-// the cores (Eigen's own GEMM threading stays off: it would also fire inside
-// the per-step parallel loops).
+// Runs f(b0, b1) over blocks of [0, count) (columns of a product, or rows
+// of a right-side triangular solve) on `threads` threads. The sweep is
+// sequential in time, so for large n its products are what can use the
+// cores (Eigen's own GEMM threading stays off: it would also fire inside the
+// per-step parallel loops).
 template <class F>
-void split_columns(Index cols, int threads, F f) {
-  if (threads <= 1 || cols < 32 * threads) return f(Index(0), cols);
+void split_range(Index count, int threads, F f) {
+  if (threads <= 1 || count < 32 * threads) return f(Index(0), count);
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) f(cols * t / threads, cols * (t + 1) / threads);
-}
-
-template <class F>
-void split_rows(Index rows, int threads, F f) {
-  split_columns(rows, threads, f);  // the same cut, applied to rows by the caller
+  for (int t = 0; t < threads; ++t) f(count * t / threads, count * (t + 1) / threads);
 }
 
 // Lower triangle of Z += alpha X' Y (X, Y: k x m, Z: m x m), the upper one
@@ -138,7 +121,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   store_P(T);
   for (Index i = T - 1; i >= 0; --i) {
     const int threads = chooser.begin();
-    const double t0 = seconds_now();
+    const double t0 = now_seconds();
     if (!pb.sequences_checked) {
       check_step_finite("A", pb.A, i, T);
       check_step_finite("B", pb.B, i, T);
@@ -151,7 +134,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_P(ws.L);  // in place: L now holds the factor
     // U = X [B A] for X = L' (square-root form) or X = P, split over columns.
     auto U_of = [&](const auto& X) {
-      split_columns(m, threads, [&](Index c0, Index c1) {
+      split_range(m, threads, [&](Index c0, Index c1) {
         if (c0 < s) ws.U.middleCols(c0, std::min(c1, s) - c0).noalias() = X * B.middleCols(c0, std::min(c1, s) - c0);
         if (c1 > s) {
           const Index a0 = std::max(c0, s);
@@ -198,7 +181,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     // K' (n x s, column-major) is K (s x n, row-major) in place. Both
     // solves act on rows independently: split the rows over the team.
     ColMap Kt(out.K[i].data(), n, s);
-    split_rows(n, threads, [&](Index r0, Index r1) {
+    split_range(n, threads, [&](Index r0, Index r1) {
       auto Yr = Yt.middleRows(r0, r1 - r0);
       auto Kr = Kt.middleRows(r0, r1 - r0);
       llt_H.matrixU().solveInPlace<Eigen::OnTheRight>(Yr);  // Y' = G' L_H^{-T}
@@ -217,7 +200,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     ws.L += (0.5 * pb.q_scale) * Qt;
     ws.L += (0.5 * pb.q_scale) * Qt.transpose();
     store_P(i);
-    chooser.end(seconds_now() - t0);
+    chooser.end(now_seconds() - t0);
     if (!throttle.report(T - i)) break;
   }
   throttle.finish(T);

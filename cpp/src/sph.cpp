@@ -1,7 +1,6 @@
 #include "directable/models/sph.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -75,12 +74,6 @@ Index initial_stride(const SPHParamsT<D>& p, double skin) {
   const double ball = D == 2 ? kPi * r * r : 4.0 / 3.0 * kPi * r * r * r;
   return Index(1.5 * ball) + 8;
 }
-}  // namespace
-
-// ------------------------------------------------------------------ team size
-namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
 // ------------------------------------------------------------------ parameters
@@ -383,7 +376,7 @@ void SPHFluid<D>::neighbours(NeighbourLists& nb) {
 template <int D>
 void SPHFluid<D>::step(const double* force) {
   const double m = prm_.mass(), dt = prm_.dt;
-  const auto t0 = Clock::now();
+  const double t0 = now_seconds();
   nt_ = team_.begin();
   search();
   const double* X = x_.data();
@@ -424,7 +417,7 @@ void SPHFluid<D>::step(const double* force) {
     }
     Eigen::Map<Vec>(a_.data() + D * i) = a;
   }
-  team_.end(since(t0));  // the parallel part of the step
+  team_.end(now_seconds() - t0);  // the parallel part of the step
   // symplectic Euler, then the sphere and the domain box
   double vmax = 0.0;
   bool bad = false;
@@ -744,11 +737,11 @@ void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, 
   std::unique_lock<std::mutex> lk;
   if (slot) lk = std::unique_lock<std::mutex>(slot->lock, std::try_to_lock);
   Tape& w = lk.owns_lock() ? *slot : thread_tape<Tape>();
-  const auto t0 = Clock::now();
+  const double t0 = now_seconds();
   const int threads = team_begin(step_team_);
   forward(x.data(), w, threads);
   accel(x.data(), w, w.acc.data(), threads);
-  team_end(step_team_, since(t0));
+  team_end(step_team_, now_seconds() - t0);
   if (lk.owns_lock()) {
     w.pos = x.head(n);
     w.valid = true;
@@ -776,7 +769,7 @@ template <int D>
 void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam, RefVec gx, RefVec gu,
                             Index i) const {
   const Index n = D * N_;
-  const auto t0 = Clock::now();
+  const double t0 = now_seconds();
   const int threads = team_begin(vjp_team_);
   Tape* slot = tape(i);
   std::unique_lock<std::mutex> lk;
@@ -852,7 +845,7 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
   }
   gx.tail(n) = w.mu;
   gu = (dt / m) * w.mu;
-  team_end(vjp_team_, since(t0));
+  team_end(vjp_team_, now_seconds() - t0);
 }
 
 template struct SPHParamsT<2>;

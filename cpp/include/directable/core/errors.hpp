@@ -29,9 +29,12 @@ void check_shape(const std::string& name, Index rows, Index cols, Index exp_rows
                  Index exp_cols);
 
 //! Throws std::domain_error if any entry of data[0..size) is NaN or inf.
-//! True if no entry is NaN or inf (vectorized; the fast path of check_finite).
-bool all_finite(const double* data, Index size);
-void check_finite(const std::string& name, const double* data, Index size);
+//! Monotonic wall-clock time in seconds (for throttles and timings).
+double now_seconds();
+
+//! Throws domain_error naming the first NaN/inf entry; its flat index is
+//! reported as first_index + i (data may be one block of a larger array).
+void check_finite(const std::string& name, const double* data, Index size, Index first_index = 0);
 
 void check_positive(const std::string& name, double value);
 
