@@ -82,6 +82,18 @@ WEIGHTS = {
 
 
 # ------------------------------------------------------------ gradient
+def _fd_cost_gradient(opt, x0, ref, u, u_reference=None, h=1e-6):
+    """Central-difference gradient of the window cost in the controls u (H, s)."""
+    fd = np.zeros_like(u)
+    for idx in np.ndindex(*u.shape):
+        up, um = u.copy(), u.copy()
+        up[idx] += h
+        um[idx] -= h
+        fd[idx] = (opt.cost_and_gradient(x0, ref, up, u_reference)[0]
+                   - opt.cost_and_gradient(x0, ref, um, u_reference)[0]) / (2 * h)
+    return fd
+
+
 @pytest.mark.parametrize("kind", sorted(WEIGHTS))
 def test_adjoint_gradient_equals_finite_differences(rng, kind):
     n, s, H = 4, 2, 6
@@ -95,13 +107,7 @@ def test_adjoint_gradient_equals_finite_differences(rng, kind):
     Rf = R if not np.isscalar(R) else R * np.ones(s)
     Cf = C if not np.isscalar(C) else C * np.ones(n)
     assert J == pytest.approx(np_cost(A, B, Qf, Rf, Cf, x0, ref, u), rel=1e-12)
-    h = 1e-6
-    fd = np.zeros_like(u)
-    for idx in np.ndindex(*u.shape):
-        up, um = u.copy(), u.copy()
-        up[idx] += h
-        um[idx] -= h
-        fd[idx] = (opt.cost_and_gradient(x0, ref, up)[0] - opt.cost_and_gradient(x0, ref, um)[0]) / (2 * h)
+    fd = _fd_cost_gradient(opt, x0, ref, u)
     assert np.max(np.abs(g - fd)) <= 1e-6 * max(1.0, np.max(np.abs(fd)))
 
 
@@ -460,13 +466,7 @@ def test_control_reference_shifts_the_optimum(rng):
     opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, Q, R, C)
     u = rng.standard_normal((H, s))
     J, g = opt.cost_and_gradient(x0, ref, u, u_reference=ur)
-    h = 1e-6
-    fd = np.zeros_like(u)
-    for idx in np.ndindex(*u.shape):
-        up, um = u.copy(), u.copy()
-        up[idx] += h
-        um[idx] -= h
-        fd[idx] = (opt.cost_and_gradient(x0, ref, up, ur)[0] - opt.cost_and_gradient(x0, ref, um, ur)[0]) / (2 * h)
+    fd = _fd_cost_gradient(opt, x0, ref, u, ur)
     np.testing.assert_allclose(g, fd, atol=1e-6)
     assert J == pytest.approx(opt.cost_and_gradient(x0, ref, u)[0] - R * np.sum(u**2) + R * np.sum((u - ur) ** 2))
 
@@ -569,12 +569,7 @@ def test_adjoint_gradient_nonlinear_model_equals_finite_differences(make_chain, 
     opt = mpc.HorizonOptimizer(pred, H, 1.0, 0.05, 10.0)
     u = rng.standard_normal((H, s))
     _, g = opt.cost_and_gradient(x0, ref, u)
-    h, fd = 1e-6, np.zeros_like(u)
-    for idx in np.ndindex(*u.shape):
-        up, um = u.copy(), u.copy()
-        up[idx] += h
-        um[idx] -= h
-        fd[idx] = (opt.cost_and_gradient(x0, ref, up)[0] - opt.cost_and_gradient(x0, ref, um)[0]) / (2 * h)
+    fd = _fd_cost_gradient(opt, x0, ref, u)
     np.testing.assert_allclose(g, fd, atol=1e-6 * max(1.0, np.abs(fd).max()))
 
 
