@@ -69,19 +69,20 @@ def test_time_varying_R_discretization_round_trip(rng, tmp_path):
 
 @pytest.mark.parametrize("loop", [False, True])
 @pytest.mark.parametrize("constant_gain", [False, True])
-def test_tracker_round_trip(rng, tmp_path, loop, constant_gain):
+@pytest.mark.parametrize("float32_gains", [False, True])
+def test_tracker_round_trip(rng, tmp_path, loop, constant_gain, float32_gains):
     T, n, s = 6, 4, 2
     K = rng.standard_normal((s, n)) if constant_gain else rng.standard_normal((T, s, n))
     z_ref = rng.standard_normal((T + 1, n))
     w_ff = rng.standard_normal((T, s))
-    tr = lqr.tracker(K, z_ref, w_ff, loop=loop)
+    tr = lqr.tracker(K, z_ref, w_ff, loop=loop, float32_gains=float32_gains)
     dr.save(tmp_path / "tr.npz", tr, note=np.array([1.0]))
     tr2, extra = dr.load(tmp_path / "tr.npz")
     assert isinstance(tr2, lqr.Tracker)
     np.testing.assert_array_equal(extra["note"], [1.0])
     for f in ("K", "z_ref", "w_ff"):
         np.testing.assert_array_equal(getattr(tr2, f), getattr(tr, f), err_msg=f)
-    assert tr2.loop == loop and tr2.horizon == T
+    assert tr2.loop == loop and tr2.horizon == T and tr2.float32_gains == float32_gains
     for i in range(T + 2):
         z = rng.standard_normal(n)
         np.testing.assert_array_equal(tr2.control(z), tr.control(z))

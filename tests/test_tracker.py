@@ -46,6 +46,39 @@ def test_control_law_at_every_index(rng):
     np.testing.assert_allclose(fb, K[2] @ (z - z_ref[2]), rtol=1e-14, atol=1e-14)
 
 
+@pytest.mark.parametrize("T", [1, 5])
+@pytest.mark.parametrize("n, s", [(128, 64), (7, 5), (4, 2)])
+def test_float32_gains_round_only_the_gain(rng, T, n, s):
+    # The control step multiplies by K rounded to float32 and sums in double:
+    # the feedback equals the double product with float32(K), and differs
+    # from the exact one by float32 rounding only. K is kept as given.
+    K = rng.standard_normal((T, s, n)) * 50.0
+    z_ref = rng.standard_normal((T + 1, n))
+    w_ff = rng.standard_normal((T, s))
+    tr = lqr.tracker(K[0] if T == 1 else K, z_ref if T > 1 else z_ref[:2], w_ff if T > 1 else None,
+                     float32_gains=True)
+    assert tr.float32_gains and not lqr.tracker(K, z_ref, w_ff).float32_gains
+    np.testing.assert_array_equal(tr.K, K)
+    K32 = K.astype(np.float32).astype(np.float64)
+    for i in range(tr.horizon):
+        tr.index = i
+        z = rng.standard_normal(n)
+        w, fb = np.empty(s), np.empty(s)
+        tr.control_into(z, w, fb)
+        exact = K[i] @ (z - tr.z_ref[i])
+        np.testing.assert_allclose(fb, K32[i] @ (z - tr.z_ref[i]), rtol=1e-12, atol=1e-12)
+        assert np.abs(fb - exact).max() <= 1e-6 * np.abs(K[i]).sum(axis=1).max() * np.abs(z - tr.z_ref[i]).max()
+        np.testing.assert_allclose(w - tr.w_ff[i], fb, rtol=1e-14, atol=1e-12)
+
+
+def test_float32_gains_refuse_gains_beyond_float_range(rng):
+    K = rng.standard_normal((3, 2, 4))
+    K[1, 0, 2] = 1e39
+    with pytest.raises(ValueError, match="float32 range"):
+        lqr.tracker(K, rng.standard_normal((4, 4)), float32_gains=True)
+    lqr.tracker(K, rng.standard_normal((4, 4)))  # fine in double
+
+
 def test_gain_from_solution_and_constant_gain(rng):
     K, z_ref, w_ff = _data(rng)
     sol = lqr.LQRSolution(K, rng.standard_normal((7, 4, 4)))

@@ -6,7 +6,14 @@
 namespace directable {
 
 Discretization::Discretization(Index T, Index n, Index s, double dt_)
-    : dt(dt_), Phi(T, n, n), Gamma(T, n, s), Q(T, n, n), N(T, n, s), R(T, s, s) {}
+    // Every step's blocks are written by the discretization (or copied from
+    // step 0): no zero fill, which cost ~10% at n = 16.
+    : dt(dt_),
+      Phi(T, n, n, MatrixSeq::Uninitialized{}),
+      Gamma(T, n, s, MatrixSeq::Uninitialized{}),
+      Q(T, n, n, MatrixSeq::Uninitialized{}),
+      N(T, n, s, MatrixSeq::Uninitialized{}),
+      R(T, s, s, MatrixSeq::Uninitialized{}) {}
 
 LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>& Q_final, double alpha_Q,
                                         double alpha_R, SeqView R_new) const {

@@ -1,9 +1,58 @@
 #include "directable/control/tracker.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
 namespace directable {
+
+namespace {
+
+// y = K x for a row-major s x n float matrix K and double x, y: each entry
+// of K is widened to double, so only the storage is single precision.
+void gemv_float(const float* K, Index s, Index n, const double* x, double* y) {
+  Index r = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  const Index n4 = n - n % 4;
+  auto hsum = [](__m256d v) {
+    const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+  };
+  for (; r + 4 <= s; r += 4) {
+    const float* k = K + r * n;
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    for (Index c = 0; c < n4; c += 4) {
+      const __m256d xv = _mm256_loadu_pd(x + c);
+      a0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(k + c)), xv, a0);
+      a1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(k + n + c)), xv, a1);
+      a2 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(k + 2 * n + c)), xv, a2);
+      a3 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(k + 3 * n + c)), xv, a3);
+    }
+    double y0 = hsum(a0), y1 = hsum(a1), y2 = hsum(a2), y3 = hsum(a3);
+    for (Index c = n4; c < n; ++c) {
+      y0 += double(k[c]) * x[c];
+      y1 += double(k[n + c]) * x[c];
+      y2 += double(k[2 * n + c]) * x[c];
+      y3 += double(k[3 * n + c]) * x[c];
+    }
+    y[r] = y0;
+    y[r + 1] = y1;
+    y[r + 2] = y2;
+    y[r + 3] = y3;
+  }
+#endif
+  for (; r < s; ++r) {
+    double acc = 0.0;
+    for (Index c = 0; c < n; ++c) acc += double(K[r * n + c]) * x[c];
+    y[r] = acc;
+  }
+}
+
+}  // namespace
 
 Tracker::Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& options) : options_(options) {
   if (z_ref.empty()) throw std::invalid_argument("z_ref is missing");
@@ -34,6 +83,12 @@ Tracker::Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& o
 
   K_ = MatrixSeq(K.is_constant() ? 1 : T_, s_, n_);
   for (Index i = 0; i < K_.T(); ++i) K_[i] = K[i];
+  if (options_.float32_gains) {
+    Kf_.resize(std::size_t(K_.T() * s_ * n_));
+    std::transform(K_.data(), K_.data() + Kf_.size(), Kf_.begin(), [](double v) { return float(v); });
+    for (float v : Kf_)
+      if (!std::isfinite(v)) throw std::domain_error("K has entries beyond the float32 range (|K| > 3.4e38): use float32_gains=False");
+  }
   z_ref_ = VectorSeq(T_ + 1, n_);
   std::copy(z_ref.data, z_ref.data + (T_ + 1) * n_, z_ref_.data());
   w_ff_ = VectorSeq(T_, s_);
@@ -46,7 +101,10 @@ void Tracker::control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eig
   // Past the end (index T) the last gain and feed-forward are held.
   const Index i = std::min(index_, T_ - 1);
   dz_ = z - z_ref_[index_];
-  w_fb.noalias() = gain(i) * dz_;
+  if (options_.float32_gains)
+    gemv_float(Kf_.data() + (K_.T() == 1 ? 0 : i) * s_ * n_, s_, n_, dz_.data(), w_fb.data());
+  else
+    w_fb.noalias() = gain(i) * dz_;
   w = w_ff_[i] + w_fb;
   if (options_.w_min.size() || options_.w_max.size()) {
     if (options_.w_min.size()) w = w.cwiseMax(options_.w_min);
@@ -59,8 +117,10 @@ void Tracker::prefetch_next() const {
   if (K_.T() == 1) return;
   Index next = index_ + 1;
   if (next >= T_) next = options_.loop ? 0 : T_ - 1;
-  const char* p = reinterpret_cast<const char*>(K_[next].data());
-  const Index bytes = s_ * n_ * Index(sizeof(double));
+  const bool f = options_.float32_gains;
+  const char* p = f ? reinterpret_cast<const char*>(Kf_.data() + next * s_ * n_)
+                    : reinterpret_cast<const char*>(K_[next].data());
+  const Index bytes = s_ * n_ * Index(f ? sizeof(float) : sizeof(double));
 #if defined(__GNUC__) || defined(__clang__)
   for (Index b = 0; b < bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
 #else

@@ -146,9 +146,11 @@ class Tracker:
     
     K (T, s, n) or one (s, n) gain, z_ref (T+1, n), w_ff (T, s) or None (zero),
     are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,):
-    optional box limits on w.
+    optional box limits on w. float32_gains: the control step multiplies by a
+    single-precision copy of K (double sums; feedback within ~1e-7 relative),
+    halving the memory it streams per step; K still returns the gains as given.
     """
-    def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None) -> None:
+    def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None, float32_gains: bool = False) -> None:
         ...
     def advance(self) -> None:
         """
@@ -179,6 +181,9 @@ class Tracker:
         """
         (T, s, n) gains, or (1, s, n) for a constant gain.
         """
+    @property
+    def float32_gains(self) -> bool:
+        ...
     @property
     def horizon(self) -> int:
         ...

@@ -28,7 +28,8 @@ def save(path, obj, **extra) -> None:
                       dt=np.float64(obj.dt), method=np.str_(obj.method.name))
         kind = "Discretization"
     elif isinstance(obj, _core.Tracker):
-        fields = dict(K=obj.K, z_ref=obj.z_ref, w_ff=obj.w_ff, loop=np.bool_(obj.loop))
+        fields = dict(K=obj.K, z_ref=obj.z_ref, w_ff=obj.w_ff, loop=np.bool_(obj.loop),
+                      float32_gains=np.bool_(obj.float32_gains))
         for name in ("w_min", "w_max"):
             if getattr(obj, name) is not None:
                 fields[name] = getattr(obj, name)
@@ -54,7 +55,7 @@ def load(path):
     keys = {
         "LQRSolution": ("K", "P"),
         "Discretization": ("Phi", "Gamma", "Q", "N", "R", "Rc", "dt", "method"),
-        "Tracker": ("K", "z_ref", "w_ff", "loop", "w_min", "w_max"),
+        "Tracker": ("K", "z_ref", "w_ff", "loop", "w_min", "w_max", "float32_gains"),
         "arrays": (),
     }[kind]
     parts = {k: data.pop(k, None) for k in keys}
@@ -67,7 +68,7 @@ def load(path):
     elif kind == "Tracker":
         K = parts["K"]
         obj = _core.Tracker(K[0] if K.shape[0] == 1 else K, parts["z_ref"], parts["w_ff"], bool(parts["loop"]),
-                            parts["w_min"], parts["w_max"])
+                            parts["w_min"], parts["w_max"], bool(parts["float32_gains"]))
     else:
         obj = None
     return obj, data

@@ -131,11 +131,14 @@ def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=
     )
 
 
-def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None) -> Tracker:
+def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, float32_gains=False) -> Tracker:
     """Runtime controller ``w = w_ff[i] + K[i] (z - z_ref[i])``.
 
     K: (T, s, n) gains, an (s, n) constant gain, or an LQRSolution;
     z_ref (T+1, n); w_ff (T, s) or None; w_min/w_max (s,) or scalars.
+    float32_gains: multiply by a single-precision copy of K (sums stay in
+    double; feedback within ~1e-7 relative). A long time-varying schedule is
+    streamed from memory at every step, so this halves the step's cost there.
     """
     if isinstance(K, LQRSolution):
         K = K.K
@@ -149,7 +152,8 @@ def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None) -> Tracker:
         v = as_float_array(v, name)
         return np.full(s, float(v)) if v.ndim == 0 else v
 
-    return Tracker(K, z_ref, optional_array(w_ff, "w_ff"), bool(loop), limit(w_min, "w_min"), limit(w_max, "w_max"))
+    return Tracker(K, z_ref, optional_array(w_ff, "w_ff"), bool(loop), limit(w_min, "w_min"), limit(w_max, "w_max"),
+                   bool(float32_gains))
 
 
 def pd_gain(kp, kd, n, actuated=None) -> np.ndarray:

@@ -5,6 +5,7 @@
 // optional box limits on w. A PD controller (eq. 14) is the same law with
 // one constant gain K = -[diag(kp) S', diag(kd) S'] (see pd_gain).
 #include <Eigen/Core>
+#include <vector>
 
 #include "directable/core/sequence.hpp"
 
@@ -14,6 +15,12 @@ struct TrackerOptions {
   bool loop = false;          //!< after the last step rewind to step 0
   Eigen::VectorXd w_min;      //!< s, or empty: no lower limit
   Eigen::VectorXd w_max;      //!< s, or empty: no upper limit
+  //! The control step multiplies by a single-precision copy of K (sums in
+  //! double). A 500-step schedule at n = 128, s = 64 is 32 MB in double:
+  //! the step is bound by streaming its 64 KB gain from memory, and float
+  //! halves that (16 MB fits the 32 MB L3). Feedback then differs from the
+  //! double product by ~1e-7 relative. gains() still returns K as given.
+  bool float32_gains = false;
 };
 
 class Tracker {
@@ -60,6 +67,7 @@ class Tracker {
  private:
   Index T_, n_, s_;
   MatrixSeq K_;
+  std::vector<float, NoInitAllocator<float>> Kf_;  //!< K_ rounded to float (T x s x n), float32_gains only
   VectorSeq z_ref_, w_ff_;
   TrackerOptions options_;
   Index index_ = 0;
