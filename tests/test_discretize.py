@@ -257,11 +257,13 @@ def test_retune_scalar_final_weight(rng):
 
 
 @pytest.mark.parametrize("method", ["exact", "simpson"])
-def test_solve_continuous_is_discretize_then_solve_discrete(rng, method):
-    n, s, T = 5, 2, 15
+@pytest.mark.parametrize("threads, T", [(1, 15), (2, 15), (2, 3), (0, 200)])
+def test_solve_continuous_is_discretize_then_solve_discrete(rng, method, threads, T):
+    # with several threads the two run as a pipeline: same numbers
+    n, s = 5, 2
     A, B, Qc, Rc, dt = _problem(rng, T, n, s, norm=1.5)
     Qf = random_spd(rng, n)
-    sol = lqr.solve_continuous(A, B, dt, Qc, Rc, Qf, method=method, intervals=6)
+    sol = lqr.solve_continuous(A, B, dt, Qc, Rc, Qf, method=method, intervals=6, threads=threads)
     d = lqr.discretize(A, B, dt, Qc, Rc, method=method, intervals=6)
     ref = lqr.solve_discrete(d.Phi, d.Gamma, d.Q, d.R, Qf, N=d.N)
     assert rel_err(sol.K, ref.K) < 1e-12
@@ -273,6 +275,21 @@ def test_solve_continuous_is_discretize_then_solve_discrete(rng, method):
     d_c = lqr.discretize(A[0], B[0], dt, Qc[0], Rc[0], method=method, horizon=9, intervals=6)
     ref_c = lqr.solve_discrete(d_c.Phi, d_c.Gamma, d_c.Q, d_c.R, Qf, N=d_c.N)
     assert rel_err(sol_c.K, ref_c.K) < 1e-12
+
+
+@pytest.mark.parametrize("bad_step", [0, 57, 119])
+def test_solve_continuous_reports_a_failing_step(rng, bad_step):
+    # An exponential that overflows at one step of the pipeline is reported
+    # (with the flat index of that step), whichever thread computed it, and
+    # no thread is left waiting for the missing step.
+    n, s, T = 4, 2, 120
+    A, B, Qc, Rc, dt = _problem(rng, T, n, s, norm=1.0)
+    A[bad_step] = 800.0 * np.eye(n) / dt
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match="exponential overflowed") as e:
+            lqr.solve_continuous(A, B, dt, Qc, Rc, np.eye(n), threads=threads)
+        flat = int(str(e.value).rsplit(" ", 1)[-1])
+        assert flat // (n * n) == bad_step
 
 
 def test_continuous_gains_approach_care_for_small_dt(rng):

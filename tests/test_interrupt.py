@@ -28,7 +28,7 @@ class SlowModel(dr.Model):
         return np.array([[0.0], [1.0]])
 
 
-@pytest.mark.parametrize("which", ["discretize", "sweep", "simulate", "linearize"])
+@pytest.mark.parametrize("which", ["discretize", "solve_continuous", "sweep", "simulate", "linearize"])
 def test_exception_in_progress_callback_stops_the_run(which):
     calls = []
 
@@ -42,6 +42,10 @@ def test_exception_in_progress_callback_stops_the_run(which):
             n, T = 32, 4000
             dr.discretize(np.tile(-np.eye(n), (T, 1, 1)), np.ones((n, n // 2)), 0.01, np.eye(n), np.eye(n // 2),
                           threads=1, progress=cb)
+        elif which == "solve_continuous":  # the pipeline on all cores, ~4000 x 0.1 ms
+            n, T = 32, 4000
+            dr.solve_continuous(np.tile(-np.eye(n), (T, 1, 1)), np.ones((n, n // 2)), 0.01, np.eye(n),
+                                np.eye(n // 2), np.eye(n), progress=cb)
         elif which == "sweep":  # ~4000 x 50 us
             dr.solve_discrete(np.eye(48), np.ones((48, 24)), 1.0, 1.0, 1.0, horizon=4000, progress=cb)
         elif which == "simulate":

@@ -170,6 +170,28 @@ int z'Qz + w'Rw dt. A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), or
 single matrices (constant; then horizon is required). Parallel over steps
 (threads=0: all cores), GIL released, progress(done, total) throttled.)doc");
 
+  m.def("solve_continuous", [](const Array& A, const Array& B, double dt, const Array& Q, const Array& R,
+                               const Array& Q_final, DiscretizeMethod method, std::optional<Index> horizon,
+                               int intervals, int threads, py::object progress) {
+    SeqView a = matrix_seq(A, "A"), b = matrix_seq(B, "B"), q = matrix_seq(Q, "Q"), r = matrix_seq(R, "R");
+    Index T = horizon_of({a, b, q, r}, horizon);
+    Eigen::MatrixXd qf = matrix(Q_final, "Q_final");
+    DiscretizeOptions opt;
+    opt.method = method;
+    opt.simpson_intervals = intervals;
+    opt.threads = threads;
+    Progress prog(progress);
+    auto both = prog.run([&](const ProgressFn* fn) { return solve_continuous(a, b, dt, q, r, qf, T, opt, fn); });
+    return py::make_tuple(std::make_shared<Discretization>(std::move(both.first)),
+                          std::make_shared<LQRSolution>(std::move(both.second)));
+  }, py::arg("A"), py::arg("B"), py::arg("dt"), py::arg("Q"), py::arg("R"), py::arg("Q_final"),
+     py::arg("method") = DiscretizeMethod::Exact, py::arg("horizon") = py::none(), py::arg("intervals") = 10,
+     py::arg("threads") = 0, py::arg("progress") = py::none(),
+     R"doc(discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
+steps are discretized from the last one down while the calling thread sweeps
+each one as soon as it is ready. Returns (Discretization, LQRSolution), the
+same results as the two calls. GIL released, progress(done, 2T) throttled.)doc");
+
   py::class_<Tracker, std::shared_ptr<Tracker>>(m, "Tracker", R"doc(
 Runtime tracking controller w = w_ff[i] + K[i] (z - z_ref[i]).
 

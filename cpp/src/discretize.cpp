@@ -1,5 +1,10 @@
 #include "directable/control/discretize.hpp"
 
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
 #include "directable/core/parallel.hpp"
 #include "directable/linalg/expm.hpp"
 
@@ -125,8 +130,11 @@ void discretize_step_simpson(ConstMatMap A, ConstMatMap B, ConstMatMap Qc, Const
 
 }  // namespace
 
-Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, Index horizon,
-                          const DiscretizeOptions& options, const ProgressFn* progress) {
+namespace {
+
+// Checks the inputs of discretize() and returns the horizon.
+Index checked_horizon(const SeqView& A, const SeqView& B, double dt, const SeqView& Qc, const SeqView& Rc,
+                      Index horizon, const DiscretizeOptions& options) {
   if (A.empty()) throw std::invalid_argument("A is missing");
   if (B.empty()) throw std::invalid_argument("B is missing");
   const Index n = A.rows, s = B.cols;
@@ -151,34 +159,162 @@ Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView R
   if (options.method == DiscretizeMethod::Simpson && (options.simpson_intervals < 2 || options.simpson_intervals % 2))
     throw std::invalid_argument("simpson intervals must be an even number >= 2, got " +
                                 std::to_string(options.simpson_intervals));
+  return T;
+}
 
-  Discretization out(T, n, s, dt);
+// The steps that discretize() computes: one when every input is constant
+// (replicated afterwards by replicate_constant), else T.
+Index steps_to_compute(const SeqView& A, const SeqView& B, const SeqView& Qc, const SeqView& Rc, Index T) {
+  return A.is_constant() && B.is_constant() && Qc.is_constant() && Rc.is_constant() ? 1 : T;
+}
+
+Discretization allocate(Index T, const SeqView& A, const SeqView& B, const SeqView& Rc, double dt,
+                        const DiscretizeOptions& options) {
+  Discretization out(T, A.rows, B.cols, dt);
   out.method = options.method;
-  out.Rc = MatrixSeq(Rc.is_constant() ? 1 : T, s, s);
+  out.Rc = MatrixSeq(Rc.is_constant() ? 1 : T, B.cols, B.cols);
   for (Index i = 0; i < out.Rc.T(); ++i) out.Rc[i] = Rc[i];
+  return out;
+}
 
-  const bool all_constant = A.is_constant() && B.is_constant() && Qc.is_constant() && Rc.is_constant();
+// Step i of the discretization, checked finite while it is still in cache.
+void compute_step(Index i, const SeqView& A, const SeqView& B, const SeqView& Qc, const SeqView& Rc, double dt,
+                  const DiscretizeOptions& options, StepWorkspace& ws, Discretization& out) {
+  if (options.method == DiscretizeMethod::Exact)
+    discretize_step_exact(A[i], B[i], Qc[i], Rc[i], dt, ws, out.Phi[i], out.Gamma[i], out.Q[i], out.N[i], out.R[i]);
+  else
+    discretize_step_simpson(A[i], B[i], Qc[i], Rc[i], dt, options.simpson_intervals, ws, out.Phi[i], out.Gamma[i],
+                            out.Q[i], out.N[i], out.R[i]);
+  for (MatrixSeq* m : {&out.Phi, &out.Gamma, &out.Q, &out.N, &out.R}) {
+    const Index size = m->rows() * m->cols();
+    check_finite("discretization result (the exponential overflowed: reduce dt)", m->data() + i * size, size, i * size);
+  }
+}
+
+// Copies step 0 over the horizon when it was the only step computed.
+void replicate_constant(Discretization& out, Index computed) {
+  if (computed != 1) return;
+  for (Index i = 1; i < out.horizon(); ++i) {
+    out.Phi[i] = out.Phi[0];
+    out.Gamma[i] = out.Gamma[0];
+    out.Q[i] = out.Q[0];
+    out.N[i] = out.N[0];
+    out.R[i] = out.R[0];
+  }
+}
+
+}  // namespace
+
+Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, Index horizon,
+                          const DiscretizeOptions& options, const ProgressFn* progress) {
+  const Index T = checked_horizon(A, B, dt, Qc, Rc, horizon, options);
+  const Index n = A.rows, s = B.cols;
+  Discretization out = allocate(T, A, B, Rc, dt, options);
+  const Index count = steps_to_compute(A, B, Qc, Rc, T);
   parallel_steps(
-      all_constant ? 1 : T, options.threads, progress, T, [&] { return StepWorkspace(n, s, options); },
-      [&](Index i, StepWorkspace& ws) {
-        if (options.method == DiscretizeMethod::Exact)
-          discretize_step_exact(A[i], B[i], Qc[i], Rc[i], dt, ws, out.Phi[i], out.Gamma[i], out.Q[i], out.N[i], out.R[i]);
-        else
-          discretize_step_simpson(A[i], B[i], Qc[i], Rc[i], dt, options.simpson_intervals, ws, out.Phi[i],
-                                  out.Gamma[i], out.Q[i], out.N[i], out.R[i]);
-      });
-  if (all_constant) {
-    for (Index i = 1; i < T; ++i) {
-      out.Phi[i] = out.Phi[0];
-      out.Gamma[i] = out.Gamma[0];
-      out.Q[i] = out.Q[0];
-      out.N[i] = out.N[0];
-      out.R[i] = out.R[0];
+      count, options.threads, progress, T, [&] { return StepWorkspace(n, s, options); },
+      [&](Index i, StepWorkspace& ws) { compute_step(i, A, B, Qc, Rc, dt, options, ws, out); });
+  replicate_constant(out, count);
+  return out;
+}
+
+std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc,
+                                                         const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
+                                                         Index horizon, const DiscretizeOptions& options,
+                                                         const ProgressFn* progress) {
+  const Index T = checked_horizon(A, B, dt, Qc, Rc, horizon, options);
+  const Index n = A.rows, s = B.cols;
+  check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
+  check_finite("Q_final", Q_final.data(), Q_final.size());
+  int threads = options.threads;
+#ifdef _OPENMP
+  if (threads <= 0) threads = omp_get_max_threads();
+#else
+  threads = 1;
+#endif
+  Discretization disc = allocate(T, A, B, Rc, dt, options);
+  LQRSolution sol(T, n, s);
+  const Index count = steps_to_compute(A, B, Qc, Rc, T);
+  if (threads <= 1 || count == 1 || T < 2 * threads) {
+    // Nothing to overlap: one after the other, progress over both.
+    ProgressFn half;
+    if (progress) half = [&](Index done, Index) { return (*progress)(done, 2 * T); };
+    parallel_steps(
+        count, threads, progress ? &half : nullptr, T, [&] { return StepWorkspace(n, s, options); },
+        [&](Index i, StepWorkspace& ws) { compute_step(i, A, B, Qc, Rc, dt, options, ws, disc); });
+    replicate_constant(disc, count);
+    ProgressFn second;
+    if (progress) second = [&](Index done, Index) { return (*progress)(T + done, 2 * T); };
+    LQRProblem pb = disc.make_problem(Q_final);
+    riccati_sweep(pb, sol, progress ? &second : nullptr);
+    return {std::move(disc), std::move(sol)};
+  }
+
+  // Pipeline: steps are discretized from the last one down, which is the
+  // order the sweep consumes them. The calling thread (thread 0) sweeps; when
+  // its next step is not ready it discretizes the next unclaimed step
+  // instead of waiting, so no core idles and the sweep leaves the critical
+  // path (at n = 16 it is a fifth of the work).
+  std::atomic<Index> next{T - 1};  // highest step not yet claimed
+  std::atomic<Index> finished{0};
+  std::unique_ptr<std::atomic<bool>[]> ready(new std::atomic<bool>[T]);
+  for (Index i = 0; i < T; ++i) ready[i].store(false, std::memory_order_relaxed);
+  std::atomic<bool> cancel{false};
+  std::exception_ptr error;
+  std::mutex mutex;
+  ProgressThrottle throttle(progress, 2 * T);
+  auto fail = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!error) error = std::current_exception();
+    cancel = true;
+  };
+  // Claims and discretizes one step; false when none is left.
+  auto work_one = [&](StepWorkspace& ws) {
+    const Index i = next.fetch_sub(1, std::memory_order_relaxed);
+    if (i < 0) return false;
+    compute_step(i, A, B, Qc, Rc, dt, options, ws, disc);
+    ready[i].store(true, std::memory_order_release);
+    finished.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  };
+#pragma omp parallel num_threads(threads)
+  {
+    StepWorkspace ws(n, s, options);
+#ifdef _OPENMP
+    const bool sweeper = omp_get_thread_num() == 0;
+#else
+    const bool sweeper = true;
+#endif
+    if (sweeper) {
+      try {
+        LQRProblem pb = disc.make_problem(Q_final);
+        pb.before_step = [&](Index i) {
+          while (!ready[i].load(std::memory_order_acquire)) {
+            if (cancel.load(std::memory_order_relaxed)) throw Cancelled();
+            if (!work_one(ws)) std::this_thread::yield();  // step i is in another thread's hands
+          }
+          if (!throttle.report(finished.load(std::memory_order_relaxed) + (T - 1 - i))) throw Cancelled();
+        };
+        riccati_sweep(pb, sol, nullptr);
+      } catch (...) {
+        fail();
+      }
+    } else {
+      try {
+        while (!cancel.load(std::memory_order_relaxed) && work_one(ws)) {
+        }
+      } catch (...) {
+        fail();
+      }
     }
   }
-  for (const MatrixSeq* m : {&out.Phi, &out.Gamma, &out.Q, &out.N, &out.R})
-    check_finite("discretization result (the exponential overflowed: reduce dt)", m->data(), m->T() * m->rows() * m->cols());
-  return out;
+  if (error) {
+    // A worker's error explains why the sweep stopped: report it, not the
+    // Cancelled the sweeping thread raised on seeing the flag.
+    std::rethrow_exception(error);
+  }
+  throttle.finish(2 * T);
+  return {std::move(disc), std::move(sol)};
 }
 
 }  // namespace directable

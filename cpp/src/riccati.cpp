@@ -16,7 +16,9 @@ namespace {
 int max_sweep_threads(Index n) {
 #ifdef _OPENMP
   // Below this size a fork/join per product costs more than it saves.
-  return n >= 96 ? omp_get_max_threads() : 1;
+  // Inside a parallel region (the pipeline of solve_continuous) the other
+  // threads are busy discretizing.
+  return n >= 96 && !omp_in_parallel() ? omp_get_max_threads() : 1;
 #else
   (void)n;
   return 1;
@@ -120,6 +122,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   ws.L = 0.5 * (pb.Q_final + pb.Q_final.transpose());
   store_P(T);
   for (Index i = T - 1; i >= 0; --i) {
+    if (pb.before_step) pb.before_step(i);
     const int threads = chooser.begin();
     const double t0 = now_seconds();
     if (!pb.sequences_checked) {

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1429,6 +1429,13 @@ def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.Suppo
     when controller is None; kicks (N, n) added to the state before each step;
     jump_steps: steps at which the controller jumps to the closest reference
     state. Returns a SimulationResult.
+    """
+def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
+    """
+    discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
+    steps are discretized from the last one down while the calling thread sweeps
+    each one as soon as it is ready. Returns (Discretization, LQRSolution), the
+    same results as the two calls. GIL released, progress(done, 2T) throttled.
     """
 def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
     """

@@ -106,13 +106,33 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
 def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, intervals=10, threads=0, progress=None):
     """``discretize`` then ``solve_discrete``: gains of the continuous problem.
 
+    Both run as one pipeline (steps are discretized from the last one down
+    and swept as soon as they are ready), with the results of the two calls.
+
     Returns an LQRSolution whose ``.discretization`` attribute holds the
     Discretization, so ``sol.discretization.solve(Q_final, alpha_Q, alpha_R)``
     re-tunes without a new discretization.
     """
-    disc = discretize(A, B, dt, Q, R, method=method, horizon=horizon, intervals=intervals, threads=threads,
-                      progress=progress)
-    sol = run_with_progress(disc.solve, progress, "Riccati sweep", Q_final=weight(Q_final, disc.n, "Q_final"))
+    A = as_float_array(A, "A")
+    B = as_float_array(B, "B")
+    n, s = _dims(A, B)
+    if method not in _METHODS:
+        raise ValueError(f"method must be 'exact' or 'simpson', got {method!r}")
+    disc, sol = run_with_progress(
+        _core.solve_continuous,
+        progress,
+        "discretize + Riccati sweep",
+        A=A,
+        B=B,
+        dt=real(dt, "dt"),
+        Q=weight(Q, n, "Q"),
+        R=weight(R, s, "R"),
+        Q_final=weight(Q_final, n, "Q_final"),
+        method=_METHODS[method],
+        horizon=_horizon(horizon),
+        intervals=integer(intervals, "intervals"),
+        threads=integer(threads, "threads"),
+    )
     sol.discretization = disc
     return sol
 

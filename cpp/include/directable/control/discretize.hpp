@@ -8,6 +8,7 @@
 // Loan block exponential; "simpson" is the paper's quadrature over powers
 // of e^{A h}, h = dt / intervals.
 #include <Eigen/Core>
+#include <utility>
 
 #include "directable/control/riccati.hpp"
 #include "directable/core/sequence.hpp"
@@ -55,5 +56,15 @@ class Discretization {
 //! Qc: n x n (or T x ...), Rc: s x s (or T x ...). Parallel over steps.
 Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, Index horizon,
                           const DiscretizeOptions& options = {}, const ProgressFn* progress = nullptr);
+
+//! discretize() and then the Riccati sweep for the final cost Q_final (n x n)
+//! at alpha_Q = alpha_R = 1, run as a pipeline: steps are discretized from
+//! the last one down and the calling thread sweeps each step as soon as it
+//! is ready, discretizing further steps whenever it would wait. Same results
+//! as the two calls; progress counts 2T (T steps each).
+std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc,
+                                                         const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
+                                                         Index horizon, const DiscretizeOptions& options = {},
+                                                         const ProgressFn* progress = nullptr);
 
 }  // namespace directable

@@ -11,6 +11,7 @@
 // 8 n^3), see riccati.cpp.
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct LQRProblem {
   //! The sweep also checks that each R_i (the weighted sum of R_terms) is
   //! symmetric positive definite ("R" or "R[i]" in the message).
   bool check_R_definite = false;
+  //! Called (on the sweeping thread) before step i's matrices are read, so
+  //! a producer can still be writing earlier steps: solve_continuous runs
+  //! the discretization and the sweep as a pipeline this way.
+  std::function<void(Index)> before_step;
 
   Index n() const { return A.rows; }
   Index s() const { return B.cols; }
