@@ -485,6 +485,9 @@ class Bench:
                 "1 core vs NumPy 1 thread"]
         self.add("1–2. Gain precomputation: directable vs NumPy/SciPy (same algorithm)",
                  md_table(head, rows) + "\n\n"
+                 "directable's time is `lqr.solve_continuous`, which runs the discretization and the sweep as one "
+                 "pipeline (steps discretized from the last one down, each swept as soon as it is ready); the "
+                 "'of which' columns time the two calls separately. "
                  "'cores busy' is CPU time / wall time of the best run. 'parallel speed-up' = 1 core / all cores. "
                  "The NumPy discretization is timed on all steps, or on an evenly strided subset of steps "
                  "scaled to T (its steps are independent and alike); its sweep always on all T steps. "
