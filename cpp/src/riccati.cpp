@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -116,22 +117,24 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
         if (llt_R.info() != Eigen::Success) throw_R_not_definite(R_varies, i);
       }
     }
-    if (i > 0) {
+    static const bool no_pf = std::getenv("RK_NOPF") != nullptr;  // EXPERIMENT
+    if (i > 0 && !no_pf) {
       auto& next = kernel.next;  // step i - 1's data, in the order it reads it
       for (const auto& term : pb.R_terms)
         if (!term.first.is_constant()) next.add(term.first[i - 1].data(), s * s * sizeof(double), false);
       if (!pb.A.is_constant()) next.add(pb.A[i - 1].data(), n * n * sizeof(double), false);
       if (!pb.B.is_constant()) next.add(pb.B[i - 1].data(), n * s * sizeof(double), false);
       if (!pb.N.empty() && !pb.N.is_constant()) next.add(pb.N[i - 1].data(), n * s * sizeof(double), false);
-      next.add(out.K[i - 1].data(), s * n * sizeof(double), true);
       if (!pb.Q.is_constant()) next.add(pb.Q[i - 1].data(), n * n * sizeof(double), false);
-      next.add(out.P[i - 1].data(), n * n * sizeof(double), true);
     }
     if (!kernel.step(pb.A[i].data(), pb.B[i].data(), pb.Q[i].data(), pb.N.empty() ? nullptr : pb.N[i].data(),
-                     pb.q_scale, out.P[i + 1].data(), out.K[i].data(), out.P[i].data()))
+                     pb.q_scale, out.P[i + 1].data(), out.K[i].data(), out.P[i].data())) {
+      kernel.finish();
       throw_H_not_definite(i);
+    }
     if (!throttle.report(T - i)) break;
   }
+  kernel.finish();
 }
 
 // Square-root form of the sweep, on Eigen's products (and a team of threads

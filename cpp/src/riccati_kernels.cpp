@@ -33,8 +33,8 @@
 
 #ifdef RK_PROFILE
 #include <x86intrin.h>
-namespace directable { extern unsigned long long g_stage[16]; }
-#define RK_MARK(k) { unsigned long long t_ = __rdtsc(); directable::g_stage[k] += t_ - t_last; t_last = t_; }
+namespace directable { extern unsigned long long g_stage[16], g_stage_min[16]; }
+#define RK_MARK(k) { unsigned long long t_ = __rdtsc(); directable::g_stage[k] += t_ - t_last; if (t_ - t_last < directable::g_stage_min[k]) directable::g_stage_min[k] = t_ - t_last; t_last = t_; }
 #define RK_START unsigned long long t_last = __rdtsc();
 #else
 #define RK_MARK(k)
@@ -68,7 +68,11 @@ DR_INLINE V4 fnma(V4 a, V4 b, V4 c) { return {_mm256_fnmadd_pd(a.v, b.v, c.v)}; 
 DR_INLINE V4 neg(V4 a) { return {_mm256_xor_pd(a.v, _mm256_set1_pd(-0.0))}; }
 // lane u from a where u >= t, else from b
 DR_INLINE V4 upper_lanes(V4 a, V4 b, int t) { return {_mm256_blendv_pd(a.v, b.v, _mm256_castsi256_pd(first_lanes(t)))}; }
-DR_INLINE void pin(V4& a) { __asm__("" : "+x"(a.v)); }
+DR_INLINE V4 pinned(V4 a) {
+  __m256d r = a.v;
+  __asm__("" : "+x"(r));
+  return {r};
+}
 DR_INLINE void transpose(V4 (&r)[4]) {
   const __m256d t0 = _mm256_unpacklo_pd(r[0].v, r[1].v), t1 = _mm256_unpackhi_pd(r[0].v, r[1].v);
   const __m256d t2 = _mm256_unpacklo_pd(r[2].v, r[3].v), t3 = _mm256_unpackhi_pd(r[2].v, r[3].v);
@@ -130,8 +134,7 @@ DR_INLINE void mac(V4 (&acc)[4][NV], const double* x, Index xk, Index xt, const 
     V4 yv[NV];
     DR_UNROLL
     for (int v = 0; v < NV; ++v) {
-      yv[v] = (Masked && v == NV - 1) ? load_first(yp + 4 * v, tail) : load(yp + 4 * v);
-      pin(yv[v]);
+      yv[v] = pinned((Masked && v == NV - 1) ? load_first(yp + 4 * v, tail) : load(yp + 4 * v));
     }
     DR_UNROLL
     for (int t = 0; t < 4; ++t) {
@@ -161,67 +164,101 @@ DR_INLINE void with_width(Index nv, F&& f) {
     f(std::integral_constant<int, 1>{});
 }
 
-// The accumulators go through memory once for the epilogue, which indexes
-// the tile's 4 x 4 blocks at run time: indexing the registers themselves
-// would make the compiler keep them in memory during the accumulation.
-template <int NV>
-DR_INLINE void spill(const V4 (&acc)[4][NV], double* tile) {
-  DR_UNROLL
-  for (int t = 0; t < 4; ++t)
-    DR_UNROLL
-    for (int v = 0; v < NV; ++v) store(tile + t * 12 + 4 * v, acc[t][v]);
-}
-DR_INLINE void block(const double* tile, int v, V4 (&blk)[4]) {
-  DR_UNROLL
-  for (int t = 0; t < 4; ++t) blk[t] = load(tile + t * 12 + 4 * v);
-}
-
-// Upper Cholesky factor in place, A = R'R, on rows [0, n) of a row-major
-// matrix whose columns [n, round4(n)) are zero; only the upper triangle is
-// read. The rows are updated 4 pivots at a time from column (r & ~3) on,
-// so within each diagonal 4 x 4 block the strict lower entries are
-// scratch: they are zeroed at the end (for all round4(n) rows), so that the
-// products may read whole 4-row blocks of R. False when a pivot is not
-// positive, as Eigen's LLT (a NaN passes: the finite checks report it).
-bool cholesky_upper(double* a, Index n, Index ld) {
-  const Index nv = round4(n);
-  for (Index j0 = 0; j0 < n; j0 += 4) {
-    const Index j1 = std::min(j0 + 4, n), c1 = j0 + 4;
-    for (Index j = j0; j < j1; ++j) {
-      double* rj = a + j * ld;
-      const double d = rj[j];
-      if (d <= 0.0) return false;
-      const double r = std::sqrt(d), inv = 1.0 / r;
-      rj[j] = r;
-      for (Index c = j + 1; c < c1; ++c) rj[c] *= inv;
-      const V4 iv = set1(inv);
-      for (Index c = c1; c < nv; c += 4) store(rj + c, mul(load(rj + c), iv));
-      for (Index u = j + 1; u < j1; ++u) {
-        double* ru = a + u * ld;
-        const double f = rj[u];
-        for (Index c = u; c < c1; ++c) ru[c] -= f * rj[c];
-        const V4 fv = set1(f);
-        for (Index c = c1; c < nv; c += 4) store(ru + c, fnma(fv, load(rj + c), load(ru + c)));
-      }
-    }
-    if (c1 >= n) break;
-    const double *p0 = a + j0 * ld, *p1 = p0 + ld, *p2 = p1 + ld, *p3 = p2 + ld;
-    for (Index r = c1; r < n; ++r) {
-      double* rr = a + r * ld;
-      const V4 f0 = bcast(p0 + r), f1 = bcast(p1 + r), f2 = bcast(p2 + r), f3 = bcast(p3 + r);
-      for (Index c = r & ~Index(3); c < nv; c += 4) {
-        V4 x = load(rr + c);
-        x = fnma(f0, load(p0 + c), x);
-        x = fnma(f1, load(p1 + c), x);
-        x = fnma(f2, load(p2 + c), x);
-        x = fnma(f3, load(p3 + c), x);
-        store(rr + c, x);
-      }
+// Factor of a symmetric 4 x 4 block d (upper triangle read), d = r'r:
+// r[t][u] for u > t, inv[t] = 1 / r[t][t]. Returns the first row whose
+// pivot is not positive (as Eigen's LLT; a NaN passes, the finite checks
+// report it), or -1.
+DR_INLINE int factor4(const double (&d)[4][4], double (&r)[4][4], double (&inv)[4]) {
+  for (int t = 0; t < 4; ++t) {
+    double x = d[t][t];
+    for (int k = 0; k < t; ++k) x -= r[k][t] * r[k][t];
+    if (x <= 0.0) return t;
+    r[t][t] = std::sqrt(x);
+    inv[t] = 1.0 / r[t][t];
+    for (int u = t + 1; u < 4; ++u) {
+      double y = d[t][u];
+      for (int k = 0; k < t; ++k) y -= r[k][t] * r[k][u];
+      r[t][u] = y * inv[t];
     }
   }
-  for (Index j0 = 0; j0 < nv; j0 += 4)
-    for (Index t = 1; t < 4; ++t) std::fill(a + (j0 + t) * ld + j0, a + (j0 + t) * ld + j0 + t, 0.0);
-  return true;
+  return -1;
+}
+
+struct NoCapture {
+  template <class Acc>
+  void operator()(Index, Index, const Acc&) const {}
+};
+
+// Upper Cholesky factor in place, A = R'R, of a size x size block (size a
+// multiple of 4; a pad is an identity) of a row-major matrix, leading
+// dimension ld; the upper triangle is read. Left-looking by 4-row panels:
+// each panel is A's rows minus the register-tile product of the rows above
+// (depth j0), then its diagonal 4 x 4 block is factored and the rest of the
+// panel solved with it in registers. The diagonal blocks are written with
+// zeros below the diagonal, so products may read whole 4-row blocks of R.
+// With cap0 > 0, panels from row cap0 on are passed to capture(j0, c, acc)
+// after the first cap0 rows of the product: in the sweep's joint
+// factorization that is the Schur complement, P_i. Returns the first row
+// whose pivot is not positive (the rows from its panel on are untouched),
+// or -1.
+template <class Capture>
+Index cholesky_upper(double* a, Index ld, Index size, Index cap0, Capture&& capture, PrefetchQueue& pf,
+                     Index pf_rate) {
+  for (Index j0 = 0; j0 < size; j0 += 4) {
+    double r[4][4], inv[4];
+    Index failed = -1;
+    for (Index c = j0; c < size && failed < 0; c += 12) {
+      with_width((size - c) / 4, [&](auto w) {
+        constexpr int NV = decltype(w)::value;
+        V4 acc[4][NV];
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) acc[t][v] = load(a + (j0 + t) * ld + c + 4 * v);
+        if (cap0 > 0 && j0 >= cap0) {
+          mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, 0, cap0);
+          capture(j0, c, acc);
+          mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, cap0, j0);
+        } else {
+          mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, 0, j0);
+        }
+        if (c == j0) {
+          alignas(32) double d[4][4];
+          DR_UNROLL
+          for (int t = 0; t < 4; ++t) store(d[t], acc[t][0]);
+          const int t = factor4(d, r, inv);
+          if (t >= 0) {
+            failed = j0 + t;
+            return;
+          }
+        }
+        // the rest of the panel: R_dd' X = acc (the diagonal block too, overwritten below)
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t) {
+          const V4 d = set1(inv[t]);
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) acc[t][v] = mul(acc[t][v], d);
+          DR_UNROLL
+          for (int u = t + 1; u < 4; ++u) {
+            const V4 f = set1(r[t][u]);
+            DR_UNROLL
+            for (int v = 0; v < NV; ++v) acc[u][v] = fnma(f, acc[t][v], acc[u][v]);
+          }
+        }
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) store(a + (j0 + t) * ld + c + 4 * v, acc[t][v]);
+        if (c == j0) {
+          for (int t = 0; t < 4; ++t)
+            for (int u = 0; u < 4; ++u) a[(j0 + t) * ld + j0 + u] = u < t ? 0.0 : r[t][u];
+        }
+      });
+      pf.pump(pf_rate);
+    }
+    if (failed >= 0) return failed;
+  }
+  return -1;
 }
 
 // U = X [B A] (U: round4(n) x ldu, B part in columns [0, s4), A part from
@@ -231,15 +268,17 @@ bool cholesky_upper(double* a, Index n, Index ld) {
 // (n x n) are read in place, row-major.
 void times_BA(const double* X, Index ldx, bool upper, const double* B, Index s, const double* A, Index n, double* U,
               Index ldu, Index s4, PrefetchQueue& pf, Index pf_rate) {
-  for (Index r0 = 0; r0 < n; r0 += 4) {
-    const Index k0 = upper ? r0 : 0;
-    const double* x = X + r0 * ldx;
-    auto part = [&](const double* Y, Index cols, double* Uo) {
-      for (Index c = 0; c < cols; c += 12) {
-        const Index rem = cols - c;
-        with_width((rem + 3) / 4, [&](auto w) {
-          constexpr int NV = decltype(w)::value;
-          const int tail = rem >= 4 * NV ? 4 : int(rem - 4 * (NV - 1));
+  // column strip by column strip: a strip of [B A] (n x 12) stays in L1
+  // while the rows of X stream past it
+  auto part = [&](const double* Y, Index cols, double* Uo) {
+    for (Index c = 0; c < cols; c += 12) {
+      const Index rem = cols - c;
+      with_width((rem + 3) / 4, [&](auto w) {
+        constexpr int NV = decltype(w)::value;
+        const int tail = rem >= 4 * NV ? 4 : int(rem - 4 * (NV - 1));
+        for (Index r0 = 0; r0 < n; r0 += 4) {
+          const Index k0 = upper ? r0 : 0;
+          const double* x = X + r0 * ldx;
           V4 acc[4][NV];
           clear(acc);
           if (tail == 4)
@@ -250,12 +289,67 @@ void times_BA(const double* X, Index ldx, bool upper, const double* B, Index s, 
           for (int t = 0; t < 4; ++t)
             DR_UNROLL
             for (int v = 0; v < NV; ++v) store(Uo + (r0 + t) * ldu + c + 4 * v, acc[t][v]);
-        });
-        pf.pump(pf_rate);
+          pf.pump(pf_rate);
+        }
+      });
+    }
+  };
+  part(B, s, U);
+  part(A, n, U + s4);
+}
+
+// dst (rows x cols, contiguous) = src (leading dimension lds). The outputs
+// are written once and not read by the sweep: streaming stores skip reading
+// each line from DRAM before writing it, and keep them out of the caches.
+void stream_rows(double* dst, const double* src, Index rows, Index cols, Index lds) {
+#ifdef DIRECTABLE_RICCATI_AVX2
+  if (cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 32 == 0) {
+    for (Index r = 0; r < rows; ++r)
+      for (Index c = 0; c < cols; c += 4) _mm256_stream_pd(dst + r * cols + c, _mm256_loadu_pd(src + r * lds + c));
+    return;
+  }
+#endif
+  for (Index r = 0; r < rows; ++r) std::memcpy(dst + r * cols, src + r * lds, sizeof(double) * cols);
+}
+
+// dst (n x n, contiguous) = the symmetric matrix whose upper 4 x 4 blocks
+// are src's (leading dimension lds, a multiple of 4), in output order: 4
+// rows at a time, so that each 4 x 8 piece completes 4 cache lines.
+void stream_symmetric(double* dst, const double* src, Index n, Index lds) {
+#ifdef DIRECTABLE_RICCATI_AVX2
+  const bool streaming = n % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 64 == 0;
+#else
+  const bool streaming = false;
+#endif
+  for (Index r0 = 0; r0 < n; r0 += 4) {
+    for (Index c0 = 0; c0 < n; c0 += 4) {
+      V4 T[4];
+      if (c0 >= r0) {
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t) T[t] = load(src + (r0 + t) * lds + c0);
+        if (c0 == r0) {
+          V4 Tt[4] = {T[0], T[1], T[2], T[3]};
+          transpose(Tt);
+          DR_UNROLL
+          for (int t = 0; t < 4; ++t) T[t] = upper_lanes(T[t], Tt[t], t);
+        }
+      } else {
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t) T[t] = load(src + (c0 + t) * lds + r0);
+        transpose(T);
       }
-    };
-    part(B, s, U);
-    part(A, n, U + s4);
+#ifdef DIRECTABLE_RICCATI_AVX2
+      if (streaming) {
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t) _mm256_stream_pd(dst + (r0 + t) * n + c0, T[t].v);
+        continue;
+      }
+#endif
+      alignas(32) double e[4][4];
+      for (int t = 0; t < 4; ++t) store(e[t], T[t]);
+      for (Index t = 0; t < 4 && r0 + t < n; ++t)
+        for (Index u = 0; u < 4 && c0 + u < n; ++u) dst[(r0 + t) * n + c0 + u] = e[t][u];
+    }
   }
 }
 
@@ -285,6 +379,12 @@ void PrefetchQueue::pump(Index count) {
   }
 }
 
+void CompactRiccati::finish() {
+#ifdef DIRECTABLE_RICCATI_AVX2
+  _mm_sfence();  // the streaming stores of the outputs, before anyone reads them
+#endif
+}
+
 bool compact_riccati_applies(Index n, Index s) { return n <= 96 && s <= 96; }
 
 CompactRiccati::Buffer CompactRiccati::buffer(Index count) {
@@ -304,18 +404,28 @@ CompactRiccati::CompactRiccati(Index n, Index s)
       P_(buffer(n4_ * n4_)),
       U_(buffer(n4_ * m4_)),
       BA_(buffer(n4_ * m4_)),
-      H_(buffer(s4_ * s4_)),
+      Z_(buffer(m4_ * m4_)),
       R_(buffer(s4_ * s4_)),
-      Y_(buffer(s4_ * n4_)),
       K_(buffer(s4_ * n4_)) {
-  // TRMM, [H | G] (about half of an s4 x m4 grid), the two solves, P (half of n4 x n4)
-  tiles_ = tiles(n, s) + tiles(n, n) + (tiles(s4_, m4_) + s4_ / 4) / 2 + 2 * tiles(s4_, n4_) +
-           (tiles(n4_, n4_) + n4_ / 4) / 2;
+  // TRMM, Z and its factor (each about half of an m4 x m4 grid), K
+  tiles_ = tiles(n, s) + tiles(n, n) + 2 * ((tiles(m4_, m4_) + m4_ / 4) / 2) + tiles(s4_, n4_);
 }
 
 void CompactRiccati::load_P(const double* M) {
-  std::fill(P_.get(), P_.get() + n4_ * n4_, 0.0);
-  for (Index r = 0; r < n_; ++r) std::copy(M + r * n_, M + (r + 1) * n_, P_.get() + r * n4_);
+  double* P = P_.get();
+  std::fill(P, P + n4_ * n4_, 0.0);
+  for (Index r = 0; r < n_; ++r) std::copy(M + r * n_, M + (r + 1) * n_, P + r * n4_);
+  // its factor where the steps read it: Z's lower right block
+  double* F = Z_.get() + s4_ * m4_ + s4_;
+  for (Index r = 0; r < n4_; ++r) {
+    std::fill(F + r * m4_, F + r * m4_ + n4_, 0.0);
+    if (r < n_)
+      std::copy(P + r * n4_, P + r * n4_ + n_, F + r * m4_);
+    else
+      F[r * m4_ + r] = 1.0;
+  }
+  PrefetchQueue none;
+  factored_ = cholesky_upper(F, m4_, n4_, 0, NoCapture{}, none, 0) < 0;
 }
 
 void CompactRiccati::set_R(const double* const* R, const double* scale, int count) {
@@ -362,20 +472,18 @@ void CompactRiccati::copy_R(double* dst, Index ld) const {
 bool CompactRiccati::step(const double* A, const double* B, const double* Q, const double* N, double q_scale,
                           const double* P_next, double* K, double* P) {
   const Index n = n_, s = s_, n4 = n4_, s4 = s4_, m4 = m4_;
-  double *Pb = P_.get(), *U = U_.get(), *H = H_.get(), *Y = Y_.get(), *Kb = K_.get();
+  double *U = U_.get(), *Z = Z_.get(), *Kb = K_.get();
   const double* Rs = R_.get();
-
-  // Z = X'U with U = R [B A], X = U where P_{i+1} = R'R; else (only
-  // semidefinite) U = P [B A], X = [B A]. Only Z's upper triangle is formed.
-  const double* X = U;
   // the queue is done by about 3/4 of the step, before the output stores
   const Index pf_rate = next.lines() * 4 / (3 * tiles_) + 1;
   RK_START
-  const bool definite = cholesky_upper(Pb, n, n4);
-  RK_MARK(0)
-  if (definite) {
-    times_BA(Pb, n4, true, B, s, A, n, U, m4, s4, next, pf_rate);
-    RK_MARK(1)
+
+  // Z = X'U with U = R [B A], X = U where P_{i+1} = R'R (R from the last
+  // step's factorization); else (P_{i+1} only semidefinite) U = P [B A],
+  // X = [B A]. Only Z's upper triangle is formed.
+  const double* X = U;
+  if (factored_) {
+    times_BA(Z + s4 * m4 + s4, m4, true, B, s, A, n, U, m4, s4, next, pf_rate);
   } else {
     load_P(P_next);
     double* BA = BA_.get();
@@ -383,103 +491,123 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
       std::copy(B + k * s, B + (k + 1) * s, BA + k * m4);
       std::copy(A + k * n, A + (k + 1) * n, BA + k * m4 + s4);
     }
-    times_BA(Pb, n4, false, B, s, A, n, U, m4, s4, next, pf_rate);
+    times_BA(P_.get(), n4, false, B, s, A, n, U, m4, s4, next, pf_rate);
     X = BA;
   }
+  RK_MARK(1)
 
-  // Rows of Z's upper half that belong to B: [H | G] with H = R + B'PB
-  // (upper) and G = B'PA + q N'.
-  for (Index j0 = 0; j0 < s4; j0 += 4) {
+  // Z = [[H, G], [G', A'PA + q sym(Q)]] with H = R + B'PB, G = B'PA + q N'
+  // (upper 4 x 4 blocks; the pad rows of the last block are the
+  // identity's): first the terms that do not depend on P, so that the
+  // product's tiles are plain Z += X'U.
+  const V4 hq = set1(0.5 * q_scale), qv = set1(q_scale);
+  for (Index j0 = 0; j0 < m4; j0 += 4) {
+    for (Index c0 = j0; c0 < m4; c0 += 4) {
+      V4 T[4];
+      if (c0 < s4) {  // R
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t) T[t] = load(Rs + (j0 + t) * s4 + c0);
+      } else if (j0 < s4) {  // q N'
+        const Index a = c0 - s4;
+        if (N && j0 + 4 <= s && a + 4 <= n) {
+          DR_UNROLL
+          for (int t = 0; t < 4; ++t) T[t] = mul(qv, load(N + (a + t) * s + j0));
+          transpose(T);
+        } else {
+          alignas(32) double e[4][4] = {};
+          for (Index t = 0; N && t < 4 && j0 + t < s; ++t)
+            for (Index u = 0; u < 4 && a + u < n; ++u) e[t][u] = q_scale * N[(a + u) * s + j0 + t];
+          for (int t = 0; t < 4; ++t) T[t] = load(e[t]);
+        }
+      } else {  // q sym(Q)
+        const Index a0 = j0 - s4, b0 = c0 - s4;
+        if (b0 + 4 <= n) {
+          V4 Qb[4];
+          DR_UNROLL
+          for (int t = 0; t < 4; ++t) {
+            T[t] = load(Q + (a0 + t) * n + b0);
+            Qb[t] = load(Q + (b0 + t) * n + a0);
+          }
+          transpose(Qb);
+          DR_UNROLL
+          for (int t = 0; t < 4; ++t) T[t] = mul(hq, add(T[t], Qb[t]));
+        } else {
+          alignas(32) double e[4][4];
+          for (Index t = 0; t < 4; ++t) {
+            for (Index u = 0; u < 4; ++u) {
+              const Index r = a0 + t, k = b0 + u;
+              e[t][u] = r < n && k < n ? 0.5 * q_scale * (Q[r * n + k] + Q[k * n + r]) : (r == k ? 1.0 : 0.0);
+            }
+          }
+          for (int t = 0; t < 4; ++t) T[t] = load(e[t]);
+        }
+      }
+      DR_UNROLL
+      for (int t = 0; t < 4; ++t) store(Z + (j0 + t) * m4 + c0, T[t]);
+    }
+    next.pump(pf_rate);
+  }
+  RK_MARK(6)
+  // Z += X'U. The lower triangles of the diagonal blocks are formed too but
+  // never read: the factorization reads the upper triangle only.
+  for (Index j0 = 0; j0 < m4; j0 += 4) {
     for (Index c = j0; c < m4; c += 12) {
       with_width((m4 - c) / 4, [&](auto w) {
         constexpr int NV = decltype(w)::value;
         V4 acc[4][NV];
-        clear(acc);
-        mac<NV, false>(acc, X + j0, m4, 1, U + c, m4, 0, n);
-        alignas(32) double tile[4 * 12];
-        spill(acc, tile);
-        for (int v = 0; v < NV; ++v) {
-          const Index c0 = c + 4 * v;
-          V4 T[4];
-          block(tile, v, T);
-          if (c0 < s4) {
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) T[t] = add(T[t], load(Rs + (j0 + t) * s4 + c0));
-            if (c0 == j0) {  // the diagonal block: its upper triangle, mirrored
-              V4 Tt[4] = {T[0], T[1], T[2], T[3]};
-              transpose(Tt);
-              DR_UNROLL
-              for (int t = 0; t < 4; ++t) T[t] = upper_lanes(T[t], Tt[t], t);
-            }
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) store(H + (j0 + t) * s4 + c0, T[t]);
-            continue;
-          }
-          const Index a = c0 - s4;
-          if (N && j0 + 4 <= s && a + 4 <= n) {
-            V4 Nt[4];
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) Nt[t] = load(N + (a + t) * s + j0);
-            transpose(Nt);
-            const V4 q = set1(q_scale);
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) T[t] = fma(q, Nt[t], T[t]);
-          } else if (N) {
-            alignas(32) double tile[4][4];
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) store(tile[t], T[t]);
-            for (Index t = 0; t < 4 && j0 + t < s; ++t)
-              for (Index u = 0; u < 4 && a + u < n; ++u) tile[t][u] += q_scale * N[(a + u) * s + j0 + t];
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) T[t] = load(tile[t]);
-          }
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
           DR_UNROLL
-          for (int t = 0; t < 4; ++t) store(Y + (j0 + t) * n4 + a, T[t]);
-        }
+          for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+        mac<NV, false>(acc, X + j0, m4, 1, U + c, m4, 0, n);
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) store(Z + (j0 + t) * m4 + c + 4 * v, acc[t][v]);
       });
       next.pump(pf_rate);
     }
   }
-
   RK_MARK(2)
-  // H = R_H' R_H; Y = R_H^{-T} G; K = -R_H^{-1} Y, 4 rows at a time, each a
-  // block of the row-block update and a 4 x 4 substitution in registers.
-  if (!cholesky_upper(H, s4, s4)) {
+
+  // Z = R_Z' R_Z in place: R_Z = [[R_H, Y], [0, R_P]] with H = R_H' R_H,
+  // Y = R_H^{-T} G, and R_P the factor of the Schur complement
+  // A'PA + q sym(Q) - Y'Y = P_i, which is captured on the way (its upper
+  // 4 x 4 blocks, into P_) and whose factor the next step uses.
+  double* Pf = P_.get();
+  auto capture = [&](Index j0, Index c, const auto& acc) {
+    constexpr int NV = sizeof(acc[0]) / sizeof(V4);
+    double* dst = Pf + (j0 - s4) * n4 + c - s4;
+    DR_UNROLL
+    for (int t = 0; t < 4; ++t)
+      DR_UNROLL
+      for (int v = 0; v < NV; ++v) store(dst + t * n4 + 4 * v, acc[t][v]);
+  };
+  const Index failed = cholesky_upper(Z, m4, m4, s4, capture, next, pf_rate);
+  RK_MARK(4)
+  if (failed >= 0 && failed < s4) {
     next.clear();
     return false;
   }
-  RK_MARK(4)
-  for (Index j0 = 0; j0 < s4; j0 += 4) {
-    for (Index c = 0; c < n4; c += 12) {
-      with_width((n4 - c) / 4, [&](auto w) {
-        constexpr int NV = decltype(w)::value;
-        V4 acc[4][NV];
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = load(Y + (j0 + t) * n4 + c + 4 * v);
-        mac<NV, true>(acc, H + j0, s4, 1, Y + c, n4, 0, j0);
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t) {
-          const double* h = H + (j0 + t) * s4 + j0;
-          const V4 d = set1(1.0 / h[t]);
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = mul(acc[t][v], d);
-          DR_UNROLL
-          for (int u = t + 1; u < 4; ++u) {
-            const V4 f = set1(h[u]);
-            DR_UNROLL
-            for (int v = 0; v < NV; ++v) acc[u][v] = fnma(f, acc[t][v], acc[u][v]);
-          }
-        }
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) store(Y + (j0 + t) * n4 + c + 4 * v, acc[t][v]);
-      });
-      next.pump(pf_rate);
+  factored_ = failed < 0;
+  if (!factored_) {
+    // P_i is only semidefinite: the rest of it, from the panel that failed on
+    for (Index j0 = failed & ~Index(3); j0 < m4; j0 += 4) {
+      for (Index c = j0; c < m4; c += 12) {
+        with_width((m4 - c) / 4, [&](auto w) {
+          constexpr int NV = decltype(w)::value;
+          V4 acc[4][NV];
+          for (int t = 0; t < 4; ++t)
+            for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+          mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
+          capture(j0, c, acc);
+        });
+      }
     }
   }
+
+  // K = -R_H^{-1} Y, 4 rows at a time from the last: the row-block update,
+  // then a 4 x 4 back substitution in registers.
   for (Index j0 = s4 - 4; j0 >= 0; j0 -= 4) {
     for (Index c = 0; c < n4; c += 12) {
       with_width((n4 - c) / 4, [&](auto w) {
@@ -488,16 +616,16 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
         DR_UNROLL
         for (int t = 0; t < 4; ++t)
           DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = neg(load(Y + (j0 + t) * n4 + c + 4 * v));
-        mac<NV, true>(acc, H + j0 * s4, 1, s4, Kb + c, n4, j0 + 4, s4);
+          for (int v = 0; v < NV; ++v) acc[t][v] = neg(load(Z + (j0 + t) * m4 + s4 + c + 4 * v));
+        mac<NV, true>(acc, Z + j0 * m4, 1, m4, Kb + c, n4, j0 + 4, s4);
         DR_UNROLL
         for (int t = 3; t >= 0; --t) {
-          const V4 d = set1(1.0 / H[(j0 + t) * s4 + j0 + t]);
+          const V4 d = set1(1.0 / Z[(j0 + t) * m4 + j0 + t]);
           DR_UNROLL
           for (int v = 0; v < NV; ++v) acc[t][v] = mul(acc[t][v], d);
           DR_UNROLL
           for (int u = 0; u < t; ++u) {
-            const V4 f = set1(H[(j0 + u) * s4 + j0 + t]);
+            const V4 f = set1(Z[(j0 + u) * m4 + j0 + t]);
             DR_UNROLL
             for (int v = 0; v < NV; ++v) acc[u][v] = fnma(f, acc[t][v], acc[u][v]);
           }
@@ -510,74 +638,10 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
       next.pump(pf_rate);
     }
   }
-  for (Index j = 0; j < s; ++j) std::memcpy(K + j * n, Kb + j * n4, sizeof(double) * n);
   RK_MARK(5)
-
-  // P_i = A'PA - Y'Y + q sym(Q): upper 4 x 4 blocks, each stored as is
-  // (here, for the next step's factor, and in the output) and mirrored
-  // into the output's lower triangle. Pads of the buffer are kept zero.
-  const V4 hq = set1(0.5 * q_scale);
-  for (Index a0 = 0; a0 < n4; a0 += 4) {
-    for (Index c = a0; c < n4; c += 12) {
-      with_width((n4 - c) / 4, [&](auto w) {
-        constexpr int NV = decltype(w)::value;
-        V4 acc[4][NV];
-        clear(acc);
-        mac<NV, false>(acc, X + s4 + a0, m4, 1, U + s4 + c, m4, 0, n);
-        mac<NV, true>(acc, Y + a0, n4, 1, Y + c, n4, 0, s);
-        alignas(32) double tile[4 * 12];
-        spill(acc, tile);
-        for (int v = 0; v < NV; ++v) {
-          const Index c0 = c + 4 * v;
-          V4 T[4];
-          block(tile, v, T);
-          if (a0 + 4 <= n && c0 + 4 <= n) {
-            V4 Qa[4], Qb[4];
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) {
-              Qa[t] = load(Q + (a0 + t) * n + c0);
-              Qb[t] = load(Q + (c0 + t) * n + a0);
-            }
-            transpose(Qb);
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) T[t] = fma(hq, add(Qa[t], Qb[t]), T[t]);
-            V4 Tt[4] = {T[0], T[1], T[2], T[3]};
-            transpose(Tt);
-            if (c0 == a0) {
-              DR_UNROLL
-              for (int t = 0; t < 4; ++t) T[t] = upper_lanes(T[t], Tt[t], t);
-            } else {
-              DR_UNROLL
-              for (int t = 0; t < 4; ++t) store(P + (c0 + t) * n + a0, Tt[t]);
-            }
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) {
-              store(Pb + (a0 + t) * n4 + c0, T[t]);
-              store(P + (a0 + t) * n + c0, T[t]);
-            }
-          } else {
-            alignas(32) double tile[4][4];
-            DR_UNROLL
-            for (int t = 0; t < 4; ++t) store(tile[t], T[t]);
-            for (Index t = 0; t < 4; ++t) {
-              for (Index u = 0; u < 4; ++u) {
-                const Index r = a0 + t, k = c0 + u;
-                double x = 0.0;
-                if (r < n && k < n) {
-                  x = (c0 == a0 && u < t ? tile[u][t] : tile[t][u]) + 0.5 * q_scale * (Q[r * n + k] + Q[k * n + r]);
-                  P[r * n + k] = x;
-                  P[k * n + r] = x;
-                }
-                Pb[r * n4 + k] = x;
-              }
-            }
-          }
-        }
-      });
-      next.pump(pf_rate);
-    }
-  }
-  RK_MARK(6)
+  stream_rows(K, Kb, s, n, n4);
+  stream_symmetric(P, Pf, n, n4);
+  RK_MARK(7)
   next.clear();
   return true;
 }

@@ -12,10 +12,10 @@ namespace directable::detail {
 //! blocked GEMM (and the team of threads) is faster.
 bool compact_riccati_applies(Index n, Index s);
 
-//! Memory the next step will read (or write), touched a few cache lines at
-//! a time during this step: the sweep streams ~90 KB per step through
-//! DRAM at n = 48, and the hardware prefetchers do not run ahead across the
-//! jump back from step i's matrices to step i-1's.
+//! Memory the next step will read, touched a few cache lines at a time
+//! during this step: the sweep streams ~60 KB of inputs per step from DRAM
+//! at n = 48, and the hardware prefetchers do not run ahead across the jump
+//! back from step i's matrices to step i-1's.
 class PrefetchQueue {
  public:
   void add(const void* p, Index bytes, bool for_write);
@@ -44,20 +44,23 @@ class CompactRiccati {
  public:
   CompactRiccati(Index n, Index s);
 
-  //! P_{i+1} := sym(M) (M n x n, column-major or row-major alike).
+  //! P_{i+1} := M (n x n, symmetric).
   void load_P(const double* M);
   //! R_i := sum_k scale_k sym(R_k) (each s x s row-major); `count` terms.
   void set_R(const double* const* R, const double* scale, int count);
   //! sym(R_i), lower triangle, into dst (s x s, column-major, leading dim ld).
   void copy_R(double* dst, Index ld) const;
 
-  //! Step i: from P_{i+1} (held here; `P_next` is the same matrix as stored
-  //! in the output, read when it is only semidefinite) and A, B, Q, N
-  //! (row-major; N may be null), writes K_i (s x n row-major) and P_i
-  //! (n x n) and keeps P_i for the next step. Returns false when
-  //! H = R + B'PB is not positive definite (nothing is written then).
+  //! Step i: from P_{i+1} (its factor is held here; `P_next` is the same
+  //! matrix as stored in the output, read where it is only semidefinite)
+  //! and A, B, Q, N (row-major; N may be null), writes K_i (s x n
+  //! row-major) and P_i (n x n) and keeps P_i's factor for the next step.
+  //! Returns false when H = R + B'PB is not positive definite (K_i and P_i
+  //! are not written then).
   bool step(const double* A, const double* B, const double* Q, const double* N, double q_scale,
             const double* P_next, double* K, double* P);
+  //! After the last step: makes the outputs' streaming stores visible.
+  void finish();
   //! What the next step reads or writes (cleared by step()).
   PrefetchQueue next;
 
@@ -69,13 +72,13 @@ class CompactRiccati {
   static Buffer buffer(Index count);
 
   Index n_, s_, n4_, s4_, m4_;
-  Index tiles_;  // register tiles per step: the prefetches are spread over them
-  Buffer P_;   // n4 x n4: P_{i+1} (upper triangle used), then its factor R, P = R'R
+  Index tiles_;            // register tiles per step: the prefetches are spread over them
+  bool factored_ = false;  // P_{i+1} = R'R with R in Z's lower right block
+  Buffer P_;   // n4 x n4: P_{i+1} where it is only semidefinite; P_i's upper 4 x 4 blocks
   Buffer U_;   // n4 x m4: R [B A] (B in columns [0, s4), A in [s4, s4 + n4))
   Buffer BA_;  // n4 x m4: [B A] itself, only where P_{i+1} is semidefinite
-  Buffer H_;   // s4 x s4: H (upper), then its factor R_H, H = R_H' R_H; identity on the pad
+  Buffer Z_;   // m4 x m4: [[H, G], [G', A'PA + q sym(Q)]] (upper), then its factor
   Buffer R_;   // s4 x s4: sym(R_i), identity on the pad
-  Buffer Y_;   // s4 x n4: G = B'PA + q N', then Y = R_H^{-T} G
   Buffer K_;   // s4 x n4: K = -R_H^{-1} Y
 };
 
