@@ -201,8 +201,8 @@ struct NoCapture {
 // factorization that is the Schur complement, P_i. Returns the first row
 // whose pivot is not positive (the rows from its panel on are untouched),
 // or -1.
-template <class Capture>
-Index cholesky_upper(double* a, Index ld, Index size, Index cap0, Capture&& capture, PrefetchQueue& pf,
+template <class Add, class Capture>
+Index cholesky_upper(double* a, Index ld, Index size, Add&& add_to, Index cap0, Capture&& capture, PrefetchQueue& pf,
                      Index pf_rate) {
   for (Index j0 = 0; j0 < size; j0 += 4) {
     double r[4][4], inv[4];
@@ -215,6 +215,7 @@ Index cholesky_upper(double* a, Index ld, Index size, Index cap0, Capture&& capt
         for (int t = 0; t < 4; ++t)
           DR_UNROLL
           for (int v = 0; v < NV; ++v) acc[t][v] = load(a + (j0 + t) * ld + c + 4 * v);
+        add_to(j0, c, acc);
         if (cap0 > 0 && j0 >= cap0) {
           mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, 0, cap0);
           capture(j0, c, acc);
@@ -425,7 +426,7 @@ void CompactRiccati::load_P(const double* M) {
       F[r * m4_ + r] = 1.0;
   }
   PrefetchQueue none;
-  factored_ = cholesky_upper(F, m4_, n4_, 0, NoCapture{}, none, 0) < 0;
+  factored_ = cholesky_upper(F, m4_, n4_, NoCapture{}, 0, NoCapture{}, none, 0) < 0;
 }
 
 void CompactRiccati::set_R(const double* const* R, const double* scale, int count) {
@@ -548,26 +549,6 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
     next.pump(pf_rate);
   }
   RK_MARK(6)
-  // Z += X'U. The lower triangles of the diagonal blocks are formed too but
-  // never read: the factorization reads the upper triangle only.
-  for (Index j0 = 0; j0 < m4; j0 += 4) {
-    for (Index c = j0; c < m4; c += 12) {
-      with_width((m4 - c) / 4, [&](auto w) {
-        constexpr int NV = decltype(w)::value;
-        V4 acc[4][NV];
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
-        mac<NV, false>(acc, X + j0, m4, 1, U + c, m4, 0, n);
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) store(Z + (j0 + t) * m4 + c + 4 * v, acc[t][v]);
-      });
-      next.pump(pf_rate);
-    }
-  }
   RK_MARK(2)
 
   // Z = R_Z' R_Z in place: R_Z = [[R_H, Y], [0, R_P]] with H = R_H' R_H,
@@ -576,14 +557,20 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
   // 4 x 4 blocks, into P_) and whose factor the next step uses.
   double* Pf = P_.get();
   auto capture = [&](Index j0, Index c, const auto& acc) {
-    constexpr int NV = sizeof(acc[0]) / sizeof(V4);
+    constexpr int NV = std::extent_v<std::remove_reference_t<decltype(acc)>, 1>;
     double* dst = Pf + (j0 - s4) * n4 + c - s4;
     DR_UNROLL
     for (int t = 0; t < 4; ++t)
       DR_UNROLL
       for (int v = 0; v < NV; ++v) store(dst + t * n4 + 4 * v, acc[t][v]);
   };
-  const Index failed = cholesky_upper(Z, m4, m4, s4, capture, next, pf_rate);
+  // Z += X'U, tile by tile as the factorization reaches it (the lower
+  // triangles of the diagonal blocks are formed too, but never read)
+  auto product = [&](Index j0, Index c, auto& acc) {
+    constexpr int NV = std::extent_v<std::remove_reference_t<decltype(acc)>, 1>;
+    mac<NV, false>(acc, X + j0, m4, 1, U + c, m4, 0, n);
+  };
+  const Index failed = cholesky_upper(Z, m4, m4, product, s4, capture, next, pf_rate);
   RK_MARK(4)
   if (failed >= 0 && failed < s4) {
     next.clear();
@@ -599,6 +586,7 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
           V4 acc[4][NV];
           for (int t = 0; t < 4; ++t)
             for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+          product(j0, c, acc);
           mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
           capture(j0, c, acc);
         });
@@ -608,9 +596,13 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
 
   // K = -R_H^{-1} Y, 4 rows at a time from the last: the row-block update,
   // then a 4 x 4 back substitution in registers.
+  // (Tiles 8 wide: the broadcasts walk 4 rows of R_H, and at 12 wide the
+  // extra address registers make GCC spill an accumulator.)
   for (Index j0 = s4 - 4; j0 >= 0; j0 -= 4) {
-    for (Index c = 0; c < n4; c += 12) {
-      with_width((n4 - c) / 4, [&](auto w) {
+    double inv[4];
+    for (int t = 0; t < 4; ++t) inv[t] = 1.0 / Z[(j0 + t) * m4 + j0 + t];
+    for (Index c = 0; c < n4; c += 8) {
+      with_width(std::min<Index>(2, (n4 - c) / 4), [&](auto w) {
         constexpr int NV = decltype(w)::value;
         V4 acc[4][NV];
         DR_UNROLL
@@ -620,7 +612,7 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
         mac<NV, true>(acc, Z + j0 * m4, 1, m4, Kb + c, n4, j0 + 4, s4);
         DR_UNROLL
         for (int t = 3; t >= 0; --t) {
-          const V4 d = set1(1.0 / Z[(j0 + t) * m4 + j0 + t]);
+          const V4 d = set1(inv[t]);
           DR_UNROLL
           for (int v = 0; v < NV; ++v) acc[t][v] = mul(acc[t][v], d);
           DR_UNROLL
