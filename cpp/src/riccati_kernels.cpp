@@ -435,8 +435,14 @@ void CompactRiccati::set_R(const double* const* R, const double* scale, int coun
   double* M = R_.get();
   // M = sum_k scale_k R_k, then sym(M) a 4 x 4 block pair at a time.
   for (Index r = 0; r < s; ++r) {
-    for (Index c = 0; c < s; c += 4) {
-      const int lanes = int(std::min<Index>(4, s - c));
+    Index c = 0;
+    for (; c + 4 <= s; c += 4) {
+      V4 x = zero();
+      for (int k = 0; k < count; ++k) x = fma(set1(scale[k]), load(R[k] + r * s + c), x);
+      store(M + r * s4 + c, x);
+    }
+    if (c < s) {
+      const int lanes = int(s - c);
       V4 x = zero();
       for (int k = 0; k < count; ++k) x = fma(set1(scale[k]), load_first(R[k] + r * s + c, lanes), x);
       store(M + r * s4 + c, x);
