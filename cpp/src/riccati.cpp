@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -117,15 +116,14 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
         if (llt_R.info() != Eigen::Success) throw_R_not_definite(R_varies, i);
       }
     }
-    static const bool no_pf = std::getenv("RK_NOPF") != nullptr;  // EXPERIMENT
-    if (i > 0 && !no_pf) {
+    if (i > 0) {
       auto& next = kernel.next;  // step i - 1's data, in the order it reads it
       for (const auto& term : pb.R_terms)
-        if (!term.first.is_constant()) next.add(term.first[i - 1].data(), s * s * sizeof(double), false);
-      if (!pb.A.is_constant()) next.add(pb.A[i - 1].data(), n * n * sizeof(double), false);
-      if (!pb.B.is_constant()) next.add(pb.B[i - 1].data(), n * s * sizeof(double), false);
-      if (!pb.N.empty() && !pb.N.is_constant()) next.add(pb.N[i - 1].data(), n * s * sizeof(double), false);
-      if (!pb.Q.is_constant()) next.add(pb.Q[i - 1].data(), n * n * sizeof(double), false);
+        if (!term.first.is_constant()) next.add(term.first[i - 1].data(), s * s * sizeof(double));
+      if (!pb.A.is_constant()) next.add(pb.A[i - 1].data(), n * n * sizeof(double));
+      if (!pb.B.is_constant()) next.add(pb.B[i - 1].data(), n * s * sizeof(double));
+      if (!pb.N.empty() && !pb.N.is_constant()) next.add(pb.N[i - 1].data(), n * s * sizeof(double));
+      if (!pb.Q.is_constant()) next.add(pb.Q[i - 1].data(), n * n * sizeof(double));
     }
     if (!kernel.step(pb.A[i].data(), pb.B[i].data(), pb.Q[i].data(), pb.N.empty() ? nullptr : pb.N[i].data(),
                      pb.q_scale, out.P[i + 1].data(), out.K[i].data(), out.P[i].data())) {
@@ -265,7 +263,9 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   for (const auto& term : pb.R_terms) R_varies = R_varies || !term.first.is_constant();
   ws.L = 0.5 * (pb.Q_final + pb.Q_final.transpose());
   std::copy(ws.L.data(), ws.L.data() + n * n, out.P[T].data());
-  if (detail::compact_riccati_applies(n, s))
+  // Where a team of threads could pay (large n, several cores), Eigen's
+  // products; else the compact step, on the one thread.
+  if (max_sweep_threads(n) <= 1 && detail::compact_riccati_applies(n, s))
     compact_sweep(pb, out, throttle, ws, R_varies);
   else
     eigen_sweep(pb, out, throttle, ws, R_varies);

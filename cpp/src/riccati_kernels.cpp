@@ -1,14 +1,19 @@
 // Riccati step for small n on padded row-major buffers.
 //
-// At n = 48, s = 24 a step is ~0.57 MFLOP spread over a Cholesky, a TRMM,
-// two SYRK-like products and two triangular solves, each on 24..72-sized
-// matrices. Eigen spends most of such a product packing operands and
-// handling edges; here every product is a 4 x 12 register tile accumulated
-// as broadcast x contiguous-vector FMAs straight from the operands (rows
-// padded to 4 doubles, so there are no edges inside the buffers), and the
-// symmetric results are formed one triangle at a time with the additions
-// (R, N, Q), the symmetrization and the mirror done on the tile in
-// registers.
+// At n = 48, s = 24 a step is ~0.57 MFLOP on matrices 24..72 wide, where
+// Eigen spends most of each product packing operands and handling edges
+// (~13-19 GFLOP/s). Here every product is a 4 x 12 register tile
+// accumulated as broadcast x contiguous-vector FMAs straight from the
+// operands, with rows padded to 4 doubles so that the buffers have no
+// edges, and the step is arranged so that little else is left:
+//   U = R [B A]                        (R: last step's factor, P = R'R)
+//   Z = [[R_i, q N'], [q N, q sym(Q)]] (upper 4 x 4 blocks, no P in it)
+//   Z += U'U and Z = R_Z' R_Z          (one pass, tile by tile)
+// The upper Cholesky factor of Z = [[H, G], [G', A'PA + q sym(Q)]] is
+// [[R_H, Y], [0, R_P]] with H = R_H' R_H, Y = R_H^{-T} G and R_P the factor
+// of the Schur complement A'PA + q sym(Q) - Y'Y = P_i: one factorization
+// gives Y, P_i (taken from the tiles half-way) and the next step's factor.
+// Then K = -R_H^{-1} Y, and K_i, P_i go out with streaming stores.
 #include "riccati_kernels.hpp"
 
 #include <algorithm>
@@ -29,16 +34,6 @@
 #else
 #define DR_INLINE inline
 #define DR_UNROLL
-#endif
-
-#ifdef RK_PROFILE
-#include <x86intrin.h>
-namespace directable { extern unsigned long long g_stage[16], g_stage_min[16]; }
-#define RK_MARK(k) { unsigned long long t_ = __rdtsc(); directable::g_stage[k] += t_ - t_last; if (t_ - t_last < directable::g_stage_min[k]) directable::g_stage_min[k] = t_ - t_last; t_last = t_; }
-#define RK_START unsigned long long t_last = __rdtsc();
-#else
-#define RK_MARK(k)
-#define RK_START
 #endif
 
 namespace directable::detail {
@@ -109,6 +104,7 @@ DR_INLINE V4 fnma(V4 a, V4 b, V4 c) { DR_LANEWISE(c.v[u] - a.v[u] * b.v[u]); }
 DR_INLINE V4 neg(V4 a) { DR_LANEWISE(-a.v[u]); }
 DR_INLINE V4 upper_lanes(V4 a, V4 b, int t) { DR_LANEWISE(u >= t ? a.v[u] : b.v[u]); }
 #undef DR_LANEWISE
+DR_INLINE V4 pinned(V4 a) { return a; }
 DR_INLINE void transpose(V4 (&r)[4]) {
   DR_UNROLL
   for (int t = 0; t < 4; ++t)
@@ -192,11 +188,12 @@ struct NoCapture {
 // Upper Cholesky factor in place, A = R'R, of a size x size block (size a
 // multiple of 4; a pad is an identity) of a row-major matrix, leading
 // dimension ld; the upper triangle is read. Left-looking by 4-row panels:
-// each panel is A's rows minus the register-tile product of the rows above
-// (depth j0), then its diagonal 4 x 4 block is factored and the rest of the
-// panel solved with it in registers. The diagonal blocks are written with
-// zeros below the diagonal, so products may read whole 4-row blocks of R.
-// With cap0 > 0, panels from row cap0 on are passed to capture(j0, c, acc)
+// each 4 x 12 tile of a panel is A's (plus add_to(j0, c, acc): a product
+// not yet formed) minus the register-tile product of the rows above (depth
+// j0); the panel's diagonal 4 x 4 block is factored from its first tile and
+// each tile solved with it in registers. The diagonal blocks are written
+// with zeros below the diagonal, so products may read whole 4-row blocks of
+// R. With cap0 > 0, panels from row cap0 on are passed to capture(j0, c, acc)
 // after the first cap0 rows of the product: in the sweep's joint
 // factorization that is the Schur complement, P_i. Returns the first row
 // whose pivot is not positive (the rows from its panel on are untouched),
@@ -319,8 +316,6 @@ void stream_rows(double* dst, const double* src, Index rows, Index cols, Index l
 void stream_symmetric(double* dst, const double* src, Index n, Index lds) {
 #ifdef DIRECTABLE_RICCATI_AVX2
   const bool streaming = n % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 64 == 0;
-#else
-  const bool streaming = false;
 #endif
   for (Index r0 = 0; r0 < n; r0 += 4) {
     for (Index c0 = 0; c0 < n; c0 += 4) {
@@ -358,11 +353,11 @@ Index tiles(Index rows, Index cols) { return (rows + 3) / 4 * ((cols + 11) / 12)
 
 }  // namespace
 
-void PrefetchQueue::add(const void* p, Index bytes, bool for_write) {
+void PrefetchQueue::add(const void* p, Index bytes) {
   if (count_ == kMax || bytes <= 0) return;
   const auto* b = static_cast<const char*>(p);
   const auto* first = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(b) & ~std::uintptr_t(63));
-  r_[count_++] = {first, b + bytes, for_write};
+  r_[count_++] = {first, b + bytes};
   lines_ += (b + bytes - first + 63) / 64;
 }
 
@@ -370,10 +365,7 @@ void PrefetchQueue::pump(Index count) {
   for (; count > 0 && cur_ < count_; --count) {
     Range& r = r_[cur_];
 #if defined(__GNUC__) || defined(__clang__)
-    if (r.write)
-      __builtin_prefetch(r.p, 1, 3);
-    else
-      __builtin_prefetch(r.p, 0, 2);
+    __builtin_prefetch(r.p, 0, 2);  // to L2: the step's working set fills L1
 #endif
     r.p += 64;
     if (r.p >= r.end) ++cur_;
@@ -386,7 +378,14 @@ void CompactRiccati::finish() {
 #endif
 }
 
-bool compact_riccati_applies(Index n, Index s) { return n <= 96 && s <= 96; }
+bool compact_riccati_applies(Index n, Index s) {
+#ifdef DIRECTABLE_RICCATI_AVX2
+  constexpr Index kMax = 256;
+#else
+  constexpr Index kMax = 64;  // portable builds: even with Eigen's at n ~ 96
+#endif
+  return n <= kMax && s >= 1 && s <= kMax;
+}
 
 CompactRiccati::Buffer CompactRiccati::buffer(Index count) {
   const std::size_t bytes = (std::size_t(count) * sizeof(double) + 63) / 64 * 64;
@@ -408,15 +407,20 @@ CompactRiccati::CompactRiccati(Index n, Index s)
       Z_(buffer(m4_ * m4_)),
       R_(buffer(s4_ * s4_)),
       K_(buffer(s4_ * n4_)) {
-  // TRMM, Z and its factor (each about half of an m4 x m4 grid), K
+  // U, Z and its factor (each about half of an m4 x m4 grid of tiles), K
   tiles_ = tiles(n, s) + tiles(n, n) + 2 * ((tiles(m4_, m4_) + m4_ / 4) / 2) + tiles(s4_, n4_);
 }
 
-void CompactRiccati::load_P(const double* M) {
+void CompactRiccati::copy_P(const double* M) {
   double* P = P_.get();
   std::fill(P, P + n4_ * n4_, 0.0);
   for (Index r = 0; r < n_; ++r) std::copy(M + r * n_, M + (r + 1) * n_, P + r * n4_);
+}
+
+void CompactRiccati::load_P(const double* M) {
+  copy_P(M);
   // its factor where the steps read it: Z's lower right block
+  const double* P = P_.get();
   double* F = Z_.get() + s4_ * m4_ + s4_;
   for (Index r = 0; r < n4_; ++r) {
     std::fill(F + r * m4_, F + r * m4_ + n4_, 0.0);
@@ -430,7 +434,6 @@ void CompactRiccati::load_P(const double* M) {
 }
 
 void CompactRiccati::set_R(const double* const* R, const double* scale, int count) {
-  RK_START
   const Index s = s_, s4 = s4_;
   double* M = R_.get();
   // M = sum_k scale_k R_k, then sym(M) a 4 x 4 block pair at a time.
@@ -468,7 +471,6 @@ void CompactRiccati::set_R(const double* const* R, const double* scale, int coun
     }
   }
   for (Index j = s; j < s4; ++j) M[j * s4 + j] = 1.0;  // the pad of H factors as the identity
-  RK_MARK(3)
 }
 
 void CompactRiccati::copy_R(double* dst, Index ld) const {
@@ -481,9 +483,8 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
   const Index n = n_, s = s_, n4 = n4_, s4 = s4_, m4 = m4_;
   double *U = U_.get(), *Z = Z_.get(), *Kb = K_.get();
   const double* Rs = R_.get();
-  // the queue is done by about 3/4 of the step, before the output stores
+  // the next step's inputs are all asked for by about 3/4 of this one
   const Index pf_rate = next.lines() * 4 / (3 * tiles_) + 1;
-  RK_START
 
   // Z = X'U with U = R [B A], X = U where P_{i+1} = R'R (R from the last
   // step's factorization); else (P_{i+1} only semidefinite) U = P [B A],
@@ -492,7 +493,7 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
   if (factored_) {
     times_BA(Z + s4 * m4 + s4, m4, true, B, s, A, n, U, m4, s4, next, pf_rate);
   } else {
-    load_P(P_next);
+    copy_P(P_next);
     double* BA = BA_.get();
     for (Index k = 0; k < n; ++k) {
       std::copy(B + k * s, B + (k + 1) * s, BA + k * m4);
@@ -501,7 +502,6 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
     times_BA(P_.get(), n4, false, B, s, A, n, U, m4, s4, next, pf_rate);
     X = BA;
   }
-  RK_MARK(1)
 
   // Z = [[H, G], [G', A'PA + q sym(Q)]] with H = R + B'PB, G = B'PA + q N'
   // (upper 4 x 4 blocks; the pad rows of the last block are the
@@ -554,8 +554,6 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
     }
     next.pump(pf_rate);
   }
-  RK_MARK(6)
-  RK_MARK(2)
 
   // Z = R_Z' R_Z in place: R_Z = [[R_H, Y], [0, R_P]] with H = R_H' R_H,
   // Y = R_H^{-T} G, and R_P the factor of the Schur complement
@@ -577,7 +575,6 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
     mac<NV, false>(acc, X + j0, m4, 1, U + c, m4, 0, n);
   };
   const Index failed = cholesky_upper(Z, m4, m4, product, s4, capture, next, pf_rate);
-  RK_MARK(4)
   if (failed >= 0 && failed < s4) {
     next.clear();
     return false;
@@ -636,10 +633,8 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
       next.pump(pf_rate);
     }
   }
-  RK_MARK(5)
   stream_rows(K, Kb, s, n, n4);
   stream_symmetric(P, Pf, n, n4);
-  RK_MARK(7)
   next.clear();
   return true;
 }
