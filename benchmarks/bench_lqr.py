@@ -599,8 +599,9 @@ class Bench:
                 "K vs NumPy"]
         self.add("4. Re-tuning (Riccati sweep only, no exponential)", md_table(head, rows) +
                  f"\n\nThe one-core limit of the textbook flop count is {fmt_t(lim)}; of the square-root form's "
-                 f"flops {fmt_t(T * ref.sweep_flops_sqrt(n, s) / (r1 * 1e9))}. At n = 48 one step is ~40 µs, too "
-                 "short for a fork/join per product to pay on this machine, so the re-tune runs on one core.")
+                 f"flops {fmt_t(T * ref.sweep_flops_sqrt(n, s) / (r1 * 1e9))}. At n = 48 one step is "
+                 f"~{t_diff / T * 1e6:.0f} µs, too short for a fork/join per product to pay on this machine, so the "
+                 "re-tune runs on one core.")
         self.summary.append([f"re-tuning (sweep only) n={n}, T={T}", fmt_t(t_diff),
                              f"1 core {fmt_t(t_one)}; NumPy {fmt_t(t_np)}", fmt_t(t_diff), "< 20 ms",
                              "yes" if t_diff < 0.020 else "**no**"])
