@@ -565,7 +565,11 @@ class Bench:
                  "count above: n³/3 + n²(n+s) + n(n+s)² + s³/3 + 2s²n + sn², about 5.1 n³ instead of 8 n³ at "
                  "s = n/2; the last column judges it against the limit of the flops it actually performs. "
                  "The installed sweep uses all cores at n ≥ 96 and keeps re-measuring whether the team or one "
-                 "thread is faster (a team is several times slower than one thread when another job holds a core).")
+                 "thread is faster (a team is several times slower than one thread when another job holds a core). "
+                 "Wherever it runs on one thread (n < 96, or OMP_NUM_THREADS=1, up to n = 256) its steps use "
+                 "register-tiled kernels of its own instead of Eigen's products, with the same flops: one joint "
+                 "Cholesky of [[H, G], [G', A'PA + Q]] gives R_H, Y = R_H^{-T}G, P_i (the Schur complement) and "
+                 "the next step's factor.")
 
     # -- 4: re-tuning -------------------------------------------------------------
     def retune(self):
