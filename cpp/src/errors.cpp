@@ -1,7 +1,9 @@
 #include <Eigen/Cholesky>
 #include <chrono>
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <sstream>
 #ifdef __linux__
@@ -55,8 +57,67 @@ void check_shape(const std::string& name, Index rows, Index cols, Index exp_rows
   if (rows != exp_rows || cols != exp_cols) throw_shape(name, shape_str(exp_rows, exp_cols), shape_str(rows, cols));
 }
 
+namespace {
+
+// A few freed large blocks, kept for the next request of the same size.
+// Re-tuning allocates and drops a solution of the same shape call after
+// call, and a fresh block costs a page fault and the kernel's zeroing per
+// 2 MB: ~1.5 ms for the 21 MB cost-to-go of an n = 48, T = 1000 re-tune
+// (7% of it). Never destroyed: blocks may be freed during static
+// destruction; the process exit returns the memory.
+class LargeBlockCache {
+ public:
+  void* take(std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int k = 0; k < count_; ++k) {
+      if (blocks_[k].bytes != bytes) continue;
+      void* p = blocks_[k].p;
+      total_ -= bytes;
+      blocks_[k] = blocks_[--count_];
+      return p;
+    }
+    return nullptr;
+  }
+  // False when the block does not fit: the caller frees it.
+  bool keep(void* p, std::size_t bytes) {
+    if (bytes > kMaxBytes / 2) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (count_ > 0 && (count_ == kMax || total_ + bytes > kMaxBytes)) {  // drop the oldest
+      std::free(blocks_[0].p);
+      total_ -= blocks_[0].bytes;
+      std::copy(blocks_ + 1, blocks_ + count_, blocks_);
+      --count_;
+    }
+    blocks_[count_++] = {p, bytes};
+    total_ += bytes;
+    return true;
+  }
+
+ private:
+  static constexpr int kMax = 4;
+  static constexpr std::size_t kMaxBytes = std::size_t(256) << 20;
+  struct Block {
+    void* p;
+    std::size_t bytes;
+  };
+  std::mutex mutex_;
+  Block blocks_[kMax] = {};
+  int count_ = 0;
+  std::size_t total_ = 0;
+};
+
+LargeBlockCache& large_block_cache() {
+  static auto* cache = new LargeBlockCache;
+  return *cache;
+}
+
+std::size_t large_block_bytes(std::size_t bytes) { return (bytes + kLargeBlock - 1) / kLargeBlock * kLargeBlock; }
+
+}  // namespace
+
 void* allocate_large(std::size_t bytes) {
-  const std::size_t rounded = (bytes + kLargeBlock - 1) / kLargeBlock * kLargeBlock;
+  const std::size_t rounded = large_block_bytes(bytes);
+  if (void* p = large_block_cache().take(rounded)) return p;
   void* p = std::aligned_alloc(kLargeBlock, rounded);
   if (!p) throw std::bad_alloc();
 #ifdef __linux__
@@ -65,7 +126,9 @@ void* allocate_large(std::size_t bytes) {
   return p;
 }
 
-void free_large(void* p) { std::free(p); }
+void free_large(void* p, std::size_t bytes) {
+  if (p && !large_block_cache().keep(p, large_block_bytes(bytes))) std::free(p);
+}
 
 
 void check_finite(const std::string& name, const double* data, Index size, Index first_index) {

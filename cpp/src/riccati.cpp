@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "directable/core/parallel.hpp"
+#include "riccati_kernels.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -72,66 +74,90 @@ void lower_product(ZType& Z, const XType& X, const YType& Y, double alpha, bool 
   }
 }
 
-}  // namespace
-
-void LQRProblem::validate() const {
-  if (A.empty()) throw std::invalid_argument("A is missing");
-  if (B.empty()) throw std::invalid_argument("B is missing");
-  const Index n = A.rows, s = B.cols, T = horizon;
-  if (n < 1)
-    throw std::invalid_argument("need at least one state, got n = 0 (A " + shape_str(A.rows, A.cols) + ", B " +
-                                shape_str(B.rows, B.cols) + ")");
-  if (T <= 0) throw std::invalid_argument("horizon must be a positive number of steps, got " + std::to_string(T));
-  if (A.rows != A.cols) throw_shape("A", shape_str(T, n, n) + " (square blocks)", shape_str(A.T, A.rows, A.cols));
-  A.check("A", n, n, T);
-  B.check("B", n, s, T);
-  Q.check("Q", n, n, T);
-  if (!N.empty()) N.check("N", n, s, T);
-  if (R_terms.empty()) throw std::invalid_argument("R is missing");
-  for (const auto& term : R_terms) term.first.check("R", s, s, T);
-  check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
-  check_finite("Q_final", Q_final.data(), Q_final.size());
-  if (!std::isfinite(q_scale)) throw std::domain_error("cost scale must be finite");
+[[noreturn]] void throw_H_not_definite(Index i) {
+  std::ostringstream msg;
+  msg << "R + B' P B is not positive definite at step " << i
+      << " (R must be symmetric positive definite, or B' P B must make it so)";
+  throw std::domain_error(msg.str());
 }
 
-RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
-    : L(n, n), BA(n, s + n), U(n, s + n), Z(s + n, s + n), R(s, s), Rllt(s, s) {
-  Z.setZero();  // its strict upper triangle is never written
+[[noreturn]] void throw_R_not_definite(bool R_varies, Index i) {
+  throw std::domain_error((R_varies ? "R[" + std::to_string(i) + "]" : std::string("R")) +
+                          " must be symmetric positive definite");
 }
 
-// Square-root form of the sweep. With P_{i+1} = L L' and U = L' [B A],
+void check_step(const LQRProblem& pb, Index i) {
+  if (pb.sequences_checked) return;
+  const Index T = pb.horizon;
+  check_step_finite("A", pb.A, i, T);
+  check_step_finite("B", pb.B, i, T);
+  check_step_finite("Q", pb.Q, i, T);
+  check_step_finite("N", pb.N, i, T);
+  for (const auto& term : pb.R_terms) check_step_finite("R", term.first, i, T);
+}
+
+// The sweep for small n on detail::CompactRiccati (one thread: a step is
+// tens of microseconds, too short for a fork/join to pay).
+void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, RiccatiWorkspace& ws,
+                   bool R_varies) {
+  const Index T = pb.horizon, n = pb.n(), s = pb.s();
+  detail::CompactRiccati kernel(n, s);
+  const int terms = int(pb.R_terms.size());
+  std::vector<const double*> R_ptr(terms);
+  std::vector<double> R_scale(terms);
+  for (int k = 0; k < terms; ++k) R_scale[k] = pb.R_terms[k].second;
+  kernel.load_P(out.P[T].data());
+  for (Index i = T - 1; i >= 0; --i) {
+    check_step(pb, i);
+    if (R_varies || i == T - 1) {
+      for (int k = 0; k < terms; ++k) R_ptr[k] = pb.R_terms[k].first[i].data();
+      kernel.set_R(R_ptr.data(), R_scale.data(), terms);
+      if (pb.check_R_definite) {
+        kernel.copy_R(ws.Rllt.data(), s);
+        Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_R(ws.Rllt);
+        if (llt_R.info() != Eigen::Success) throw_R_not_definite(R_varies, i);
+      }
+    }
+    if (i > 0) {
+      auto& next = kernel.next;  // step i - 1's data, in the order it reads it
+      for (const auto& term : pb.R_terms)
+        if (!term.first.is_constant()) next.add(term.first[i - 1].data(), s * s * sizeof(double));
+      if (!pb.A.is_constant()) next.add(pb.A[i - 1].data(), n * n * sizeof(double));
+      if (!pb.B.is_constant()) next.add(pb.B[i - 1].data(), n * s * sizeof(double));
+      if (!pb.N.empty() && !pb.N.is_constant()) next.add(pb.N[i - 1].data(), n * s * sizeof(double));
+      if (!pb.Q.is_constant()) next.add(pb.Q[i - 1].data(), n * n * sizeof(double));
+    }
+    if (!kernel.step(pb.A[i].data(), pb.B[i].data(), pb.Q[i].data(), pb.N.empty() ? nullptr : pb.N[i].data(),
+                     pb.q_scale, out.P[i + 1].data(), out.K[i].data(), out.P[i].data())) {
+      kernel.finish();
+      throw_H_not_definite(i);
+    }
+    if (!throttle.report(T - i)) break;
+  }
+  kernel.finish();
+}
+
+// Square-root form of the sweep, on Eigen's products (and a team of threads
+// for large n). With P_{i+1} = L L' and U = L' [B A],
 //   Z = U'U = [[B'PB, B'PA], [A'PB, A'PA]]  (lower triangle only),
 // H = R + B'PB = L_H L_H', Y' = G' L_H^{-T}, and then
 //   K = -L_H^{-T} Y,   P_i = Q + A'PA - Y'Y.
 // Per step (s = n/2) that is about 5.1 n^3 flops instead of 8 n^3 for the
 // textbook products, and every product is a TRMM/SYRK/GEMM. Where P_{i+1}
 // is only semidefinite (its Cholesky fails), Z = [B A]' (P [B A]) instead.
-void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* progress) {
+void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, RiccatiWorkspace& ws,
+                 bool R_varies) {
   const Index T = pb.horizon, n = pb.n(), s = pb.s(), m = n + s;
-  if (out.horizon() != T || out.n() != n || out.s() != s)
-    throw std::invalid_argument("riccati_sweep: output not sized " + shape_str(T, s, n));
-  RiccatiWorkspace ws(n, s);
-  ProgressThrottle throttle(progress, T);
   TeamChooser chooser(max_sweep_threads(n));  // a team only where it measures faster
-  bool R_varies = false;
-  for (const auto& term : pb.R_terms) R_varies = R_varies || !term.first.is_constant();
   using ColMap = Eigen::Map<Eigen::MatrixXd>;
   // P_i is symmetric, so its row-major storage is also its column-major one.
   auto store_P = [&](Index i) { std::copy(ws.L.data(), ws.L.data() + n * n, out.P[i].data()); };
-
-  ws.L = 0.5 * (pb.Q_final + pb.Q_final.transpose());
-  store_P(T);
+  ws.L = Eigen::Map<const Eigen::MatrixXd>(out.P[T].data(), n, n);
   for (Index i = T - 1; i >= 0; --i) {
     if (pb.before_step) pb.before_step(i);
     const int threads = chooser.begin();
     const double t0 = now_seconds();
-    if (!pb.sequences_checked) {
-      check_step_finite("A", pb.A, i, T);
-      check_step_finite("B", pb.B, i, T);
-      check_step_finite("Q", pb.Q, i, T);
-      check_step_finite("N", pb.N, i, T);
-      for (const auto& term : pb.R_terms) check_step_finite("R", term.first, i, T);
-    }
+    check_step(pb, i);
     const auto A = pb.A[i];  // row-major maps: the products read them in place
     const auto B = pb.B[i];
     Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_P(ws.L);  // in place: L now holds the factor
@@ -166,21 +192,14 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
       if (pb.check_R_definite) {
         ws.Rllt = ws.R;
         Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_R(ws.Rllt);
-        if (llt_R.info() != Eigen::Success)
-          throw std::domain_error((R_varies ? "R[" + std::to_string(i) + "]" : std::string("R")) +
-                                  " must be symmetric positive definite");
+        if (llt_R.info() != Eigen::Success) throw_R_not_definite(R_varies, i);
       }
     }
     H.triangularView<Eigen::Lower>() += ws.R;
     auto Yt = ws.Z.bottomLeftCorner(n, s);
     if (!pb.N.empty()) Yt += pb.q_scale * pb.N[i];
     Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_H(H);
-    if (llt_H.info() != Eigen::Success) {
-      std::ostringstream msg;
-      msg << "R + B' P B is not positive definite at step " << i
-          << " (R must be symmetric positive definite, or B' P B must make it so)";
-      throw std::domain_error(msg.str());
-    }
+    if (llt_H.info() != Eigen::Success) throw_H_not_definite(i);
     // K' (n x s, column-major) is K (s x n, row-major) in place. Both
     // solves act on rows independently: split the rows over the team.
     ColMap Kt(out.K[i].data(), n, s);
@@ -206,6 +225,53 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
     chooser.end(now_seconds() - t0);
     if (!throttle.report(T - i)) break;
   }
+}
+
+}  // namespace
+
+void LQRProblem::validate() const {
+  if (A.empty()) throw std::invalid_argument("A is missing");
+  if (B.empty()) throw std::invalid_argument("B is missing");
+  const Index n = A.rows, s = B.cols, T = horizon;
+  if (n < 1)
+    throw std::invalid_argument("need at least one state, got n = 0 (A " + shape_str(A.rows, A.cols) + ", B " +
+                                shape_str(B.rows, B.cols) + ")");
+  if (T <= 0) throw std::invalid_argument("horizon must be a positive number of steps, got " + std::to_string(T));
+  if (A.rows != A.cols) throw_shape("A", shape_str(T, n, n) + " (square blocks)", shape_str(A.T, A.rows, A.cols));
+  A.check("A", n, n, T);
+  B.check("B", n, s, T);
+  Q.check("Q", n, n, T);
+  if (!N.empty()) N.check("N", n, s, T);
+  if (R_terms.empty()) throw std::invalid_argument("R is missing");
+  for (const auto& term : R_terms) term.first.check("R", s, s, T);
+  check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
+  check_finite("Q_final", Q_final.data(), Q_final.size());
+  if (!std::isfinite(q_scale)) throw std::domain_error("cost scale must be finite");
+}
+
+RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
+    : L(n, n), BA(n, s + n), U(n, s + n), Z(s + n, s + n), R(s, s), Rllt(s, s) {
+  Z.setZero();  // its strict upper triangle is never written
+}
+
+// Square-root form of the sweep: see eigen_sweep; compact_sweep does the
+// same steps with its own kernels for small n.
+void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* progress) {
+  const Index T = pb.horizon, n = pb.n(), s = pb.s();
+  if (out.horizon() != T || out.n() != n || out.s() != s)
+    throw std::invalid_argument("riccati_sweep: output not sized " + shape_str(T, s, n));
+  RiccatiWorkspace ws(n, s);
+  ProgressThrottle throttle(progress, T);
+  bool R_varies = false;
+  for (const auto& term : pb.R_terms) R_varies = R_varies || !term.first.is_constant();
+  ws.L = 0.5 * (pb.Q_final + pb.Q_final.transpose());
+  std::copy(ws.L.data(), ws.L.data() + n * n, out.P[T].data());
+  // Where a team of threads could pay (large n, several cores), Eigen's
+  // products; else the compact step, on the one thread.
+  if (max_sweep_threads(n) <= 1 && detail::compact_riccati_applies(n, s))
+    compact_sweep(pb, out, throttle, ws, R_varies);
+  else
+    eigen_sweep(pb, out, throttle, ws, R_varies);
   throttle.finish(T);
   if (!out.P[0].allFinite() || !out.K[0].allFinite())
     throw std::domain_error("Riccati sweep produced non-finite cost-to-go (ill-conditioned problem)");

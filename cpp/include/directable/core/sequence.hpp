@@ -47,8 +47,10 @@ struct SeqView {
 //! Large blocks (gain and cost-to-go schedules run to 100 MB) are 2 MB
 //! aligned and, on Linux, advised as transparent huge pages: first touch then
 //! costs one fault per 2 MB instead of one per 4 KB (~20 ms per 100 MB).
+//! A few freed blocks are kept for reuse by the next request of the same
+//! size (solutions re-made call after call then skip the faults).
 void* allocate_large(std::size_t bytes);
-void free_large(void* p);
+void free_large(void* p, std::size_t bytes);
 constexpr std::size_t kLargeBlock = std::size_t(1) << 21;
 
 template <class T>
@@ -66,7 +68,7 @@ struct NoInitAllocator : std::allocator<T> {
   }
   void deallocate(T* p, std::size_t count) {
     if (count * sizeof(T) >= kLargeBlock)
-      free_large(p);
+      free_large(p, count * sizeof(T));
     else
       std::allocator<T>::deallocate(p, count);
   }
