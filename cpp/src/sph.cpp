@@ -67,12 +67,204 @@ std::string vec_str(const VecD<D>& v) {
   return s + ")";
 }
 
+// The pair passes (simulator and prediction model) evaluate each symmetric
+// pair i < j once and add its term to both particles: half the kernel
+// evaluations of per-particle gathers over full lists, and no per-pair
+// scratch (storing pair terms and gathering them back cost more memory
+// traffic than the arithmetic it saved). Pairs are grouped by their first
+// particle into chunks of consecutive particles whose pairs reach at most
+// into the next chunk (build_chunks): even chunks touch disjoint particles
+// and run in parallel, then the odd ones. Every particle receives its terms
+// in one fixed order whatever the team, so results do not depend on the
+// thread count. Called inside a parallel region (orphaned worksharing).
+template <class F>
+inline void in_two_phases(Index chunks, F f) {
+  for (Index phase = 0; phase < 2; ++phase) {
+#pragma omp for schedule(dynamic, 1)
+    for (Index c = phase; c < chunks; c += 2) f(c);
+  }
+}
+
+// Chunks for in_two_phases: chunk c holds particles ch[c] .. ch[c+1] and its
+// pairs end before ch[c+2]; reach(i) is particle i's largest partner (or i).
+// At least kChunkMin particles each: a fixed size, not the team's, since the
+// order of the sums must not depend on the thread count. Spatially ordered
+// particles (a lattice, a cell-sorted fill) give chunks of about that size;
+// scrambled ones fewer and larger (less parallel, the same results).
+template <class Reach>
+void build_chunks(Index N, Reach reach, std::vector<Index>& ch) {
+  constexpr Index kChunkMin = 256;
+  ch.assign(1, 0);
+  ch.push_back(std::min(N, kChunkMin));
+  for (Index c = 0; ch.back() < N; ++c) {
+    Index r = ch[c + 1] - 1;
+    for (Index i = ch[c]; i < ch[c + 1]; ++i) r = std::max(r, reach(i));
+    ch.push_back(std::min(N, std::max(ch[c + 1] + kChunkMin, r + 1)));
+  }
+}
+
 template <int D>
 Index initial_stride(const SPHParamsT<D>& p, double skin) {
   // particles in a ball of radius 2h + skin at the initial spacing, with room for compression
   const double r = (2.0 * p.h + skin) / p.spacing;
   const double ball = D == 2 ? kPi * r * r : 4.0 / 3.0 * kPi * r * r * r;
   return Index(1.5 * ball) + 8;
+}
+
+// ------------------------------------------------------------------ pair kernels
+// The pair loops of the simulator and the prediction model over particles
+// i0 .. i1 (one chunk): free functions, so that their pointer arguments stay
+// in registers (Eigen's packet stores may alias anything: pointers reached
+// through references or members would be reloaded after every store).
+
+// Simulator densities: W of each listed pair (j > i) to both particles, W'/d
+// kept per pair.
+template <int D>
+void sim_density_pairs(Index i0, Index i1, const double* X, const int* count, const int* index, Index stride,
+                       const KernelConst ker, double* a, double* rho) {
+  for (Index i = i0; i < i1; ++i) {
+    const VecD<D> xi = pt<D>(X, i);
+    const int* idx = index + i * stride;
+    double* aa = a + i * stride;
+    double ri = 0.0;
+    for (int k = 0; k < count[i]; ++k) {
+      const int j = idx[k];
+      const KernelTerms t = ker((xi - pt<D>(X, j)).norm());
+      ri += t.W;
+      rho[j] += t.W;
+      aa[k] = t.a;
+    }
+    rho[i] += ri;
+  }
+}
+
+// Simulator pressure + Monaghan viscosity: c_ij is symmetric, the force
+// m c_ij W'/d (x_i - x_j) antisymmetric (subtracted from i, added to j).
+template <int D>
+void sim_force_pairs(Index i0, Index i1, const double* X, const double* V, const double* PR, const double* rho,
+                     const int* count, const int* index, const double* a, Index stride, double m, double h,
+                     double alpha, double c0, double eps, double* A) {
+  for (Index i = i0; i < i1; ++i) {
+    const VecD<D> xi = pt<D>(X, i), vi = pt<D>(V, i);
+    const double Pi = PR[i], rhoi = rho[i];
+    const int* idx = index + i * stride;
+    const double* aa = a + i * stride;
+    VecD<D> fi = VecD<D>::Zero();
+    for (int k = 0; k < count[i]; ++k) {
+      const int j = idx[k];
+      const VecD<D> r = xi - pt<D>(X, j);
+      double c = Pi + PR[j];
+      const double vr = (vi - pt<D>(V, j)).dot(r);
+      if (vr < 0) {  // Monaghan viscosity (approaching pairs)
+        const double mu = h * vr / (r.squaredNorm() + eps);
+        c += -alpha * c0 * mu / (0.5 * (rhoi + rho[j]));
+      }
+      const VecD<D> f = (m * c * aa[k]) * r;
+      fi += f;
+      Eigen::Map<VecD<D>>(A + D * j) += f;
+    }
+    Eigen::Map<VecD<D>>(A + D * i) -= fi;
+  }
+}
+
+// Prediction: kernel terms of the symmetric pairs p0 .. p1 (ordered by first
+// particle), per block: squared distances (gathers), square roots and 1/d
+// (SIMD), the kernel terms (SIMD array expressions), W scattered to both
+// particles (the first one's run of pairs summed in a register: a
+// read-modify-write per pair would chain through memory).
+template <int D>
+void pred_kernel_pairs(Index p0, Index p1, const int* PI, const int* PJ, const double* X, const KernelConst ker,
+                       double* pa, double* pb, double* sum) {
+  constexpr Index kBlock = 256;
+  using Arr = Eigen::Array<double, Eigen::Dynamic, 1, 0, kBlock, 1>;
+  using Blk = Eigen::Map<Eigen::ArrayXd>;
+  alignas(64) double d[kBlock], id[kBlock], W[kBlock];
+  for (Index b0 = p0; b0 < p1; b0 += kBlock) {
+    const Index len = std::min(kBlock, p1 - b0);
+    for (Index p = 0; p < len; ++p) d[p] = (pt<D>(X, PI[b0 + p]) - pt<D>(X, PJ[b0 + p])).squaredNorm();
+    Blk dd(d, len), ii(id, len);
+    dd = dd.sqrt();
+    // 1/d, 0 for coincident points (no direction: no force): a branch-free
+    // division vectorizes, the rare fix-up is a predictable branch
+    ii = dd.max(1e-12).inverse();
+    for (Index p = 0; p < len; ++p)
+      if (!(d[p] > 1e-12)) id[p] = 0.0;
+    const Arr q = dd * ker.inv_h;
+    const Arr t2 = (2.0 - q).max(0.0), t1 = (1.0 - q).max(0.0);
+    Blk A(pa + b0, len);
+    A = ker.dw * (12.0 * t1.square() - 3.0 * t2.square()) * ii;
+    Blk(pb + b0, len) = (ker.d2w * (6.0 * t2 - 24.0 * t1) - A) * ii.square();
+    Blk(W, len) = ker.w * (t2.cube() - 4.0 * t1.cube());
+    int run = PI[b0];
+    double acc = 0.0;
+    for (Index p = 0; p < len; ++p) {
+      const int i = PI[b0 + p];
+      if (i != run) {
+        sum[run] += acc;
+        run = i;
+        acc = 0.0;
+      }
+      acc += W[p];
+      sum[PJ[b0 + p]] += W[p];
+    }
+    sum[run] += acc;
+  }
+}
+
+// Prediction: (P_i + P_j) W'/d (x_i - x_j), added to i, subtracted from j.
+template <int D>
+void pred_accel_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const double* P,
+                      const double* pa, double* F) {
+  for (Index i = i0; i < i1; ++i) {
+    const VecD<D> xi = pt<D>(X, i);
+    const double Pi = P[i];
+    VecD<D> fi = VecD<D>::Zero();
+    for (Index p = PS[i]; p < PS[i + 1]; ++p) {
+      const int j = PJ[p];
+      const VecD<D> f = ((Pi + P[j]) * pa[p]) * (xi - pt<D>(X, j));
+      fi += f;
+      Eigen::Map<VecD<D>>(F + D * j) -= f;
+    }
+    Eigen::Map<VecD<D>>(F + D * i) += fi;
+  }
+}
+
+// Prediction VJP, density part: s = W'/d (mu_i - mu_j).(x_i - x_j) to both.
+template <int D>
+void vjp_density_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const double* MU,
+                       const double* pa, double* bar) {
+  for (Index k = i0; k < i1; ++k) {
+    const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
+    double sk = 0.0;
+    for (Index p = PS[k]; p < PS[k + 1]; ++p) {
+      const int j = PJ[p];
+      const double s = pa[p] * (mk - pt<D>(MU, j)).dot(xk - pt<D>(X, j));
+      sk += s;
+      bar[j] += s;
+    }
+    bar[k] += sk;
+  }
+}
+
+// Prediction VJP, force part: T = -(P_k + P_j) H dm + (bar_k + bar_j) a r
+// with H dm = a dm + b r (r.dm), added to k, subtracted from j.
+template <int D>
+void vjp_force_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const double* MU,
+                     const double* P, const double* bar, const double* pa, const double* pb, double* G) {
+  for (Index k = i0; k < i1; ++k) {
+    const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
+    const double Pk = P[k], bk = bar[k];
+    VecD<D> gk = VecD<D>::Zero();
+    for (Index p = PS[k]; p < PS[k + 1]; ++p) {
+      const int j = PJ[p];
+      const VecD<D> r = xk - pt<D>(X, j), dm = mk - pt<D>(MU, j);
+      const double a = pa[p], b = pb[p];
+      const VecD<D> T = (-(Pk + P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((bk + bar[j]) * a) * r;
+      gk += T;
+      Eigen::Map<VecD<D>>(G + D * j) -= T;
+    }
+    Eigen::Map<VecD<D>>(G + D * k) += gk;
+  }
 }
 }  // namespace
 
@@ -203,6 +395,7 @@ SPHFluid<D>::SPHFluid(Params params, const double* fluid, Index N, const double*
   a_ = Eigen::VectorXd::Zero(D * N);
   rho_ = Eigen::VectorXd::Constant(N, prm_.rho0);
   p_ = Eigen::VectorXd::Zero(N);
+  pr2_ = Eigen::VectorXd::Zero(N);
   // walls are static: one search structure for the whole run
   const Vec pad = Vec::Constant(4 * prm_.h);
   wall_grid_.build(xb_.data(), M_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
@@ -270,7 +463,7 @@ void SPHFluid<D>::build_lists() {
       int c = 0;
       int* idx = F.index.data() + i * sf;
       fluid_grid_.for_each(xi, Rs, [&](Index j, const Vec&, double) {
-        if (j == i) return;
+        if (j <= i) return;  // each symmetric pair once, listed by its first particle
         if (c < sf) idx[c] = int(j);
         ++c;
       });
@@ -291,6 +484,15 @@ void SPHFluid<D>::build_lists() {
     F.stride = std::max<Index>(sf, Index(need_f) + need_f / 4 + 4);
     Wt.stride = std::max<Index>(sw, Index(need_w) + need_w / 4 + 4);
   }
+  build_chunks(
+      N_,
+      [&](Index i) {
+        const int* idx = fluid_pairs_.index.data() + i * fluid_pairs_.stride;
+        Index r = i;
+        for (int c = 0; c < fluid_pairs_.count[i]; ++c) r = std::max<Index>(r, idx[c]);
+        return r;
+      },
+      chunk_);
   x_built_ = x_;
   rebuild_ = false;
 }
@@ -306,29 +508,33 @@ void SPHFluid<D>::search() {
   const KernelConst ker(kernel_);
   SPHPairTable& F = fluid_pairs_;
   SPHPairTable& Wt = wall_pairs_;
-#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const Vec xi = pt<D>(X, i);
-    double rho = 0.0;
-    const int* idx = F.index.data() + i * F.stride;
-    double* aa = F.a.data() + i * F.stride;
-    for (int c = 0; c < F.count[i]; ++c) {
-      const KernelTerms t = ker((xi - pt<D>(X, idx[c])).norm());
-      rho += t.W;
-      aa[c] = t.a;
-    }
-    if (M_ > 0) {
-      const int* iw = Wt.index.data() + i * Wt.stride;
-      double* aw = Wt.a.data() + i * Wt.stride;
-      for (int c = 0; c < Wt.count[i]; ++c) {
-        const KernelTerms t = ker((xi - pt<D>(XB, iw[c])).norm());
-        rho += t.W;
-        aw[c] = t.a;
+  double* rho = rho_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+#pragma omp parallel num_threads(nt_) if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) rho[i] = 0.0;
+    in_two_phases(chunks, [&](Index c) {
+      sim_density_pairs<D>(chunk_[c], chunk_[c + 1], X, F.count.data(), F.index.data(), F.stride, ker, F.a.data(), rho);
+    });
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) {
+      double r = W0 + rho[i];
+      if (M_ > 0) {
+        const Vec xi = pt<D>(X, i);
+        const int* iw = Wt.index.data() + i * Wt.stride;
+        double* aw = Wt.a.data() + i * Wt.stride;
+        for (int c = 0; c < Wt.count[i]; ++c) {
+          const KernelTerms t = ker((xi - pt<D>(XB, iw[c])).norm());
+          r += t.W;
+          aw[c] = t.a;
+        }
       }
+      r *= m;
+      rho[i] = r;
+      p_[i] = std::max(0.0, B * (tait_ratio(r / prm_.rho0, prm_.gamma) - 1.0));
+      pr2_[i] = p_[i] / (r * r);
     }
-    rho = m * (W0 + rho);
-    rho_[i] = rho;
-    p_[i] = std::max(0.0, B * (tait_ratio(rho / prm_.rho0, prm_.gamma) - 1.0));
   }
 }
 
@@ -385,37 +591,38 @@ void SPHFluid<D>::step(const double* force) {
   const double alpha = prm_.viscosity, h = prm_.h, c0 = prm_.c0, eps = 0.01 * h * h;
   const SPHPairTable& F = fluid_pairs_;
   const SPHPairTable& Wt = wall_pairs_;
-#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const Vec xi = pt<D>(X, i), vi = pt<D>(V, i);
-    const double Pi = p_[i] / (rho_[i] * rho_[i]);
-    Vec a = prm_.gravity;
-    if (force) a += pt<D>(force, i) / m;
-    const int* idx = F.index.data() + i * F.stride;
-    const double* aa = F.a.data() + i * F.stride;
-    for (int k = 0; k < F.count[i]; ++k) {
-      const Index j = idx[k];
-      const Vec r = xi - pt<D>(X, j);
-      double c = Pi + p_[j] / (rho_[j] * rho_[j]);
-      const double vr = (vi - pt<D>(V, j)).dot(r);
-      if (vr < 0) {  // Monaghan viscosity (approaching pairs)
-        const double mu = h * vr / (r.squaredNorm() + eps);
-        c += -alpha * c0 * mu / (0.5 * (rho_[i] + rho_[j]));
+  const double* rho = rho_.data();
+  const double* PR = pr2_.data();
+  double* A = a_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+#pragma omp parallel num_threads(nt_) if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index k = 0; k < D * N_; ++k) A[k] = 0.0;
+    in_two_phases(chunks, [&](Index c) {
+      sim_force_pairs<D>(chunk_[c], chunk_[c + 1], X, V, PR, rho, F.count.data(), F.index.data(), F.a.data(), F.stride,
+                         m, h, alpha, c0, eps, A);
+    });
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) {
+      Vec a = prm_.gravity;
+      if (force) a += pt<D>(force, i) / m;
+      a += pt<D>(A, i);
+      if (M_ > 0) {
+        const Vec xi = pt<D>(X, i), vi = pt<D>(V, i);
+        const double Pi = PR[i];
+        const int* iw = Wt.index.data() + i * Wt.stride;
+        const double* aw = Wt.a.data() + i * Wt.stride;
+        for (int k = 0; k < Wt.count[i]; ++k) {
+          const Vec r = xi - pt<D>(XB, iw[k]);
+          double c = 2.0 * Pi;
+          const double vr = vi.dot(r);
+          if (vr < 0) c += -alpha * c0 * h * vr / (r.squaredNorm() + eps) / rho[i];
+          a -= (m * c * aw[k]) * r;
+        }
       }
-      a -= (m * c * aa[k]) * r;
+      Eigen::Map<Vec>(A + D * i) = a;
     }
-    if (M_ > 0) {
-      const int* iw = Wt.index.data() + i * Wt.stride;
-      const double* aw = Wt.a.data() + i * Wt.stride;
-      for (int k = 0; k < Wt.count[i]; ++k) {
-        const Vec r = xi - pt<D>(XB, iw[k]);
-        double c = 2.0 * Pi;
-        const double vr = vi.dot(r);
-        if (vr < 0) c += -alpha * c0 * h * vr / (r.squaredNorm() + eps) / rho_[i];
-        a -= (m * c * aw[k]) * r;
-      }
-    }
-    Eigen::Map<Vec>(a_.data() + D * i) = a;
   }
   team_.end(now_seconds() - t0);  // the parallel part of the step
   // symplectic Euler, then the sphere and the domain box
@@ -477,17 +684,17 @@ template <int D>
 struct SPHPredictionT<D>::Tape {
   std::mutex lock;
   bool valid = false;
-  Eigen::VectorXd pos;                    //!< positions the tape was taken at (DN)
-  Eigen::VectorXd rho, P, dP, bar;        //!< N
-  Eigen::VectorXd mu, acc;                //!< DN
-  std::vector<double> pW, pa, pb;         //!< per symmetric fluid pair: W, W'/d, (W'' - W'/d)/d^2
-  std::vector<double> ps, pT;             //!< vjp scratch per pair: (mu_i - mu_j).r, and the D-vector term
-  std::vector<double> wa, wb;             //!< per fluid-wall entry
+  Eigen::VectorXd pos;              //!< positions the tape was taken at (DN)
+  Eigen::VectorXd rho, P, dP, bar;  //!< N (bar: VJP scratch)
+  Eigen::VectorXd mu, acc, sum;     //!< DN (sum: the pair passes' scatter accumulator)
+  std::vector<double> pa, pb;       //!< per symmetric fluid pair: W'/d, (W'' - W'/d)/d^2
+  std::vector<double> wa, wb;       //!< per fluid-wall entry
   void size(Index N, Index np, Index nw) {
     if (pos.size() != D * N) {
       pos.resize(D * N);
       mu.resize(D * N);
       acc.resize(D * N);
+      sum.resize(D * N);
       rho.resize(N);
       P.resize(N);
       dP.resize(N);
@@ -495,11 +702,8 @@ struct SPHPredictionT<D>::Tape {
       valid = false;
     }
     if (Index(pa.size()) != np) {
-      pW.resize(np);
       pa.resize(np);
       pb.resize(np);
-      ps.resize(np);
-      pT.resize(D * np);
       valid = false;
     }
     if (Index(wa.size()) != nw) {
@@ -547,8 +751,7 @@ void SPHPredictionT<D>::freeze() {
     if (b < 0 || D * b + D > xb_.size()) throw std::invalid_argument("neighbour lists: wall index out of range");
   wall_.assign(nb_.wall.begin(), nb_.wall.end());
   const std::vector<Index>& fluid_ = nb_.fluid;
-  // symmetric pairs: entries j > i create a pair, entries j < i find the partner's
-  std::vector<int> dir_pair_(fluid_.size(), -1);  // the pair of every directed entry
+  // symmetric pairs i < j, grouped by i (list order)
   pair_i_.clear();
   pair_j_.clear();
   pair_i_.reserve(fluid_.size() / 2);
@@ -558,13 +761,12 @@ void SPHPredictionT<D>::freeze() {
     pair_start_[i] = Index(pair_i_.size());
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
       if (fluid_[k] > i) {
-        dir_pair_[k] = int(pair_i_.size());
         pair_i_.push_back(int(i));
         pair_j_.push_back(int(fluid_[k]));
       }
   }
   pair_start_[N_] = Index(pair_i_.size());
-  // (reads only entries j -> i with i > j, all written above: parallel)
+  // every entry j < i must be matched by i in j's list (reads only: parallel)
   Index asymmetric = -1;
   int threads = 1;  // the verdict of the step's team (one thread before any probe)
   {
@@ -576,25 +778,22 @@ void SPHPredictionT<D>::freeze() {
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
       const Index j = fluid_[k];
       if (j > i) continue;
-      for (Index q = nb_.fluid_start[j]; q < nb_.fluid_start[j + 1]; ++q)
-        if (fluid_[q] == i) {
-          dir_pair_[k] = dir_pair_[q];
-          break;
-        }
-      if (dir_pair_[k] < 0) asymmetric = std::max(asymmetric, i);
+      bool found = false;
+      for (Index q = nb_.fluid_start[j]; q < nb_.fluid_start[j + 1] && !found; ++q) found = fluid_[q] == i;
+      if (!found) asymmetric = std::max(asymmetric, i);
     }
   if (asymmetric >= 0)
     throw std::invalid_argument("neighbour lists must be symmetric (and exclude self pairs): particle " +
                                 std::to_string(asymmetric) + " lists a neighbour that does not list it");
-  low_start_.assign(N_ + 1, 0);
-  low_pair_.clear();
-  low_pair_.reserve(pair_i_.size());
-  for (Index i = 0; i < N_; ++i) {
-    low_start_[i] = Index(low_pair_.size());
-    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
-      if (fluid_[k] < i) low_pair_.push_back(dir_pair_[k]);
-  }
-  low_start_[N_] = Index(low_pair_.size());
+  // chunks of the two-phase scatter (pairs of particle i: pair_start_[i] ..)
+  build_chunks(
+      N_,
+      [&](Index i) {
+        Index r = i;
+        for (Index p = pair_start_[i]; p < pair_start_[i + 1]; ++p) r = std::max<Index>(r, pair_j_[p]);
+        return r;
+      },
+      chunk_);
 }
 
 template <int D>
@@ -638,40 +837,25 @@ Tape& thread_tape() {
 // and the kernel terms of every frozen pair (once per symmetric pair).
 template <int D>
 void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
-  const Index np = Index(pair_i_.size());
+  const Index np = Index(pair_j_.size());
   w.size(N_, np, Index(wall_.size()));
   const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, r0 = prm_.rho0, W0 = kernel_.W(0.0);
   const double* XB = xb_.data();
   const KernelConst ker(kernel_);
-  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
-  const Index *PS = pair_start_.data(), *LS = low_start_.data();
-  double *pW = w.pW.data(), *pa = w.pa.data(), *pb = w.pb.data();
+  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *CH = chunk_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+  double *pa = w.pa.data(), *pb = w.pb.data(), *sum = w.rho.data();
 #pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
-    // per block of pairs: squared distances (gathers), then the kernel terms
-    // as SIMD array expressions over the contiguous block
-    constexpr Index kBlock = 256;
-    const Index blocks = (np + kBlock - 1) / kBlock;
 #pragma omp for schedule(static)
-    for (Index blk = 0; blk < blocks; ++blk) {
-      const Index p0 = blk * kBlock, len = std::min(kBlock, np - p0);
-      using Arr = Eigen::Array<double, Eigen::Dynamic, 1, 0, kBlock, 1>;
-      Arr d(len);
-      for (Index p = 0; p < len; ++p) d[p] = (pt<D>(X, PI[p0 + p]) - pt<D>(X, PJ[p0 + p])).squaredNorm();
-      d = d.sqrt();
-      const Arr q = d * ker.inv_h;
-      const Arr t2 = (2.0 - q).max(0.0), t1 = (1.0 - q).max(0.0);
-      const Arr id = (d > 1e-12).select(d.inverse(), 0.0);
-      const Arr a = ker.dw * (12.0 * t1.square() - 3.0 * t2.square()) * id;
-      Eigen::Map<Eigen::ArrayXd>(pW + p0, len) = ker.w * (t2.cube() - 4.0 * t1.cube());
-      Eigen::Map<Eigen::ArrayXd>(pa + p0, len) = a;
-      Eigen::Map<Eigen::ArrayXd>(pb + p0, len) = (ker.d2w * (6.0 * t2 - 24.0 * t1) - a) * id.square();
-    }
+    for (Index i = 0; i < N_; ++i) sum[i] = 0.0;
+    in_two_phases(chunks, [&](Index c) {
+      pred_kernel_pairs<D>(PS[CH[c]], PS[CH[c + 1]], PI, PJ, X, ker, pa, pb, sum);
+    });
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {
-      double rho = W0;
-      for (Index p = PS[i]; p < PS[i + 1]; ++p) rho += pW[p];
-      for (Index l = LS[i]; l < LS[i + 1]; ++l) rho += pW[LP[l]];
+      double rho = W0 + sum[i];
       const VecD<D> xi = pt<D>(X, i);
       for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) {
         const KernelTerms t = ker((xi - pt<D>(XB, WL[k])).norm());
@@ -691,31 +875,27 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
 }
 
 // a_i = -m sum_j (P_i + P_j) W'/d (x_i - x_j) - 2 m P_i sum_b W'/d (x_i - x_b); the
-// pair term is antisymmetric: once per pair (in the tape's scratch), gathered.
+// pair term is antisymmetric: once per pair, added to i and subtracted from j.
 template <int D>
 void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int threads) const {
   const double m = prm_.mass();
   const double* XB = xb_.data();
-  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
-  const Index *PS = pair_start_.data(), *LS = low_start_.data();
-  const Index np = Index(pair_i_.size());
-  const double* pa = w.pa.data();
-  double* pT = const_cast<Tape&>(w).pT.data();  // scratch, not part of the recorded state
+  const int *PJ = pair_j_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *CH = chunk_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+  const double *pa = w.pa.data(), *P = w.P.data();
+  double* F = const_cast<Tape&>(w).sum.data();  // scratch, not part of the recorded state
 #pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
 #pragma omp for schedule(static)
-    for (Index p = 0; p < np; ++p) {
-      const int i = PI[p], j = PJ[p];
-      Eigen::Map<VecD<D>>(pT + D * p) = ((w.P[i] + w.P[j]) * pa[p]) * (pt<D>(X, i) - pt<D>(X, j));
-    }
+    for (Index k = 0; k < D * N_; ++k) F[k] = 0.0;
+    in_two_phases(chunks, [&](Index c) { pred_accel_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, P, pa, F); });
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {
-      VecD<D> acc = VecD<D>::Zero(), accw = VecD<D>::Zero();
-      for (Index p = PS[i]; p < PS[i + 1]; ++p) acc += pt<D>(pT, p);
-      for (Index l = LS[i]; l < LS[i + 1]; ++l) acc -= pt<D>(pT, LP[l]);
+      VecD<D> accw = VecD<D>::Zero();
       const VecD<D> xi = pt<D>(X, i);
       for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) accw += w.wa[k] * (xi - pt<D>(XB, WL[k]));
-      Eigen::Map<VecD<D>>(a + D * i) = -m * acc - (2.0 * m * w.P[i]) * accw;
+      Eigen::Map<VecD<D>>(a + D * i) = -m * pt<D>(F, i) - (2.0 * m * P[i]) * accw;
     }
   }
 }
@@ -759,7 +939,7 @@ void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, 
 
 // Reverse mode of step. With mu = lam_v + dt lam_x (adjoint of v+):
 //   gx_pos = lam_x + dt (da/dpos)' mu,  gx_vel = mu,  gu = dt mu / m.
-// (da/dpos)' mu is gathered per particle (the fluid lists are symmetric):
+// (da/dpos)' mu per particle (the fluid lists are symmetric):
 //   barP_k = -m sum_j (mu_k - mu_j).gW_kj - 2 m sum_b mu_k.gW_kb,
 //   barrho_k = barP_k dP_k,
 //   bar x_k = -m sum_j (P_k + P_j) H_kj (mu_k - mu_j) - 2 m sum_b P_k H_kb mu_k
@@ -793,45 +973,33 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
   const double* X = x.data();
   const double* XB = xb_.data();
   const double* MU = w.mu.data();
-  // The pair terms are symmetric (s = (mu_i - mu_j).r_ij) or antisymmetric
-  // (the vector term T_ij = -T_ji): computed once per pair, gathered per
-  // particle over its pairs as first (+) and second (-) member.
-  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
-  const Index *PS = pair_start_.data(), *LS = low_start_.data();
-  const Index np = Index(pair_i_.size());
-  const double *pa = w.pa.data(), *pb = w.pb.data();
-  double *ps = w.ps.data(), *pT = w.pT.data();
+  // The pair terms are symmetric (s = a (mu_i - mu_j).r_ij) or antisymmetric
+  // (the vector term T_ij = -T_ji): once per pair, scattered to both particles.
+  const int *PJ = pair_j_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *CH = chunk_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+  const double *pa = w.pa.data(), *pb = w.pb.data(), *P = w.P.data();
+  double *bar = w.bar.data(), *G = w.sum.data();
 #pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
 #pragma omp for schedule(static)
-    for (Index p = 0; p < np; ++p) {
-      const int i = PI[p], j = PJ[p];
-      ps[p] = pa[p] * (pt<D>(MU, i) - pt<D>(MU, j)).dot(pt<D>(X, i) - pt<D>(X, j));
+    for (Index k = 0; k < N_; ++k) {
+      bar[k] = 0.0;
+      for (int c = 0; c < D; ++c) G[D * k + c] = 0.0;
     }
+    in_two_phases(chunks, [&](Index c) { vjp_density_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, MU, pa, bar); });
 #pragma omp for schedule(static)
     for (Index k = 0; k < N_; ++k) {
-      double bar = 0.0, barw = 0.0;
-      for (Index p = PS[k]; p < PS[k + 1]; ++p) bar += ps[p];
-      for (Index l = LS[k]; l < LS[k + 1]; ++l) bar += ps[LP[l]];
+      double barw = 0.0;
       const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
       for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q)
         barw += w.wa[q] * mk.dot(xk - pt<D>(XB, WL[q]));
-      w.bar[k] = (-m * bar - 2.0 * m * barw) * w.dP[k];  // bar rho_k
+      bar[k] = (-m * bar[k] - 2.0 * m * barw) * w.dP[k];  // bar rho_k
     }
-#pragma omp for schedule(static)
-    for (Index p = 0; p < np; ++p) {
-      const int i = PI[p], j = PJ[p];
-      const VecD<D> r = pt<D>(X, i) - pt<D>(X, j), dm = pt<D>(MU, i) - pt<D>(MU, j);
-      const double a = pa[p], b = pb[p];
-      // -(P_i + P_j) H dm + (bar_i + bar_j) a r, H dm = a dm + b r (r.dm)
-      Eigen::Map<VecD<D>>(pT + D * p) =
-          (-(w.P[i] + w.P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((w.bar[i] + w.bar[j]) * a) * r;
-    }
+    in_two_phases(chunks, [&](Index c) { vjp_force_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, MU, P, bar, pa, pb, G); });
 #pragma omp for schedule(static)
     for (Index k = 0; k < N_; ++k) {
-      VecD<D> g = VecD<D>::Zero(), gw1 = VecD<D>::Zero(), gw2 = VecD<D>::Zero();
-      for (Index p = PS[k]; p < PS[k + 1]; ++p) g += pt<D>(pT, p);
-      for (Index l = LS[k]; l < LS[k + 1]; ++l) g -= pt<D>(pT, LP[l]);
+      VecD<D> gw1 = VecD<D>::Zero(), gw2 = VecD<D>::Zero();
       const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
       for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q) {
         const VecD<D> r = xk - pt<D>(XB, WL[q]);
@@ -839,7 +1007,7 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
         gw1 += a * mk + (b * r.dot(mk)) * r;  // H mk
         gw2 += a * r;
       }
-      g = m * g - (2.0 * m * w.P[k]) * gw1 + (m * w.bar[k]) * gw2;
+      const VecD<D> g = m * pt<D>(G, k) - (2.0 * m * P[k]) * gw1 + (m * bar[k]) * gw2;
       for (int c = 0; c < D; ++c) gx[D * k + c] = lam[D * k + c] + dt * g[c];
     }
   }

@@ -4,8 +4,9 @@
 // viscosity, uniform-grid neighbour search, boundary particles for walls
 // (mirrored pressure), gravity, a moving rigid sphere (kinematic), and a
 // per-particle external force as the control. Symplectic Euler; every
-// particle loop is parallel (per-particle gathers over full neighbour
-// lists, no atomics). And the paper's simplified prediction model: body
+// loop is parallel (symmetric pairs evaluated once and added to both
+// particles in two phases of disjoint chunks: no atomics, the same results
+// for any thread count). And the paper's simplified prediction model: body
 // forces and the pressure term only, neighbour sets frozen over the window,
 // with its exact vector-Jacobian product.
 //
@@ -91,7 +92,8 @@ struct NeighbourLists {
 //! Neighbour table of the simulator (a Verlet list: candidates within 2h +
 //! skin, rebuilt once some particle has moved skin/2 since the last build):
 //! fixed stride per particle (grown when a particle has more candidates),
-//! neighbour index, and W'(d)/d of the current step (0 beyond 2h).
+//! neighbour index, and W'(d)/d of the current step (0 beyond 2h). Fluid
+//! pairs are listed once, by their first particle (j > i); walls per particle.
 struct SPHPairTable {
   Index stride = 0;
   std::vector<int> count, index;
@@ -142,9 +144,10 @@ class SPHFluid {
   Params prm_;
   CubicSpline<D> kernel_;
   Index N_, M_;
-  Eigen::VectorXd x_, v_, a_, rho_, p_, xb_;
+  Eigen::VectorXd x_, v_, a_, rho_, p_, pr2_, xb_;  // pr2_ = p / rho^2
   NeighbourGrid<D> fluid_grid_, wall_grid_;
   SPHPairTable fluid_pairs_, wall_pairs_;
+  std::vector<Index> chunk_;  //!< chunks of particles of the two-phase pair scatter (see sph.cpp)
   Eigen::VectorXd x_built_;  //!< positions at the last list build
   double skin_ = 0.0;
   bool rebuild_ = true;
@@ -164,8 +167,10 @@ using SPHFluid3D = SPHFluid<3>;
 //! a_p the SPH pressure acceleration over the frozen neighbour lists
 //! (boundary particles mirror the fluid particle's pressure).
 //!
-//! Kernel terms are evaluated once per symmetric pair (i < j) and gathered
-//! per particle through the directed lists (parallel, no atomics).
+//! Kernel terms are evaluated once per symmetric pair (i < j) and every pair
+//! term is added to both particles, in two phases of chunks of particles
+//! that touch disjoint particles (parallel, no atomics, the same sums for
+//! any thread count).
 //! step(x, u, ., i) records a tape for window step i (densities, pressures,
 //! kernel derivatives per pair, and the positions it was taken at); vjp(x,
 //! ., ., ., ., i) reuses it when x's positions are bit-identical to those,
@@ -205,10 +210,10 @@ class SPHPredictionT : public PredictionModel {
   Index N_;
   // symmetric fluid pairs i < j (kernel terms computed once per pair; the
   // pairs of particle i as first member are pair_start_[i] .. [i+1]), the
-  // pairs where i is second member (low_start_, low_pair_), and a 32-bit
-  // copy of the wall lists
-  std::vector<int> pair_i_, pair_j_, wall_, low_pair_;
-  std::vector<Index> pair_start_, low_start_;
+  // chunks of particles of the two-phase pair scatter (chunk_[c] ..
+  // chunk_[c+1]; see sph.cpp), and a 32-bit copy of the wall lists
+  std::vector<int> pair_i_, pair_j_, wall_;
+  std::vector<Index> pair_start_, chunk_;
   mutable std::mutex tapes_mutex_, team_mutex_;
   mutable TeamChooser step_team_, vjp_team_;
   mutable std::vector<std::unique_ptr<Tape>> tapes_;
