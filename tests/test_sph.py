@@ -101,6 +101,31 @@ def test_mpc_adjoint_gradient_over_sph_window_equals_finite_differences(rng):
         assert g[idx] == pytest.approx(fd, rel=1e-6, abs=1e-9 * np.abs(g).max())
 
 
+def test_line_search_trials_without_gradient_give_the_same_iterates():
+    """solve() evaluates shortened line-search trials without the adjoint pass
+    (and reuses the accepted trial's rollout for its gradient): the same
+    iterates as L-BFGS over cost_and_gradient, with fewer gradients."""
+    fluid, pts, _ = _small_fluid(np.random.default_rng(0))
+    pred = fluid.prediction_model(dt=20 * fluid.dt)  # stiff: the unit step is often too long
+    N, Hz = fluid.size, 3
+    x0 = sph.state(fluid)
+    ref = np.tile(np.concatenate([pts.ravel() + 0.01, np.zeros(2 * N)]), (Hz + 1, 1))
+    W = np.r_[1e4 * np.ones(2 * N), np.zeros(2 * N)]
+    opt = mpc.HorizonOptimizer(pred, Hz, W, 1e-8, W, iterations=15)
+    u0 = np.zeros((Hz, 2 * N))
+    r = opt.solve(x0, ref, u0=u0)
+
+    def fg(u):
+        J, g = opt.cost_and_gradient(x0, ref, u.reshape(Hz, 2 * N))
+        return J, g.ravel()
+
+    plain = mpc.minimize_lbfgs(fg, u0.ravel(), iterations=15)
+    np.testing.assert_array_equal(r.u.ravel(), plain["x"])
+    assert (r.cost, r.iterations, r.evaluations) == (plain["cost"], plain["iterations"], plain["evaluations"])
+    assert plain["gradients"] == plain["evaluations"]
+    assert r.iterations + 1 <= r.gradients < r.evaluations
+
+
 def test_refreeze_equals_a_fresh_model(rng):
     """One model re-frozen every frame (buffers and tapes reused) = a new model per frame."""
     fluid, pts, _ = _small_fluid(rng)

@@ -1166,7 +1166,8 @@ class HorizonOptimizer:
         x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the previous
         solution shifted by one step, zeros the first time), u_reference (H, s) or
         None: the control term is ||u_i - u_reference_i||^2_R (e.g. a feed-forward). Returns a dict with u
-        (H, s), states (H+1, n), cost, cost_initial, iterations, evaluations, seconds.
+        (H, s), states (H+1, n), cost, cost_initial, iterations, evaluations (cost), gradients,
+        seconds.
         """
     @property
     def has_solution(self) -> bool:
@@ -1403,7 +1404,7 @@ def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float6
     """
     Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
     lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
-    iterations, evaluations, seconds. Holds the GIL (fun is Python).
+    iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).
     """
 def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
     """
