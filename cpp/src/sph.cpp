@@ -60,6 +60,45 @@ inline KernelTerms kernel_terms(const CubicSpline<D>& k, double d) {
   return KernelConst(k)(d);
 }
 
+// The kernel terms of n squared distances, SIMD in registers (8 at a time):
+// W, a = W'/d and b = (W'' - W'/d)/d^2 (b may be null), as KernelConst
+// gives them (a = b = 0 for d <= 1e-12).
+inline void kernel_block(const double* d2, Index n, const KernelConst& k, double* W, double* a, double* b) {
+  using A8 = Eigen::Array<double, 8, 1>;
+  auto group = [&k](const double* r2p, double* Wp, double* ap, double* bp) {
+    const A8 r2 = Eigen::Map<const A8>(r2p);
+    const A8 d = r2.sqrt(), id = d.inverse();
+    const A8 q = d * k.inv_h;
+    const A8 t2 = (2.0 - q).max(0.0), t1 = (1.0 - q).max(0.0);
+    const A8 av = k.dw * (12.0 * t1.square() - 3.0 * t2.square()) * id;
+    Eigen::Map<A8>{Wp} = k.w * (t2.cube() - 4.0 * t1.cube());
+    Eigen::Map<A8>{ap} = av;
+    if (bp) Eigen::Map<A8>{bp} = (k.d2w * (6.0 * t2 - 24.0 * t1) - av) * id.square();
+    // coincident points (d <= 1e-12; or NaN): no direction, no force. Rare:
+    // a cheap test on d^2 (2e-24 > (1e-12)^2 with room for rounding) first
+    bool near = false;
+    for (int l = 0; l < 8; ++l) near |= !(r2p[l] > 2e-24);
+    if (near)
+      for (int l = 0; l < 8; ++l)
+        if (!(d[l] > 1e-12)) {
+          ap[l] = 0.0;
+          if (bp) bp[l] = 0.0;
+        }
+  };
+  Index p = 0;
+  for (; p + 8 <= n; p += 8) group(d2 + p, W + p, a + p, b ? b + p : nullptr);
+  if (p < n) {  // the last partial group through padded copies (1e300: beyond the support)
+    alignas(64) double r2[8], tw[8], ta[8], tb[8];
+    for (int l = 0; l < 8; ++l) r2[l] = p + l < n ? d2[p + l] : 1e300;
+    group(r2, tw, ta, b ? tb : nullptr);
+    for (Index l = 0; p + l < n; ++l) {
+      W[p + l] = tw[l];
+      a[p + l] = ta[l];
+      if (b) b[p + l] = tb[l];
+    }
+  }
+}
+
 template <int D>
 std::string vec_str(const VecD<D>& v) {
   std::string s = "(";
@@ -118,24 +157,46 @@ Index initial_stride(const SPHParamsT<D>& p, double skin) {
 // through references or members would be reloaded after every store).
 
 // Simulator densities: W of each listed pair (j > i) to both particles, W'/d
-// kept per pair.
+// kept per pair. Candidates are collected in blocks for the SIMD kernel.
 template <int D>
 void sim_density_pairs(Index i0, Index i1, const double* X, const int* count, const int* index, Index stride,
                        const KernelConst ker, double* a, double* rho) {
+  constexpr Index kBlock = 256;
+  alignas(64) double d2[kBlock], W[kBlock], A[kBlock];
+  int own[kBlock], nb[kBlock];
+  Index slot[kBlock];
+  Index n = 0;
+  auto flush = [&]() {
+    kernel_block(d2, n, ker, W, A, nullptr);
+    int run = own[0];
+    double acc = 0.0;
+    for (Index e = 0; e < n; ++e) {
+      a[slot[e]] = A[e];
+      if (own[e] != run) {
+        rho[run] += acc;
+        run = own[e];
+        acc = 0.0;
+      }
+      acc += W[e];
+      rho[nb[e]] += W[e];
+    }
+    rho[run] += acc;
+    n = 0;
+  };
   for (Index i = i0; i < i1; ++i) {
     const VecD<D> xi = pt<D>(X, i);
     const int* idx = index + i * stride;
-    double* aa = a + i * stride;
-    double ri = 0.0;
     for (int k = 0; k < count[i]; ++k) {
+      if (n == kBlock) flush();
       const int j = idx[k];
-      const KernelTerms t = ker((xi - pt<D>(X, j)).norm());
-      ri += t.W;
-      rho[j] += t.W;
-      aa[k] = t.a;
+      d2[n] = (xi - pt<D>(X, j)).squaredNorm();
+      own[n] = int(i);
+      nb[n] = j;
+      slot[n] = i * stride + k;
+      ++n;
     }
-    rho[i] += ri;
   }
+  if (n > 0) flush();
 }
 
 // Simulator pressure + Monaghan viscosity: c_ij is symmetric, the force
@@ -167,47 +228,33 @@ void sim_force_pairs(Index i0, Index i1, const double* X, const double* V, const
   }
 }
 
-// Prediction: kernel terms of the symmetric pairs p0 .. p1 (ordered by first
-// particle), per block: squared distances (gathers), square roots and 1/d
-// (SIMD), the kernel terms (SIMD array expressions), W scattered to both
-// particles (the first one's run of pairs summed in a register: a
+// Prediction: kernel terms of the symmetric pairs of particles i0 .. i1
+// (pair_start PS, partners PJ), per block of consecutive pairs: squared
+// distances (gathers), the kernel terms (SIMD), W scattered to both
+// particles (each first particle's run summed in a register: a
 // read-modify-write per pair would chain through memory).
 template <int D>
-void pred_kernel_pairs(Index p0, Index p1, const int* PI, const int* PJ, const double* X, const KernelConst ker,
+void pred_kernel_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const KernelConst ker,
                        double* pa, double* pb, double* sum) {
   constexpr Index kBlock = 256;
-  using Arr = Eigen::Array<double, Eigen::Dynamic, 1, 0, kBlock, 1>;
-  using Blk = Eigen::Map<Eigen::ArrayXd>;
-  alignas(64) double d[kBlock], id[kBlock], W[kBlock];
-  for (Index b0 = p0; b0 < p1; b0 += kBlock) {
-    const Index len = std::min(kBlock, p1 - b0);
-    for (Index p = 0; p < len; ++p) d[p] = (pt<D>(X, PI[b0 + p]) - pt<D>(X, PJ[b0 + p])).squaredNorm();
-    Blk dd(d, len), ii(id, len);
-    dd = dd.sqrt();
-    // 1/d, 0 for coincident points (no direction: no force): a branch-free
-    // division vectorizes, the rare fix-up is a predictable branch
-    ii = dd.max(1e-12).inverse();
-    for (Index p = 0; p < len; ++p)
-      if (!(d[p] > 1e-12)) id[p] = 0.0;
-    const Arr q = dd * ker.inv_h;
-    const Arr t2 = (2.0 - q).max(0.0), t1 = (1.0 - q).max(0.0);
-    Blk A(pa + b0, len);
-    A = ker.dw * (12.0 * t1.square() - 3.0 * t2.square()) * ii;
-    Blk(pb + b0, len) = (ker.d2w * (6.0 * t2 - 24.0 * t1) - A) * ii.square();
-    Blk(W, len) = ker.w * (t2.cube() - 4.0 * t1.cube());
-    int run = PI[b0];
-    double acc = 0.0;
-    for (Index p = 0; p < len; ++p) {
-      const int i = PI[b0 + p];
-      if (i != run) {
-        sum[run] += acc;
-        run = i;
-        acc = 0.0;
-      }
-      acc += W[p];
-      sum[PJ[b0 + p]] += W[p];
+  alignas(64) double d2[kBlock], W[kBlock];
+  Index i = i0;  // the first particle of the block's first pair
+  for (Index b0 = PS[i0], end = PS[i1]; b0 < end; b0 += kBlock) {
+    const Index b1 = std::min(b0 + kBlock, end);
+    while (PS[i + 1] <= b0) ++i;
+    for (Index k = i, p = b0; p < b1; ++k) {
+      const VecD<D> xk = pt<D>(X, k);
+      for (const Index e = std::min(PS[k + 1], b1); p < e; ++p) d2[p - b0] = (xk - pt<D>(X, PJ[p])).squaredNorm();
     }
-    sum[run] += acc;
+    kernel_block(d2, b1 - b0, ker, W, pa + b0, pb + b0);
+    for (Index k = i, p = b0; p < b1; ++k) {
+      double acc = 0.0;
+      for (const Index e = std::min(PS[k + 1], b1); p < e; ++p) {
+        acc += W[p - b0];
+        sum[PJ[p]] += W[p - b0];
+      }
+      sum[k] += acc;
+    }
   }
 }
 
@@ -247,7 +294,8 @@ void vjp_density_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const
 }
 
 // Prediction VJP, force part: T = -(P_k + P_j) H dm + (bar_k + bar_j) a r
-// with H dm = a dm + b r (r.dm), added to k, subtracted from j.
+// with H dm = a dm + b r (r.dm), added to k, subtracted from j; evaluated as
+// T = c1 dm + c2 r, c1 = -(P_k + P_j) a, c2 = (bar_k + bar_j) a - (P_k + P_j) b (r.dm).
 template <int D>
 void vjp_force_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const double* MU,
                      const double* P, const double* bar, const double* pa, const double* pb, double* G) {
@@ -258,8 +306,8 @@ void vjp_force_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const d
     for (Index p = PS[k]; p < PS[k + 1]; ++p) {
       const int j = PJ[p];
       const VecD<D> r = xk - pt<D>(X, j), dm = mk - pt<D>(MU, j);
-      const double a = pa[p], b = pb[p];
-      const VecD<D> T = (-(Pk + P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((bk + bar[j]) * a) * r;
+      const double a = pa[p], Ps = Pk + P[j];
+      const VecD<D> T = (-Ps * a) * dm + ((bk + bar[j]) * a - Ps * pb[p] * r.dot(dm)) * r;
       gk += T;
       Eigen::Map<VecD<D>>(G + D * j) -= T;
     }
@@ -752,20 +800,15 @@ void SPHPredictionT<D>::freeze() {
   wall_.assign(nb_.wall.begin(), nb_.wall.end());
   const std::vector<Index>& fluid_ = nb_.fluid;
   // symmetric pairs i < j, grouped by i (list order)
-  pair_i_.clear();
   pair_j_.clear();
-  pair_i_.reserve(fluid_.size() / 2);
   pair_j_.reserve(fluid_.size() / 2);
   pair_start_.assign(N_ + 1, 0);
   for (Index i = 0; i < N_; ++i) {
-    pair_start_[i] = Index(pair_i_.size());
+    pair_start_[i] = Index(pair_j_.size());
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
-      if (fluid_[k] > i) {
-        pair_i_.push_back(int(i));
-        pair_j_.push_back(int(fluid_[k]));
-      }
+      if (fluid_[k] > i) pair_j_.push_back(int(fluid_[k]));
   }
-  pair_start_[N_] = Index(pair_i_.size());
+  pair_start_[N_] = Index(pair_j_.size());
   // every entry j < i must be matched by i in j's list (reads only: parallel)
   Index asymmetric = -1;
   int threads = 1;  // the verdict of the step's team (one thread before any probe)
@@ -839,10 +882,10 @@ template <int D>
 void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
   const Index np = Index(pair_j_.size());
   w.size(N_, np, Index(wall_.size()));
-  const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, r0 = prm_.rho0, W0 = kernel_.W(0.0);
+  const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, ir0 = 1.0 / prm_.rho0, W0 = kernel_.W(0.0);
   const double* XB = xb_.data();
   const KernelConst ker(kernel_);
-  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *WL = wall_.data();
+  const int *PJ = pair_j_.data(), *WL = wall_.data();
   const Index *PS = pair_start_.data(), *CH = chunk_.data();
   const Index chunks = Index(chunk_.size()) - 1;
   double *pa = w.pa.data(), *pb = w.pb.data(), *sum = w.rho.data();
@@ -851,7 +894,7 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) sum[i] = 0.0;
     in_two_phases(chunks, [&](Index c) {
-      pred_kernel_pairs<D>(PS[CH[c]], PS[CH[c + 1]], PI, PJ, X, ker, pa, pb, sum);
+      pred_kernel_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, ker, pa, pb, sum);
     });
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {
@@ -864,12 +907,13 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
         w.wb[k] = t.b;
       }
       rho *= m;
-      // clamped at zero like the simulator (no tensile attraction at the free surface)
-      const double s = tait_ratio(rho / r0, g);
-      const double pr = s > 1.0 ? B * (s - 1.0) : 0.0, dp = s > 1.0 ? B * g * s / rho : 0.0;
+      // clamped at zero like the simulator (no tensile attraction at the free
+      // surface); one division per particle (they dominated this loop)
+      const double ir = 1.0 / rho, s = tait_ratio(rho * ir0, g);
+      const double pr = s > 1.0 ? B * (s - 1.0) : 0.0, dp = s > 1.0 ? B * g * s * ir : 0.0;
       w.rho[i] = rho;
-      w.P[i] = pr / (rho * rho);
-      w.dP[i] = dp / (rho * rho) - 2.0 * pr / (rho * rho * rho);
+      w.P[i] = pr * (ir * ir);
+      w.dP[i] = (dp - 2.0 * pr * ir) * (ir * ir);
     }
   }
 }

@@ -209,10 +209,10 @@ class SPHPredictionT : public PredictionModel {
   Eigen::VectorXd xb_;
   Index N_;
   // symmetric fluid pairs i < j (kernel terms computed once per pair; the
-  // pairs of particle i as first member are pair_start_[i] .. [i+1]), the
+  // partners j of particle i are pair_j_[pair_start_[i] .. [i+1]]), the
   // chunks of particles of the two-phase pair scatter (chunk_[c] ..
   // chunk_[c+1]; see sph.cpp), and a 32-bit copy of the wall lists
-  std::vector<int> pair_i_, pair_j_, wall_;
+  std::vector<int> pair_j_, wall_;
   std::vector<Index> pair_start_, chunk_;
   mutable std::mutex tapes_mutex_, team_mutex_;
   mutable TeamChooser step_team_, vjp_team_;
