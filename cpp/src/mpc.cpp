@@ -577,9 +577,19 @@ double HorizonOptimizer::cost_of(const VectorSeq& xs, const Eigen::VectorXd& u, 
 
 double HorizonOptimizer::cost_and_gradient(const CRefVec& x0, const SeqView& ref, const CRefVec& u,
                                            Eigen::VectorXd* grad) {
+  // the rollout with cost_of's terms taken as each state is produced (while
+  // it is in cache; the same sum in the same order)
+  const Index s = this->s(), H = horizon();
   u_try_ = u;
-  rollout(x0, u_try_, x_);
-  const double J = cost_of(x_, u_try_, ref);
+  x_[0] = x0;
+  double J = 0.0;
+  for (Index i = 0; i < H; ++i) {
+    J += quad_diff(Q_, x_[i], ref_row(ref, i), e_) +
+         (ur_.size() ? quad_diff(R_, u_try_.segment(i * s, s), ur_.segment(i * s, s), du_)
+                     : R_.quad(u_try_.segment(i * s, s)));
+    model_->step(x_[i], u_try_.segment(i * s, s), x_[i + 1], i);
+  }
+  J += quad_diff(C_, x_[H], ref_row(ref, H), e_);
   if (grad) adjoint(ref, *grad);
   return J;
 }
