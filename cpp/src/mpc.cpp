@@ -207,12 +207,15 @@ namespace {
 // the L2 cache: every pass streams them, so the iteration merges what it
 // can into one pass (the two-loop recursion's dot products into the passes
 // that update q, the line search's g.(xn - x) into forming xn, the new
-// pair's products into writing it). Reductions keep 8 partial sums (SIMD
-// lanes) in a fixed order.
-constexpr int kLanes = 8;
+// pair's products into writing it). Reductions keep 16 partial sums (4 SIMD
+// registers: the adds' latency would bound the pass with fewer) in a fixed
+// order.
+constexpr int kLanes = 16;
 
 inline double lanes_sum(const double* acc) {
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  double h[kLanes / 2];
+  for (int l = 0; l < kLanes / 2; ++l) h[l] = acc[l] + acc[l + kLanes / 2];
+  return ((h[0] + h[4]) + (h[1] + h[5])) + ((h[2] + h[6]) + (h[3] + h[7]));
 }
 
 // q[k] = upd(k, q[k]) for every k; returns sum_k v[k] q[k] of the new q.
@@ -287,19 +290,9 @@ MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::
         Q[k] = G[k] * FR[k];
         pg = std::max(pg, std::abs(G[k]) * FR[k]);
       }
-    } else {  // (maxima per SIMD lane: a max is exact in any order)
-      double lane[kLanes] = {};
-      Index k = 0;
-      for (; k + kLanes <= N; k += kLanes)
-        for (int l = 0; l < kLanes; ++l) {
-          Q[k + l] = G[k + l];
-          lane[l] = std::max(lane[l], std::abs(G[k + l]));
-        }
-      for (; k < N; ++k) {
-        Q[k] = G[k];
-        pg = std::max(pg, std::abs(G[k]));
-      }
-      for (int l = 0; l < kLanes; ++l) pg = std::max(pg, lane[l]);
+    } else {
+      w.q = w.g;
+      pg = w.g.cwiseAbs().maxCoeff();
     }
     if (pg <= opt.gtol || pg == 0.0) break;
     // two-loop recursion on the free subspace: newest pair to oldest
@@ -334,28 +327,17 @@ MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::
       }
       coef_last = alpha[jn] - beta;
       s_last = S(jn);
-      gamma = 1.0;  // applied
     }
+    // d (and d.g) in one pass; one loop per case keeps it branch-free (SIMD)
     double dg = 0.0;
-    {
-      double acc[kLanes] = {};
-      Index k = 0;
-      auto dk = [&](Index i) {
-        double v = Q[i] * gamma;
-        if (s_last) v += coef_last * s_last[i];
-        return bounded ? -(v * FR[i]) : -v;
-      };
-      for (; k + kLanes <= N; k += kLanes)
-        for (int l = 0; l < kLanes; ++l) {
-          D[k + l] = dk(k + l);
-          acc[l] += D[k + l] * G[k + l];
-        }
-      dg = lanes_sum(acc);
-      for (; k < N; ++k) {
-        D[k] = dk(k);
-        dg += D[k] * G[k];
-      }
-    }
+    if (s_last && bounded)
+      dg = update_dot(N, D, G, [=](Index k, double) { return -((Q[k] + coef_last * s_last[k]) * FR[k]); });
+    else if (s_last)
+      dg = update_dot(N, D, G, [=](Index k, double) { return -(Q[k] + coef_last * s_last[k]); });
+    else if (bounded)
+      dg = update_dot(N, D, G, [=](Index k, double) { return -((Q[k] * gamma) * FR[k]); });
+    else
+      dg = update_dot(N, D, G, [=](Index k, double) { return -(Q[k] * gamma); });
     if (!(dg < 0)) {  // not a descent direction: restart with steepest descent
       stored = 0;
       const double scale = 1.0 / std::max(1.0, w.g.norm());
