@@ -143,11 +143,12 @@ void build_chunks(Index N, Reach reach, std::vector<Index>& ch) {
 }
 
 template <int D>
-Index initial_stride(const SPHParamsT<D>& p, double skin) {
-  // particles in a ball of radius 2h + skin at the initial spacing, with room for compression
+Index initial_stride(const SPHParamsT<D>& p, double skin, double share) {
+  // `share` of the particles in a ball of radius 2h + skin at the initial
+  // spacing, with room for compression (the tables grow if it is exceeded)
   const double r = (2.0 * p.h + skin) / p.spacing;
   const double ball = D == 2 ? kPi * r * r : 4.0 / 3.0 * kPi * r * r * r;
-  return Index(1.5 * ball) + 8;
+  return Index(1.5 * share * ball) + 8;
 }
 
 // ------------------------------------------------------------------ pair kernels
@@ -214,12 +215,11 @@ void sim_force_pairs(Index i0, Index i1, const double* X, const double* V, const
     for (int k = 0; k < count[i]; ++k) {
       const int j = idx[k];
       const VecD<D> r = xi - pt<D>(X, j);
-      double c = Pi + PR[j];
-      const double vr = (vi - pt<D>(V, j)).dot(r);
-      if (vr < 0) {  // Monaghan viscosity (approaching pairs)
-        const double mu = h * vr / (r.squaredNorm() + eps);
-        c += -alpha * c0 * mu / (0.5 * (rhoi + rho[j]));
-      }
+      // Monaghan viscosity for approaching pairs (vr < 0), branch-free: the
+      // sign of vr is random in a fluid at rest, a branch mispredicted half
+      // the pairs (adds -0 otherwise)
+      const double vr = std::min((vi - pt<D>(V, j)).dot(r), 0.0);
+      const double c = Pi + PR[j] - alpha * c0 * h * vr / ((r.squaredNorm() + eps) * (0.5 * (rhoi + rho[j])));
       const VecD<D> f = (m * c * aa[k]) * r;
       fi += f;
       Eigen::Map<VecD<D>>(A + D * j) += f;
@@ -448,7 +448,9 @@ SPHFluid<D>::SPHFluid(Params params, const double* fluid, Index N, const double*
   const Vec pad = Vec::Constant(4 * prm_.h);
   wall_grid_.build(xb_.data(), M_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
   skin_ = 0.3 * prm_.h;
-  fluid_pairs_.stride = wall_pairs_.stride = initial_stride<D>(prm_, skin_);
+  // fluid pairs are listed once (j > i): half a ball; walls per particle
+  fluid_pairs_.stride = initial_stride<D>(prm_, skin_, 0.5);
+  wall_pairs_.stride = initial_stride<D>(prm_, skin_, 1.0);
 }
 
 template <int D>
