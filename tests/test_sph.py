@@ -67,6 +67,28 @@ def test_prediction_step_matches_numpy(rng):
     np.testing.assert_allclose(pred.step(x, u), np.concatenate([pts.ravel() + dt * vn, vn]), rtol=1e-12, atol=1e-12)
 
 
+def test_frozen_neighbours_after_steps_are_the_pairs_within_2h(rng):
+    """The frozen sets come from the simulator's Verlet lists (built some steps
+    earlier): still exactly the pairs within 2h of the current positions."""
+    fluid, _, walls = _small_fluid(rng, jitter=0.3)
+    fluid.step(steps=40)
+    pred = fluid.prediction_model()
+    pts = fluid.positions
+    m, B = fluid.mass, 1000.0 * 20.0**2 / 7.0
+    dff = pts[:, None, :] - pts[None, :, :]
+    rff = np.linalg.norm(dff, axis=2)
+    dfb = pts[:, None, :] - walls[None, :, :]
+    rfb = np.linalg.norm(dfb, axis=2)
+    rho = m * (_W(rff).sum(1) + _W(rfb).sum(1))
+    P = np.maximum(0.0, B * ((rho / 1000.0) ** 7 - 1)) / rho**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gff = np.where(rff[..., None] > 0, (_dW(rff) / rff)[..., None] * dff, 0.0)
+        gfb = (_dW(rfb) / rfb)[..., None] * dfb
+    a = -m * ((P[:, None] + P[None, :])[..., None] * gff).sum(1) - m * (2 * P[:, None, None] * gfb).sum(1)
+    assert np.abs(a).max() > 0
+    np.testing.assert_allclose(pred.pressure_acceleration(pts.ravel()), a.ravel(), rtol=1e-9, atol=1e-9 * np.abs(a).max())
+
+
 def test_prediction_vjp_equals_finite_differences(rng):
     fluid, pts, _ = _small_fluid(rng)
     pred = fluid.prediction_model()

@@ -595,37 +595,58 @@ NeighbourLists SPHFluid<D>::neighbours() {
   return nb;
 }
 
+// The pairs within 2h from the Verlet lists (candidates within 2h + skin of
+// positions that no particle has left by more than skin/2): no grid pass.
+// Both directions of every pair, in one serial pass: particle i lists its
+// lower neighbours (in increasing order) and then its upper ones (list order).
 template <int D>
 void SPHFluid<D>::neighbours(NeighbourLists& nb) {
-  const Vec pad = Vec::Constant(4 * prm_.h);
-  fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
-  const double R = 2 * prm_.h;
+  if (rebuild_) build_lists();
+  const double R = 2 * prm_.h, R2 = R * R;
+  const double* X = x_.data();
+  const double* XB = xb_.data();
+  const SPHPairTable& F = fluid_pairs_;
+  const SPHPairTable& Wt = wall_pairs_;
   nb.fluid_start.assign(N_ + 1, 0);
   nb.wall_start.assign(N_ + 1, 0);
-  const double* X = x_.data();
-#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
+  Index* fs = nb.fluid_start.data();
+  Index* ws = nb.wall_start.data();
   for (Index i = 0; i < N_; ++i) {
     const Vec xi = pt<D>(X, i);
-    Index c = 0, cw = 0;
-    fluid_grid_.for_each(xi, R, [&](Index j, const Vec&, double) { c += (j != i); });
-    if (M_ > 0) wall_grid_.for_each(xi, R, [&](Index, const Vec&, double) { ++cw; });
-    nb.fluid_start[i + 1] = c;
-    nb.wall_start[i + 1] = cw;
+    const int* idx = F.index.data() + i * F.stride;
+    for (int k = 0; k < F.count[i]; ++k)
+      if ((xi - pt<D>(X, idx[k])).squaredNorm() < R2) {
+        ++fs[i + 1];
+        ++fs[idx[k] + 1];
+      }
+    if (M_ > 0) {
+      const int* iw = Wt.index.data() + i * Wt.stride;
+      for (int k = 0; k < Wt.count[i]; ++k) ws[i + 1] += (xi - pt<D>(XB, iw[k])).squaredNorm() < R2;
+    }
   }
   for (Index i = 0; i < N_; ++i) {
-    nb.fluid_start[i + 1] += nb.fluid_start[i];
-    nb.wall_start[i + 1] += nb.wall_start[i];
+    fs[i + 1] += fs[i];
+    ws[i + 1] += ws[i];
   }
-  nb.fluid.resize(nb.fluid_start[N_]);
-  nb.wall.resize(nb.wall_start[N_]);
-#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
+  nb.fluid.resize(fs[N_]);
+  nb.wall.resize(ws[N_]);
+  cursor_.assign(fs, fs + N_);
   for (Index i = 0; i < N_; ++i) {
     const Vec xi = pt<D>(X, i);
-    Index c = nb.fluid_start[i], cw = nb.wall_start[i];
-    fluid_grid_.for_each(xi, R, [&](Index j, const Vec&, double) {
-      if (j != i) nb.fluid[c++] = j;
-    });
-    if (M_ > 0) wall_grid_.for_each(xi, R, [&](Index b, const Vec&, double) { nb.wall[cw++] = b; });
+    const int* idx = F.index.data() + i * F.stride;
+    for (int k = 0; k < F.count[i]; ++k) {
+      const int j = idx[k];
+      if ((xi - pt<D>(X, j)).squaredNorm() < R2) {
+        nb.fluid[cursor_[i]++] = j;
+        nb.fluid[cursor_[j]++] = i;
+      }
+    }
+    if (M_ > 0) {
+      const int* iw = Wt.index.data() + i * Wt.stride;
+      Index c = ws[i];
+      for (int k = 0; k < Wt.count[i]; ++k)
+        if ((xi - pt<D>(XB, iw[k])).squaredNorm() < R2) nb.wall[c++] = iw[k];
+    }
   }
 }
 
@@ -784,11 +805,11 @@ void SPHPredictionT<D>::refreeze(SPHFluid<D>& fluid) {
     for (auto& t : tapes_)
       if (t) t->valid = false;
   }
-  freeze();
+  freeze(true);
 }
 
 template <int D>
-void SPHPredictionT<D>::freeze() {
+void SPHPredictionT<D>::freeze(bool symmetric) {
   N_ = Index(nb_.fluid_start.size()) - 1;
   if (N_ < 1 || Index(nb_.wall_start.size()) != N_ + 1)
     throw std::invalid_argument("neighbour lists must have N+1 starts for fluid and walls");
@@ -813,20 +834,22 @@ void SPHPredictionT<D>::freeze() {
   pair_start_[N_] = Index(pair_j_.size());
   // every entry j < i must be matched by i in j's list (reads only: parallel)
   Index asymmetric = -1;
-  int threads = 1;  // the verdict of the step's team (one thread before any probe)
-  {
-    std::lock_guard<std::mutex> g(team_mutex_);
-    threads = std::max(1, step_team_.best());
-  }
-#pragma omp parallel for schedule(static) reduction(max : asymmetric) num_threads(threads) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i)
-    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
-      const Index j = fluid_[k];
-      if (j > i) continue;
-      bool found = false;
-      for (Index q = nb_.fluid_start[j]; q < nb_.fluid_start[j + 1] && !found; ++q) found = fluid_[q] == i;
-      if (!found) asymmetric = std::max(asymmetric, i);
+  if (!symmetric) {
+    int threads = 1;  // the verdict of the step's team (one thread before any probe)
+    {
+      std::lock_guard<std::mutex> g(team_mutex_);
+      threads = std::max(1, step_team_.best());
     }
+#pragma omp parallel for schedule(static) reduction(max : asymmetric) num_threads(threads) if (N_ >= kParallelMin)
+    for (Index i = 0; i < N_; ++i)
+      for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
+        const Index j = fluid_[k];
+        if (j > i) continue;
+        bool found = false;
+        for (Index q = nb_.fluid_start[j]; q < nb_.fluid_start[j + 1] && !found; ++q) found = fluid_[q] == i;
+        if (!found) asymmetric = std::max(asymmetric, i);
+      }
+  }
   if (asymmetric >= 0)
     throw std::invalid_argument("neighbour lists must be symmetric (and exclude self pairs): particle " +
                                 std::to_string(asymmetric) + " lists a neighbour that does not list it");

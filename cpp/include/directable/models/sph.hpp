@@ -133,7 +133,8 @@ class SPHFluid {
 
   //! Replaces positions and velocities (DN each, finite).
   void set_state(const Eigen::Ref<const Eigen::VectorXd>& positions, const Eigen::Ref<const Eigen::VectorXd>& velocities);
-  //! Current neighbour sets (rebuilt from the current positions).
+  //! Current neighbour sets: the pairs within 2h of the current positions
+  //! (from the Verlet lists, rebuilt first if due).
   NeighbourLists neighbours();
   //! The same into `nb`, reusing its buffers.
   void neighbours(NeighbourLists& nb);
@@ -147,7 +148,8 @@ class SPHFluid {
   Eigen::VectorXd x_, v_, a_, rho_, p_, pr2_, xb_;  // pr2_ = p / rho^2
   NeighbourGrid<D> fluid_grid_, wall_grid_;
   SPHPairTable fluid_pairs_, wall_pairs_;
-  std::vector<Index> chunk_;  //!< chunks of particles of the two-phase pair scatter (see sph.cpp)
+  std::vector<Index> chunk_;   //!< chunks of particles of the two-phase pair scatter (see sph.cpp)
+  std::vector<Index> cursor_;  //!< neighbours(): fill positions per particle
   Eigen::VectorXd x_built_;  //!< positions at the last list build
   double skin_ = 0.0;
   bool rebuild_ = true;
@@ -198,7 +200,9 @@ class SPHPredictionT : public PredictionModel {
 
  private:
   Tape* tape(Index i) const;  //!< slot of window step i (created on first use)
-  void freeze();              //!< checks nb_ and builds the pair structures from it
+  //! Checks nb_ and builds the pair structures from it; `symmetric`: the
+  //! lists come from SPHFluid::neighbours (symmetric by construction, not re-checked).
+  void freeze(bool symmetric = false);
   void forward(const double* X, Tape& t, int threads) const;
   void accel(const double* X, const Tape& t, double* a, int threads) const;
   int team_begin(TeamChooser& team) const;
