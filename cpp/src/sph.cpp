@@ -946,8 +946,10 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
 // a_i = -m sum_j (P_i + P_j) W'/d (x_i - x_j) - 2 m P_i sum_b W'/d (x_i - x_b); the
 // pair term is antisymmetric: once per pair, added to i and subtracted from j.
 template <int D>
-void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int threads) const {
-  const double m = prm_.mass();
+void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int threads, const Step* st) const {
+  const double m = prm_.mass(), dt = prm_.dt, im = 1.0 / m;
+  const VecD<D> g = prm_.gravity;
+  const Index n = D * N_;
   const double* XB = xb_.data();
   const int *PJ = pair_j_.data(), *WL = wall_.data();
   const Index *PS = pair_start_.data(), *CH = chunk_.data();
@@ -964,7 +966,15 @@ void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int thr
       VecD<D> accw = VecD<D>::Zero();
       const VecD<D> xi = pt<D>(X, i);
       for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) accw += w.wa[k] * (xi - pt<D>(XB, WL[k]));
-      Eigen::Map<VecD<D>>(a + D * i) = -m * pt<D>(F, i) - (2.0 * m * P[i]) * accw;
+      const VecD<D> ai = -m * pt<D>(F, i) - (2.0 * m * P[i]) * accw;
+      if (!st) {
+        Eigen::Map<VecD<D>>(a + D * i) = ai;
+        continue;
+      }
+      // the step (symplectic Euler), per particle: x_next may alias X
+      const VecD<D> vn = pt<D>(st->V, i) + dt * (ai + g + im * pt<D>(st->U, i));
+      Eigen::Map<VecD<D>>(st->xn + n + D * i) = vn;
+      Eigen::Map<VecD<D>>(st->xn + D * i) = xi + dt * vn;
     }
   }
 }
@@ -989,21 +999,13 @@ void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, 
   const double t0 = now_seconds();
   const int threads = team_begin(step_team_);
   forward(x.data(), w, threads);
-  accel(x.data(), w, w.acc.data(), threads);
-  team_end(step_team_, now_seconds() - t0);
   if (lk.owns_lock()) {
-    w.pos = x.head(n);
+    w.pos = x.head(n);  // (before x_next is written: they may be the same vector)
     w.valid = true;
   }
-  const double dt = prm_.dt, im = 1.0 / prm_.mass();
-  const VecD<D> g = prm_.gravity;
-  for (Index p = 0; p < N_; ++p) {  // streaming: serial
-    const VecD<D> vn = pt<D>(x.data() + n, p) + dt * (pt<D>(w.acc.data(), p) + g + im * pt<D>(u.data(), p));
-    for (int k = 0; k < D; ++k) {
-      x_next[n + D * p + k] = vn[k];
-      x_next[D * p + k] = x[D * p + k] + dt * vn[k];
-    }
-  }
+  const Step st{x.data() + n, u.data(), x_next.data()};
+  accel(x.data(), w, nullptr, threads, &st);
+  team_end(step_team_, now_seconds() - t0);
 }
 
 // Reverse mode of step. With mu = lam_v + dt lam_x (adjoint of v+):
@@ -1037,8 +1039,9 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
     forward(x.data(), *wp, threads);
   }
   Tape& w = *wp;
-  const double dt = prm_.dt, m = prm_.mass();
-  w.mu = lam.tail(n) + dt * lam.head(n);
+  const double dt = prm_.dt, m = prm_.mass(), dtm = dt / m;
+  const double* L = lam.data();
+  double *GX = gx.data(), *GU = gu.data(), *M = w.mu.data();
   const double* X = x.data();
   const double* XB = xb_.data();
   const double* MU = w.mu.data();
@@ -1054,7 +1057,10 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
 #pragma omp for schedule(static)
     for (Index k = 0; k < N_; ++k) {
       bar[k] = 0.0;
-      for (int c = 0; c < D; ++c) G[D * k + c] = 0.0;
+      for (int c = 0; c < D; ++c) {
+        G[D * k + c] = 0.0;
+        M[D * k + c] = L[n + D * k + c] + dt * L[D * k + c];  // mu = lam_v + dt lam_x
+      }
     }
     in_two_phases(chunks, [&](Index c) { vjp_density_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, MU, pa, bar); });
 #pragma omp for schedule(static)
@@ -1077,11 +1083,13 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
         gw2 += a * r;
       }
       const VecD<D> g = m * pt<D>(G, k) - (2.0 * m * P[k]) * gw1 + (m * bar[k]) * gw2;
-      for (int c = 0; c < D; ++c) gx[D * k + c] = lam[D * k + c] + dt * g[c];
+      for (int c = 0; c < D; ++c) {
+        GX[D * k + c] = L[D * k + c] + dt * g[c];
+        GX[n + D * k + c] = M[D * k + c];
+        GU[D * k + c] = dtm * M[D * k + c];
+      }
     }
   }
-  gx.tail(n) = w.mu;
-  gu = (dt / m) * w.mu;
   team_end(vjp_team_, now_seconds() - t0);
 }
 

@@ -204,7 +204,13 @@ class SPHPredictionT : public PredictionModel {
   //! lists come from SPHFluid::neighbours (symmetric by construction, not re-checked).
   void freeze(bool symmetric = false);
   void forward(const double* X, Tape& t, int threads) const;
-  void accel(const double* X, const Tape& t, double* a, int threads) const;
+  //! The step's inputs and output: velocities V (DN), controls U (DN), next state xn (2DN).
+  struct Step {
+    const double *V, *U;
+    double* xn;
+  };
+  //! Pressure accelerations into a (DN); or, given st, the step into st->xn.
+  void accel(const double* X, const Tape& t, double* a, int threads, const Step* st = nullptr) const;
   int team_begin(TeamChooser& team) const;
   void team_end(TeamChooser& team, double seconds) const;
   Params prm_;
