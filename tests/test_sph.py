@@ -148,6 +148,25 @@ def test_line_search_trials_without_gradient_give_the_same_iterates():
     assert r.iterations + 1 <= r.gradients < r.evaluations
 
 
+def test_step_reuses_the_tape_only_at_its_positions(rng):
+    """step() reuses the pressure acceleration taped at bit-identical positions
+    (other controls, other velocities); a VJP taken elsewhere invalidates it."""
+    fluid, pts, _ = _small_fluid(rng)
+    N = fluid.size
+    pred = fluid.prediction_model(dt=5 * fluid.dt)
+    fresh = lambda: fluid.prediction_model(dt=5 * fluid.dt)  # noqa: E731
+    x = np.concatenate([pts.ravel(), rng.standard_normal(2 * N) * 0.01])
+    u1, u2 = rng.standard_normal((2, 2 * N)) * 1e-3
+    pred.step(x, u1, 0)
+    x_v = x.copy()
+    x_v[2 * N:] += 0.01  # same positions, other velocities
+    np.testing.assert_array_equal(pred.step(x_v, u2, 0), fresh().step(x_v, u2, 0))
+    x2 = x.copy()
+    x2[:2 * N] += 1e-4 * rng.standard_normal(2 * N)
+    pred.vjp(x2, u1, rng.standard_normal(4 * N), 0)  # re-tapes step 0 at x2, without the acceleration
+    np.testing.assert_array_equal(pred.step(x2, u2, 0), fresh().step(x2, u2, 0))
+
+
 def test_refreeze_equals_a_fresh_model(rng):
     """One model re-frozen every frame (buffers and tapes reused) = a new model per frame."""
     fluid, pts, _ = _small_fluid(rng)

@@ -174,9 +174,9 @@ using SPHFluid3D = SPHFluid<3>;
 //! that touch disjoint particles (parallel, no atomics, the same sums for
 //! any thread count).
 //! step(x, u, ., i) records a tape for window step i (densities, pressures,
-//! kernel derivatives per pair, and the positions it was taken at); vjp(x,
-//! ., ., ., ., i) reuses it when x's positions are bit-identical to those,
-//! else recomputes. Tapes are allocated on the first visit of each i and
+//! kernel derivatives per pair, the pressure acceleration, and the positions
+//! it was taken at); step and vjp(x, ., ., ., ., i) reuse it when x's
+//! positions are bit-identical to those, else recompute. Tapes are allocated on the first visit of each i and
 //! guarded by a lock (concurrent callers fall back to per-thread scratch).
 template <int D>
 class SPHPredictionT : public PredictionModel {
@@ -209,7 +209,7 @@ class SPHPredictionT : public PredictionModel {
     const double *V, *U;
     double* xn;
   };
-  //! Pressure accelerations into a (DN); or, given st, the step into st->xn.
+  //! Pressure accelerations into a (DN); given st, also the step into st->xn.
   void accel(const double* X, const Tape& t, double* a, int threads, const Step* st = nullptr) const;
   int team_begin(TeamChooser& team) const;
   void team_end(TeamChooser& team, double seconds) const;
