@@ -102,6 +102,7 @@ def test_prediction_vjp_equals_finite_differences(rng):
     hu = 1e-2  # the step is affine in u: a large step has no truncation error, less round-off
     fd_u = np.array([lam @ (pred.step(x, u + hu * e) - pred.step(x, u - hu * e)) / (2 * hu) for e in np.eye(2 * N)])
     np.testing.assert_allclose(gx, fd_x, rtol=1e-5, atol=1e-6 * np.abs(fd_x).max())
+    np.testing.assert_array_equal(pred.vjp_controls(x, u, lam), gu)
     np.testing.assert_allclose(gu, fd_u, rtol=1e-7, atol=1e-9 * np.abs(fd_u).max())
 
 

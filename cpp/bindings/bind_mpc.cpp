@@ -135,6 +135,16 @@ optimizer then calls back into Python (slow, but any model can be driven).)doc")
         return py::make_tuple(gx, gu);
       }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0,
          "x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).")
+      .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i) {
+        auto xv = vector(x, "x", self.n(), true);
+        auto uv = vector(u, "u", self.s(), true);
+        auto lv = vector(lam, "lam", self.n(), true);
+        Eigen::VectorXd gx(self.n()), gu(self.s());
+        self.vjp_controls(xv, uv, lv, gx, gu, i);
+        return gu;
+      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0,
+         "(dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step\n"
+         "(cheaper than vjp where the model offers it).")
       .def("jacobians", [](const PredictionModel& self, const Array& x, const Array& u, Index i) {
         auto xv = vector(x, "x", self.n(), true);
         auto uv = vector(u, "u", self.s(), true);

@@ -581,7 +581,11 @@ void HorizonOptimizer::adjoint(const SeqView& ref, Eigen::VectorXd& grad) {
   grad.resize(H * s);
   grad_diff(C_, x_[H], ref_row(ref, H), nullptr, lam_, e_, we_);
   for (Index i = H - 1; i >= 0; --i) {
-    model_->vjp(x_[i], u_try_.segment(i * s, s), lam_, gx_, gu_, i);
+    // (the first step's gx, the gradient with respect to the given x0, is not needed)
+    if (i > 0)
+      model_->vjp(x_[i], u_try_.segment(i * s, s), lam_, gx_, gu_, i);
+    else
+      model_->vjp_controls(x_[i], u_try_.segment(i * s, s), lam_, gx_, gu_, i);
     auto gi = grad.segment(i * s, s);
     if (ur_.size()) {
       du_ = u_try_.segment(i * s, s) - ur_.segment(i * s, s);
@@ -593,7 +597,7 @@ void HorizonOptimizer::adjoint(const SeqView& ref, Eigen::VectorXd& grad) {
     } else {
       gi = 2.0 * R_.diag.cwiseProduct(u_try_.segment(i * s, s)) + gu_;
     }
-    grad_diff(Q_, x_[i], ref_row(ref, i), &gx_, lam_, e_, we_);
+    if (i > 0) grad_diff(Q_, x_[i], ref_row(ref, i), &gx_, lam_, e_, we_);
   }
 }
 

@@ -1108,6 +1108,16 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
   team_end(vjp_team_, now_seconds() - t0);
 }
 
+// The control enters v+ only (v+ = ... + dt u / m): gu = dt mu / m.
+template <int D>
+void SPHPredictionT<D>::vjp_controls(const CRefVec&, const CRefVec&, const CRefVec& lam, RefVec, RefVec gu,
+                                     Index) const {
+  const Index n = D * N_;
+  const double dt = prm_.dt, dtm = dt / prm_.mass();
+  const double* L = lam.data();
+  for (Index k = 0; k < n; ++k) gu[k] = dtm * (L[n + k] + dt * L[k]);  // as vjp's
+}
+
 template struct SPHParamsT<2>;
 template struct SPHParamsT<3>;
 template struct CubicSpline<2>;

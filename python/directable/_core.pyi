@@ -1022,6 +1022,11 @@ class PredictionModel:
         """
         x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).
         """
+    def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step
+        (cheaper than vjp where the model offers it).
+        """
     @property
     def has_jacobians(self) -> bool:
         """

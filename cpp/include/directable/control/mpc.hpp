@@ -39,6 +39,13 @@ class PredictionModel {
   virtual void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const = 0;
   //! gx = (df_i/dx)' lam, gu = (df_i/du)' lam, evaluated at (x, u).
   virtual void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i) const = 0;
+  //! gu alone, for callers that need no gx (the adjoint pass at the window's
+  //! first step, whose state is given): gx is scratch, left unspecified.
+  //! Models override it where gu costs less than the whole VJP.
+  virtual void vjp_controls(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu,
+                            Index i) const {
+    vjp(x, u, lam, gx, gu, i);
+  }
   //! Whether jacobians() is available (needed by the Gauss-Newton method).
   virtual bool has_jacobians() const { return false; }
   //! A = df_i/dx (n x n), B = df_i/du (n x s) at (x, u).

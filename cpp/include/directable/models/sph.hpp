@@ -193,6 +193,9 @@ class SPHPredictionT : public PredictionModel {
   Index s() const override { return D * N_; }
   void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const override;
   void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i) const override;
+  //! gu = dt/m (lam_v + dt lam_x): no pair pass.
+  void vjp_controls(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu,
+                    Index i) const override;
   //! Pressure acceleration a_p (DN) at positions (DN).
   void pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eigen::VectorXd> a) const;
 
