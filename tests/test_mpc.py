@@ -120,6 +120,7 @@ def test_linear_model_step_vjp_jacobians(rng):
     gx, gu = m.vjp(x, u, lam)
     np.testing.assert_allclose(gx, A.T @ lam, atol=1e-14)
     np.testing.assert_allclose(gu, B.T @ lam, atol=1e-14)
+    np.testing.assert_array_equal(m.vjp_controls(x, u, lam), gu)  # (the default: vjp's gu)
     Ja, Jb = m.jacobians(x, u)
     np.testing.assert_array_equal(Ja, A)
     np.testing.assert_array_equal(Jb, B)

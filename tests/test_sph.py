@@ -67,6 +67,28 @@ def test_prediction_step_matches_numpy(rng):
     np.testing.assert_allclose(pred.step(x, u), np.concatenate([pts.ravel() + dt * vn, vn]), rtol=1e-12, atol=1e-12)
 
 
+def test_frozen_neighbours_after_steps_are_the_pairs_within_2h(rng):
+    """The frozen sets come from the simulator's Verlet lists (built some steps
+    earlier): still exactly the pairs within 2h of the current positions."""
+    fluid, _, walls = _small_fluid(rng, jitter=0.3)
+    fluid.step(steps=40)
+    pred = fluid.prediction_model()
+    pts = fluid.positions
+    m, B = fluid.mass, 1000.0 * 20.0**2 / 7.0
+    dff = pts[:, None, :] - pts[None, :, :]
+    rff = np.linalg.norm(dff, axis=2)
+    dfb = pts[:, None, :] - walls[None, :, :]
+    rfb = np.linalg.norm(dfb, axis=2)
+    rho = m * (_W(rff).sum(1) + _W(rfb).sum(1))
+    P = np.maximum(0.0, B * ((rho / 1000.0) ** 7 - 1)) / rho**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gff = np.where(rff[..., None] > 0, (_dW(rff) / rff)[..., None] * dff, 0.0)
+        gfb = (_dW(rfb) / rfb)[..., None] * dfb
+    a = -m * ((P[:, None] + P[None, :])[..., None] * gff).sum(1) - m * (2 * P[:, None, None] * gfb).sum(1)
+    assert np.abs(a).max() > 0
+    np.testing.assert_allclose(pred.pressure_acceleration(pts.ravel()), a.ravel(), rtol=1e-9, atol=1e-9 * np.abs(a).max())
+
+
 def test_prediction_vjp_equals_finite_differences(rng):
     fluid, pts, _ = _small_fluid(rng)
     pred = fluid.prediction_model()
@@ -80,6 +102,7 @@ def test_prediction_vjp_equals_finite_differences(rng):
     hu = 1e-2  # the step is affine in u: a large step has no truncation error, less round-off
     fd_u = np.array([lam @ (pred.step(x, u + hu * e) - pred.step(x, u - hu * e)) / (2 * hu) for e in np.eye(2 * N)])
     np.testing.assert_allclose(gx, fd_x, rtol=1e-5, atol=1e-6 * np.abs(fd_x).max())
+    np.testing.assert_array_equal(pred.vjp_controls(x, u, lam), gu)
     np.testing.assert_allclose(gu, fd_u, rtol=1e-7, atol=1e-9 * np.abs(fd_u).max())
 
 
@@ -99,6 +122,51 @@ def test_mpc_adjoint_gradient_over_sph_window_equals_finite_differences(rng):
         um[idx] -= h
         fd = (opt.cost_and_gradient(x0, ref, up)[0] - opt.cost_and_gradient(x0, ref, um)[0]) / (2 * h)
         assert g[idx] == pytest.approx(fd, rel=1e-6, abs=1e-9 * np.abs(g).max())
+
+
+def test_line_search_trials_without_gradient_give_the_same_iterates():
+    """solve() evaluates shortened line-search trials without the adjoint pass
+    (and reuses the accepted trial's rollout for its gradient): the same
+    iterates as L-BFGS over cost_and_gradient, with fewer gradients."""
+    fluid, pts, _ = _small_fluid(np.random.default_rng(0))
+    pred = fluid.prediction_model(dt=20 * fluid.dt)  # stiff: the unit step is often too long
+    N, Hz = fluid.size, 3
+    x0 = sph.state(fluid)
+    ref = np.tile(np.concatenate([pts.ravel() + 0.01, np.zeros(2 * N)]), (Hz + 1, 1))
+    W = np.r_[1e4 * np.ones(2 * N), np.zeros(2 * N)]
+    opt = mpc.HorizonOptimizer(pred, Hz, W, 1e-8, W, iterations=15)
+    u0 = np.zeros((Hz, 2 * N))
+    r = opt.solve(x0, ref, u0=u0)
+
+    def fg(u):
+        J, g = opt.cost_and_gradient(x0, ref, u.reshape(Hz, 2 * N))
+        return J, g.ravel()
+
+    plain = mpc.minimize_lbfgs(fg, u0.ravel(), iterations=15)
+    np.testing.assert_array_equal(r.u.ravel(), plain["x"])
+    assert (r.cost, r.iterations, r.evaluations) == (plain["cost"], plain["iterations"], plain["evaluations"])
+    assert plain["gradients"] == plain["evaluations"]
+    assert r.iterations + 1 <= r.gradients < r.evaluations
+
+
+def test_step_reuses_the_tape_only_at_its_positions(rng):
+    """step() reuses the pressure acceleration taped at bit-identical positions
+    (other controls, other velocities); a VJP taken elsewhere invalidates it."""
+    fluid, pts, _ = _small_fluid(rng)
+    N = fluid.size
+    pred = fluid.prediction_model(dt=5 * fluid.dt)
+    fresh = lambda: fluid.prediction_model(dt=5 * fluid.dt)  # noqa: E731
+    x = np.concatenate([pts.ravel(), rng.standard_normal(2 * N) * 0.01])
+    u1, u2 = rng.standard_normal((2, 2 * N)) * 1e-3
+    pred.step(x, u1, 0)
+    x_v = x.copy()
+    x_v[2 * N:] += 0.01  # same positions, other velocities
+    # (to rounding: the reusing path has its own copy of the update)
+    np.testing.assert_allclose(pred.step(x_v, u2, 0), fresh().step(x_v, u2, 0), rtol=1e-14, atol=0)
+    x2 = x.copy()
+    x2[:2 * N] += 1e-4 * rng.standard_normal(2 * N)
+    pred.vjp(x2, u1, rng.standard_normal(4 * N), 0)  # re-tapes step 0 at x2, without the acceleration
+    np.testing.assert_allclose(pred.step(x2, u2, 0), fresh().step(x2, u2, 0), rtol=1e-14, atol=0)
 
 
 def test_refreeze_equals_a_fresh_model(rng):

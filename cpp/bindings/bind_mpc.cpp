@@ -99,6 +99,7 @@ py::dict stats_dict(const MPCStats& st) {
   d["cost"] = st.cost;
   d["iterations"] = st.iterations;
   d["evaluations"] = st.evaluations;
+  d["gradients"] = st.gradients;
   d["seconds"] = st.seconds;
   return d;
 }
@@ -134,6 +135,16 @@ optimizer then calls back into Python (slow, but any model can be driven).)doc")
         return py::make_tuple(gx, gu);
       }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0,
          "x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).")
+      .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i) {
+        auto xv = vector(x, "x", self.n(), true);
+        auto uv = vector(u, "u", self.s(), true);
+        auto lv = vector(lam, "lam", self.n(), true);
+        Eigen::VectorXd gx(self.n()), gu(self.s());
+        self.vjp_controls(xv, uv, lv, gx, gu, i);
+        return gu;
+      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0,
+         "(dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step\n"
+         "(cheaper than vjp where the model offers it).")
       .def("jacobians", [](const PredictionModel& self, const Array& x, const Array& u, Index i) {
         auto xv = vector(x, "x", self.n(), true);
         auto uv = vector(u, "u", self.s(), true);
@@ -247,7 +258,8 @@ sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.)doc")
 x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the previous
 solution shifted by one step, zeros the first time), u_reference (H, s) or
 None: the control term is ||u_i - u_reference_i||^2_R (e.g. a feed-forward). Returns a dict with u
-(H, s), states (H+1, n), cost, cost_initial, iterations, evaluations, seconds.)doc")
+(H, s), states (H+1, n), cost, cost_initial, iterations, evaluations (cost), gradients,
+seconds.)doc")
       .def("run", [](HorizonOptimizer& self, std::shared_ptr<PredictionModel> plant, const Array& x0,
                      const Array& reference, Index steps, py::object progress) {
         auto xv = vector(x0, "x0", self.n(), true);
@@ -295,7 +307,7 @@ cost, seconds, iterations (steps,).)doc");
      py::arg("iterations") = 100, py::arg("memory") = 10, py::arg("gtol") = 0.0,
      R"doc(Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
 lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
-iterations, evaluations, seconds. Holds the GIL (fun is Python).)doc");
+iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).)doc");
 }
 
 }  // namespace directable::py_bind

@@ -202,14 +202,55 @@ void MPCOptions::validate() const {
 }
 
 // ------------------------------------------------------------------ L-BFGS
+namespace {
+// The L-BFGS vectors (N = H s, 5e4 .. 3e5 in the SPH benchmark) do not fit
+// the L2 cache: every pass streams them, so the iteration merges what it
+// can into one pass (the two-loop recursion's dot products into the passes
+// that update q, the line search's g.(xn - x) into forming xn, the new
+// pair's products into writing it). Reductions keep 16 partial sums (4 SIMD
+// registers: the adds' latency would bound the pass with fewer) in a fixed
+// order.
+constexpr int kLanes = 16;
+
+inline double lanes_sum(const double* acc) {
+  double h[kLanes / 2];
+  for (int l = 0; l < kLanes / 2; ++l) h[l] = acc[l] + acc[l + kLanes / 2];
+  return ((h[0] + h[4]) + (h[1] + h[5])) + ((h[2] + h[6]) + (h[3] + h[7]));
+}
+
+// q[k] = upd(k, q[k]) for every k; returns sum_k v[k] q[k] of the new q.
+template <class Update>
+double update_dot(Index n, double* q, const double* v, Update upd) {
+  double acc[kLanes] = {};
+  Index k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const double nq = upd(k + l, q[k + l]);
+      q[k + l] = nq;
+      acc[l] += v[k + l] * nq;
+    }
+  double r = lanes_sum(acc);
+  for (; k < n; ++k) {
+    q[k] = upd(k, q[k]);
+    r += v[k] * q[k];
+  }
+  return r;
+}
+}  // namespace
+
 MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::VectorXd& lower,
-                        const Eigen::VectorXd& upper, const LBFGSOptions& opt, LBFGSWorkspace* workspace) {
+                        const Eigen::VectorXd& upper, const LBFGSOptions& opt, LBFGSWorkspace* workspace,
+                        const ValueFn& value) {
   const auto t0 = Clock::now();
   const Index N = x.size();
   const bool has_lo = lower.size() == N, has_hi = upper.size() == N;
-  auto project = [&](Eigen::VectorXd& v) {
-    if (has_lo) v = v.cwiseMax(lower);
-    if (has_hi) v = v.cwiseMin(upper);
+  const bool bounded = has_lo || has_hi;
+  const double* lo = has_lo ? lower.data() : nullptr;
+  const double* hi = has_hi ? upper.data() : nullptr;
+  auto clamp = [lo, hi](Index k, double v) {
+    if (lo) v = std::max(v, lo[k]);
+    if (hi) v = std::min(v, hi[k]);
+    return v;
   };
   const Index m = std::max<Index>(1, opt.memory);
   LBFGSWorkspace local;
@@ -220,92 +261,170 @@ MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::
   }
   for (Eigen::VectorXd* v : {&w.g, &w.gn, &w.d, &w.xn, &w.q, &w.free})
     if (v->size() != N) v->resize(N);
-  if (w.rho.size() != m) {
-    w.rho.resize(m);
-    w.alpha.resize(m);
-  }
-  Eigen::MatrixXd &S = w.S, &Y = w.Y;
-  Eigen::VectorXd &rho = w.rho, &alpha = w.alpha, &g = w.g, &gn = w.gn, &d = w.d, &xn = w.xn, &q = w.q,
-                  &free = w.free;
-  const bool bounded = has_lo || has_hi;
-  Index stored = 0, head = 0;  // ring buffer
+  for (Eigen::VectorXd* v : {&w.rho, &w.alpha, &w.sy, &w.yy})
+    if (v->size() != m) v->resize(m);
+  Eigen::VectorXd &rho = w.rho, &alpha = w.alpha, &sy = w.sy, &yy = w.yy;
+  auto S = [&](Index j) { return w.S.data() + j * N; };  // column j of the ring buffers
+  auto Y = [&](Index j) { return w.Y.data() + j * N; };
+  double *X = x.data(), *G = w.g.data(), *D = w.d.data(), *Q = w.q.data(), *FR = w.free.data();
+  Index stored = 0, head = 0;  // ring buffer: the newest pair is head - 1
   MPCStats st;
-  project(x);
-  double f = fg(x, g);
+  if (bounded)
+    for (Index k = 0; k < N; ++k) X[k] = clamp(k, X[k]);
+  double f = fg(x, w.g);
   ++st.evaluations;
+  ++st.gradients;
   st.cost_initial = f;
   if (!std::isfinite(f)) throw std::domain_error("objective is not finite at the starting point");
-  for (Index k = 0; k < opt.iterations; ++k) {
+  for (Index it = 0; it < opt.iterations; ++it) {
     if (opt.time_budget > 0 && seconds_since(t0) >= opt.time_budget) break;
-    // free variables: not held at a bound by the gradient
+    X = x.data();  // (x and xn swap below)
+    G = w.g.data();
+    // free variables (not held at a bound by the gradient), the projected
+    // gradient's max-norm, and q = g on the free set: one pass
     double pg = 0.0;
     if (bounded) {
-      for (Index j = 0; j < N; ++j) {
-        const bool held = (has_lo && x[j] <= lower[j] && g[j] > 0) || (has_hi && x[j] >= upper[j] && g[j] < 0);
-        free[j] = held ? 0.0 : 1.0;
-        pg = std::max(pg, std::abs(g[j]) * free[j]);
+      for (Index k = 0; k < N; ++k) {
+        const bool held = (lo && X[k] <= lo[k] && G[k] > 0) || (hi && X[k] >= hi[k] && G[k] < 0);
+        FR[k] = held ? 0.0 : 1.0;
+        Q[k] = G[k] * FR[k];
+        pg = std::max(pg, std::abs(G[k]) * FR[k]);
       }
     } else {
-      pg = g.cwiseAbs().maxCoeff();
+      w.q = w.g;
+      pg = w.g.cwiseAbs().maxCoeff();
     }
     if (pg <= opt.gtol || pg == 0.0) break;
-    // two-loop recursion on the free subspace
-    if (bounded)
-      q = g.cwiseProduct(free);
-    else
-      q = g;
-    for (Index c = 0; c < stored; ++c) {
-      const Index j = (head - 1 - c + m) % m;
-      alpha[j] = rho[j] * S.col(j).dot(q);
-      q -= alpha[j] * Y.col(j);
-    }
-    double gamma = 1.0;
-    if (stored > 0) {
-      const Index j = (head - 1 + m) % m;
-      gamma = S.col(j).dot(Y.col(j)) / Y.col(j).squaredNorm();
+    // two-loop recursion on the free subspace: newest pair to oldest
+    // (alpha_j = rho_j s_j.q, q -= alpha_j y_j), q *= gamma, oldest to newest
+    // (beta_j = rho_j y_j.q, q += (alpha_j - beta_j) s_j); then d = -q on the
+    // free set and d.g
+    double gamma = 1.0, coef_last = 0.0;
+    const double* s_last = nullptr;  // the last update q += coef_last s_last, merged into forming d
+    if (stored == 0) {
+      gamma = 1.0 / std::max(1.0, w.q.norm());
     } else {
-      gamma = 1.0 / std::max(1.0, q.norm());
+      const Index jn = (head - 1 + m) % m, jo = (head - stored + m) % m;  // newest, oldest
+      alpha[jn] = rho[jn] * update_dot(N, Q, S(jn), [](Index, double v) { return v; });
+      for (Index c = 0; c + 1 < stored; ++c) {
+        const Index j = (head - 1 - c + m) % m, next = (head - 2 - c + m) % m;
+        const double a = alpha[j];
+        const double* y = Y(j);
+        alpha[next] = rho[next] * update_dot(N, Q, S(next), [a, y](Index k, double v) { return v - a * y[k]; });
+      }
+      gamma = sy[jn] / yy[jn];  // s'y / y'y of the newest pair
+      double beta = 0.0;
+      {
+        const double a = alpha[jo], gm = gamma;
+        const double* y = Y(jo);
+        beta = rho[jo] * update_dot(N, Q, y, [a, y, gm](Index k, double v) { return (v - a * y[k]) * gm; });
+      }
+      for (Index c = stored - 1; c >= 1; --c) {
+        const Index j = (head - 1 - c + m) % m, next = (head - c + m) % m;
+        const double coef = alpha[j] - beta;
+        const double* s = S(j);
+        beta = rho[next] * update_dot(N, Q, Y(next), [coef, s](Index k, double v) { return v + coef * s[k]; });
+      }
+      coef_last = alpha[jn] - beta;
+      s_last = S(jn);
     }
-    q *= gamma;
-    for (Index c = stored - 1; c >= 0; --c) {
-      const Index j = (head - 1 - c + m) % m;
-      const double beta = rho[j] * Y.col(j).dot(q);
-      q += (alpha[j] - beta) * S.col(j);
-    }
-    if (bounded)
-      d = -q.cwiseProduct(free);
+    // d (and d.g) in one pass; one loop per case keeps it branch-free (SIMD)
+    double dg = 0.0;
+    if (s_last && bounded)
+      dg = update_dot(N, D, G, [=](Index k, double) { return -((Q[k] + coef_last * s_last[k]) * FR[k]); });
+    else if (s_last)
+      dg = update_dot(N, D, G, [=](Index k, double) { return -(Q[k] + coef_last * s_last[k]); });
+    else if (bounded)
+      dg = update_dot(N, D, G, [=](Index k, double) { return -((Q[k] * gamma) * FR[k]); });
     else
-      d = -q;
-    if (!(d.dot(g) < 0)) {  // not a descent direction: restart with steepest descent
+      dg = update_dot(N, D, G, [=](Index k, double) { return -(Q[k] * gamma); });
+    if (!(dg < 0)) {  // not a descent direction: restart with steepest descent
       stored = 0;
-      d = bounded ? Eigen::VectorXd(-g.cwiseProduct(free) / std::max(1.0, g.norm())) : Eigen::VectorXd(-g / std::max(1.0, g.norm()));
+      const double scale = 1.0 / std::max(1.0, w.g.norm());
+      for (Index k = 0; k < N; ++k) D[k] = -(bounded ? G[k] * FR[k] : G[k]) * scale;
     }
-    // projected backtracking (Armijo along the projection arc)
+    // projected backtracking (Armijo along the projection arc). A unit step
+    // is usually accepted: its trial evaluates the gradient with the cost;
+    // shorter trials evaluate the cost alone when `value` is given (the
+    // gradient follows once one is accepted).
     double t = 1.0, fn = 0.0;
-    bool accepted = false;
+    bool accepted = false, has_gradient = false;
     for (int ls = 0; ls < 40; ++ls) {
-      xn = x + t * d;
-      project(xn);
-      fn = fg(xn, gn);
+      double* XN = w.xn.data();
+      // xn = P(x + t d) and g.(xn - x): one pass
+      double acc[kLanes] = {};
+      Index k = 0;
+      for (; k + kLanes <= N; k += kLanes)
+        for (int l = 0; l < kLanes; ++l) {
+          const Index i = k + l;
+          const double v = bounded ? clamp(i, X[i] + t * D[i]) : X[i] + t * D[i];
+          XN[i] = v;
+          acc[l] += G[i] * (v - X[i]);
+        }
+      double gdx = lanes_sum(acc);
+      for (; k < N; ++k) {
+        const double v = bounded ? clamp(k, X[k] + t * D[k]) : X[k] + t * D[k];
+        XN[k] = v;
+        gdx += G[k] * (v - X[k]);
+      }
+      const bool with_gradient = ls == 0 || !value;
+      fn = with_gradient ? fg(w.xn, w.gn) : value(w.xn);
       ++st.evaluations;
-      if (std::isfinite(fn) && fn <= f + 1e-4 * g.dot(xn - x)) {
+      if (with_gradient) ++st.gradients;
+      if (std::isfinite(fn) && fn <= f + 1e-4 * gdx) {
         accepted = true;
+        has_gradient = with_gradient;
         break;
       }
       t *= 0.5;
     }
     if (!accepted || !(fn < f)) break;  // no further decrease possible (converged to round-off)
-    const Index j = head;
-    S.col(j) = xn - x;
-    Y.col(j) = gn - g;
-    const double sy = S.col(j).dot(Y.col(j));
-    if (sy > 1e-12 * S.col(j).norm() * Y.col(j).norm() && sy > 0) {
-      rho[j] = 1.0 / sy;
-      head = (head + 1) % m;
-      stored = std::min(stored + 1, m);
+    if (!has_gradient) {
+      fg(w.xn, w.gn);
+      ++st.gradients;
     }
-    x.swap(xn);
-    g.swap(gn);
+    // the new pair s = xn - x, y = gn - g with s.y, s.s, y.y: one pass. Its
+    // slot is the oldest pair's when the memory is full: a rejected pair
+    // (no positive curvature) leaves that slot overwritten, so the oldest
+    // pair is dropped then.
+    const Index j = head;
+    {
+      double* s = S(j);
+      double* y = Y(j);
+      const double *XN = w.xn.data(), *GN = w.gn.data();
+      double a_sy[kLanes] = {}, a_ss[kLanes] = {}, a_yy[kLanes] = {};
+      Index k = 0;
+      for (; k + kLanes <= N; k += kLanes)
+        for (int l = 0; l < kLanes; ++l) {
+          const Index i = k + l;
+          const double sv = XN[i] - X[i], yv = GN[i] - G[i];
+          s[i] = sv;
+          y[i] = yv;
+          a_sy[l] += sv * yv;
+          a_ss[l] += sv * sv;
+          a_yy[l] += yv * yv;
+        }
+      double vsy = lanes_sum(a_sy), vss = lanes_sum(a_ss), vyy = lanes_sum(a_yy);
+      for (; k < N; ++k) {
+        const double sv = XN[k] - X[k], yv = GN[k] - G[k];
+        s[k] = sv;
+        y[k] = yv;
+        vsy += sv * yv;
+        vss += sv * sv;
+        vyy += yv * yv;
+      }
+      if (vsy > 1e-12 * std::sqrt(vss) * std::sqrt(vyy) && vsy > 0) {
+        rho[j] = 1.0 / vsy;
+        sy[j] = vsy;
+        yy[j] = vyy;
+        head = (head + 1) % m;
+        stored = std::min(stored + 1, m);
+      } else if (stored == m) {
+        stored = m - 1;
+      }
+    }
+    x.swap(w.xn);
+    w.g.swap(w.gn);
     f = fn;
     ++st.iterations;
   }
@@ -398,42 +517,88 @@ void HorizonOptimizer::rollout(const CRefVec& x0, const Eigen::VectorXd& u, Vect
   for (Index i = 0; i < horizon(); ++i) model_->step(xs[i], u.segment(i * s, s), xs[i + 1], i);
 }
 
+namespace {
+// The window's cost terms without temporaries for diagonal weights (the
+// usual case: one pass over each vector instead of three); dense weights
+// go through the workspace vector e.
+double quad_diff(const CostWeight& W, const CRefVec& a, const CRefVec& b, Eigen::VectorXd& e) {
+  if (W.is_dense()) {
+    e = a - b;
+    return W.quad(e);
+  }
+  return (a - b).dot(W.diag.cwiseProduct(a - b));
+}
+
+// out = 2 W (a - b) (+ *add): the gradient of ||a - b||^2_W.
+void grad_diff(const CostWeight& W, const CRefVec& a, const CRefVec& b, const Eigen::VectorXd* add, RefVec out,
+               Eigen::VectorXd& e, Eigen::VectorXd& we) {
+  if (W.is_dense()) {
+    e = a - b;
+    W.apply(e, we);
+    if (add)
+      out = 2.0 * we + *add;
+    else
+      out = 2.0 * we;
+  } else if (add) {
+    out = 2.0 * W.diag.cwiseProduct(a - b) + *add;
+  } else {
+    out = 2.0 * W.diag.cwiseProduct(a - b);
+  }
+}
+}  // namespace
+
 double HorizonOptimizer::cost_of(const VectorSeq& xs, const Eigen::VectorXd& u, const SeqView& ref) {
   const Index s = this->s(), H = horizon();
   double J = 0.0;
   for (Index i = 0; i < H; ++i) {
-    e_ = xs[i] - ref_row(ref, i);
-    J += Q_.quad(e_) + (ur_.size() ? R_.quad(u.segment(i * s, s) - ur_.segment(i * s, s)) : R_.quad(u.segment(i * s, s)));
+    J += quad_diff(Q_, xs[i], ref_row(ref, i), e_) +
+         (ur_.size() ? quad_diff(R_, u.segment(i * s, s), ur_.segment(i * s, s), du_) : R_.quad(u.segment(i * s, s)));
   }
-  e_ = xs[H] - ref_row(ref, H);
-  return J + C_.quad(e_);
+  return J + quad_diff(C_, xs[H], ref_row(ref, H), e_);
 }
 
 double HorizonOptimizer::cost_and_gradient(const CRefVec& x0, const SeqView& ref, const CRefVec& u,
                                            Eigen::VectorXd* grad) {
+  // the rollout with cost_of's terms taken as each state is produced (while
+  // it is in cache; the same sum in the same order)
   const Index s = this->s(), H = horizon();
   u_try_ = u;
-  rollout(x0, u_try_, x_);
-  const double J = cost_of(x_, u_try_, ref);
-  if (!grad) return J;
-  grad->resize(H * s);
-  e_ = x_[H] - ref_row(ref, H);
-  C_.apply(e_, lam_);
-  lam_ *= 2.0;
+  x_[0] = x0;
+  double J = 0.0;
+  for (Index i = 0; i < H; ++i) {
+    J += quad_diff(Q_, x_[i], ref_row(ref, i), e_) +
+         (ur_.size() ? quad_diff(R_, u_try_.segment(i * s, s), ur_.segment(i * s, s), du_)
+                     : R_.quad(u_try_.segment(i * s, s)));
+    model_->step(x_[i], u_try_.segment(i * s, s), x_[i + 1], i);
+  }
+  J += quad_diff(C_, x_[H], ref_row(ref, H), e_);
+  if (grad) adjoint(ref, *grad);
+  return J;
+}
+
+void HorizonOptimizer::adjoint(const SeqView& ref, Eigen::VectorXd& grad) {
+  const Index s = this->s(), H = horizon();
+  grad.resize(H * s);
+  grad_diff(C_, x_[H], ref_row(ref, H), nullptr, lam_, e_, we_);
   for (Index i = H - 1; i >= 0; --i) {
-    model_->vjp(x_[i], u_try_.segment(i * s, s), lam_, gx_, gu_, i);
+    // (the first step's gx, the gradient with respect to the given x0, is not needed)
+    if (i > 0)
+      model_->vjp(x_[i], u_try_.segment(i * s, s), lam_, gx_, gu_, i);
+    else
+      model_->vjp_controls(x_[i], u_try_.segment(i * s, s), lam_, gx_, gu_, i);
+    auto gi = grad.segment(i * s, s);
     if (ur_.size()) {
       du_ = u_try_.segment(i * s, s) - ur_.segment(i * s, s);
-      R_.apply(du_, grad->segment(i * s, s));
+      R_.apply(du_, gi);
+      gi = 2.0 * gi + gu_;
+    } else if (R_.is_dense()) {
+      R_.apply(u_try_.segment(i * s, s), gi);
+      gi = 2.0 * gi + gu_;
     } else {
-      R_.apply(u_try_.segment(i * s, s), grad->segment(i * s, s));
+      gi = 2.0 * R_.diag.cwiseProduct(u_try_.segment(i * s, s)) + gu_;
     }
-    grad->segment(i * s, s) = 2.0 * grad->segment(i * s, s) + gu_;
-    e_ = x_[i] - ref_row(ref, i);
-    Q_.apply(e_, we_);
-    lam_ = 2.0 * we_ + gx_;
+    if (i > 0) grad_diff(Q_, x_[i], ref_row(ref, i), &gx_, lam_, e_, we_);
   }
-  return J;
 }
 
 MPCStats HorizonOptimizer::solve(const CRefVec& x0, const SeqView& reference, const Eigen::VectorXd* u0) {
@@ -458,8 +623,26 @@ MPCStats HorizonOptimizer::solve(const CRefVec& x0, const SeqView& reference, co
     lo.memory = opt_.memory;
     lo.time_budget = opt_.time_budget;
     u_opt_ = u_;
-    st = minimize_lbfgs([&](const Eigen::VectorXd& v, Eigen::VectorXd& g) { return cost_and_gradient(x0, reference, v, &g); },
-                        u_opt_, lower_, upper_, lo, &lbfgs_);
+    // A shortened line-search trial evaluates the cost alone (a rollout);
+    // once it is accepted, its gradient reuses that rollout (the adjoint pass
+    // only): one forward and one adjoint per accepted point.
+    bool rolled = false;  // x_ holds the rollout of u_try_ from a cost-only trial
+    double J_rolled = 0.0;
+    auto value = [&](const Eigen::VectorXd& v) {
+      J_rolled = cost_and_gradient(x0, reference, v, nullptr);
+      rolled = true;
+      return J_rolled;
+    };
+    auto fg = [&](const Eigen::VectorXd& v, Eigen::VectorXd& g) {
+      if (rolled && v == u_try_) {
+        rolled = false;
+        adjoint(reference, g);
+        return J_rolled;
+      }
+      rolled = false;
+      return cost_and_gradient(x0, reference, v, &g);
+    };
+    st = minimize_lbfgs(fg, u_opt_, lower_, upper_, lo, &lbfgs_, value);
     u_ = u_opt_;
   }
   // x_ already holds the rollout of the last evaluated controls (u_try_);

@@ -60,6 +60,45 @@ inline KernelTerms kernel_terms(const CubicSpline<D>& k, double d) {
   return KernelConst(k)(d);
 }
 
+// The kernel terms of n squared distances, SIMD in registers (8 at a time):
+// W, a = W'/d and b = (W'' - W'/d)/d^2 (b may be null), as KernelConst
+// gives them (a = b = 0 for d <= 1e-12).
+inline void kernel_block(const double* d2, Index n, const KernelConst& k, double* W, double* a, double* b) {
+  using A8 = Eigen::Array<double, 8, 1>;
+  auto group = [&k](const double* r2p, double* Wp, double* ap, double* bp) {
+    const A8 r2 = Eigen::Map<const A8>(r2p);
+    const A8 d = r2.sqrt(), id = d.inverse();
+    const A8 q = d * k.inv_h;
+    const A8 t2 = (2.0 - q).max(0.0), t1 = (1.0 - q).max(0.0);
+    const A8 av = k.dw * (12.0 * t1.square() - 3.0 * t2.square()) * id;
+    Eigen::Map<A8>{Wp} = k.w * (t2.cube() - 4.0 * t1.cube());
+    Eigen::Map<A8>{ap} = av;
+    if (bp) Eigen::Map<A8>{bp} = (k.d2w * (6.0 * t2 - 24.0 * t1) - av) * id.square();
+    // coincident points (d <= 1e-12; or NaN): no direction, no force. Rare:
+    // a cheap test on d^2 (2e-24 > (1e-12)^2 with room for rounding) first
+    bool near = false;
+    for (int l = 0; l < 8; ++l) near |= !(r2p[l] > 2e-24);
+    if (near)
+      for (int l = 0; l < 8; ++l)
+        if (!(d[l] > 1e-12)) {
+          ap[l] = 0.0;
+          if (bp) bp[l] = 0.0;
+        }
+  };
+  Index p = 0;
+  for (; p + 8 <= n; p += 8) group(d2 + p, W + p, a + p, b ? b + p : nullptr);
+  if (p < n) {  // the last partial group through padded copies (1e300: beyond the support)
+    alignas(64) double r2[8], tw[8], ta[8], tb[8];
+    for (int l = 0; l < 8; ++l) r2[l] = p + l < n ? d2[p + l] : 1e300;
+    group(r2, tw, ta, b ? tb : nullptr);
+    for (Index l = 0; p + l < n; ++l) {
+      W[p + l] = tw[l];
+      a[p + l] = ta[l];
+      if (b) b[p + l] = tb[l];
+    }
+  }
+}
+
 template <int D>
 std::string vec_str(const VecD<D>& v) {
   std::string s = "(";
@@ -67,12 +106,213 @@ std::string vec_str(const VecD<D>& v) {
   return s + ")";
 }
 
+// The pair passes (simulator and prediction model) evaluate each symmetric
+// pair i < j once and add its term to both particles: half the kernel
+// evaluations of per-particle gathers over full lists, and no per-pair
+// scratch (storing pair terms and gathering them back cost more memory
+// traffic than the arithmetic it saved). Pairs are grouped by their first
+// particle into chunks of consecutive particles whose pairs reach at most
+// into the next chunk (build_chunks): even chunks touch disjoint particles
+// and run in parallel, then the odd ones. Every particle receives its terms
+// in one fixed order whatever the team, so results do not depend on the
+// thread count. Called inside a parallel region (orphaned worksharing).
+template <class F>
+inline void in_two_phases(Index chunks, F f) {
+  for (Index phase = 0; phase < 2; ++phase) {
+#pragma omp for schedule(dynamic, 1)
+    for (Index c = phase; c < chunks; c += 2) f(c);
+  }
+}
+
+// Chunks for in_two_phases: chunk c holds particles ch[c] .. ch[c+1] and its
+// pairs end before ch[c+2]; reach(i) is particle i's largest partner (or i).
+// At least kChunkMin particles each: a fixed size, not the team's, since the
+// order of the sums must not depend on the thread count. Spatially ordered
+// particles (a lattice, a cell-sorted fill) give chunks of about that size;
+// scrambled ones fewer and larger (less parallel, the same results).
+template <class Reach>
+void build_chunks(Index N, Reach reach, std::vector<Index>& ch) {
+  constexpr Index kChunkMin = 256;
+  ch.assign(1, 0);
+  ch.push_back(std::min(N, kChunkMin));
+  for (Index c = 0; ch.back() < N; ++c) {
+    Index r = ch[c + 1] - 1;
+    for (Index i = ch[c]; i < ch[c + 1]; ++i) r = std::max(r, reach(i));
+    ch.push_back(std::min(N, std::max(ch[c + 1] + kChunkMin, r + 1)));
+  }
+}
+
 template <int D>
-Index initial_stride(const SPHParamsT<D>& p, double skin) {
-  // particles in a ball of radius 2h + skin at the initial spacing, with room for compression
+Index initial_stride(const SPHParamsT<D>& p, double skin, double share) {
+  // `share` of the particles in a ball of radius 2h + skin at the initial
+  // spacing, with room for compression (the tables grow if it is exceeded)
   const double r = (2.0 * p.h + skin) / p.spacing;
   const double ball = D == 2 ? kPi * r * r : 4.0 / 3.0 * kPi * r * r * r;
-  return Index(1.5 * ball) + 8;
+  return Index(1.5 * share * ball) + 8;
+}
+
+// ------------------------------------------------------------------ pair kernels
+// The pair loops of the simulator and the prediction model over particles
+// i0 .. i1 (one chunk): free functions, so that their pointer arguments stay
+// in registers (Eigen's packet stores may alias anything: pointers reached
+// through references or members would be reloaded after every store).
+
+// Simulator densities: W of each listed pair (j > i) to both particles, W'/d
+// kept per pair. Candidates are collected in blocks for the SIMD kernel.
+template <int D>
+void sim_density_pairs(Index i0, Index i1, const double* X, const int* count, const int* index, Index stride,
+                       const KernelConst ker, double* a, double* rho) {
+  constexpr Index kBlock = 256;
+  alignas(64) double d2[kBlock], W[kBlock], A[kBlock];
+  int own[kBlock], nb[kBlock];
+  Index slot[kBlock];
+  Index n = 0;
+  auto flush = [&]() {
+    kernel_block(d2, n, ker, W, A, nullptr);
+    int run = own[0];
+    double acc = 0.0;
+    for (Index e = 0; e < n; ++e) {
+      a[slot[e]] = A[e];
+      if (own[e] != run) {
+        rho[run] += acc;
+        run = own[e];
+        acc = 0.0;
+      }
+      acc += W[e];
+      rho[nb[e]] += W[e];
+    }
+    rho[run] += acc;
+    n = 0;
+  };
+  for (Index i = i0; i < i1; ++i) {
+    const VecD<D> xi = pt<D>(X, i);
+    const int* idx = index + i * stride;
+    for (int k = 0; k < count[i]; ++k) {
+      if (n == kBlock) flush();
+      const int j = idx[k];
+      d2[n] = (xi - pt<D>(X, j)).squaredNorm();
+      own[n] = int(i);
+      nb[n] = j;
+      slot[n] = i * stride + k;
+      ++n;
+    }
+  }
+  if (n > 0) flush();
+}
+
+// Simulator pressure + Monaghan viscosity: c_ij is symmetric, the force
+// m c_ij W'/d (x_i - x_j) antisymmetric (subtracted from i, added to j).
+template <int D>
+void sim_force_pairs(Index i0, Index i1, const double* X, const double* V, const double* PR, const double* rho,
+                     const int* count, const int* index, const double* a, Index stride, double m, double h,
+                     double alpha, double c0, double eps, double* A) {
+  for (Index i = i0; i < i1; ++i) {
+    const VecD<D> xi = pt<D>(X, i), vi = pt<D>(V, i);
+    const double Pi = PR[i], rhoi = rho[i];
+    const int* idx = index + i * stride;
+    const double* aa = a + i * stride;
+    VecD<D> fi = VecD<D>::Zero();
+    for (int k = 0; k < count[i]; ++k) {
+      const int j = idx[k];
+      const VecD<D> r = xi - pt<D>(X, j);
+      // Monaghan viscosity for approaching pairs (vr < 0), branch-free: the
+      // sign of vr is random in a fluid at rest, a branch mispredicted half
+      // the pairs (adds -0 otherwise)
+      const double vr = std::min((vi - pt<D>(V, j)).dot(r), 0.0);
+      const double c = Pi + PR[j] - alpha * c0 * h * vr / ((r.squaredNorm() + eps) * (0.5 * (rhoi + rho[j])));
+      const VecD<D> f = (m * c * aa[k]) * r;
+      fi += f;
+      Eigen::Map<VecD<D>>(A + D * j) += f;
+    }
+    Eigen::Map<VecD<D>>(A + D * i) -= fi;
+  }
+}
+
+// Prediction: kernel terms of the symmetric pairs of particles i0 .. i1
+// (pair_start PS, partners PJ), per block of consecutive pairs: squared
+// distances (gathers), the kernel terms (SIMD), W scattered to both
+// particles (each first particle's run summed in a register: a
+// read-modify-write per pair would chain through memory).
+template <int D>
+void pred_kernel_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const KernelConst ker,
+                       double* pa, double* pb, double* sum) {
+  constexpr Index kBlock = 256;
+  alignas(64) double d2[kBlock], W[kBlock];
+  Index i = i0;  // the first particle of the block's first pair
+  for (Index b0 = PS[i0], end = PS[i1]; b0 < end; b0 += kBlock) {
+    const Index b1 = std::min(b0 + kBlock, end);
+    while (PS[i + 1] <= b0) ++i;
+    for (Index k = i, p = b0; p < b1; ++k) {
+      const VecD<D> xk = pt<D>(X, k);
+      for (const Index e = std::min(PS[k + 1], b1); p < e; ++p) d2[p - b0] = (xk - pt<D>(X, PJ[p])).squaredNorm();
+    }
+    kernel_block(d2, b1 - b0, ker, W, pa + b0, pb + b0);
+    for (Index k = i, p = b0; p < b1; ++k) {
+      double acc = 0.0;
+      for (const Index e = std::min(PS[k + 1], b1); p < e; ++p) {
+        acc += W[p - b0];
+        sum[PJ[p]] += W[p - b0];
+      }
+      sum[k] += acc;
+    }
+  }
+}
+
+// Prediction: (P_i + P_j) W'/d (x_i - x_j), added to i, subtracted from j.
+template <int D>
+void pred_accel_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const double* P,
+                      const double* pa, double* F) {
+  for (Index i = i0; i < i1; ++i) {
+    const VecD<D> xi = pt<D>(X, i);
+    const double Pi = P[i];
+    VecD<D> fi = VecD<D>::Zero();
+    for (Index p = PS[i]; p < PS[i + 1]; ++p) {
+      const int j = PJ[p];
+      const VecD<D> f = ((Pi + P[j]) * pa[p]) * (xi - pt<D>(X, j));
+      fi += f;
+      Eigen::Map<VecD<D>>(F + D * j) -= f;
+    }
+    Eigen::Map<VecD<D>>(F + D * i) += fi;
+  }
+}
+
+// Prediction VJP, density part: s = W'/d (mu_i - mu_j).(x_i - x_j) to both.
+template <int D>
+void vjp_density_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const double* MU,
+                       const double* pa, double* bar) {
+  for (Index k = i0; k < i1; ++k) {
+    const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
+    double sk = 0.0;
+    for (Index p = PS[k]; p < PS[k + 1]; ++p) {
+      const int j = PJ[p];
+      const double s = pa[p] * (mk - pt<D>(MU, j)).dot(xk - pt<D>(X, j));
+      sk += s;
+      bar[j] += s;
+    }
+    bar[k] += sk;
+  }
+}
+
+// Prediction VJP, force part: T = -(P_k + P_j) H dm + (bar_k + bar_j) a r
+// with H dm = a dm + b r (r.dm), added to k, subtracted from j; evaluated as
+// T = c1 dm + c2 r, c1 = -(P_k + P_j) a, c2 = (bar_k + bar_j) a - (P_k + P_j) b (r.dm).
+template <int D>
+void vjp_force_pairs(Index i0, Index i1, const Index* PS, const int* PJ, const double* X, const double* MU,
+                     const double* P, const double* bar, const double* pa, const double* pb, double* G) {
+  for (Index k = i0; k < i1; ++k) {
+    const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
+    const double Pk = P[k], bk = bar[k];
+    VecD<D> gk = VecD<D>::Zero();
+    for (Index p = PS[k]; p < PS[k + 1]; ++p) {
+      const int j = PJ[p];
+      const VecD<D> r = xk - pt<D>(X, j), dm = mk - pt<D>(MU, j);
+      const double a = pa[p], Ps = Pk + P[j];
+      const VecD<D> T = (-Ps * a) * dm + ((bk + bar[j]) * a - Ps * pb[p] * r.dot(dm)) * r;
+      gk += T;
+      Eigen::Map<VecD<D>>(G + D * j) -= T;
+    }
+    Eigen::Map<VecD<D>>(G + D * k) += gk;
+  }
 }
 }  // namespace
 
@@ -203,11 +443,14 @@ SPHFluid<D>::SPHFluid(Params params, const double* fluid, Index N, const double*
   a_ = Eigen::VectorXd::Zero(D * N);
   rho_ = Eigen::VectorXd::Constant(N, prm_.rho0);
   p_ = Eigen::VectorXd::Zero(N);
+  pr2_ = Eigen::VectorXd::Zero(N);
   // walls are static: one search structure for the whole run
   const Vec pad = Vec::Constant(4 * prm_.h);
   wall_grid_.build(xb_.data(), M_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
   skin_ = 0.3 * prm_.h;
-  fluid_pairs_.stride = wall_pairs_.stride = initial_stride<D>(prm_, skin_);
+  // fluid pairs are listed once (j > i): half a ball; walls per particle
+  fluid_pairs_.stride = initial_stride<D>(prm_, skin_, 0.5);
+  wall_pairs_.stride = initial_stride<D>(prm_, skin_, 1.0);
 }
 
 template <int D>
@@ -270,7 +513,7 @@ void SPHFluid<D>::build_lists() {
       int c = 0;
       int* idx = F.index.data() + i * sf;
       fluid_grid_.for_each(xi, Rs, [&](Index j, const Vec&, double) {
-        if (j == i) return;
+        if (j <= i) return;  // each symmetric pair once, listed by its first particle
         if (c < sf) idx[c] = int(j);
         ++c;
       });
@@ -291,6 +534,15 @@ void SPHFluid<D>::build_lists() {
     F.stride = std::max<Index>(sf, Index(need_f) + need_f / 4 + 4);
     Wt.stride = std::max<Index>(sw, Index(need_w) + need_w / 4 + 4);
   }
+  build_chunks(
+      N_,
+      [&](Index i) {
+        const int* idx = fluid_pairs_.index.data() + i * fluid_pairs_.stride;
+        Index r = i;
+        for (int c = 0; c < fluid_pairs_.count[i]; ++c) r = std::max<Index>(r, idx[c]);
+        return r;
+      },
+      chunk_);
   x_built_ = x_;
   rebuild_ = false;
 }
@@ -306,29 +558,33 @@ void SPHFluid<D>::search() {
   const KernelConst ker(kernel_);
   SPHPairTable& F = fluid_pairs_;
   SPHPairTable& Wt = wall_pairs_;
-#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const Vec xi = pt<D>(X, i);
-    double rho = 0.0;
-    const int* idx = F.index.data() + i * F.stride;
-    double* aa = F.a.data() + i * F.stride;
-    for (int c = 0; c < F.count[i]; ++c) {
-      const KernelTerms t = ker((xi - pt<D>(X, idx[c])).norm());
-      rho += t.W;
-      aa[c] = t.a;
-    }
-    if (M_ > 0) {
-      const int* iw = Wt.index.data() + i * Wt.stride;
-      double* aw = Wt.a.data() + i * Wt.stride;
-      for (int c = 0; c < Wt.count[i]; ++c) {
-        const KernelTerms t = ker((xi - pt<D>(XB, iw[c])).norm());
-        rho += t.W;
-        aw[c] = t.a;
+  double* rho = rho_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+#pragma omp parallel num_threads(nt_) if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) rho[i] = 0.0;
+    in_two_phases(chunks, [&](Index c) {
+      sim_density_pairs<D>(chunk_[c], chunk_[c + 1], X, F.count.data(), F.index.data(), F.stride, ker, F.a.data(), rho);
+    });
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) {
+      double r = W0 + rho[i];
+      if (M_ > 0) {
+        const Vec xi = pt<D>(X, i);
+        const int* iw = Wt.index.data() + i * Wt.stride;
+        double* aw = Wt.a.data() + i * Wt.stride;
+        for (int c = 0; c < Wt.count[i]; ++c) {
+          const KernelTerms t = ker((xi - pt<D>(XB, iw[c])).norm());
+          r += t.W;
+          aw[c] = t.a;
+        }
       }
+      r *= m;
+      rho[i] = r;
+      p_[i] = std::max(0.0, B * (tait_ratio(r / prm_.rho0, prm_.gamma) - 1.0));
+      pr2_[i] = p_[i] / (r * r);
     }
-    rho = m * (W0 + rho);
-    rho_[i] = rho;
-    p_[i] = std::max(0.0, B * (tait_ratio(rho / prm_.rho0, prm_.gamma) - 1.0));
   }
 }
 
@@ -339,37 +595,58 @@ NeighbourLists SPHFluid<D>::neighbours() {
   return nb;
 }
 
+// The pairs within 2h from the Verlet lists (candidates within 2h + skin of
+// positions that no particle has left by more than skin/2): no grid pass.
+// Both directions of every pair, in one serial pass: particle i lists its
+// lower neighbours (in increasing order) and then its upper ones (list order).
 template <int D>
 void SPHFluid<D>::neighbours(NeighbourLists& nb) {
-  const Vec pad = Vec::Constant(4 * prm_.h);
-  fluid_grid_.build(x_.data(), N_, prm_.lo - pad, prm_.hi + pad, 2 * prm_.h);
-  const double R = 2 * prm_.h;
+  if (rebuild_) build_lists();
+  const double R = 2 * prm_.h, R2 = R * R;
+  const double* X = x_.data();
+  const double* XB = xb_.data();
+  const SPHPairTable& F = fluid_pairs_;
+  const SPHPairTable& Wt = wall_pairs_;
   nb.fluid_start.assign(N_ + 1, 0);
   nb.wall_start.assign(N_ + 1, 0);
-  const double* X = x_.data();
-#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
+  Index* fs = nb.fluid_start.data();
+  Index* ws = nb.wall_start.data();
   for (Index i = 0; i < N_; ++i) {
     const Vec xi = pt<D>(X, i);
-    Index c = 0, cw = 0;
-    fluid_grid_.for_each(xi, R, [&](Index j, const Vec&, double) { c += (j != i); });
-    if (M_ > 0) wall_grid_.for_each(xi, R, [&](Index, const Vec&, double) { ++cw; });
-    nb.fluid_start[i + 1] = c;
-    nb.wall_start[i + 1] = cw;
+    const int* idx = F.index.data() + i * F.stride;
+    for (int k = 0; k < F.count[i]; ++k)
+      if ((xi - pt<D>(X, idx[k])).squaredNorm() < R2) {
+        ++fs[i + 1];
+        ++fs[idx[k] + 1];
+      }
+    if (M_ > 0) {
+      const int* iw = Wt.index.data() + i * Wt.stride;
+      for (int k = 0; k < Wt.count[i]; ++k) ws[i + 1] += (xi - pt<D>(XB, iw[k])).squaredNorm() < R2;
+    }
   }
   for (Index i = 0; i < N_; ++i) {
-    nb.fluid_start[i + 1] += nb.fluid_start[i];
-    nb.wall_start[i + 1] += nb.wall_start[i];
+    fs[i + 1] += fs[i];
+    ws[i + 1] += ws[i];
   }
-  nb.fluid.resize(nb.fluid_start[N_]);
-  nb.wall.resize(nb.wall_start[N_]);
-#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
+  nb.fluid.resize(fs[N_]);
+  nb.wall.resize(ws[N_]);
+  cursor_.assign(fs, fs + N_);
   for (Index i = 0; i < N_; ++i) {
     const Vec xi = pt<D>(X, i);
-    Index c = nb.fluid_start[i], cw = nb.wall_start[i];
-    fluid_grid_.for_each(xi, R, [&](Index j, const Vec&, double) {
-      if (j != i) nb.fluid[c++] = j;
-    });
-    if (M_ > 0) wall_grid_.for_each(xi, R, [&](Index b, const Vec&, double) { nb.wall[cw++] = b; });
+    const int* idx = F.index.data() + i * F.stride;
+    for (int k = 0; k < F.count[i]; ++k) {
+      const int j = idx[k];
+      if ((xi - pt<D>(X, j)).squaredNorm() < R2) {
+        nb.fluid[cursor_[i]++] = j;
+        nb.fluid[cursor_[j]++] = i;
+      }
+    }
+    if (M_ > 0) {
+      const int* iw = Wt.index.data() + i * Wt.stride;
+      Index c = ws[i];
+      for (int k = 0; k < Wt.count[i]; ++k)
+        if ((xi - pt<D>(XB, iw[k])).squaredNorm() < R2) nb.wall[c++] = iw[k];
+    }
   }
 }
 
@@ -385,37 +662,38 @@ void SPHFluid<D>::step(const double* force) {
   const double alpha = prm_.viscosity, h = prm_.h, c0 = prm_.c0, eps = 0.01 * h * h;
   const SPHPairTable& F = fluid_pairs_;
   const SPHPairTable& Wt = wall_pairs_;
-#pragma omp parallel for schedule(static) num_threads(nt_) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i) {
-    const Vec xi = pt<D>(X, i), vi = pt<D>(V, i);
-    const double Pi = p_[i] / (rho_[i] * rho_[i]);
-    Vec a = prm_.gravity;
-    if (force) a += pt<D>(force, i) / m;
-    const int* idx = F.index.data() + i * F.stride;
-    const double* aa = F.a.data() + i * F.stride;
-    for (int k = 0; k < F.count[i]; ++k) {
-      const Index j = idx[k];
-      const Vec r = xi - pt<D>(X, j);
-      double c = Pi + p_[j] / (rho_[j] * rho_[j]);
-      const double vr = (vi - pt<D>(V, j)).dot(r);
-      if (vr < 0) {  // Monaghan viscosity (approaching pairs)
-        const double mu = h * vr / (r.squaredNorm() + eps);
-        c += -alpha * c0 * mu / (0.5 * (rho_[i] + rho_[j]));
+  const double* rho = rho_.data();
+  const double* PR = pr2_.data();
+  double* A = a_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+#pragma omp parallel num_threads(nt_) if (N_ >= kParallelMin)
+  {
+#pragma omp for schedule(static)
+    for (Index k = 0; k < D * N_; ++k) A[k] = 0.0;
+    in_two_phases(chunks, [&](Index c) {
+      sim_force_pairs<D>(chunk_[c], chunk_[c + 1], X, V, PR, rho, F.count.data(), F.index.data(), F.a.data(), F.stride,
+                         m, h, alpha, c0, eps, A);
+    });
+#pragma omp for schedule(static)
+    for (Index i = 0; i < N_; ++i) {
+      Vec a = prm_.gravity;
+      if (force) a += pt<D>(force, i) / m;
+      a += pt<D>(A, i);
+      if (M_ > 0) {
+        const Vec xi = pt<D>(X, i), vi = pt<D>(V, i);
+        const double Pi = PR[i];
+        const int* iw = Wt.index.data() + i * Wt.stride;
+        const double* aw = Wt.a.data() + i * Wt.stride;
+        for (int k = 0; k < Wt.count[i]; ++k) {
+          const Vec r = xi - pt<D>(XB, iw[k]);
+          double c = 2.0 * Pi;
+          const double vr = vi.dot(r);
+          if (vr < 0) c += -alpha * c0 * h * vr / (r.squaredNorm() + eps) / rho[i];
+          a -= (m * c * aw[k]) * r;
+        }
       }
-      a -= (m * c * aa[k]) * r;
+      Eigen::Map<Vec>(A + D * i) = a;
     }
-    if (M_ > 0) {
-      const int* iw = Wt.index.data() + i * Wt.stride;
-      const double* aw = Wt.a.data() + i * Wt.stride;
-      for (int k = 0; k < Wt.count[i]; ++k) {
-        const Vec r = xi - pt<D>(XB, iw[k]);
-        double c = 2.0 * Pi;
-        const double vr = vi.dot(r);
-        if (vr < 0) c += -alpha * c0 * h * vr / (r.squaredNorm() + eps) / rho_[i];
-        a -= (m * c * aw[k]) * r;
-      }
-    }
-    Eigen::Map<Vec>(a_.data() + D * i) = a;
   }
   team_.end(now_seconds() - t0);  // the parallel part of the step
   // symplectic Euler, then the sphere and the domain box
@@ -477,17 +755,18 @@ template <int D>
 struct SPHPredictionT<D>::Tape {
   std::mutex lock;
   bool valid = false;
-  Eigen::VectorXd pos;                    //!< positions the tape was taken at (DN)
-  Eigen::VectorXd rho, P, dP, bar;        //!< N
-  Eigen::VectorXd mu, acc;                //!< DN
-  std::vector<double> pW, pa, pb;         //!< per symmetric fluid pair: W, W'/d, (W'' - W'/d)/d^2
-  std::vector<double> ps, pT;             //!< vjp scratch per pair: (mu_i - mu_j).r, and the D-vector term
-  std::vector<double> wa, wb;             //!< per fluid-wall entry
+  bool has_acc = false;             //!< acc is the pressure acceleration at pos (taken by step)
+  Eigen::VectorXd pos;              //!< positions the tape was taken at (DN)
+  Eigen::VectorXd rho, P, dP, bar;  //!< N (bar: VJP scratch)
+  Eigen::VectorXd mu, acc, sum;     //!< DN: VJP's mu, pressure acceleration at pos, pair scatter accumulator
+  std::vector<double> pa, pb;       //!< per symmetric fluid pair: W'/d, (W'' - W'/d)/d^2
+  std::vector<double> wa, wb;       //!< per fluid-wall entry
   void size(Index N, Index np, Index nw) {
     if (pos.size() != D * N) {
       pos.resize(D * N);
       mu.resize(D * N);
       acc.resize(D * N);
+      sum.resize(D * N);
       rho.resize(N);
       P.resize(N);
       dP.resize(N);
@@ -495,11 +774,8 @@ struct SPHPredictionT<D>::Tape {
       valid = false;
     }
     if (Index(pa.size()) != np) {
-      pW.resize(np);
       pa.resize(np);
       pb.resize(np);
-      ps.resize(np);
-      pT.resize(D * np);
       valid = false;
     }
     if (Index(wa.size()) != nw) {
@@ -530,11 +806,11 @@ void SPHPredictionT<D>::refreeze(SPHFluid<D>& fluid) {
     for (auto& t : tapes_)
       if (t) t->valid = false;
   }
-  freeze();
+  freeze(true);
 }
 
 template <int D>
-void SPHPredictionT<D>::freeze() {
+void SPHPredictionT<D>::freeze(bool symmetric) {
   N_ = Index(nb_.fluid_start.size()) - 1;
   if (N_ < 1 || Index(nb_.wall_start.size()) != N_ + 1)
     throw std::invalid_argument("neighbour lists must have N+1 starts for fluid and walls");
@@ -547,54 +823,46 @@ void SPHPredictionT<D>::freeze() {
     if (b < 0 || D * b + D > xb_.size()) throw std::invalid_argument("neighbour lists: wall index out of range");
   wall_.assign(nb_.wall.begin(), nb_.wall.end());
   const std::vector<Index>& fluid_ = nb_.fluid;
-  // symmetric pairs: entries j > i create a pair, entries j < i find the partner's
-  std::vector<int> dir_pair_(fluid_.size(), -1);  // the pair of every directed entry
-  pair_i_.clear();
+  // symmetric pairs i < j, grouped by i (list order)
   pair_j_.clear();
-  pair_i_.reserve(fluid_.size() / 2);
   pair_j_.reserve(fluid_.size() / 2);
   pair_start_.assign(N_ + 1, 0);
   for (Index i = 0; i < N_; ++i) {
-    pair_start_[i] = Index(pair_i_.size());
+    pair_start_[i] = Index(pair_j_.size());
     for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
-      if (fluid_[k] > i) {
-        dir_pair_[k] = int(pair_i_.size());
-        pair_i_.push_back(int(i));
-        pair_j_.push_back(int(fluid_[k]));
+      if (fluid_[k] > i) pair_j_.push_back(int(fluid_[k]));
+  }
+  pair_start_[N_] = Index(pair_j_.size());
+  // every entry j < i must be matched by i in j's list (reads only: parallel)
+  Index asymmetric = -1;
+  if (!symmetric) {
+    int threads = 1;  // the verdict of the step's team (one thread before any probe)
+    {
+      std::lock_guard<std::mutex> g(team_mutex_);
+      threads = std::max(1, step_team_.best());
+    }
+#pragma omp parallel for schedule(static) reduction(max : asymmetric) num_threads(threads) if (N_ >= kParallelMin)
+    for (Index i = 0; i < N_; ++i)
+      for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
+        const Index j = fluid_[k];
+        if (j > i) continue;
+        bool found = false;
+        for (Index q = nb_.fluid_start[j]; q < nb_.fluid_start[j + 1] && !found; ++q) found = fluid_[q] == i;
+        if (!found) asymmetric = std::max(asymmetric, i);
       }
   }
-  pair_start_[N_] = Index(pair_i_.size());
-  // (reads only entries j -> i with i > j, all written above: parallel)
-  Index asymmetric = -1;
-  int threads = 1;  // the verdict of the step's team (one thread before any probe)
-  {
-    std::lock_guard<std::mutex> g(team_mutex_);
-    threads = std::max(1, step_team_.best());
-  }
-#pragma omp parallel for schedule(static) reduction(max : asymmetric) num_threads(threads) if (N_ >= kParallelMin)
-  for (Index i = 0; i < N_; ++i)
-    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
-      const Index j = fluid_[k];
-      if (j > i) continue;
-      for (Index q = nb_.fluid_start[j]; q < nb_.fluid_start[j + 1]; ++q)
-        if (fluid_[q] == i) {
-          dir_pair_[k] = dir_pair_[q];
-          break;
-        }
-      if (dir_pair_[k] < 0) asymmetric = std::max(asymmetric, i);
-    }
   if (asymmetric >= 0)
     throw std::invalid_argument("neighbour lists must be symmetric (and exclude self pairs): particle " +
                                 std::to_string(asymmetric) + " lists a neighbour that does not list it");
-  low_start_.assign(N_ + 1, 0);
-  low_pair_.clear();
-  low_pair_.reserve(pair_i_.size());
-  for (Index i = 0; i < N_; ++i) {
-    low_start_[i] = Index(low_pair_.size());
-    for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k)
-      if (fluid_[k] < i) low_pair_.push_back(dir_pair_[k]);
-  }
-  low_start_[N_] = Index(low_pair_.size());
+  // chunks of the two-phase scatter (pairs of particle i: pair_start_[i] ..)
+  build_chunks(
+      N_,
+      [&](Index i) {
+        Index r = i;
+        for (Index p = pair_start_[i]; p < pair_start_[i + 1]; ++p) r = std::max<Index>(r, pair_j_[p]);
+        return r;
+      },
+      chunk_);
 }
 
 template <int D>
@@ -638,40 +906,25 @@ Tape& thread_tape() {
 // and the kernel terms of every frozen pair (once per symmetric pair).
 template <int D>
 void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
-  const Index np = Index(pair_i_.size());
+  const Index np = Index(pair_j_.size());
   w.size(N_, np, Index(wall_.size()));
-  const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, r0 = prm_.rho0, W0 = kernel_.W(0.0);
+  const double m = prm_.mass(), B = prm_.tait_B(), g = prm_.gamma, ir0 = 1.0 / prm_.rho0, W0 = kernel_.W(0.0);
   const double* XB = xb_.data();
   const KernelConst ker(kernel_);
-  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
-  const Index *PS = pair_start_.data(), *LS = low_start_.data();
-  double *pW = w.pW.data(), *pa = w.pa.data(), *pb = w.pb.data();
+  const int *PJ = pair_j_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *CH = chunk_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+  double *pa = w.pa.data(), *pb = w.pb.data(), *sum = w.rho.data();
 #pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
-    // per block of pairs: squared distances (gathers), then the kernel terms
-    // as SIMD array expressions over the contiguous block
-    constexpr Index kBlock = 256;
-    const Index blocks = (np + kBlock - 1) / kBlock;
 #pragma omp for schedule(static)
-    for (Index blk = 0; blk < blocks; ++blk) {
-      const Index p0 = blk * kBlock, len = std::min(kBlock, np - p0);
-      using Arr = Eigen::Array<double, Eigen::Dynamic, 1, 0, kBlock, 1>;
-      Arr d(len);
-      for (Index p = 0; p < len; ++p) d[p] = (pt<D>(X, PI[p0 + p]) - pt<D>(X, PJ[p0 + p])).squaredNorm();
-      d = d.sqrt();
-      const Arr q = d * ker.inv_h;
-      const Arr t2 = (2.0 - q).max(0.0), t1 = (1.0 - q).max(0.0);
-      const Arr id = (d > 1e-12).select(d.inverse(), 0.0);
-      const Arr a = ker.dw * (12.0 * t1.square() - 3.0 * t2.square()) * id;
-      Eigen::Map<Eigen::ArrayXd>(pW + p0, len) = ker.w * (t2.cube() - 4.0 * t1.cube());
-      Eigen::Map<Eigen::ArrayXd>(pa + p0, len) = a;
-      Eigen::Map<Eigen::ArrayXd>(pb + p0, len) = (ker.d2w * (6.0 * t2 - 24.0 * t1) - a) * id.square();
-    }
+    for (Index i = 0; i < N_; ++i) sum[i] = 0.0;
+    in_two_phases(chunks, [&](Index c) {
+      pred_kernel_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, ker, pa, pb, sum);
+    });
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {
-      double rho = W0;
-      for (Index p = PS[i]; p < PS[i + 1]; ++p) rho += pW[p];
-      for (Index l = LS[i]; l < LS[i + 1]; ++l) rho += pW[LP[l]];
+      double rho = W0 + sum[i];
       const VecD<D> xi = pt<D>(X, i);
       for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) {
         const KernelTerms t = ker((xi - pt<D>(XB, WL[k])).norm());
@@ -680,42 +933,47 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
         w.wb[k] = t.b;
       }
       rho *= m;
-      // clamped at zero like the simulator (no tensile attraction at the free surface)
-      const double s = tait_ratio(rho / r0, g);
-      const double pr = s > 1.0 ? B * (s - 1.0) : 0.0, dp = s > 1.0 ? B * g * s / rho : 0.0;
+      // clamped at zero like the simulator (no tensile attraction at the free
+      // surface); one division per particle (they dominated this loop)
+      const double ir = 1.0 / rho, s = tait_ratio(rho * ir0, g);
+      const double pr = s > 1.0 ? B * (s - 1.0) : 0.0, dp = s > 1.0 ? B * g * s * ir : 0.0;
       w.rho[i] = rho;
-      w.P[i] = pr / (rho * rho);
-      w.dP[i] = dp / (rho * rho) - 2.0 * pr / (rho * rho * rho);
+      w.P[i] = pr * (ir * ir);
+      w.dP[i] = (dp - 2.0 * pr * ir) * (ir * ir);
     }
   }
 }
 
 // a_i = -m sum_j (P_i + P_j) W'/d (x_i - x_j) - 2 m P_i sum_b W'/d (x_i - x_b); the
-// pair term is antisymmetric: once per pair (in the tape's scratch), gathered.
+// pair term is antisymmetric: once per pair, added to i and subtracted from j.
 template <int D>
-void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int threads) const {
-  const double m = prm_.mass();
+void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int threads, const Step* st) const {
+  const double m = prm_.mass(), dt = prm_.dt, im = 1.0 / m;
+  const VecD<D> g = prm_.gravity;
+  const Index n = D * N_;
   const double* XB = xb_.data();
-  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
-  const Index *PS = pair_start_.data(), *LS = low_start_.data();
-  const Index np = Index(pair_i_.size());
-  const double* pa = w.pa.data();
-  double* pT = const_cast<Tape&>(w).pT.data();  // scratch, not part of the recorded state
+  const int *PJ = pair_j_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *CH = chunk_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+  const double *pa = w.pa.data(), *P = w.P.data();
+  double* F = const_cast<Tape&>(w).sum.data();  // scratch, not part of the recorded state
 #pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
 #pragma omp for schedule(static)
-    for (Index p = 0; p < np; ++p) {
-      const int i = PI[p], j = PJ[p];
-      Eigen::Map<VecD<D>>(pT + D * p) = ((w.P[i] + w.P[j]) * pa[p]) * (pt<D>(X, i) - pt<D>(X, j));
-    }
+    for (Index k = 0; k < D * N_; ++k) F[k] = 0.0;
+    in_two_phases(chunks, [&](Index c) { pred_accel_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, P, pa, F); });
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {
-      VecD<D> acc = VecD<D>::Zero(), accw = VecD<D>::Zero();
-      for (Index p = PS[i]; p < PS[i + 1]; ++p) acc += pt<D>(pT, p);
-      for (Index l = LS[i]; l < LS[i + 1]; ++l) acc -= pt<D>(pT, LP[l]);
+      VecD<D> accw = VecD<D>::Zero();
       const VecD<D> xi = pt<D>(X, i);
       for (Index k = nb_.wall_start[i]; k < nb_.wall_start[i + 1]; ++k) accw += w.wa[k] * (xi - pt<D>(XB, WL[k]));
-      Eigen::Map<VecD<D>>(a + D * i) = -m * acc - (2.0 * m * w.P[i]) * accw;
+      const VecD<D> ai = -m * pt<D>(F, i) - (2.0 * m * P[i]) * accw;
+      Eigen::Map<VecD<D>>(a + D * i) = ai;
+      if (!st) continue;
+      // the step (symplectic Euler), per particle: x_next may alias X
+      const VecD<D> vn = pt<D>(st->V, i) + dt * (ai + g + im * pt<D>(st->U, i));
+      Eigen::Map<VecD<D>>(st->xn + n + D * i) = vn;
+      Eigen::Map<VecD<D>>(st->xn + D * i) = xi + dt * vn;
     }
   }
 }
@@ -737,29 +995,36 @@ void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, 
   std::unique_lock<std::mutex> lk;
   if (slot) lk = std::unique_lock<std::mutex>(slot->lock, std::try_to_lock);
   Tape& w = lk.owns_lock() ? *slot : thread_tape<Tape>();
+  const double dt = prm_.dt, im = 1.0 / prm_.mass();
+  // The pressure acceleration depends on the positions alone: at the tape's
+  // own positions (bit-identical) it is reused. In an MPC window, step 0
+  // starts at the frame's state in every evaluation of the solve.
+  if (lk.owns_lock() && w.valid && w.has_acc && w.pos.size() == n &&
+      std::memcmp(w.pos.data(), x.data(), sizeof(double) * size_t(n)) == 0) {
+    const VecD<D> g = prm_.gravity;
+    for (Index p = 0; p < N_; ++p) {  // the same update as accel's (streaming: serial)
+      const VecD<D> vn = pt<D>(x.data() + n, p) + dt * (pt<D>(w.acc.data(), p) + g + im * pt<D>(u.data(), p));
+      const VecD<D> xp = pt<D>(x.data(), p);
+      Eigen::Map<VecD<D>>(x_next.data() + n + D * p) = vn;
+      Eigen::Map<VecD<D>>(x_next.data() + D * p) = xp + dt * vn;
+    }
+    return;
+  }
   const double t0 = now_seconds();
   const int threads = team_begin(step_team_);
   forward(x.data(), w, threads);
-  accel(x.data(), w, w.acc.data(), threads);
-  team_end(step_team_, now_seconds() - t0);
   if (lk.owns_lock()) {
-    w.pos = x.head(n);
-    w.valid = true;
+    w.pos = x.head(n);  // (before x_next is written: they may be the same vector)
+    w.valid = w.has_acc = true;
   }
-  const double dt = prm_.dt, im = 1.0 / prm_.mass();
-  const VecD<D> g = prm_.gravity;
-  for (Index p = 0; p < N_; ++p) {  // streaming: serial
-    const VecD<D> vn = pt<D>(x.data() + n, p) + dt * (pt<D>(w.acc.data(), p) + g + im * pt<D>(u.data(), p));
-    for (int k = 0; k < D; ++k) {
-      x_next[n + D * p + k] = vn[k];
-      x_next[D * p + k] = x[D * p + k] + dt * vn[k];
-    }
-  }
+  const Step st{x.data() + n, u.data(), x_next.data()};
+  accel(x.data(), w, w.acc.data(), threads, &st);
+  team_end(step_team_, now_seconds() - t0);
 }
 
 // Reverse mode of step. With mu = lam_v + dt lam_x (adjoint of v+):
 //   gx_pos = lam_x + dt (da/dpos)' mu,  gx_vel = mu,  gu = dt mu / m.
-// (da/dpos)' mu is gathered per particle (the fluid lists are symmetric):
+// (da/dpos)' mu per particle (the fluid lists are symmetric):
 //   barP_k = -m sum_j (mu_k - mu_j).gW_kj - 2 m sum_b mu_k.gW_kb,
 //   barrho_k = barP_k dP_k,
 //   bar x_k = -m sum_j (P_k + P_j) H_kj (mu_k - mu_j) - 2 m sum_b P_k H_kb mu_k
@@ -783,55 +1048,48 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
       forward(x.data(), *slot, threads);
       slot->pos = x.head(n);
       slot->valid = true;
+      slot->has_acc = false;  // (no acceleration pass here)
     }
   } else {
     forward(x.data(), *wp, threads);
   }
   Tape& w = *wp;
-  const double dt = prm_.dt, m = prm_.mass();
-  w.mu = lam.tail(n) + dt * lam.head(n);
+  const double dt = prm_.dt, m = prm_.mass(), dtm = dt / m;
+  const double* L = lam.data();
+  double *GX = gx.data(), *GU = gu.data(), *M = w.mu.data();
   const double* X = x.data();
   const double* XB = xb_.data();
   const double* MU = w.mu.data();
-  // The pair terms are symmetric (s = (mu_i - mu_j).r_ij) or antisymmetric
-  // (the vector term T_ij = -T_ji): computed once per pair, gathered per
-  // particle over its pairs as first (+) and second (-) member.
-  const int *PI = pair_i_.data(), *PJ = pair_j_.data(), *LP = low_pair_.data(), *WL = wall_.data();
-  const Index *PS = pair_start_.data(), *LS = low_start_.data();
-  const Index np = Index(pair_i_.size());
-  const double *pa = w.pa.data(), *pb = w.pb.data();
-  double *ps = w.ps.data(), *pT = w.pT.data();
+  // The pair terms are symmetric (s = a (mu_i - mu_j).r_ij) or antisymmetric
+  // (the vector term T_ij = -T_ji): once per pair, scattered to both particles.
+  const int *PJ = pair_j_.data(), *WL = wall_.data();
+  const Index *PS = pair_start_.data(), *CH = chunk_.data();
+  const Index chunks = Index(chunk_.size()) - 1;
+  const double *pa = w.pa.data(), *pb = w.pb.data(), *P = w.P.data();
+  double *bar = w.bar.data(), *G = w.sum.data();
 #pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
 #pragma omp for schedule(static)
-    for (Index p = 0; p < np; ++p) {
-      const int i = PI[p], j = PJ[p];
-      ps[p] = pa[p] * (pt<D>(MU, i) - pt<D>(MU, j)).dot(pt<D>(X, i) - pt<D>(X, j));
+    for (Index k = 0; k < N_; ++k) {
+      bar[k] = 0.0;
+      for (int c = 0; c < D; ++c) {
+        G[D * k + c] = 0.0;
+        M[D * k + c] = L[n + D * k + c] + dt * L[D * k + c];  // mu = lam_v + dt lam_x
+      }
     }
+    in_two_phases(chunks, [&](Index c) { vjp_density_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, MU, pa, bar); });
 #pragma omp for schedule(static)
     for (Index k = 0; k < N_; ++k) {
-      double bar = 0.0, barw = 0.0;
-      for (Index p = PS[k]; p < PS[k + 1]; ++p) bar += ps[p];
-      for (Index l = LS[k]; l < LS[k + 1]; ++l) bar += ps[LP[l]];
+      double barw = 0.0;
       const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
       for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q)
         barw += w.wa[q] * mk.dot(xk - pt<D>(XB, WL[q]));
-      w.bar[k] = (-m * bar - 2.0 * m * barw) * w.dP[k];  // bar rho_k
+      bar[k] = (-m * bar[k] - 2.0 * m * barw) * w.dP[k];  // bar rho_k
     }
-#pragma omp for schedule(static)
-    for (Index p = 0; p < np; ++p) {
-      const int i = PI[p], j = PJ[p];
-      const VecD<D> r = pt<D>(X, i) - pt<D>(X, j), dm = pt<D>(MU, i) - pt<D>(MU, j);
-      const double a = pa[p], b = pb[p];
-      // -(P_i + P_j) H dm + (bar_i + bar_j) a r, H dm = a dm + b r (r.dm)
-      Eigen::Map<VecD<D>>(pT + D * p) =
-          (-(w.P[i] + w.P[j])) * (a * dm + (b * r.dot(dm)) * r) + ((w.bar[i] + w.bar[j]) * a) * r;
-    }
+    in_two_phases(chunks, [&](Index c) { vjp_force_pairs<D>(CH[c], CH[c + 1], PS, PJ, X, MU, P, bar, pa, pb, G); });
 #pragma omp for schedule(static)
     for (Index k = 0; k < N_; ++k) {
-      VecD<D> g = VecD<D>::Zero(), gw1 = VecD<D>::Zero(), gw2 = VecD<D>::Zero();
-      for (Index p = PS[k]; p < PS[k + 1]; ++p) g += pt<D>(pT, p);
-      for (Index l = LS[k]; l < LS[k + 1]; ++l) g -= pt<D>(pT, LP[l]);
+      VecD<D> gw1 = VecD<D>::Zero(), gw2 = VecD<D>::Zero();
       const VecD<D> xk = pt<D>(X, k), mk = pt<D>(MU, k);
       for (Index q = nb_.wall_start[k]; q < nb_.wall_start[k + 1]; ++q) {
         const VecD<D> r = xk - pt<D>(XB, WL[q]);
@@ -839,13 +1097,25 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
         gw1 += a * mk + (b * r.dot(mk)) * r;  // H mk
         gw2 += a * r;
       }
-      g = m * g - (2.0 * m * w.P[k]) * gw1 + (m * w.bar[k]) * gw2;
-      for (int c = 0; c < D; ++c) gx[D * k + c] = lam[D * k + c] + dt * g[c];
+      const VecD<D> g = m * pt<D>(G, k) - (2.0 * m * P[k]) * gw1 + (m * bar[k]) * gw2;
+      for (int c = 0; c < D; ++c) {
+        GX[D * k + c] = L[D * k + c] + dt * g[c];
+        GX[n + D * k + c] = M[D * k + c];
+        GU[D * k + c] = dtm * M[D * k + c];
+      }
     }
   }
-  gx.tail(n) = w.mu;
-  gu = (dt / m) * w.mu;
   team_end(vjp_team_, now_seconds() - t0);
+}
+
+// The control enters v+ only (v+ = ... + dt u / m): gu = dt mu / m.
+template <int D>
+void SPHPredictionT<D>::vjp_controls(const CRefVec&, const CRefVec&, const CRefVec& lam, RefVec, RefVec gu,
+                                     Index) const {
+  const Index n = D * N_;
+  const double dt = prm_.dt, dtm = dt / prm_.mass();
+  const double* L = lam.data();
+  for (Index k = 0; k < n; ++k) gu[k] = dtm * (L[n + k] + dt * L[k]);  // as vjp's
 }
 
 template struct SPHParamsT<2>;

@@ -1027,6 +1027,11 @@ class PredictionModel:
         """
         x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).
         """
+    def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step
+        (cheaper than vjp where the model offers it).
+        """
     @property
     def has_jacobians(self) -> bool:
         """
@@ -1171,7 +1176,8 @@ class HorizonOptimizer:
         x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the previous
         solution shifted by one step, zeros the first time), u_reference (H, s) or
         None: the control term is ||u_i - u_reference_i||^2_R (e.g. a feed-forward). Returns a dict with u
-        (H, s), states (H+1, n), cost, cost_initial, iterations, evaluations, seconds.
+        (H, s), states (H+1, n), cost, cost_initial, iterations, evaluations (cost), gradients,
+        seconds.
         """
     @property
     def has_solution(self) -> bool:
@@ -1408,7 +1414,7 @@ def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float6
     """
     Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
     lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
-    iterations, evaluations, seconds. Holds the GIL (fun is Python).
+    iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).
     """
 def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
     """

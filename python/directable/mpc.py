@@ -79,7 +79,9 @@ def _weight(x, dim, name):
 class MPCResult:
     """One window: ``u`` (H, s), predicted ``states`` (H+1, n), ``cost`` J at
     ``u``, ``cost_initial`` J at the starting controls, ``iterations``,
-    ``evaluations`` (cost/gradient evaluations), ``seconds``."""
+    ``evaluations`` (cost evaluations: forward rollouts), ``gradients``
+    (gradient evaluations: adjoint passes; a shortened line-search trial
+    evaluates the cost alone), ``seconds``."""
 
     u: np.ndarray
     states: np.ndarray
@@ -88,6 +90,7 @@ class MPCResult:
     iterations: int
     evaluations: int
     seconds: float
+    gradients: int = 0
 
     @property
     def cost_decrease(self) -> float:
@@ -173,7 +176,8 @@ class HorizonOptimizer:
         d = self._core.solve(as_float_array(x0, "x0"), as_float_array(reference, "reference"),
                              optional_array(u0, "u0"), optional_array(u_reference, "u_reference"))
         return MPCResult(u=d["u"], states=d["states"], cost=d["cost"], cost_initial=d["cost_initial"],
-                         iterations=d["iterations"], evaluations=d["evaluations"], seconds=d["seconds"])
+                         iterations=d["iterations"], evaluations=d["evaluations"], seconds=d["seconds"],
+                         gradients=d["gradients"])
 
     def run(self, plant, x0, reference, steps, progress=None) -> RecedingRun:
         """Receding-horizon loop over ``steps`` steps driving ``plant`` (a

@@ -39,6 +39,13 @@ class PredictionModel {
   virtual void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const = 0;
   //! gx = (df_i/dx)' lam, gu = (df_i/du)' lam, evaluated at (x, u).
   virtual void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i) const = 0;
+  //! gu alone, for callers that need no gx (the adjoint pass at the window's
+  //! first step, whose state is given): gx is scratch, left unspecified.
+  //! Models override it where gu costs less than the whole VJP.
+  virtual void vjp_controls(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu,
+                            Index i) const {
+    vjp(x, u, lam, gx, gu, i);
+  }
   //! Whether jacobians() is available (needed by the Gauss-Newton method).
   virtual bool has_jacobians() const { return false; }
   //! A = df_i/dx (n x n), B = df_i/du (n x s) at (x, u).
@@ -143,7 +150,8 @@ struct MPCStats {
   double cost_initial = 0.0;  //!< J at the starting controls
   double cost = 0.0;          //!< J at the returned controls
   Index iterations = 0;       //!< iterations performed
-  Index evaluations = 0;      //!< cost/gradient evaluations
+  Index evaluations = 0;      //!< cost evaluations (for the MPC: forward rollouts)
+  Index gradients = 0;        //!< gradient evaluations (for the MPC: adjoint passes)
   double seconds = 0.0;
   double cost_decrease() const { return cost_initial - cost; }
 };
@@ -156,15 +164,21 @@ struct LBFGSOptions {
   double gtol = 0.0;         //!< stop when the projected gradient's max-norm <= gtol
 };
 using ObjectiveFn = std::function<double(const Eigen::VectorXd&, Eigen::VectorXd&)>;
+//! f(x) alone.
+using ValueFn = std::function<double(const Eigen::VectorXd&)>;
 //! Buffers of minimize_lbfgs (the N x memory pairs and N-vectors); pass one
 //! to reuse them across calls (no allocation once sized).
 struct LBFGSWorkspace {
   Eigen::MatrixXd S, Y;
-  Eigen::VectorXd rho, alpha, g, gn, d, xn, q, free;
+  Eigen::VectorXd rho, alpha, sy, yy, g, gn, d, xn, q, free;
 };
 //! Minimises from x (projected first) in place; lower/upper empty = unbounded.
+//! value (optional): f alone, for the line search's shortened trials (a unit
+//! step's trial always calls fg); after such a trial is accepted, fg is
+//! called at the same point for the gradient (it may reuse its work).
 MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::VectorXd& lower,
-                        const Eigen::VectorXd& upper, const LBFGSOptions& opt, LBFGSWorkspace* workspace = nullptr);
+                        const Eigen::VectorXd& upper, const LBFGSOptions& opt, LBFGSWorkspace* workspace = nullptr,
+                        const ValueFn& value = {});
 
 //! The horizon optimizer (Model); its buffers (Data) are allocated once.
 class HorizonOptimizer {
@@ -203,6 +217,8 @@ class HorizonOptimizer {
  private:
   void rollout(const CRefVec& x0, const Eigen::VectorXd& u, VectorSeq& xs) const;
   double cost_of(const VectorSeq& xs, const Eigen::VectorXd& u, const SeqView& ref);
+  //! Gradient (H*s) at u_try_ from the rollout in x_ (the adjoint pass).
+  void adjoint(const SeqView& ref, Eigen::VectorXd& grad);
   MPCStats solve_gauss_newton(const CRefVec& x0, const SeqView& reference);
   void project(Eigen::VectorXd& u) const;
 

@@ -4,8 +4,9 @@
 // viscosity, uniform-grid neighbour search, boundary particles for walls
 // (mirrored pressure), gravity, a moving rigid sphere (kinematic), and a
 // per-particle external force as the control. Symplectic Euler; every
-// particle loop is parallel (per-particle gathers over full neighbour
-// lists, no atomics). And the paper's simplified prediction model: body
+// loop is parallel (symmetric pairs evaluated once and added to both
+// particles in two phases of disjoint chunks: no atomics, the same results
+// for any thread count). And the paper's simplified prediction model: body
 // forces and the pressure term only, neighbour sets frozen over the window,
 // with its exact vector-Jacobian product.
 //
@@ -91,7 +92,8 @@ struct NeighbourLists {
 //! Neighbour table of the simulator (a Verlet list: candidates within 2h +
 //! skin, rebuilt once some particle has moved skin/2 since the last build):
 //! fixed stride per particle (grown when a particle has more candidates),
-//! neighbour index, and W'(d)/d of the current step (0 beyond 2h).
+//! neighbour index, and W'(d)/d of the current step (0 beyond 2h). Fluid
+//! pairs are listed once, by their first particle (j > i); walls per particle.
 struct SPHPairTable {
   Index stride = 0;
   std::vector<int> count, index;
@@ -131,7 +133,8 @@ class SPHFluid {
 
   //! Replaces positions and velocities (DN each, finite).
   void set_state(const Eigen::Ref<const Eigen::VectorXd>& positions, const Eigen::Ref<const Eigen::VectorXd>& velocities);
-  //! Current neighbour sets (rebuilt from the current positions).
+  //! Current neighbour sets: the pairs within 2h of the current positions
+  //! (from the Verlet lists, rebuilt first if due).
   NeighbourLists neighbours();
   //! The same into `nb`, reusing its buffers.
   void neighbours(NeighbourLists& nb);
@@ -142,9 +145,11 @@ class SPHFluid {
   Params prm_;
   CubicSpline<D> kernel_;
   Index N_, M_;
-  Eigen::VectorXd x_, v_, a_, rho_, p_, xb_;
+  Eigen::VectorXd x_, v_, a_, rho_, p_, pr2_, xb_;  // pr2_ = p / rho^2
   NeighbourGrid<D> fluid_grid_, wall_grid_;
   SPHPairTable fluid_pairs_, wall_pairs_;
+  std::vector<Index> chunk_;   //!< chunks of particles of the two-phase pair scatter (see sph.cpp)
+  std::vector<Index> cursor_;  //!< neighbours(): fill positions per particle
   Eigen::VectorXd x_built_;  //!< positions at the last list build
   double skin_ = 0.0;
   bool rebuild_ = true;
@@ -164,12 +169,14 @@ using SPHFluid3D = SPHFluid<3>;
 //! a_p the SPH pressure acceleration over the frozen neighbour lists
 //! (boundary particles mirror the fluid particle's pressure).
 //!
-//! Kernel terms are evaluated once per symmetric pair (i < j) and gathered
-//! per particle through the directed lists (parallel, no atomics).
+//! Kernel terms are evaluated once per symmetric pair (i < j) and every pair
+//! term is added to both particles, in two phases of chunks of particles
+//! that touch disjoint particles (parallel, no atomics, the same sums for
+//! any thread count).
 //! step(x, u, ., i) records a tape for window step i (densities, pressures,
-//! kernel derivatives per pair, and the positions it was taken at); vjp(x,
-//! ., ., ., ., i) reuses it when x's positions are bit-identical to those,
-//! else recomputes. Tapes are allocated on the first visit of each i and
+//! kernel derivatives per pair, the pressure acceleration, and the positions
+//! it was taken at); step and vjp(x, ., ., ., ., i) reuse it when x's
+//! positions are bit-identical to those, else recompute. Tapes are allocated on the first visit of each i and
 //! guarded by a lock (concurrent callers fall back to per-thread scratch).
 template <int D>
 class SPHPredictionT : public PredictionModel {
@@ -186,6 +193,9 @@ class SPHPredictionT : public PredictionModel {
   Index s() const override { return D * N_; }
   void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const override;
   void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i) const override;
+  //! gu = dt/m (lam_v + dt lam_x): no pair pass.
+  void vjp_controls(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu,
+                    Index i) const override;
   //! Pressure acceleration a_p (DN) at positions (DN).
   void pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eigen::VectorXd> a) const;
 
@@ -193,9 +203,17 @@ class SPHPredictionT : public PredictionModel {
 
  private:
   Tape* tape(Index i) const;  //!< slot of window step i (created on first use)
-  void freeze();              //!< checks nb_ and builds the pair structures from it
+  //! Checks nb_ and builds the pair structures from it; `symmetric`: the
+  //! lists come from SPHFluid::neighbours (symmetric by construction, not re-checked).
+  void freeze(bool symmetric = false);
   void forward(const double* X, Tape& t, int threads) const;
-  void accel(const double* X, const Tape& t, double* a, int threads) const;
+  //! The step's inputs and output: velocities V (DN), controls U (DN), next state xn (2DN).
+  struct Step {
+    const double *V, *U;
+    double* xn;
+  };
+  //! Pressure accelerations into a (DN); given st, also the step into st->xn.
+  void accel(const double* X, const Tape& t, double* a, int threads, const Step* st = nullptr) const;
   int team_begin(TeamChooser& team) const;
   void team_end(TeamChooser& team, double seconds) const;
   Params prm_;
@@ -204,11 +222,11 @@ class SPHPredictionT : public PredictionModel {
   Eigen::VectorXd xb_;
   Index N_;
   // symmetric fluid pairs i < j (kernel terms computed once per pair; the
-  // pairs of particle i as first member are pair_start_[i] .. [i+1]), the
-  // pairs where i is second member (low_start_, low_pair_), and a 32-bit
-  // copy of the wall lists
-  std::vector<int> pair_i_, pair_j_, wall_, low_pair_;
-  std::vector<Index> pair_start_, low_start_;
+  // partners j of particle i are pair_j_[pair_start_[i] .. [i+1]]), the
+  // chunks of particles of the two-phase pair scatter (chunk_[c] ..
+  // chunk_[c+1]; see sph.cpp), and a 32-bit copy of the wall lists
+  std::vector<int> pair_j_, wall_;
+  std::vector<Index> pair_start_, chunk_;
   mutable std::mutex tapes_mutex_, team_mutex_;
   mutable TeamChooser step_team_, vjp_team_;
   mutable std::vector<std::unique_ptr<Tape>> tapes_;
