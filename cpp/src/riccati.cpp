@@ -108,6 +108,7 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
   for (int k = 0; k < terms; ++k) R_scale[k] = pb.R_terms[k].second;
   kernel.load_P(out.P[T].data());
   for (Index i = T - 1; i >= 0; --i) {
+    if (pb.before_step) pb.before_step(i);
     check_step(pb, i);
     if (R_varies || i == T - 1) {
       for (int k = 0; k < terms; ++k) R_ptr[k] = pb.R_terms[k].first[i].data();
@@ -118,7 +119,8 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
         if (llt_R.info() != Eigen::Success) throw_R_not_definite(R_varies, i);
       }
     }
-    if (i > 0) {
+    // In a pipeline step i - 1 may still be in the making: no prefetch then.
+    if (i > 0 && !pb.before_step) {
       auto& next = kernel.next;  // step i - 1's data, in the order it reads it
       for (const auto& term : pb.R_terms)
         if (!term.first.is_constant()) next.add(term.first[i - 1].data(), s * s * sizeof(double));
