@@ -305,7 +305,7 @@ MPCStats minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::
       gamma = 1.0 / std::max(1.0, w.q.norm());
     } else {
       const Index jn = (head - 1 + m) % m, jo = (head - stored + m) % m;  // newest, oldest
-      alpha[jn] = rho[jn] * update_dot(N, Q, S(jn), [](Index, double v) { return v; });
+      alpha[jn] = rho[jn] * Eigen::Map<const Eigen::VectorXd>(S(jn), N).dot(w.q);
       for (Index c = 0; c + 1 < stored; ++c) {
         const Index j = (head - 1 - c + m) % m, next = (head - 2 - c + m) % m;
         const double a = alpha[j];

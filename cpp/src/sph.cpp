@@ -157,47 +157,61 @@ Index initial_stride(const SPHParamsT<D>& p, double skin, double share) {
 // in registers (Eigen's packet stores may alias anything: pointers reached
 // through references or members would be reloaded after every store).
 
-// Simulator densities: W of each listed pair (j > i) to both particles, W'/d
-// kept per pair. Candidates are collected in blocks for the SIMD kernel.
+// Simulator densities: W of each listed pair (j > i) to both particles, per
+// block of whole particles' candidates: squared distances (gathers), the
+// kernel terms (SIMD), W scattered; the pairs within 2h (W > 0) are
+// compacted with their W'/d into near / a (branch-free: the candidates
+// beyond 2h come in no predictable order), so that the force pass skips the
+// skin's candidates.
 template <int D>
 void sim_density_pairs(Index i0, Index i1, const double* X, const int* count, const int* index, Index stride,
-                       const KernelConst ker, double* a, double* rho) {
+                       const KernelConst ker, int* near_count, int* near, double* a, double* rho) {
   constexpr Index kBlock = 256;
   alignas(64) double d2[kBlock], W[kBlock], A[kBlock];
-  int own[kBlock], nb[kBlock];
-  Index slot[kBlock];
-  Index n = 0;
-  auto flush = [&]() {
-    kernel_block(d2, n, ker, W, A, nullptr);
-    int run = own[0];
-    double acc = 0.0;
-    for (Index e = 0; e < n; ++e) {
-      a[slot[e]] = A[e];
-      if (own[e] != run) {
-        rho[run] += acc;
-        run = own[e];
-        acc = 0.0;
-      }
-      acc += W[e];
-      rho[nb[e]] += W[e];
+  for (Index i = i0; i < i1;) {
+    Index n = 0, ie = i;
+    for (; ie < i1 && n + count[ie] <= kBlock; n += count[ie], ++ie) {
+      const VecD<D> xk = pt<D>(X, ie);
+      const int* idx = index + ie * stride;
+      for (int q = 0; q < count[ie]; ++q) d2[n + q] = (xk - pt<D>(X, idx[q])).squaredNorm();
     }
-    rho[run] += acc;
-    n = 0;
-  };
-  for (Index i = i0; i < i1; ++i) {
-    const VecD<D> xi = pt<D>(X, i);
-    const int* idx = index + i * stride;
-    for (int k = 0; k < count[i]; ++k) {
-      if (n == kBlock) flush();
-      const int j = idx[k];
-      d2[n] = (xi - pt<D>(X, j)).squaredNorm();
-      own[n] = int(i);
-      nb[n] = j;
-      slot[n] = i * stride + k;
-      ++n;
+    if (ie == i) {  // more candidates than a block (a grown table): this particle in scalar form
+      const VecD<D> xk = pt<D>(X, i);
+      const int* idx = index + i * stride;
+      double acc = 0.0;
+      int c = 0;
+      for (int q = 0; q < count[i]; ++q) {
+        const KernelTerms t = ker((xk - pt<D>(X, idx[q])).norm());
+        acc += t.W;
+        rho[idx[q]] += t.W;
+        near[i * stride + c] = idx[q];
+        a[i * stride + c] = t.a;
+        c += t.W > 0.0;
+      }
+      rho[i] += acc;
+      near_count[i] = c;
+      ++i;
+      continue;
+    }
+    kernel_block(d2, n, ker, W, A, nullptr);
+    for (Index e = 0; i < ie; ++i) {
+      const int* idx = index + i * stride;
+      int* nr = near + i * stride;
+      double* ai = a + i * stride;
+      double acc = 0.0;
+      int c = 0;
+      for (int q = 0; q < count[i]; ++q, ++e) {
+        const int j = idx[q];
+        acc += W[e];
+        rho[j] += W[e];
+        nr[c] = j;
+        ai[c] = A[e];
+        c += W[e] > 0.0;
+      }
+      rho[i] += acc;
+      near_count[i] = c;
     }
   }
-  if (n > 0) flush();
 }
 
 // Simulator pressure + Monaghan viscosity: c_ij is symmetric, the force
@@ -496,9 +510,13 @@ void SPHFluid<D>::build_lists() {
     SPHPairTable& F = fluid_pairs_;
     SPHPairTable& Wt = wall_pairs_;
     const Index sf = F.stride, sw = Wt.stride;
-    if (Index(F.count.size()) != N_) F.count.resize(N_);
+    if (Index(F.count.size()) != N_) {
+      F.count.resize(N_);
+      F.near_count.resize(N_);
+    }
     if (Index(F.index.size()) != N_ * sf) {
       F.index.resize(N_ * sf);
+      F.near.resize(N_ * sf);
       F.a.resize(N_ * sf);
     }
     if (Index(Wt.count.size()) != N_) Wt.count.resize(N_);
@@ -565,7 +583,8 @@ void SPHFluid<D>::search() {
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) rho[i] = 0.0;
     in_two_phases(chunks, [&](Index c) {
-      sim_density_pairs<D>(chunk_[c], chunk_[c + 1], X, F.count.data(), F.index.data(), F.stride, ker, F.a.data(), rho);
+      sim_density_pairs<D>(chunk_[c], chunk_[c + 1], X, F.count.data(), F.index.data(), F.stride, ker,
+                           F.near_count.data(), F.near.data(), F.a.data(), rho);
     });
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {
@@ -671,8 +690,8 @@ void SPHFluid<D>::step(const double* force) {
 #pragma omp for schedule(static)
     for (Index k = 0; k < D * N_; ++k) A[k] = 0.0;
     in_two_phases(chunks, [&](Index c) {
-      sim_force_pairs<D>(chunk_[c], chunk_[c + 1], X, V, PR, rho, F.count.data(), F.index.data(), F.a.data(), F.stride,
-                         m, h, alpha, c0, eps, A);
+      sim_force_pairs<D>(chunk_[c], chunk_[c + 1], X, V, PR, rho, F.near_count.data(), F.near.data(), F.a.data(),
+                         F.stride, m, h, alpha, c0, eps, A);
     });
 #pragma omp for schedule(static)
     for (Index i = 0; i < N_; ++i) {

@@ -97,7 +97,8 @@ struct NeighbourLists {
 struct SPHPairTable {
   Index stride = 0;
   std::vector<int> count, index;
-  std::vector<double> a;  //!< W'(d)/d per pair
+  std::vector<double> a;  //!< W'(d)/d per pair (walls); fluid: of the pairs within 2h (near)
+  std::vector<int> near_count, near;  //!< fluid: the candidates within 2h this step, compacted
 };
 
 
