@@ -43,13 +43,8 @@ def test_density_matches_numpy_brute_force(rng):
     assert fluid.size == 30 and fluid.mass == pytest.approx(m)
 
 
-def test_prediction_step_matches_numpy(rng):
-    fluid, pts, walls = _small_fluid(rng)
-    pred = fluid.prediction_model()
-    N = fluid.size
-    assert (pred.n, pred.s) == (4 * N, 2 * N)
-    m, dt, B = fluid.mass, fluid.dt, 1000.0 * 20.0**2 / 7.0
-    # NumPy: neighbours = pairs within 2h of the frozen state (positions unchanged here)
+def _pressure_acceleration(pts, walls, m, B=1000.0 * 20.0**2 / 7.0):
+    """NumPy reference of the prediction model's pressure term over all pairs within 2h."""
     dff = pts[:, None, :] - pts[None, :, :]
     rff = np.linalg.norm(dff, axis=2)
     dfb = pts[:, None, :] - walls[None, :, :]
@@ -59,7 +54,17 @@ def test_prediction_step_matches_numpy(rng):
     with np.errstate(invalid="ignore", divide="ignore"):
         gff = np.where(rff[..., None] > 0, (_dW(rff) / rff)[..., None] * dff, 0.0)
         gfb = (_dW(rfb) / rfb)[..., None] * dfb
-    a = -m * ((P[:, None] + P[None, :])[..., None] * gff).sum(1) - m * (2 * P[:, None, None] * gfb).sum(1)
+    return -m * ((P[:, None] + P[None, :])[..., None] * gff).sum(1) - m * (2 * P[:, None, None] * gfb).sum(1)
+
+
+def test_prediction_step_matches_numpy(rng):
+    fluid, pts, walls = _small_fluid(rng)
+    pred = fluid.prediction_model()
+    N = fluid.size
+    assert (pred.n, pred.s) == (4 * N, 2 * N)
+    m, dt = fluid.mass, fluid.dt
+    # neighbours = pairs within 2h of the frozen state (positions unchanged here)
+    a = _pressure_acceleration(pts, walls, m)
     np.testing.assert_allclose(pred.pressure_acceleration(pts.ravel()), a.ravel(), rtol=1e-9, atol=1e-9 * np.abs(a).max())
     x = np.concatenate([pts.ravel(), rng.standard_normal(2 * N) * 0.01])
     u = rng.standard_normal(2 * N) * 1e-3
@@ -74,17 +79,7 @@ def test_frozen_neighbours_after_steps_are_the_pairs_within_2h(rng):
     fluid.step(steps=40)
     pred = fluid.prediction_model()
     pts = fluid.positions
-    m, B = fluid.mass, 1000.0 * 20.0**2 / 7.0
-    dff = pts[:, None, :] - pts[None, :, :]
-    rff = np.linalg.norm(dff, axis=2)
-    dfb = pts[:, None, :] - walls[None, :, :]
-    rfb = np.linalg.norm(dfb, axis=2)
-    rho = m * (_W(rff).sum(1) + _W(rfb).sum(1))
-    P = np.maximum(0.0, B * ((rho / 1000.0) ** 7 - 1)) / rho**2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        gff = np.where(rff[..., None] > 0, (_dW(rff) / rff)[..., None] * dff, 0.0)
-        gfb = (_dW(rfb) / rfb)[..., None] * dfb
-    a = -m * ((P[:, None] + P[None, :])[..., None] * gff).sum(1) - m * (2 * P[:, None, None] * gfb).sum(1)
+    a = _pressure_acceleration(pts, walls, fluid.mass)
     assert np.abs(a).max() > 0
     np.testing.assert_allclose(pred.pressure_acceleration(pts.ravel()), a.ravel(), rtol=1e-9, atol=1e-9 * np.abs(a).max())
 

@@ -82,25 +82,23 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
     (T, ...)); ``.solve(Q_final, alpha_Q, alpha_R)`` re-tunes the weights
     with a Riccati sweep only.
     """
+    return run_with_progress(_core.discretize, progress, "discretize",
+                             **_discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads))
+
+
+def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads, Q_final=None):
+    """Validated keyword arguments of _core.discretize (and of _core.solve_continuous with Q_final)."""
     A = as_float_array(A, "A")
     B = as_float_array(B, "B")
     n, s = _dims(A, B)
     if method not in _METHODS:
         raise ValueError(f"method must be 'exact' or 'simpson', got {method!r}")
-    return run_with_progress(
-        _core.discretize,
-        progress,
-        "discretize",
-        A=A,
-        B=B,
-        dt=real(dt, "dt"),
-        Q=weight(Q, n, "Q"),
-        R=weight(R, s, "R"),
-        method=_METHODS[method],
-        horizon=_horizon(horizon),
-        intervals=integer(intervals, "intervals"),
-        threads=integer(threads, "threads"),
-    )
+    args = dict(A=A, B=B, dt=real(dt, "dt"), Q=weight(Q, n, "Q"), R=weight(R, s, "R"), method=_METHODS[method],
+                horizon=_horizon(horizon), intervals=integer(intervals, "intervals"),
+                threads=integer(threads, "threads"))
+    if Q_final is not None:
+        args["Q_final"] = weight(Q_final, n, "Q_final")
+    return args
 
 
 def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, intervals=10, threads=0, progress=None):
@@ -113,26 +111,10 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
     Discretization, so ``sol.discretization.solve(Q_final, alpha_Q, alpha_R)``
     re-tunes without a new discretization.
     """
-    A = as_float_array(A, "A")
-    B = as_float_array(B, "B")
-    n, s = _dims(A, B)
-    if method not in _METHODS:
-        raise ValueError(f"method must be 'exact' or 'simpson', got {method!r}")
-    disc, sol = run_with_progress(
-        _core.solve_continuous,
-        progress,
-        "discretize + Riccati sweep",
-        A=A,
-        B=B,
-        dt=real(dt, "dt"),
-        Q=weight(Q, n, "Q"),
-        R=weight(R, s, "R"),
-        Q_final=weight(Q_final, n, "Q_final"),
-        method=_METHODS[method],
-        horizon=_horizon(horizon),
-        intervals=integer(intervals, "intervals"),
-        threads=integer(threads, "threads"),
-    )
+    if Q_final is None:
+        raise ValueError("Q_final is required (an (n, n) array or a scalar)")
+    disc, sol = run_with_progress(_core.solve_continuous, progress, "discretize + Riccati sweep",
+                                  **_discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads, Q_final))
     sol.discretization = disc
     return sol
 
