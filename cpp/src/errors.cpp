@@ -95,7 +95,9 @@ class LargeBlockCache {
 
  private:
   static constexpr int kMax = 4;
-  static constexpr std::size_t kMaxBytes = std::size_t(256) << 20;
+  // Bounded so that a process keeps at most 64 MB it no longer uses (a
+  // re-tune at n = 48, T = 1000 re-makes 28 MB of K and P).
+  static constexpr std::size_t kMaxBytes = std::size_t(64) << 20;
   struct Block {
     void* p;
     std::size_t bytes;
