@@ -86,8 +86,8 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
                              **_discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads))
 
 
-def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads, Q_final=None):
-    """Validated keyword arguments of _core.discretize (and of _core.solve_continuous with Q_final)."""
+def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads):
+    """Validated keyword arguments of _core.discretize (also the first ones of _core.solve_continuous)."""
     A = as_float_array(A, "A")
     B = as_float_array(B, "B")
     n, s = _dims(A, B)
@@ -96,8 +96,6 @@ def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads, Q_fina
     args = dict(A=A, B=B, dt=real(dt, "dt"), Q=weight(Q, n, "Q"), R=weight(R, s, "R"), method=_METHODS[method],
                 horizon=_horizon(horizon), intervals=integer(intervals, "intervals"),
                 threads=integer(threads, "threads"))
-    if Q_final is not None:
-        args["Q_final"] = weight(Q_final, n, "Q_final")
     return args
 
 
@@ -111,10 +109,9 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
     Discretization, so ``sol.discretization.solve(Q_final, alpha_Q, alpha_R)``
     re-tunes without a new discretization.
     """
-    if Q_final is None:
-        raise ValueError("Q_final is required (an (n, n) array or a scalar)")
+    args = _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads)
     disc, sol = run_with_progress(_core.solve_continuous, progress, "discretize + Riccati sweep",
-                                  **_discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads, Q_final))
+                                  Q_final=weight(Q_final, args["A"].shape[-2], "Q_final"), **args)
     sol.discretization = disc
     return sol
 
