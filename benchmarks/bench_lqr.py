@@ -567,12 +567,14 @@ class Bench:
                  "half formed, H = L_H L_H', P_i = Q + A'PA − Y'Y), so it performs fewer flops than the textbook "
                  "count above: n³/3 + n²(n+s) + n(n+s)² + s³/3 + 2s²n + sn², about 5.1 n³ instead of 8 n³ at "
                  "s = n/2; the last column judges it against the limit of the flops it actually performs. "
-                 "The installed sweep uses all cores at n ≥ 96 and keeps re-measuring whether the team or one "
-                 "thread is faster (a team is several times slower than one thread when another job holds a core). "
-                 "Wherever it runs on one thread (n < 96, or OMP_NUM_THREADS=1, up to n = 256) its steps use "
-                 "register-tiled kernels of its own instead of Eigen's products, with the same flops: one joint "
-                 "Cholesky of [[H, G], [G', A'PA + Q]] gives R_H, Y = R_H^{-T}G, P_i (the Schur complement) and "
-                 "the next step's factor.")
+                 "Up to n = 256 its steps use register-tiled kernels of its own instead of Eigen's products, "
+                 "with the same flops: on one thread one joint Cholesky of [[H, G], [G', A'PA + Q]] gives R_H, "
+                 "Y = R_H^{-T}G, P_i (the Schur complement) and the next step's factor. At n ≥ 96 the installed "
+                 "sweep runs chunks of 8 steps on a team of threads (up to 4) or on one thread, re-measuring which "
+                 "is faster (a team is several times slower than one thread when another job holds a core); a "
+                 "team step splits the same arithmetic into six phases (U = L'[B A] by column strips, Z = U'U by "
+                 "panels, R_H, Y by column strips, P_i = A'PA + Q − Y'Y by panels, then R_P beside K), so both "
+                 "give the same K and P bit for bit.")
 
     # -- 4: re-tuning -------------------------------------------------------------
     def retune(self):

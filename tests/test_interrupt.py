@@ -28,7 +28,7 @@ class SlowModel(dr.Model):
         return np.array([[0.0], [1.0]])
 
 
-@pytest.mark.parametrize("which", ["discretize", "solve_continuous", "sweep", "simulate", "linearize"])
+@pytest.mark.parametrize("which", ["discretize", "solve_continuous", "sweep", "sweep_team", "simulate", "linearize"])
 def test_exception_in_progress_callback_stops_the_run(which):
     calls = []
 
@@ -48,6 +48,8 @@ def test_exception_in_progress_callback_stops_the_run(which):
                                 np.eye(n // 2), np.eye(n), progress=cb)
         elif which == "sweep":  # ~4000 x 50 us
             dr.solve_discrete(np.eye(48), np.ones((48, 24)), 1.0, 1.0, 1.0, horizon=4000, progress=cb)
+        elif which == "sweep_team":  # n >= 96: chunks on a team of threads, ~2000 x 0.2 ms
+            dr.solve_discrete(0.99 * np.eye(128), np.ones((128, 64)), 1.0, 1.0, 1.0, horizon=2000, progress=cb)
         elif which == "simulate":
             dr.simulate(dr.models.spring_chain(masses=16), np.zeros(32), 400_000, 1e-3, progress=cb)
         else:

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -45,19 +48,64 @@ def test_equals_dense_optimum(rng, T, n, s, cross):
         assert J_pert > J_dense
 
 
-def test_large_n_team_and_single_thread_steps_equal_dense_optimum(rng):
-    """At n >= 96 the sweep splits its products over threads and switches
-    between the team and one thread as it measures; every step's gain is
-    still the dense optimum's."""
-    T, n, s = 16, 100, 30
-    p = random_lq(rng, T, n, s)
+def _one_thread_sweep(p, tmp_path):
+    """solve_discrete in another process with OMP_NUM_THREADS=1: K, P."""
+    np.savez(tmp_path / "p.npz", **{k: v for k, v in p.items() if v is not None})
+    code = ("import sys, numpy as np; from directable import lqr; d = np.load(sys.argv[1]); "
+            "N = d['N'] if 'N' in d else None; "
+            "sol = lqr.solve_discrete(d['A'], d['B'], d['Q'], d['R'], d['Q_final'], N=N); "
+            "np.savez(sys.argv[2], K=sol.K, P=sol.P)")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "p.npz"), str(tmp_path / "one.npz")], env=env,
+                   check=True)
+    one = np.load(tmp_path / "one.npz")
+    return one["K"], one["P"]
+
+
+@pytest.mark.parametrize("case", ["definite", "semidefinite"])
+def test_large_n_team_steps_equal_one_thread_bit_for_bit(rng, tmp_path, case):
+    """At n >= 96 on several cores the sweep runs chunks of 8 steps on a team
+    of threads (the first chunks always: they are timed against one thread,
+    and the faster goes on). A team step does the one-thread step's
+    arithmetic in the same order, so K and P equal a one-thread run's
+    (OMP_NUM_THREADS=1, another process) bit for bit, and the dense
+    optimum's. Semidefinite: Q of rank 3 and Q_final = 0 make the first
+    P_{i+1} singular, where the step needs the one-thread path, and the
+    team takes over once P_i is definite. (On one core both runs are the
+    one-thread sweep.)"""
+    T, n, s = 40, 100, 30
+    p = random_lq(rng, T, n, s, cross=case == "definite")
+    if case == "semidefinite":
+        W = rng.standard_normal((T, n, 30))
+        p["Q"] = W @ W.transpose(0, 2, 1)
+        p["Q_final"] = np.zeros((n, n))
     sol = _solve(p)
-    Kb, P0 = dense_lq(p["A"], p["B"], p["Q"], p["R"], p["Q_final"], p["N"])
-    assert rel_err(sol.P[0], P0) < 1e-9
-    assert rel_err(sol.K[0], Kb[0]) < 1e-9
-    x0 = rng.standard_normal(n)
-    _, u = closed_loop(p["A"], p["B"], sol.K, x0)
-    assert rel_err(u, Kb @ x0) < 1e-9
+    K1, P1 = _one_thread_sweep(p, tmp_path)
+    np.testing.assert_array_equal(sol.K, K1)
+    np.testing.assert_array_equal(sol.P, P1)
+    for i in (T - 1, T - 5, T - 12, 0):  # in the first (team) chunk, the second, and the last one
+        Kb, P0 = dense_lq(p["A"][i:], p["B"][i:], p["Q"][i:], p["R"][i:], p["Q_final"],
+                          None if p["N"] is None else p["N"][i:])
+        assert np.abs(sol.P[i] - P0).max() <= 1e-9 * max(1.0, np.abs(P0).max()), i
+        assert np.abs(sol.K[i] - Kb[0]).max() <= 1e-9 * max(1.0, np.abs(Kb[0]).max()), i
+
+
+def test_large_n_bad_step_inside_a_team_chunk_is_named(rng):
+    """Each step's inputs are checked as the sweep reaches them, by the
+    calling thread, also while a team steps: the error names the step and
+    no thread is left waiting."""
+    T, n, s = 40, 100, 30
+    p = random_lq(rng, T, n, s)
+    R = p["R"].copy()
+    R[35] = -np.eye(s)  # reached in the first chunk (steps 39 .. 32)
+    with pytest.raises(ValueError, match=r"R\[35\].*positive definite"):
+        _solve(dict(p, R=R))
+    A = p["A"].copy()
+    A[28, 3, 4] = np.nan  # in the second chunk
+    with pytest.raises(ValueError, match=r"\bA\b.*finite"):
+        _solve(dict(p, A=A))
+    sol = _solve(p)  # and the next sweep runs as usual
+    assert np.isfinite(sol.K).all()
 
 
 @pytest.mark.parametrize("rank", [0, 2, 5])

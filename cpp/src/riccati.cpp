@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <sstream>
 #include <vector>
 
@@ -17,12 +18,28 @@ namespace {
 
 int max_sweep_threads(Index n) {
 #ifdef _OPENMP
-  // Below this size a fork/join per product costs more than it saves.
-  // Inside a parallel region (the pipeline of solve_continuous) the other
-  // threads are busy discretizing.
+  // Below this size a step is too short for a team to pay. Inside a
+  // parallel region (the pipeline of solve_continuous) the other threads
+  // are busy discretizing.
   return n >= 96 && !omp_in_parallel() ? omp_get_max_threads() : 1;
 #else
   (void)n;
+  return 1;
+#endif
+}
+
+int thread_rank() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+int team_size() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
   return 1;
 #endif
 }
@@ -96,8 +113,11 @@ void check_step(const LQRProblem& pb, Index i) {
   for (const auto& term : pb.R_terms) check_step_finite("R", term.first, i, T);
 }
 
-// The sweep for small n on detail::CompactRiccati (one thread: a step is
-// tens of microseconds, too short for a fork/join to pay).
+// The sweep on detail::CompactRiccati. Where a team could pay (n >= 96,
+// several cores) the steps go in chunks, each on a team or on the one
+// thread, whichever measures faster: a step is then ~0.1-0.5 ms, while on
+// a core shared with another job a team member that loses its core stalls
+// the team at each of the step's meetings.
 void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, RiccatiWorkspace& ws,
                    bool R_varies) {
   const Index T = pb.horizon, n = pb.n(), s = pb.s();
@@ -107,7 +127,9 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
   std::vector<double> R_scale(terms);
   for (int k = 0; k < terms; ++k) R_scale[k] = pb.R_terms[k].second;
   kernel.load_P(out.P[T].data());
-  for (Index i = T - 1; i >= 0; --i) {
+  // Step i's inputs: ready (the pipeline's hook), finite, R_i; and what
+  // step i - 1 will read, for step i to prefetch.
+  auto prepare = [&](Index i) {
     if (pb.before_step) pb.before_step(i);
     check_step(pb, i);
     if (R_varies || i == T - 1) {
@@ -129,12 +151,76 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
       if (!pb.N.empty() && !pb.N.is_constant()) next.add(pb.N[i - 1].data(), n * s * sizeof(double));
       if (!pb.Q.is_constant()) next.add(pb.Q[i - 1].data(), n * n * sizeof(double));
     }
-    if (!kernel.step(pb.A[i].data(), pb.B[i].data(), pb.Q[i].data(), pb.N.empty() ? nullptr : pb.N[i].data(),
-                     pb.q_scale, out.P[i + 1].data(), out.K[i].data(), out.P[i].data())) {
+  };
+  const double* const N0 = nullptr;
+  auto N_of = [&](Index i) { return pb.N.empty() ? N0 : pb.N[i].data(); };
+  // phases 3 and 6 of a team step are serial: more than 4 threads would idle
+  const int team = std::min(max_sweep_threads(n), 4);
+  TeamChooser chooser(team);
+  detail::TeamSync sync(1);
+  constexpr Index kChunk = 8;  // steps per choice between the team and one thread
+  bool stop = false;
+  std::exception_ptr error;
+  Index i = T - 1;
+  prepare(i);
+  while (i >= 0 && !stop) {
+    const bool choose = team > 1 && kernel.factored();
+    const int threads = choose ? chooser.begin() : 1;
+    const Index first = i;
+    const double t0 = now_seconds();
+    bool h_failed = false;
+    if (threads <= 1) {
+      for (Index k = 0; k < kChunk && i >= 0 && !stop; ++k, --i) {
+        if (!kernel.step(pb.A[i].data(), pb.B[i].data(), pb.Q[i].data(), N_of(i), pb.q_scale, out.P[i + 1].data(),
+                         out.K[i].data(), out.P[i].data())) {
+          h_failed = true;
+          break;
+        }
+        if (!throttle.report(T - i))
+          stop = true;
+        else if (i > 0)
+          prepare(i - 1);
+      }
+    } else {
+      bool go_on = true;
+#pragma omp parallel num_threads(threads)
+      {
+#pragma omp single
+        sync.set_size(team_size());
+        const int t = thread_rank();
+        for (Index k = 1;; ++k) {
+          if (!kernel.step_team(t, sync, pb.A[i].data(), pb.B[i].data(), pb.Q[i].data(), N_of(i), pb.q_scale,
+                                out.K[i].data(), out.P[i].data())) {
+            if (t == 0) h_failed = true;
+            break;
+          }
+          if (t == 0) {
+            try {
+              if (!throttle.report(T - i))
+                stop = true;
+              else if (i > 0)
+                prepare(i - 1);
+            } catch (...) {
+              error = std::current_exception();
+              stop = true;
+            }
+            --i;
+            go_on = !stop && i >= 0 && k < kChunk && kernel.factored();
+          }
+          sync.wait();
+          if (!go_on) break;
+        }
+      }
+      if (error) {
+        kernel.finish();
+        std::rethrow_exception(error);
+      }
+    }
+    if (h_failed) {
       kernel.finish();
       throw_H_not_definite(i);
     }
-    if (!throttle.report(T - i)) break;
+    if (choose) chooser.end((now_seconds() - t0) / double(std::max<Index>(first - i, 1)));
   }
   kernel.finish();
 }
@@ -268,9 +354,9 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   for (const auto& term : pb.R_terms) R_varies = R_varies || !term.first.is_constant();
   ws.L = 0.5 * (pb.Q_final + pb.Q_final.transpose());
   std::copy(ws.L.data(), ws.L.data() + n * n, out.P[T].data());
-  // Where a team of threads could pay (large n, several cores), Eigen's
-  // products; else the compact step, on the one thread.
-  if (max_sweep_threads(n) <= 1 && detail::compact_riccati_applies(n, s))
+  // The compact step (on one thread or a team) where it applies; else
+  // Eigen's products (a team splits them for large n).
+  if (detail::compact_riccati_applies(n, s))
     compact_sweep(pb, out, throttle, ws, R_varies);
   else
     eigen_sweep(pb, out, throttle, ws, R_varies);

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <cstdint>
 #include <new>
+#include <thread>
 #include <type_traits>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -185,27 +186,46 @@ struct NoCapture {
   void operator()(Index, Index, const Acc&) const {}
 };
 
-// Upper Cholesky factor in place, A = R'R, of a size x size block (size a
-// multiple of 4; a pad is an identity) of a row-major matrix, leading
-// dimension ld; the upper triangle is read. Left-looking by 4-row panels:
-// each 4 x 12 tile of a panel is A's (plus add_to(j0, c, acc): a product
-// not yet formed) minus the register-tile product of the rows above (depth
-// j0); the panel's diagonal 4 x 4 block is factored from its first tile and
-// each tile solved with it in registers. The diagonal blocks are written
-// with zeros below the diagonal, so products may read whole 4-row blocks of
-// R. With cap0 > 0, panels from row cap0 on are passed to capture(j0, c, acc)
-// after the first cap0 rows of the product: in the sweep's joint
-// factorization that is the Schur complement, P_i. Returns the first row
-// whose pivot is not positive (the rows from its panel on are untouched),
-// or -1.
+// acc := R_dd^{-T} acc for the panel's diagonal 4 x 4 factor r (inv[t] =
+// 1 / r[t][t]): forward substitution in registers.
+template <int NV>
+DR_INLINE void panel_solve(V4 (&acc)[4][NV], const double (&r)[4][4], const double (&inv)[4]) {
+  DR_UNROLL
+  for (int t = 0; t < 4; ++t) {
+    const V4 d = set1(inv[t]);
+    DR_UNROLL
+    for (int v = 0; v < NV; ++v) acc[t][v] = mul(acc[t][v], d);
+    DR_UNROLL
+    for (int u = t + 1; u < 4; ++u) {
+      const V4 f = set1(r[t][u]);
+      DR_UNROLL
+      for (int v = 0; v < NV; ++v) acc[u][v] = fnma(f, acc[t][v], acc[u][v]);
+    }
+  }
+}
+
+// Upper Cholesky factor in place, A = R'R, of a row-major matrix (leading
+// dimension ld, sizes multiples of 4; a pad is an identity); the upper
+// triangle is read. Left-looking by 4-row panels j0 in [j_begin, j_end),
+// each over columns [j0, c_end): each 4 x 12 tile of a panel is A's (plus
+// add_to(j0, c, acc): a product not yet formed) minus the register-tile
+// product of the rows [k_begin, j0) above (rows above k_begin already
+// subtracted); the panel's diagonal 4 x 4 block is factored from its first
+// tile and each tile solved with it in registers. The diagonal blocks are
+// written with zeros below the diagonal, so products may read whole 4-row
+// blocks of R. With cap0 > 0, panels from row cap0 on are passed to
+// capture(j0, c, acc) after the first cap0 rows of the product: in the
+// sweep's joint factorization that is the Schur complement, P_i. Returns
+// the first row whose pivot is not positive (the rows from its panel on
+// are untouched), or -1.
 template <class Add, class Capture>
-Index cholesky_upper(double* a, Index ld, Index size, Add&& add_to, Index cap0, Capture&& capture, PrefetchQueue& pf,
-                     Index pf_rate) {
-  for (Index j0 = 0; j0 < size; j0 += 4) {
+Index cholesky_upper(double* a, Index ld, Index j_begin, Index j_end, Index c_end, Index k_begin, Add&& add_to,
+                     Index cap0, Capture&& capture, PrefetchQueue* pf, Index pf_rate) {
+  for (Index j0 = j_begin; j0 < j_end; j0 += 4) {
     double r[4][4], inv[4];
     Index failed = -1;
-    for (Index c = j0; c < size && failed < 0; c += 12) {
-      with_width((size - c) / 4, [&](auto w) {
+    for (Index c = j0; c < c_end && failed < 0; c += 12) {
+      with_width((c_end - c) / 4, [&](auto w) {
         constexpr int NV = decltype(w)::value;
         V4 acc[4][NV];
         DR_UNROLL
@@ -214,11 +234,11 @@ Index cholesky_upper(double* a, Index ld, Index size, Add&& add_to, Index cap0, 
           for (int v = 0; v < NV; ++v) acc[t][v] = load(a + (j0 + t) * ld + c + 4 * v);
         add_to(j0, c, acc);
         if (cap0 > 0 && j0 >= cap0) {
-          mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, 0, cap0);
+          mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, k_begin, cap0);
           capture(j0, c, acc);
           mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, cap0, j0);
         } else {
-          mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, 0, j0);
+          mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, k_begin, j0);
         }
         if (c == j0) {
           alignas(32) double d[4][4];
@@ -230,19 +250,7 @@ Index cholesky_upper(double* a, Index ld, Index size, Add&& add_to, Index cap0, 
             return;
           }
         }
-        // the rest of the panel: R_dd' X = acc (the diagonal block too, overwritten below)
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t) {
-          const V4 d = set1(inv[t]);
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = mul(acc[t][v], d);
-          DR_UNROLL
-          for (int u = t + 1; u < 4; ++u) {
-            const V4 f = set1(r[t][u]);
-            DR_UNROLL
-            for (int v = 0; v < NV; ++v) acc[u][v] = fnma(f, acc[t][v], acc[u][v]);
-          }
-        }
+        panel_solve(acc, r, inv);  // the diagonal block too, overwritten below
         DR_UNROLL
         for (int t = 0; t < 4; ++t)
           DR_UNROLL
@@ -252,48 +260,57 @@ Index cholesky_upper(double* a, Index ld, Index size, Add&& add_to, Index cap0, 
             for (int u = 0; u < 4; ++u) a[(j0 + t) * ld + j0 + u] = u < t ? 0.0 : r[t][u];
         }
       });
-      pf.pump(pf_rate);
+      if (pf) pf->pump(pf_rate);
     }
     if (failed >= 0) return failed;
   }
   return -1;
 }
 
-// U = X [B A] (U: round4(n) x ldu, B part in columns [0, s4), A part from
-// s4 on; pads zero). X (row-major, leading dim ldx, round4(n) rows) is
-// upper triangular when `upper` (its k < r entries are then not read, except
-// the zeroed ones of the diagonal 4 x 4 blocks), else full. B (n x s) and A
-// (n x n) are read in place, row-major.
-void times_BA(const double* X, Index ldx, bool upper, const double* B, Index s, const double* A, Index n, double* U,
-              Index ldu, Index s4, PrefetchQueue& pf, Index pf_rate) {
-  // column strip by column strip: a strip of [B A] (n x 12) stays in L1
-  // while the rows of X stream past it
-  auto part = [&](const double* Y, Index cols, double* Uo) {
-    for (Index c = 0; c < cols; c += 12) {
-      const Index rem = cols - c;
-      with_width((rem + 3) / 4, [&](auto w) {
-        constexpr int NV = decltype(w)::value;
-        const int tail = rem >= 4 * NV ? 4 : int(rem - 4 * (NV - 1));
-        for (Index r0 = 0; r0 < n; r0 += 4) {
-          const Index k0 = upper ? r0 : 0;
-          const double* x = X + r0 * ldx;
-          V4 acc[4][NV];
-          clear(acc);
-          if (tail == 4)
-            mac<NV, false>(acc, x, 1, ldx, Y + c, cols, k0, n);
-          else
-            mac<NV, false, true>(acc, x, 1, ldx, Y + c, cols, k0, n, tail);
-          DR_UNROLL
-          for (int t = 0; t < 4; ++t)
-            DR_UNROLL
-            for (int v = 0; v < NV; ++v) store(Uo + (r0 + t) * ldu + c + 4 * v, acc[t][v]);
-          pf.pump(pf_rate);
-        }
-      });
+// Columns [c, c + 12) (fewer at the end) of U = X Y for Y = B or A (n x
+// cols, row-major, read in place) into Uo (leading dimension ldu; pads
+// zero). X (row-major, leading dim ldx, round4(n) rows) is upper triangular
+// when `upper` (its k < r entries are then not read, except the zeroed ones
+// of the diagonal 4 x 4 blocks), else full. The strip of Y (n x 12) stays
+// in L1 while the rows of X stream past it.
+void times_strip(const double* X, Index ldx, bool upper, const double* Y, Index cols, Index c, Index n, double* Uo,
+                 Index ldu, PrefetchQueue* pf, Index pf_rate) {
+  const Index rem = cols - c;
+  with_width((rem + 3) / 4, [&](auto w) {
+    constexpr int NV = decltype(w)::value;
+    const int tail = rem >= 4 * NV ? 4 : int(rem - 4 * (NV - 1));
+    for (Index r0 = 0; r0 < n; r0 += 4) {
+      const Index k0 = upper ? r0 : 0;
+      const double* x = X + r0 * ldx;
+      V4 acc[4][NV];
+      clear(acc);
+      if (tail == 4)
+        mac<NV, false>(acc, x, 1, ldx, Y + c, cols, k0, n);
+      else
+        mac<NV, false, true>(acc, x, 1, ldx, Y + c, cols, k0, n, tail);
+      DR_UNROLL
+      for (int t = 0; t < 4; ++t)
+        DR_UNROLL
+        for (int v = 0; v < NV; ++v) store(Uo + (r0 + t) * ldu + c + 4 * v, acc[t][v]);
+      if (pf) pf->pump(pf_rate);
     }
-  };
-  part(B, s, U);
-  part(A, n, U + s4);
+  });
+}
+
+// U = X [B A] as strips: strip k < strips(s) is B's columns [12k, 12k + 12)
+// (U's columns from 0), the rest are A's (U's columns from s4).
+Index strips(Index cols) { return (cols + 11) / 12; }
+void times_BA_strip(Index k, const double* X, Index ldx, bool upper, const double* B, Index s, const double* A,
+                    Index n, double* U, Index ldu, Index s4, PrefetchQueue* pf, Index pf_rate) {
+  const Index kB = strips(s);
+  if (k < kB)
+    times_strip(X, ldx, upper, B, s, 12 * k, n, U, ldu, pf, pf_rate);
+  else
+    times_strip(X, ldx, upper, A, n, 12 * (k - kB), n, U + s4, ldu, pf, pf_rate);
+}
+void times_BA(const double* X, Index ldx, bool upper, const double* B, Index s, const double* A, Index n, double* U,
+              Index ldu, Index s4, PrefetchQueue* pf, Index pf_rate) {
+  for (Index k = 0; k < strips(s) + strips(n); ++k) times_BA_strip(k, X, ldx, upper, B, s, A, n, U, ldu, s4, pf, pf_rate);
 }
 
 // dst (rows x cols, contiguous) = src (leading dimension lds). The outputs
@@ -312,12 +329,13 @@ void stream_rows(double* dst, const double* src, Index rows, Index cols, Index l
 
 // dst (n x n, contiguous) = the symmetric matrix whose upper 4 x 4 blocks
 // are src's (leading dimension lds, a multiple of 4), in output order: 4
-// rows at a time, so that each 4 x 8 piece completes 4 cache lines.
-void stream_symmetric(double* dst, const double* src, Index n, Index lds) {
+// rows at a time, so that each 4 x 8 piece completes 4 cache lines. Rows
+// [r_begin, r_end) only (multiples of 4; r_end < 0: to the end).
+void stream_symmetric(double* dst, const double* src, Index n, Index lds, Index r_begin = 0, Index r_end = -1) {
 #ifdef DIRECTABLE_RICCATI_AVX2
   const bool streaming = n % 8 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 64 == 0;
 #endif
-  for (Index r0 = 0; r0 < n; r0 += 4) {
+  for (Index r0 = r_begin; r0 < std::min(n, r_end < 0 ? n : r_end); r0 += 4) {
     for (Index c0 = 0; c0 < n; c0 += 4) {
       V4 T[4];
       if (c0 >= r0) {
@@ -347,6 +365,17 @@ void stream_symmetric(double* dst, const double* src, Index n, Index lds) {
         for (Index u = 0; u < 4 && c0 + u < n; ++u) dst[(r0 + t) * n + c0 + u] = e[t][u];
     }
   }
+}
+
+// A tile of P_i (rows j0.., columns c.. of Z) into P (n4 x n4, its upper
+// 4 x 4 blocks).
+template <int NV>
+DR_INLINE void capture_tile(double* P, Index n4, Index s4, Index j0, Index c, const V4 (&acc)[4][NV]) {
+  double* dst = P + (j0 - s4) * n4 + c - s4;
+  DR_UNROLL
+  for (int t = 0; t < 4; ++t)
+    DR_UNROLL
+    for (int v = 0; v < NV; ++v) store(dst + t * n4 + 4 * v, acc[t][v]);
 }
 
 Index tiles(Index rows, Index cols) { return (rows + 3) / 4 * ((cols + 11) / 12); }
@@ -429,8 +458,7 @@ void CompactRiccati::load_P(const double* M) {
     else
       F[r * m4_ + r] = 1.0;
   }
-  PrefetchQueue none;
-  factored_ = cholesky_upper(F, m4_, n4_, NoCapture{}, 0, NoCapture{}, none, 0) < 0;
+  factored_ = cholesky_upper(F, m4_, 0, n4_, n4_, 0, NoCapture{}, 0, NoCapture{}, nullptr, 0) < 0;
 }
 
 void CompactRiccati::set_R(const double* const* R, const double* scale, int count) {
@@ -478,134 +506,74 @@ void CompactRiccati::copy_R(double* dst, Index ld) const {
     for (Index r = c; r < s_; ++r) dst[c * ld + r] = R_[r * s4_ + c];
 }
 
-bool CompactRiccati::step(const double* A, const double* B, const double* Q, const double* N, double q_scale,
-                          const double* P_next, double* K, double* P) {
-  const Index n = n_, s = s_, n4 = n4_, s4 = s4_, m4 = m4_;
-  double *U = U_.get(), *Z = Z_.get(), *Kb = K_.get();
+// Z's panel row j0 (4 rows, upper 4 x 4 blocks) before the product:
+// [[R_i, q N'], [q N, q sym(Q)]], the pad rows of the last block the
+// identity's. These terms do not depend on P, so the product's tiles are
+// plain Z += X'U.
+void CompactRiccati::init_row(Index j0, const double* Q, const double* N, double q_scale) {
+  const Index n = n_, s = s_, s4 = s4_, m4 = m4_;
+  double* Z = Z_.get();
   const double* Rs = R_.get();
-  // the next step's inputs are all asked for by about 3/4 of this one
-  const Index pf_rate = next.lines() * 4 / (3 * tiles_) + 1;
-
-  // Z = X'U with U = R [B A], X = U where P_{i+1} = R'R (R from the last
-  // step's factorization); else (P_{i+1} only semidefinite) U = P [B A],
-  // X = [B A]. Only Z's upper triangle is formed.
-  const double* X = U;
-  if (factored_) {
-    times_BA(Z + s4 * m4 + s4, m4, true, B, s, A, n, U, m4, s4, next, pf_rate);
-  } else {
-    copy_P(P_next);
-    double* BA = BA_.get();
-    for (Index k = 0; k < n; ++k) {
-      std::copy(B + k * s, B + (k + 1) * s, BA + k * m4);
-      std::copy(A + k * n, A + (k + 1) * n, BA + k * m4 + s4);
-    }
-    times_BA(P_.get(), n4, false, B, s, A, n, U, m4, s4, next, pf_rate);
-    X = BA;
-  }
-
-  // Z = [[H, G], [G', A'PA + q sym(Q)]] with H = R + B'PB, G = B'PA + q N'
-  // (upper 4 x 4 blocks; the pad rows of the last block are the
-  // identity's): first the terms that do not depend on P, so that the
-  // product's tiles are plain Z += X'U.
   const V4 hq = set1(0.5 * q_scale), qv = set1(q_scale);
-  for (Index j0 = 0; j0 < m4; j0 += 4) {
-    for (Index c0 = j0; c0 < m4; c0 += 4) {
-      V4 T[4];
-      if (c0 < s4) {  // R
+  for (Index c0 = j0; c0 < m4; c0 += 4) {
+    V4 T[4];
+    if (c0 < s4) {  // R
+      DR_UNROLL
+      for (int t = 0; t < 4; ++t) T[t] = load(Rs + (j0 + t) * s4 + c0);
+    } else if (j0 < s4) {  // q N'
+      const Index a = c0 - s4;
+      if (N && j0 + 4 <= s && a + 4 <= n) {
         DR_UNROLL
-        for (int t = 0; t < 4; ++t) T[t] = load(Rs + (j0 + t) * s4 + c0);
-      } else if (j0 < s4) {  // q N'
-        const Index a = c0 - s4;
-        if (N && j0 + 4 <= s && a + 4 <= n) {
-          DR_UNROLL
-          for (int t = 0; t < 4; ++t) T[t] = mul(qv, load(N + (a + t) * s + j0));
-          transpose(T);
-        } else {
-          alignas(32) double e[4][4] = {};
-          for (Index t = 0; N && t < 4 && j0 + t < s; ++t)
-            for (Index u = 0; u < 4 && a + u < n; ++u) e[t][u] = q_scale * N[(a + u) * s + j0 + t];
-          for (int t = 0; t < 4; ++t) T[t] = load(e[t]);
-        }
-      } else {  // q sym(Q)
-        const Index a0 = j0 - s4, b0 = c0 - s4;
-        if (b0 + 4 <= n) {
-          V4 Qb[4];
-          DR_UNROLL
-          for (int t = 0; t < 4; ++t) {
-            T[t] = load(Q + (a0 + t) * n + b0);
-            Qb[t] = load(Q + (b0 + t) * n + a0);
-          }
-          transpose(Qb);
-          DR_UNROLL
-          for (int t = 0; t < 4; ++t) T[t] = mul(hq, add(T[t], Qb[t]));
-        } else {
-          alignas(32) double e[4][4];
-          for (Index t = 0; t < 4; ++t) {
-            for (Index u = 0; u < 4; ++u) {
-              const Index r = a0 + t, k = b0 + u;
-              e[t][u] = r < n && k < n ? 0.5 * q_scale * (Q[r * n + k] + Q[k * n + r]) : (r == k ? 1.0 : 0.0);
-            }
-          }
-          for (int t = 0; t < 4; ++t) T[t] = load(e[t]);
-        }
+        for (int t = 0; t < 4; ++t) T[t] = mul(qv, load(N + (a + t) * s + j0));
+        transpose(T);
+      } else {
+        alignas(32) double e[4][4] = {};
+        for (Index t = 0; N && t < 4 && j0 + t < s; ++t)
+          for (Index u = 0; u < 4 && a + u < n; ++u) e[t][u] = q_scale * N[(a + u) * s + j0 + t];
+        for (int t = 0; t < 4; ++t) T[t] = load(e[t]);
       }
-      DR_UNROLL
-      for (int t = 0; t < 4; ++t) store(Z + (j0 + t) * m4 + c0, T[t]);
+    } else {  // q sym(Q)
+      const Index a0 = j0 - s4, b0 = c0 - s4;
+      if (b0 + 4 <= n) {
+        V4 Qb[4];
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t) {
+          T[t] = load(Q + (a0 + t) * n + b0);
+          Qb[t] = load(Q + (b0 + t) * n + a0);
+        }
+        transpose(Qb);
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t) T[t] = mul(hq, add(T[t], Qb[t]));
+      } else {
+        alignas(32) double e[4][4];
+        for (Index t = 0; t < 4; ++t) {
+          for (Index u = 0; u < 4; ++u) {
+            const Index r = a0 + t, k = b0 + u;
+            e[t][u] = r < n && k < n ? 0.5 * q_scale * (Q[r * n + k] + Q[k * n + r]) : (r == k ? 1.0 : 0.0);
+          }
+        }
+        for (int t = 0; t < 4; ++t) T[t] = load(e[t]);
+      }
     }
-    next.pump(pf_rate);
-  }
-
-  // Z = R_Z' R_Z in place: R_Z = [[R_H, Y], [0, R_P]] with H = R_H' R_H,
-  // Y = R_H^{-T} G, and R_P the factor of the Schur complement
-  // A'PA + q sym(Q) - Y'Y = P_i, which is captured on the way (its upper
-  // 4 x 4 blocks, into P_) and whose factor the next step uses.
-  double* Pf = P_.get();
-  auto capture = [&](Index j0, Index c, const auto& acc) {
-    constexpr int NV = std::extent_v<std::remove_reference_t<decltype(acc)>, 1>;
-    double* dst = Pf + (j0 - s4) * n4 + c - s4;
     DR_UNROLL
-    for (int t = 0; t < 4; ++t)
-      DR_UNROLL
-      for (int v = 0; v < NV; ++v) store(dst + t * n4 + 4 * v, acc[t][v]);
-  };
-  // Z += X'U, tile by tile as the factorization reaches it (the lower
-  // triangles of the diagonal blocks are formed too, but never read)
-  auto product = [&](Index j0, Index c, auto& acc) {
-    constexpr int NV = std::extent_v<std::remove_reference_t<decltype(acc)>, 1>;
-    mac<NV, false>(acc, X + j0, m4, 1, U + c, m4, 0, n);
-  };
-  const Index failed = cholesky_upper(Z, m4, m4, product, s4, capture, next, pf_rate);
-  if (failed >= 0 && failed < s4) {
-    next.clear();
-    return false;
+    for (int t = 0; t < 4; ++t) store(Z + (j0 + t) * m4 + c0, T[t]);
   }
-  factored_ = failed < 0;
-  if (!factored_) {
-    // P_i is only semidefinite: the rest of it, from the panel that failed on
-    for (Index j0 = failed & ~Index(3); j0 < m4; j0 += 4) {
-      for (Index c = j0; c < m4; c += 12) {
-        with_width((m4 - c) / 4, [&](auto w) {
-          constexpr int NV = decltype(w)::value;
-          V4 acc[4][NV];
-          for (int t = 0; t < 4; ++t)
-            for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
-          product(j0, c, acc);
-          mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
-          capture(j0, c, acc);
-        });
-      }
-    }
-  }
+}
 
-  // K = -R_H^{-1} Y, 4 rows at a time from the last: the row-block update,
-  // then a 4 x 4 back substitution in registers.
-  // (Tiles 8 wide: the broadcasts walk 4 rows of R_H, and at 12 wide the
-  // extra address registers make GCC spill an accumulator.)
+// K = -R_H^{-1} Y for K's columns [c_begin, c_end) (multiples of 8), 4 rows
+// at a time from the last: the row-block update, then a 4 x 4 back
+// substitution in registers. (Tiles 8 wide: the broadcasts walk 4 rows of
+// R_H, and at 12 wide the extra address registers make GCC spill an
+// accumulator.)
+void CompactRiccati::solve_K(Index c_begin, Index c_end, PrefetchQueue* pf, Index pf_rate) {
+  const Index s4 = s4_, n4 = n4_, m4 = m4_;
+  const double* Z = Z_.get();
+  double* Kb = K_.get();
   for (Index j0 = s4 - 4; j0 >= 0; j0 -= 4) {
     double inv[4];
     for (int t = 0; t < 4; ++t) inv[t] = 1.0 / Z[(j0 + t) * m4 + j0 + t];
-    for (Index c = 0; c < n4; c += 8) {
-      with_width(std::min<Index>(2, (n4 - c) / 4), [&](auto w) {
+    for (Index c = c_begin; c < c_end; c += 8) {
+      with_width(std::min<Index>(2, (c_end - c) / 4), [&](auto w) {
         constexpr int NV = decltype(w)::value;
         V4 acc[4][NV];
         DR_UNROLL
@@ -630,13 +598,217 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
           DR_UNROLL
           for (int v = 0; v < NV; ++v) store(Kb + (j0 + t) * n4 + c + 4 * v, acc[t][v]);
       });
-      next.pump(pf_rate);
+      if (pf) pf->pump(pf_rate);
     }
   }
-  stream_rows(K, Kb, s, n, n4);
-  stream_symmetric(P, Pf, n, n4);
+}
+
+bool CompactRiccati::step(const double* A, const double* B, const double* Q, const double* N, double q_scale,
+                          const double* P_next, double* K, double* P) {
+  const Index n = n_, s = s_, n4 = n4_, s4 = s4_, m4 = m4_;
+  double *U = U_.get(), *Z = Z_.get();
+  // the next step's inputs are all asked for by about 3/4 of this one
+  const Index pf_rate = next.lines() * 4 / (3 * tiles_) + 1;
+
+  // Z = X'U with U = R [B A], X = U where P_{i+1} = R'R (R from the last
+  // step's factorization); else (P_{i+1} only semidefinite) U = P [B A],
+  // X = [B A]. Only Z's upper triangle is formed.
+  const double* X = U;
+  if (factored_) {
+    times_BA(Z + s4 * m4 + s4, m4, true, B, s, A, n, U, m4, s4, &next, pf_rate);
+  } else {
+    copy_P(P_next);
+    double* BA = BA_.get();
+    for (Index k = 0; k < n; ++k) {
+      std::copy(B + k * s, B + (k + 1) * s, BA + k * m4);
+      std::copy(A + k * n, A + (k + 1) * n, BA + k * m4 + s4);
+    }
+    times_BA(P_.get(), n4, false, B, s, A, n, U, m4, s4, &next, pf_rate);
+    X = BA;
+  }
+  // Z = [[H, G], [G', A'PA + q sym(Q)]] with H = R + B'PB, G = B'PA + q N'
+  for (Index j0 = 0; j0 < m4; j0 += 4) {
+    init_row(j0, Q, N, q_scale);
+    next.pump(pf_rate);
+  }
+
+  // Z = R_Z' R_Z in place: R_Z = [[R_H, Y], [0, R_P]] with H = R_H' R_H,
+  // Y = R_H^{-T} G, and R_P the factor of the Schur complement
+  // A'PA + q sym(Q) - Y'Y = P_i, which is captured on the way (its upper
+  // 4 x 4 blocks, into P_) and whose factor the next step uses.
+  auto capture_P = [&](Index j0, Index c, const auto& acc) { capture_tile(P_.get(), n4, s4, j0, c, acc); };
+  // Z += X'U, tile by tile as the factorization reaches it (the lower
+  // triangles of the diagonal blocks are formed too, but never read)
+  auto product = [&](Index j0, Index c, auto& acc) {
+    constexpr int NV = std::extent_v<std::remove_reference_t<decltype(acc)>, 1>;
+    mac<NV, false>(acc, X + j0, m4, 1, U + c, m4, 0, n);
+  };
+  const Index failed = cholesky_upper(Z, m4, 0, m4, m4, 0, product, s4, capture_P, &next, pf_rate);
+  if (failed >= 0 && failed < s4) {
+    next.clear();
+    return false;
+  }
+  factored_ = failed < 0;
+  if (!factored_) {
+    // P_i is only semidefinite: the rest of it, from the panel that failed on
+    for (Index j0 = failed & ~Index(3); j0 < m4; j0 += 4) {
+      for (Index c = j0; c < m4; c += 12) {
+        with_width((m4 - c) / 4, [&](auto w) {
+          constexpr int NV = decltype(w)::value;
+          V4 acc[4][NV];
+          for (int t = 0; t < 4; ++t)
+            for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+          product(j0, c, acc);
+          mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
+          capture_tile(P_.get(), n4, s4, j0, c, acc);
+        });
+      }
+    }
+  }
+  solve_K(0, n4, &next, pf_rate);
+  stream_rows(K, K_.get(), s, n, n4);
+  stream_symmetric(P, P_.get(), n, n4);
   next.clear();
   return true;
+}
+
+// The same arithmetic as step() (bitwise the same results), in phases
+// separated by meetings of the team:
+//   1. U = R [B A], by column strips                        (~30% of the flops)
+//   2. Z = init + U'U, by 4-row panels of its upper triangle (~45%)
+//   3. R_H: H's factor, on thread 0                         (~1%)
+//   4. Y = R_H^{-T} G, by column strips                       (~5%)
+//   5. P_i = A'PA + q sym(Q) - Y'Y, by 4-row panels, into Z and P_ (~10%)
+//   6. thread 0: P_i's factor R_P for the next step; thread 1: K = -R_H^{-1} Y
+//      and K_i out; then both: P_i out.
+// Tasks are taken from shared counters, so a thread that falls behind
+// leaves its share to the others. Thread 0 also pumps `next`.
+bool CompactRiccati::step_team(int thread, TeamSync& sync, const double* A, const double* B, const double* Q,
+                               const double* N, double q_scale, double* K, double* P) {
+  const Index n = n_, s = s_, n4 = n4_, s4 = s4_, m4 = m4_;
+  double *U = U_.get(), *Z = Z_.get();
+  PrefetchQueue* pf = thread == 0 ? &next : nullptr;
+  const Index pf_rate = next.lines() * 4 * sync.size() / (3 * tiles_) + 1;
+  auto tasks = [&](int phase, Index count, auto&& body) {
+    for (Index k; (k = sync.grab(phase, count)) >= 0;) body(k);
+    sync.wait();
+    if (thread == 0) sync.reset(phase);
+    if (thread == 0 && phase == 0) sync.reset(4);
+  };
+  // 1.
+  tasks(0, strips(s) + strips(n), [&](Index k) {
+    times_BA_strip(k, Z + s4 * m4 + s4, m4, true, B, s, A, n, U, m4, s4, pf, pf_rate);
+  });
+  // 2.
+  tasks(1, m4 / 4, [&](Index k) {
+    const Index j0 = 4 * k;
+    init_row(j0, Q, N, q_scale);
+    for (Index c = j0; c < m4; c += 12) {
+      with_width((m4 - c) / 4, [&](auto w) {
+        constexpr int NV = decltype(w)::value;
+        V4 acc[4][NV];
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+        mac<NV, false>(acc, U + j0, m4, 1, U + c, m4, 0, n);
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) store(Z + (j0 + t) * m4 + c + 4 * v, acc[t][v]);
+      });
+      if (pf) pf->pump(pf_rate);
+    }
+  });
+  // 3.
+  if (thread == 0) h_failed_ = cholesky_upper(Z, m4, 0, s4, s4, 0, NoCapture{}, 0, NoCapture{}, pf, pf_rate) >= 0;
+  sync.wait();
+  if (h_failed_) {
+    if (thread == 0) next.clear();
+    return false;
+  }
+  // 4. Y's strip [c, c + 12), panel by panel with R_H's diagonal blocks
+  tasks(2, strips(n4), [&](Index k) {
+    const Index c = s4 + 12 * k;
+    with_width((m4 - c) / 4, [&](auto w) {
+      constexpr int NV = decltype(w)::value;
+      for (Index j0 = 0; j0 < s4; j0 += 4) {
+        double r[4][4], inv[4];
+        for (int t = 0; t < 4; ++t) {
+          for (int u = t; u < 4; ++u) r[t][u] = Z[(j0 + t) * m4 + j0 + u];
+          inv[t] = 1.0 / r[t][t];
+        }
+        V4 acc[4][NV];
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+        mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, j0);
+        panel_solve(acc, r, inv);
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) store(Z + (j0 + t) * m4 + c + 4 * v, acc[t][v]);
+      }
+    });
+    if (pf) pf->pump(pf_rate);
+  });
+  // 5.
+  tasks(3, n4 / 4, [&](Index k) {
+    const Index j0 = s4 + 4 * k;
+    for (Index c = j0; c < m4; c += 12) {
+      with_width((m4 - c) / 4, [&](auto w) {
+        constexpr int NV = decltype(w)::value;
+        V4 acc[4][NV];
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+        mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
+        capture_tile(P_.get(), n4, s4, j0, c, acc);
+        DR_UNROLL
+        for (int t = 0; t < 4; ++t)
+          DR_UNROLL
+          for (int v = 0; v < NV; ++v) store(Z + (j0 + t) * m4 + c + 4 * v, acc[t][v]);
+      });
+    }
+    if (pf) pf->pump(pf_rate);
+  });
+  // 6. (P_ holds all of P_i: where R_P fails it is only semidefinite, and
+  // the next step takes the solo path)
+  if (thread == 0) {
+    factored_ = cholesky_upper(Z, m4, s4, m4, m4, s4, NoCapture{}, 0, NoCapture{}, pf, pf_rate) < 0;
+    next.clear();
+  }
+  if (thread == 1 || sync.size() == 1) {
+    solve_K(0, n4, nullptr, 0);
+    stream_rows(K, K_.get(), s, n, n4);
+  }
+  // P_i's rows out, by whoever is done first (thread 0 still prepares the
+  // next step; this phase's counter is rearmed in the next step's phase 1)
+  for (Index k; (k = sync.grab(4, (n + 15) / 16)) >= 0;) stream_symmetric(P, P_.get(), n, n4, 16 * k, 16 * k + 16);
+  finish();
+  return true;
+}
+
+void TeamSync::wait() {
+  const unsigned g = generation_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) == size_ - 1) {
+    arrived_.store(0, std::memory_order_relaxed);
+    generation_.store(g + 1, std::memory_order_release);
+    return;
+  }
+  // Spin while the others are close; then give the core away, in case a
+  // member waits for it (more threads than free cores).
+  for (int spin = 0; generation_.load(std::memory_order_acquire) == g; ++spin) {
+    if (spin < 4000) {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 }  // namespace directable::detail

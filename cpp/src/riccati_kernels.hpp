@@ -1,5 +1,6 @@
 #pragma once
 // Private to riccati.cpp: the Riccati step for small n (see riccati_kernels.cpp).
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 
@@ -7,10 +8,11 @@
 
 namespace directable::detail {
 
-//! Whether the compact step can serve (n, s) on one thread. Measured on one
-//! core with AVX2 (n = 16 .. 256, s = n/2) it is 1.5-4x faster than Eigen's
-//! products, which lose most of their time to packing and edge handling at
-//! these sizes; its products are blocked for L1 only, so above this it
+//! Whether the compact step can serve (n, s). Measured on one core with
+//! AVX2 (n = 16 .. 256, s = n/2) it is 1.5-4x faster than Eigen's products,
+//! which lose most of their time to packing and edge handling at these
+//! sizes, and a team of two on it beats two threads on Eigen's by 1.3-1.8x
+//! (n = 128 .. 256); its products are blocked for L1 only, so above this it
 //! would fall behind Eigen's cache-blocked GEMM.
 bool compact_riccati_applies(Index n, Index s);
 
@@ -37,6 +39,37 @@ class PrefetchQueue {
   Index lines_ = 0;
 };
 
+//! Meeting point of a team of threads that step one CompactRiccati together:
+//! a spinning barrier (a two-thread step meets six times in ~0.2 ms) and a
+//! task counter per phase.
+class TeamSync {
+ public:
+  explicit TeamSync(int size) : size_(size) {}
+  int size() const { return size_; }
+  //! Before the team's first wait.
+  void set_size(int size) { size_ = size; }
+  //! Returns once all `size` threads have called it.
+  void wait();
+  //! The next untaken task of `phase` (0 .. kPhases - 1), or -1 once all
+  //! `count` are taken.
+  Index grab(int phase, Index count) {
+    const Index k = slot_[phase].next.fetch_add(1, std::memory_order_relaxed);
+    return k < count ? k : -1;
+  }
+  //! Rearms `phase` for the next step (after a wait that ended it).
+  void reset(int phase) { slot_[phase].next.store(0, std::memory_order_relaxed); }
+  static constexpr int kPhases = 5;
+
+ private:
+  struct alignas(64) Slot {
+    std::atomic<Index> next{0};
+  };
+  Slot slot_[kPhases];
+  alignas(64) std::atomic<int> arrived_{0};
+  alignas(64) std::atomic<unsigned> generation_{0};
+  int size_;
+};
+
 //! One step of the square-root sweep on contiguous row-major buffers whose
 //! rows are padded to a multiple of 4 doubles (pads kept zero), so every
 //! inner loop is a broadcast-FMA over aligned 4-wide vectors. Sizes are
@@ -60,6 +93,16 @@ class CompactRiccati {
   //! are not written then).
   bool step(const double* A, const double* B, const double* Q, const double* N, double q_scale,
             const double* P_next, double* K, double* P);
+  //! The same step (the same results, bit for bit) on a team: every thread
+  //! calls it with its number (0: the thread that pumps `next` and may
+  //! prepare the next step) and the same arguments; they meet at `sync`
+  //! five times. Needs factored(). No meeting at the end: the caller meets
+  //! the team before the next step. Returns false on every thread where H
+  //! is not positive definite.
+  bool step_team(int thread, TeamSync& sync, const double* A, const double* B, const double* Q, const double* N,
+                 double q_scale, double* K, double* P);
+  //! Whether P_{i+1} (the last step's P_i) has a Cholesky factor.
+  bool factored() const { return factored_; }
   //! After the last step: makes the outputs' streaming stores visible.
   void finish();
   //! What the next step reads (cleared by step()).
@@ -72,10 +115,13 @@ class CompactRiccati {
   using Buffer = std::unique_ptr<double[], Free>;
   static Buffer buffer(Index count);
   void copy_P(const double* M);  // into P_, padded
+  void init_row(Index j0, const double* Q, const double* N, double q_scale);
+  void solve_K(Index c_begin, Index c_end, PrefetchQueue* pf, Index pf_rate);
 
   Index n_, s_, n4_, s4_, m4_;
   Index tiles_;            // register tiles per step: the prefetches are spread over them
   bool factored_ = false;  // P_{i+1} = R'R with R in Z's lower right block
+  bool h_failed_ = false;  // step_team: H not positive definite (set by thread 0)
   Buffer P_;   // n4 x n4: P_{i+1} where it is only semidefinite; P_i's upper 4 x 4 blocks
   Buffer U_;   // n4 x m4: R [B A] (B in columns [0, s4), A in [s4, s4 + n4))
   Buffer BA_;  // n4 x m4: [B A] itself, only where P_{i+1} is semidefinite
