@@ -277,6 +277,22 @@ def test_solve_continuous_is_discretize_then_solve_discrete(rng, method, threads
     assert rel_err(sol_c.K, ref_c.K) < 1e-12
 
 
+@pytest.mark.parametrize("threads", [1, 0])
+def test_solve_continuous_large_n_equals_the_two_calls_bit_for_bit(rng, threads):
+    # n >= 96: solve_discrete sweeps on a team of threads, solve_continuous on
+    # the calling thread (threads=1: everything on it; 0: beside the
+    # discretizing threads); the team does the same arithmetic in the same
+    # order, so all give the same numbers.
+    n, s, T = 100, 20, 24
+    A, B, Qc, Rc, dt = _problem(rng, T, n, s, norm=1.5)
+    Qf = random_spd(rng, n)
+    sol = lqr.solve_continuous(A, B, dt, Qc, Rc, Qf, threads=threads)
+    d = lqr.discretize(A, B, dt, Qc, Rc)
+    ref = lqr.solve_discrete(d.Phi, d.Gamma, d.Q, d.R, Qf, N=d.N)
+    np.testing.assert_array_equal(sol.K, ref.K)
+    np.testing.assert_array_equal(sol.P, ref.P)
+
+
 @pytest.mark.parametrize("bad_step", [0, 57, 119])
 def test_solve_continuous_reports_a_failing_step(rng, bad_step):
     # An exponential that overflows at one step of the pipeline is reported

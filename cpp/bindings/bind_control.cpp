@@ -190,7 +190,8 @@ single matrices (constant; then horizon is required). Parallel over steps
      R"doc(discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
 steps are discretized from the last one down while the calling thread sweeps
 each one as soon as it is ready. Returns (Discretization, LQRSolution), the
-same results as the two calls. GIL released, progress(done, 2T) throttled.)doc");
+same results as the two calls, on `threads` cores (0: all; 1: the calling
+thread only, the sweep too). GIL released, progress(done, 2T) throttled.)doc");
 
   py::class_<Tracker, std::shared_ptr<Tracker>>(m, "Tracker", R"doc(
 Runtime tracking controller w = w_ff[i] + K[i] (z - z_ref[i]).

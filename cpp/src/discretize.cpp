@@ -246,6 +246,7 @@ std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, do
     ProgressFn second;
     if (progress) second = [&](Index done, Index) { return (*progress)(T + done, 2 * T); };
     LQRProblem pb = disc.make_problem(Q_final);
+    pb.threads = threads;
     riccati_sweep(pb, sol, progress ? &second : nullptr);
     return {std::move(disc), std::move(sol)};
   }

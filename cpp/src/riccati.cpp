@@ -16,14 +16,15 @@ namespace directable {
 
 namespace {
 
-int max_sweep_threads(Index n) {
+int max_sweep_threads(const LQRProblem& pb) {
 #ifdef _OPENMP
   // Below this size a step is too short for a team to pay. Inside a
   // parallel region (the pipeline of solve_continuous) the other threads
   // are busy discretizing.
-  return n >= 96 && !omp_in_parallel() ? omp_get_max_threads() : 1;
+  if (pb.n() < 96 || omp_in_parallel()) return 1;
+  return pb.threads > 0 ? std::min(pb.threads, omp_get_max_threads()) : omp_get_max_threads();
 #else
-  (void)n;
+  (void)pb;
   return 1;
 #endif
 }
@@ -155,7 +156,7 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
   const double* const N0 = nullptr;
   auto N_of = [&](Index i) { return pb.N.empty() ? N0 : pb.N[i].data(); };
   // phases 3 and 6 of a team step are serial: more than 4 threads would idle
-  const int team = std::min(max_sweep_threads(n), 4);
+  const int team = std::min(max_sweep_threads(pb), 4);
   TeamChooser chooser(team);
   detail::TeamSync sync(1);
   constexpr Index kChunk = 8;  // steps per choice between the team and one thread
@@ -236,7 +237,7 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
 void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, RiccatiWorkspace& ws,
                  bool R_varies) {
   const Index T = pb.horizon, n = pb.n(), s = pb.s(), m = n + s;
-  TeamChooser chooser(max_sweep_threads(n));  // a team only where it measures faster
+  TeamChooser chooser(max_sweep_threads(pb));  // a team only where it measures faster
   using ColMap = Eigen::Map<Eigen::MatrixXd>;
   // P_i is symmetric, so its row-major storage is also its column-major one.
   auto store_P = [&](Index i) { std::copy(ws.L.data(), ws.L.data() + n * n, out.P[i].data()); };

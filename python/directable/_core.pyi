@@ -1441,7 +1441,8 @@ def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.flo
     discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
     steps are discretized from the last one down while the calling thread sweeps
     each one as soon as it is ready. Returns (Discretization, LQRSolution), the
-    same results as the two calls. GIL released, progress(done, 2T) throttled.
+    same results as the two calls, on `threads` cores (0: all; 1: the calling
+    thread only, the sweep too). GIL released, progress(done, 2T) throttled.
     """
 def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
     """

@@ -103,7 +103,8 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
     """``discretize`` then ``solve_discrete``: gains of the continuous problem.
 
     Both run as one pipeline (steps are discretized from the last one down
-    and swept as soon as they are ready), with the results of the two calls.
+    and swept as soon as they are ready), with the results of the two calls,
+    on ``threads`` cores (0: all; 1: the calling thread only, the sweep too).
 
     Returns an LQRSolution whose ``.discretization`` attribute holds the
     Discretization, so ``sol.discretization.solve(Q_final, alpha_Q, alpha_R)``

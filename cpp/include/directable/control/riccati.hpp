@@ -43,6 +43,9 @@ struct LQRProblem {
   //! a producer can still be writing earlier steps: solve_continuous runs
   //! the discretization and the sweep as a pipeline this way.
   std::function<void(Index)> before_step;
+  //! At most this many threads for the sweep (a team pays at n >= 96);
+  //! <= 0: all cores.
+  int threads = 0;
 
   Index n() const { return A.rows; }
   Index s() const { return B.cols; }
