@@ -161,6 +161,22 @@ DR_INLINE void with_width(Index nv, F&& f) {
     f(std::integral_constant<int, 1>{});
 }
 
+// A 4 x 4NV tile of a row-major matrix (leading dimension ld) to and from registers.
+template <int NV>
+DR_INLINE void load_tile(V4 (&acc)[4][NV], const double* p, Index ld) {
+  DR_UNROLL
+  for (int t = 0; t < 4; ++t)
+    DR_UNROLL
+    for (int v = 0; v < NV; ++v) acc[t][v] = load(p + t * ld + 4 * v);
+}
+template <int NV>
+DR_INLINE void store_tile(double* p, Index ld, const V4 (&acc)[4][NV]) {
+  DR_UNROLL
+  for (int t = 0; t < 4; ++t)
+    DR_UNROLL
+    for (int v = 0; v < NV; ++v) store(p + t * ld + 4 * v, acc[t][v]);
+}
+
 // Factor of a symmetric 4 x 4 block d (upper triangle read), d = r'r:
 // r[t][u] for u > t, inv[t] = 1 / r[t][t]. Returns the first row whose
 // pivot is not positive (as Eigen's LLT; a NaN passes, the finite checks
@@ -228,10 +244,7 @@ Index cholesky_upper(double* a, Index ld, Index j_begin, Index j_end, Index c_en
       with_width((c_end - c) / 4, [&](auto w) {
         constexpr int NV = decltype(w)::value;
         V4 acc[4][NV];
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = load(a + (j0 + t) * ld + c + 4 * v);
+        load_tile(acc, a + j0 * ld + c, ld);
         add_to(j0, c, acc);
         if (cap0 > 0 && j0 >= cap0) {
           mac<NV, true>(acc, a + j0, ld, 1, a + c, ld, k_begin, cap0);
@@ -251,10 +264,7 @@ Index cholesky_upper(double* a, Index ld, Index j_begin, Index j_end, Index c_en
           }
         }
         panel_solve(acc, r, inv);  // the diagonal block too, overwritten below
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) store(a + (j0 + t) * ld + c + 4 * v, acc[t][v]);
+        store_tile(a + j0 * ld + c, ld, acc);
         if (c == j0) {
           for (int t = 0; t < 4; ++t)
             for (int u = 0; u < 4; ++u) a[(j0 + t) * ld + j0 + u] = u < t ? 0.0 : r[t][u];
@@ -288,10 +298,7 @@ void times_strip(const double* X, Index ldx, bool upper, const double* Y, Index 
         mac<NV, false>(acc, x, 1, ldx, Y + c, cols, k0, n);
       else
         mac<NV, false, true>(acc, x, 1, ldx, Y + c, cols, k0, n, tail);
-      DR_UNROLL
-      for (int t = 0; t < 4; ++t)
-        DR_UNROLL
-        for (int v = 0; v < NV; ++v) store(Uo + (r0 + t) * ldu + c + 4 * v, acc[t][v]);
+      store_tile(Uo + r0 * ldu + c, ldu, acc);
       if (pf) pf->pump(pf_rate);
     }
   });
@@ -371,11 +378,7 @@ void stream_symmetric(double* dst, const double* src, Index n, Index lds, Index 
 // 4 x 4 blocks).
 template <int NV>
 DR_INLINE void capture_tile(double* P, Index n4, Index s4, Index j0, Index c, const V4 (&acc)[4][NV]) {
-  double* dst = P + (j0 - s4) * n4 + c - s4;
-  DR_UNROLL
-  for (int t = 0; t < 4; ++t)
-    DR_UNROLL
-    for (int v = 0; v < NV; ++v) store(dst + t * n4 + 4 * v, acc[t][v]);
+  store_tile(P + (j0 - s4) * n4 + c - s4, n4, acc);
 }
 
 Index tiles(Index rows, Index cols) { return (rows + 3) / 4 * ((cols + 11) / 12); }
@@ -593,10 +596,7 @@ void CompactRiccati::solve_K(Index c_begin, Index c_end, PrefetchQueue* pf, Inde
             for (int v = 0; v < NV; ++v) acc[u][v] = fnma(f, acc[t][v], acc[u][v]);
           }
         }
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) store(Kb + (j0 + t) * n4 + c + 4 * v, acc[t][v]);
+        store_tile(Kb + j0 * n4 + c, n4, acc);
       });
       if (pf) pf->pump(pf_rate);
     }
@@ -656,8 +656,7 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
         with_width((m4 - c) / 4, [&](auto w) {
           constexpr int NV = decltype(w)::value;
           V4 acc[4][NV];
-          for (int t = 0; t < 4; ++t)
-            for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+          load_tile(acc, Z + j0 * m4 + c, m4);
           product(j0, c, acc);
           mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
           capture_tile(P_.get(), n4, s4, j0, c, acc);
@@ -707,15 +706,9 @@ bool CompactRiccati::step_team(int thread, TeamSync& sync, const double* A, cons
       with_width((m4 - c) / 4, [&](auto w) {
         constexpr int NV = decltype(w)::value;
         V4 acc[4][NV];
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+        load_tile(acc, Z + j0 * m4 + c, m4);
         mac<NV, false>(acc, U + j0, m4, 1, U + c, m4, 0, n);
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) store(Z + (j0 + t) * m4 + c + 4 * v, acc[t][v]);
+        store_tile(Z + j0 * m4 + c, m4, acc);
       });
       if (pf) pf->pump(pf_rate);
     }
@@ -739,16 +732,10 @@ bool CompactRiccati::step_team(int thread, TeamSync& sync, const double* A, cons
           inv[t] = 1.0 / r[t][t];
         }
         V4 acc[4][NV];
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+        load_tile(acc, Z + j0 * m4 + c, m4);
         mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, j0);
         panel_solve(acc, r, inv);
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) store(Z + (j0 + t) * m4 + c + 4 * v, acc[t][v]);
+        store_tile(Z + j0 * m4 + c, m4, acc);
       }
     });
     if (pf) pf->pump(pf_rate);
@@ -760,16 +747,10 @@ bool CompactRiccati::step_team(int thread, TeamSync& sync, const double* A, cons
       with_width((m4 - c) / 4, [&](auto w) {
         constexpr int NV = decltype(w)::value;
         V4 acc[4][NV];
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) acc[t][v] = load(Z + (j0 + t) * m4 + c + 4 * v);
+        load_tile(acc, Z + j0 * m4 + c, m4);
         mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
         capture_tile(P_.get(), n4, s4, j0, c, acc);
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t)
-          DR_UNROLL
-          for (int v = 0; v < NV; ++v) store(Z + (j0 + t) * m4 + c + 4 * v, acc[t][v]);
+        store_tile(Z + j0 * m4 + c, m4, acc);
       });
     }
     if (pf) pf->pump(pf_rate);
