@@ -62,19 +62,20 @@ def _one_thread_sweep(p, tmp_path):
     return one["K"], one["P"]
 
 
-@pytest.mark.parametrize("case", ["definite", "semidefinite"])
-def test_large_n_team_steps_equal_one_thread_bit_for_bit(rng, tmp_path, case):
+@pytest.mark.parametrize("case, T, n, s", [("definite", 40, 100, 30), ("semidefinite", 40, 100, 30),
+                                           ("more controls than states", 24, 100, 150),
+                                           ("one control", 24, 130, 1)])
+def test_large_n_team_steps_equal_one_thread_bit_for_bit(rng, tmp_path, case, T, n, s):
     """At n >= 96 on several cores the sweep runs chunks of 8 steps on a team
     of threads (the first chunks always: they are timed against one thread,
     and the faster goes on). A team step does the one-thread step's
     arithmetic in the same order, so K and P equal a one-thread run's
     (OMP_NUM_THREADS=1, another process) bit for bit, and the dense
-    optimum's. Semidefinite: Q of rank 3 and Q_final = 0 make the first
+    optimum's. Semidefinite: Q of rank 30 and Q_final = 0 make the first
     P_{i+1} singular, where the step needs the one-thread path, and the
     team takes over once P_i is definite. (On one core both runs are the
     one-thread sweep.)"""
-    T, n, s = 40, 100, 30
-    p = random_lq(rng, T, n, s, cross=case == "definite")
+    p = random_lq(rng, T, n, s, cross=case != "semidefinite")
     if case == "semidefinite":
         W = rng.standard_normal((T, n, 30))
         p["Q"] = W @ W.transpose(0, 2, 1)
