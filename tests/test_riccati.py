@@ -63,8 +63,8 @@ def _one_thread_sweep(p, tmp_path):
 
 
 @pytest.mark.parametrize("case, T, n, s", [("definite", 40, 100, 30), ("semidefinite", 40, 100, 30),
-                                           ("more controls than states", 24, 100, 150),
-                                           ("one control", 24, 130, 1)])
+                                           ("more controls than states", 16, 100, 150),
+                                           ("one control", 16, 130, 1)])
 def test_large_n_team_steps_equal_one_thread_bit_for_bit(rng, tmp_path, case, T, n, s):
     """At n >= 96 on several cores the sweep runs chunks of 8 steps on a team
     of threads (the first chunks always: they are timed against one thread,
