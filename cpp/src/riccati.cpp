@@ -99,9 +99,13 @@ void lower_product(ZType& Z, const XType& X, const YType& Y, double alpha, bool 
   throw std::domain_error(msg.str());
 }
 
-[[noreturn]] void throw_R_not_definite(bool R_varies, Index i) {
-  throw std::domain_error((R_varies ? "R[" + std::to_string(i) + "]" : std::string("R")) +
-                          " must be symmetric positive definite");
+// R_i's lower triangle in Rllt (s x s) is factored in place; "R" or "R[i]"
+// in the message.
+void check_R_definite(Eigen::MatrixXd& Rllt, bool R_varies, Index i) {
+  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_R(Rllt);
+  if (llt_R.info() != Eigen::Success)
+    throw std::domain_error((R_varies ? "R[" + std::to_string(i) + "]" : std::string("R")) +
+                            " must be symmetric positive definite");
 }
 
 void check_step(const LQRProblem& pb, Index i) {
@@ -119,10 +123,10 @@ void check_step(const LQRProblem& pb, Index i) {
 // thread, whichever measures faster: a step is then ~0.1-0.5 ms, while on
 // a core shared with another job a team member that loses its core stalls
 // the team at each of the step's meetings.
-void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, RiccatiWorkspace& ws,
-                   bool R_varies) {
+void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, bool R_varies) {
   const Index T = pb.horizon, n = pb.n(), s = pb.s();
   detail::CompactRiccati kernel(n, s);
+  Eigen::MatrixXd Rllt(s, s);  // R_i's factor, where its definiteness is checked
   const int terms = int(pb.R_terms.size());
   std::vector<const double*> R_ptr(terms);
   std::vector<double> R_scale(terms);
@@ -137,9 +141,8 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
       for (int k = 0; k < terms; ++k) R_ptr[k] = pb.R_terms[k].first[i].data();
       kernel.set_R(R_ptr.data(), R_scale.data(), terms);
       if (pb.check_R_definite) {
-        kernel.copy_R(ws.Rllt.data(), s);
-        Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_R(ws.Rllt);
-        if (llt_R.info() != Eigen::Success) throw_R_not_definite(R_varies, i);
+        kernel.copy_R(Rllt.data(), s);
+        check_R_definite(Rllt, R_varies, i);
       }
     }
     // In a pipeline step i - 1 may still be in the making: no prefetch then.
@@ -234,9 +237,9 @@ void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& thr
 // Per step (s = n/2) that is about 5.1 n^3 flops instead of 8 n^3 for the
 // textbook products, and every product is a TRMM/SYRK/GEMM. Where P_{i+1}
 // is only semidefinite (its Cholesky fails), Z = [B A]' (P [B A]) instead.
-void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, RiccatiWorkspace& ws,
-                 bool R_varies) {
+void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, bool R_varies) {
   const Index T = pb.horizon, n = pb.n(), s = pb.s(), m = n + s;
+  RiccatiWorkspace ws(n, s);
   TeamChooser chooser(max_sweep_threads(pb));  // a team only where it measures faster
   using ColMap = Eigen::Map<Eigen::MatrixXd>;
   // P_i is symmetric, so its row-major storage is also its column-major one.
@@ -280,8 +283,7 @@ void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throt
       }
       if (pb.check_R_definite) {
         ws.Rllt = ws.R;
-        Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_R(ws.Rllt);
-        if (llt_R.info() != Eigen::Success) throw_R_not_definite(R_varies, i);
+        check_R_definite(ws.Rllt, R_varies, i);
       }
     }
     H.triangularView<Eigen::Lower>() += ws.R;
@@ -349,18 +351,16 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   const Index T = pb.horizon, n = pb.n(), s = pb.s();
   if (out.horizon() != T || out.n() != n || out.s() != s)
     throw std::invalid_argument("riccati_sweep: output not sized " + shape_str(T, s, n));
-  RiccatiWorkspace ws(n, s);
   ProgressThrottle throttle(progress, T);
   bool R_varies = false;
   for (const auto& term : pb.R_terms) R_varies = R_varies || !term.first.is_constant();
-  ws.L = 0.5 * (pb.Q_final + pb.Q_final.transpose());
-  std::copy(ws.L.data(), ws.L.data() + n * n, out.P[T].data());
+  out.P[T] = 0.5 * (pb.Q_final + pb.Q_final.transpose());
   // The compact step (on one thread or a team) where it applies; else
   // Eigen's products (a team splits them for large n).
   if (detail::compact_riccati_applies(n, s))
-    compact_sweep(pb, out, throttle, ws, R_varies);
+    compact_sweep(pb, out, throttle, R_varies);
   else
-    eigen_sweep(pb, out, throttle, ws, R_varies);
+    eigen_sweep(pb, out, throttle, R_varies);
   throttle.finish(T);
   if (!out.P[0].allFinite() || !out.K[0].allFinite())
     throw std::domain_error("Riccati sweep produced non-finite cost-to-go (ill-conditioned problem)");

@@ -177,6 +177,20 @@ DR_INLINE void store_tile(double* p, Index ld, const V4 (&acc)[4][NV]) {
     for (int v = 0; v < NV; ++v) store(p + t * ld + 4 * v, acc[t][v]);
 }
 
+// T = scale (M[a0.., b0..] + M[b0.., a0..]'): the 4 x 4 block (a0, b0) of
+// scale (M + M') for a row-major M (leading dimension ld).
+DR_INLINE void sym_block(V4 (&T)[4], const double* M, Index ld, Index a0, Index b0, V4 scale) {
+  V4 Mt[4];
+  DR_UNROLL
+  for (int t = 0; t < 4; ++t) {
+    T[t] = load(M + (a0 + t) * ld + b0);
+    Mt[t] = load(M + (b0 + t) * ld + a0);
+  }
+  transpose(Mt);
+  DR_UNROLL
+  for (int t = 0; t < 4; ++t) T[t] = mul(scale, add(T[t], Mt[t]));
+}
+
 // Factor of a symmetric 4 x 4 block d (upper triangle read), d = r'r:
 // r[t][u] for u > t, inv[t] = 1 / r[t][t]. Returns the first row whose
 // pivot is not positive (as Eigen's LLT; a NaN passes, the finite checks
@@ -485,15 +499,8 @@ void CompactRiccati::set_R(const double* const* R, const double* scale, int coun
   const V4 half = set1(0.5);
   for (Index a0 = 0; a0 < s4; a0 += 4) {
     for (Index c0 = a0; c0 < s4; c0 += 4) {
-      V4 x[4], y[4];
-      DR_UNROLL
-      for (int t = 0; t < 4; ++t) {
-        x[t] = load(M + (a0 + t) * s4 + c0);
-        y[t] = load(M + (c0 + t) * s4 + a0);
-      }
-      transpose(y);
-      DR_UNROLL
-      for (int t = 0; t < 4; ++t) x[t] = mul(half, add(x[t], y[t]));
+      V4 x[4];
+      sym_block(x, M, s4, a0, c0, half);
       DR_UNROLL
       for (int t = 0; t < 4; ++t) store(M + (a0 + t) * s4 + c0, x[t]);
       transpose(x);
@@ -538,15 +545,7 @@ void CompactRiccati::init_row(Index j0, const double* Q, const double* N, double
     } else {  // q sym(Q)
       const Index a0 = j0 - s4, b0 = c0 - s4;
       if (b0 + 4 <= n) {
-        V4 Qb[4];
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t) {
-          T[t] = load(Q + (a0 + t) * n + b0);
-          Qb[t] = load(Q + (b0 + t) * n + a0);
-        }
-        transpose(Qb);
-        DR_UNROLL
-        for (int t = 0; t < 4; ++t) T[t] = mul(hq, add(T[t], Qb[t]));
+        sym_block(T, Q, n, a0, b0, hq);
       } else {
         alignas(32) double e[4][4];
         for (Index t = 0; t < 4; ++t) {
