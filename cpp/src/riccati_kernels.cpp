@@ -191,6 +191,22 @@ DR_INLINE void sym_block(V4 (&T)[4], const double* M, Index ld, Index a0, Index 
   for (int t = 0; t < 4; ++t) T[t] = mul(scale, add(T[t], Mt[t]));
 }
 
+// f(c, acc) on each 4 x 12 tile (narrower at the end) of the 4-row panel j0
+// of an m x m row-major matrix's upper triangle (columns j0 .. m), loaded
+// into acc; the tile is stored back when `store`.
+template <bool Store, class F>
+DR_INLINE void panel_tiles(double* Z, Index m, Index j0, F&& f) {
+  for (Index c = j0; c < m; c += 12) {
+    with_width((m - c) / 4, [&](auto w) {
+      constexpr int NV = decltype(w)::value;
+      V4 acc[4][NV];
+      load_tile(acc, Z + j0 * m + c, m);
+      f(c, acc);
+      if (Store) store_tile(Z + j0 * m + c, m, acc);
+    });
+  }
+}
+
 // Factor of a symmetric 4 x 4 block d (upper triangle read), d = r'r:
 // r[t][u] for u > t, inv[t] = 1 / r[t][t]. Returns the first row whose
 // pivot is not positive (as Eigen's LLT; a NaN passes, the finite checks
@@ -651,16 +667,12 @@ bool CompactRiccati::step(const double* A, const double* B, const double* Q, con
   if (!factored_) {
     // P_i is only semidefinite: the rest of it, from the panel that failed on
     for (Index j0 = failed & ~Index(3); j0 < m4; j0 += 4) {
-      for (Index c = j0; c < m4; c += 12) {
-        with_width((m4 - c) / 4, [&](auto w) {
-          constexpr int NV = decltype(w)::value;
-          V4 acc[4][NV];
-          load_tile(acc, Z + j0 * m4 + c, m4);
-          product(j0, c, acc);
-          mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
-          capture_tile(P_.get(), n4, s4, j0, c, acc);
-        });
-      }
+      panel_tiles<false>(Z, m4, j0, [&](Index c, auto& acc) {
+        constexpr int NV = std::extent_v<std::remove_reference_t<decltype(acc)>, 1>;
+        product(j0, c, acc);
+        mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
+        capture_tile(P_.get(), n4, s4, j0, c, acc);
+      });
     }
   }
   solve_K(0, n4, &next, pf_rate);
@@ -701,16 +713,11 @@ bool CompactRiccati::step_team(int thread, TeamSync& sync, const double* A, cons
   tasks(1, m4 / 4, [&](Index k) {
     const Index j0 = 4 * k;
     init_row(j0, Q, N, q_scale);
-    for (Index c = j0; c < m4; c += 12) {
-      with_width((m4 - c) / 4, [&](auto w) {
-        constexpr int NV = decltype(w)::value;
-        V4 acc[4][NV];
-        load_tile(acc, Z + j0 * m4 + c, m4);
-        mac<NV, false>(acc, U + j0, m4, 1, U + c, m4, 0, n);
-        store_tile(Z + j0 * m4 + c, m4, acc);
-      });
+    panel_tiles<true>(Z, m4, j0, [&](Index c, auto& acc) {
+      constexpr int NV = std::extent_v<std::remove_reference_t<decltype(acc)>, 1>;
+      mac<NV, false>(acc, U + j0, m4, 1, U + c, m4, 0, n);
       if (pf) pf->pump(pf_rate);
-    }
+    });
   });
   // 3.
   if (thread == 0) h_failed_ = cholesky_upper(Z, m4, 0, s4, s4, 0, NoCapture{}, 0, NoCapture{}, pf, pf_rate) >= 0;
@@ -742,16 +749,11 @@ bool CompactRiccati::step_team(int thread, TeamSync& sync, const double* A, cons
   // 5.
   tasks(3, n4 / 4, [&](Index k) {
     const Index j0 = s4 + 4 * k;
-    for (Index c = j0; c < m4; c += 12) {
-      with_width((m4 - c) / 4, [&](auto w) {
-        constexpr int NV = decltype(w)::value;
-        V4 acc[4][NV];
-        load_tile(acc, Z + j0 * m4 + c, m4);
-        mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
-        capture_tile(P_.get(), n4, s4, j0, c, acc);
-        store_tile(Z + j0 * m4 + c, m4, acc);
-      });
-    }
+    panel_tiles<true>(Z, m4, j0, [&](Index c, auto& acc) {
+      constexpr int NV = std::extent_v<std::remove_reference_t<decltype(acc)>, 1>;
+      mac<NV, true>(acc, Z + j0, m4, 1, Z + c, m4, 0, s4);
+      capture_tile(P_.get(), n4, s4, j0, c, acc);
+    });
     if (pf) pf->pump(pf_rate);
   });
   // 6. (P_ holds all of P_i: where R_P fails it is only semidefinite, and
