@@ -69,26 +69,41 @@ def test_time_varying_R_discretization_round_trip(rng, tmp_path):
 
 @pytest.mark.parametrize("loop", [False, True])
 @pytest.mark.parametrize("constant_gain", [False, True])
-@pytest.mark.parametrize("float32_gains", [False, True])
-def test_tracker_round_trip(rng, tmp_path, loop, constant_gain, float32_gains):
+@pytest.mark.parametrize("gain_dtype", ["float64", "float32", "float16"])
+def test_tracker_round_trip(rng, tmp_path, loop, constant_gain, gain_dtype):
     T, n, s = 6, 4, 2
     K = rng.standard_normal((s, n)) if constant_gain else rng.standard_normal((T, s, n))
     z_ref = rng.standard_normal((T + 1, n))
     w_ff = rng.standard_normal((T, s))
-    tr = lqr.tracker(K, z_ref, w_ff, loop=loop, float32_gains=float32_gains)
+    tr = lqr.tracker(K, z_ref, w_ff, loop=loop, gain_dtype=gain_dtype)
     dr.save(tmp_path / "tr.npz", tr, note=np.array([1.0]))
     tr2, extra = dr.load(tmp_path / "tr.npz")
     assert isinstance(tr2, lqr.Tracker)
     np.testing.assert_array_equal(extra["note"], [1.0])
     for f in ("K", "z_ref", "w_ff"):
         np.testing.assert_array_equal(getattr(tr2, f), getattr(tr, f), err_msg=f)
-    assert tr2.loop == loop and tr2.horizon == T and tr2.float32_gains == float32_gains
+    assert tr2.loop == loop and tr2.horizon == T and tr2.gain_dtype == gain_dtype
     for i in range(T + 2):
         z = rng.standard_normal(n)
         np.testing.assert_array_equal(tr2.control(z), tr.control(z))
         tr.advance()
         tr2.advance()
         assert tr.index == tr2.index
+
+
+@pytest.mark.parametrize("flag, gain_dtype", [(True, "float32"), (False, "float64")])
+def test_tracker_files_with_the_older_float32_flag_load(rng, tmp_path, flag, gain_dtype):
+    # Trackers saved before gain_dtype stored a float32_gains flag instead.
+    K, z_ref = rng.standard_normal((4, 2, 3)), rng.standard_normal((5, 3))
+    tr = lqr.tracker(K, z_ref, gain_dtype=gain_dtype)
+    dr.save(tmp_path / "new.npz", tr)
+    with np.load(tmp_path / "new.npz") as f:
+        old = {k: f[k] for k in f.files if k != "gain_dtype"}
+    np.savez(tmp_path / "old.npz", float32_gains=np.bool_(flag), **old)
+    tr2, extra = dr.load(tmp_path / "old.npz")
+    assert tr2.gain_dtype == gain_dtype and extra == {}
+    z = rng.standard_normal(3)
+    np.testing.assert_array_equal(tr2.control(z), tr.control(z))
 
 
 def test_tracker_limits_round_trip(rng, tmp_path):

@@ -46,37 +46,78 @@ def test_control_law_at_every_index(rng):
     np.testing.assert_allclose(fb, K[2] @ (z - z_ref[2]), rtol=1e-14, atol=1e-14)
 
 
+def _stored_rows(K, dtype):
+    """Independent reference of reduced gain storage: each row of K as a
+    power-of-two scale 2^-e times K 2^e rounded to dtype (NumPy rounds
+    float64 to float16 directly, ties to even), with max |K 2^e| in
+    [2^14, 2^15)."""
+    m = np.abs(K).max(axis=-1, keepdims=True)
+    e = np.where(m > 0, 15 - np.frexp(m)[1], 0)
+    return np.ldexp(np.ldexp(K, e).astype(dtype).astype(np.float64), -e)
+
+
+_UNIT_ROUNDOFF = {"float32": 2.0**-24, "float16": 2.0**-11}
+
+
+@pytest.mark.parametrize("gain_dtype", ["float32", "float16"])
 @pytest.mark.parametrize("T", [1, 5])
-@pytest.mark.parametrize("n, s", [(128, 64), (7, 5), (4, 2)])
-def test_float32_gains_round_only_the_gain(rng, T, n, s):
-    # The control step multiplies by K rounded to float32 and sums in double:
-    # the feedback equals the double product with float32(K), and differs
-    # from the exact one by float32 rounding only. K is kept as given.
-    K = rng.standard_normal((T, s, n)) * 50.0
+@pytest.mark.parametrize("n, s", [(128, 64), (7, 5), (4, 2), (19, 9)])
+def test_reduced_gain_storage_rounds_only_the_gain(rng, gain_dtype, T, n, s):
+    # The control step multiplies by the stored gain in single precision: the
+    # feedback equals the double product with the stored gain up to float
+    # sums, and the exact one up to the storage rounding. K is kept as given.
+    K = rng.standard_normal((T, s, n)) * np.logspace(-3, 3, s)[:, None]
     z_ref = rng.standard_normal((T + 1, n))
     w_ff = rng.standard_normal((T, s))
     tr = lqr.tracker(K[0] if T == 1 else K, z_ref if T > 1 else z_ref[:2], w_ff if T > 1 else None,
-                     float32_gains=True)
-    assert tr.float32_gains and not lqr.tracker(K, z_ref, w_ff).float32_gains
+                     gain_dtype=gain_dtype)
+    assert tr.gain_dtype == gain_dtype and lqr.tracker(K, z_ref, w_ff).gain_dtype == "float64"
     np.testing.assert_array_equal(tr.K, K)
-    K32 = K.astype(np.float32).astype(np.float64)
+    stored = _stored_rows(K, gain_dtype)
+    u = _UNIT_ROUNDOFF[gain_dtype]
     for i in range(tr.horizon):
         tr.index = i
-        z = rng.standard_normal(n)
+        z = rng.standard_normal(n) * 1e4
         w, fb = np.empty(s), np.empty(s)
         tr.control_into(z, w, fb)
-        exact = K[i] @ (z - tr.z_ref[i])
-        np.testing.assert_allclose(fb, K32[i] @ (z - tr.z_ref[i]), rtol=1e-12, atol=1e-12)
-        assert np.abs(fb - exact).max() <= 1e-6 * np.abs(K[i]).sum(axis=1).max() * np.abs(z - tr.z_ref[i]).max()
+        dz = z - tr.z_ref[i]
+        scale = np.abs(K[i]) @ np.abs(dz)  # sum_j |K_ij dz_j|, per row
+        assert np.all(np.abs(fb - stored[i] @ dz) <= 4e-6 * scale)
+        assert np.all(np.abs(fb - K[i] @ dz) <= (u + 4e-6) * scale)
+        if gain_dtype == "float16":  # the rounding is really there
+            assert np.abs(fb - K[i] @ dz).max() > 1e-6 * scale.max()
         np.testing.assert_allclose(w - tr.w_ff[i], fb, rtol=1e-14, atol=1e-12)
 
 
-def test_float32_gains_refuse_gains_beyond_float_range(rng):
-    K = rng.standard_normal((3, 2, 4))
-    K[1, 0, 2] = 1e39
-    with pytest.raises(ValueError, match="float32 range"):
-        lqr.tracker(K, rng.standard_normal((4, 4)), float32_gains=True)
-    lqr.tracker(K, rng.standard_normal((4, 4)))  # fine in double
+@pytest.mark.parametrize("gain_dtype", ["float32", "float16"])
+def test_reduced_gain_storage_is_rounded_to_nearest_even(rng, gain_dtype):
+    # A unit dz reads one stored column exactly (one product, no sum): it must
+    # be NumPy's rounding of the scaled row, ties to even, subnormals included.
+    n = 9
+    K = np.zeros((5, n))
+    K[0] = [2.0**14, 1 + 2.0**-11, 1 + 3 * 2.0**-11, 2.5 * 2.0**-24, 1e-9, -7.3, 0.0, 3e-5, 1 + 2.0**-24]
+    K[1] = [1e39, -3e30, 1e-300, 7.0, -1e38, 2e-20, 0.5, 1e25, 1.0]  # beyond float32's range: scaled
+    K[2] = 0.0
+    K[3:] = rng.standard_normal((2, n)) * 10.0 ** rng.uniform(-12, 3, (2, n))  # wide range within a row
+    tr = lqr.tracker(K, np.zeros((2, n)), gain_dtype=gain_dtype)
+    stored = _stored_rows(K, gain_dtype)
+    for j in range(n):
+        z = np.zeros(n)
+        z[j] = 1.0
+        np.testing.assert_array_equal(tr.control(z), stored[:, j], err_msg=f"column {j}")
+    if gain_dtype == "float16":
+        assert stored[0, 1] == 1.0 and stored[0, 2] == 1 + 2.0**-9 and stored[0, 3] == 2 * 2.0**-24
+        assert stored[0, 4] == 0.0 and 0 < stored[0, 7] < 2.0**-14  # flushed / subnormal
+
+
+def test_gain_dtype_names(rng):
+    K, z_ref, w_ff = _data(rng)
+    for spelling, name in (("half", "float16"), (np.float16, "float16"), (np.dtype("f4"), "float32"),
+                           (float, "float64")):
+        assert lqr.tracker(K, z_ref, w_ff, gain_dtype=spelling).gain_dtype == name
+    for bad in ("int8", "float128", "bf16", None):
+        with pytest.raises(ValueError, match="gain_dtype must be"):
+            lqr.tracker(K, z_ref, w_ff, gain_dtype=bad)
 
 
 def test_gain_from_solution_and_constant_gain(rng):

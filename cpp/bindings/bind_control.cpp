@@ -198,19 +198,23 @@ Runtime tracking controller w = w_ff[i] + K[i] (z - z_ref[i]).
 
 K (T, s, n) or one (s, n) gain, z_ref (T+1, n), w_ff (T, s) or None (zero),
 are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,):
-optional box limits on w. float32_gains: the control step multiplies by a
-single-precision copy of K (double sums; feedback within ~1e-7 relative),
-halving the memory it streams per step; K still returns the gains as given.)doc")
+optional box limits on w. gain_dtype: "float64" (default), "float32" or
+"float16", the storage of the gains the control step multiplies by. Each row
+of K[i] is kept as a power-of-two scale times entries rounded to that type
+and multiplied in single precision: |w_fb - K dz| <= ~2e-6 (float32) or
+~5e-4 (float16) times sum_j |K_ij dz_j|. A long time-varying schedule is
+streamed from memory at every step, so this halves or quarters the step's
+cost there; K still returns the gains as given.)doc")
       .def(py::init([](const Array& K, const Array& z_ref, const OptArray& w_ff, bool loop, const OptArray& w_min,
-                       const OptArray& w_max, bool float32_gains) {
+                       const OptArray& w_max, const std::string& gain_dtype) {
         TrackerOptions opt;
         opt.loop = loop;
-        opt.float32_gains = float32_gains;
+        opt.gain_precision = gain_precision_from_name(gain_dtype);
         if (w_min) opt.w_min = vector(*w_min, "w_min");
         if (w_max) opt.w_max = vector(*w_max, "w_max");
         return std::make_shared<Tracker>(matrix_seq(K, "K"), vector_seq(z_ref, "z_ref"), vector_seq(w_ff, "w_ff"), opt);
       }), py::arg("K"), py::arg("z_ref"), py::arg("w_ff") = py::none(), py::arg("loop") = false,
-         py::arg("w_min") = py::none(), py::arg("w_max") = py::none(), py::arg("float32_gains") = false)
+         py::arg("w_min") = py::none(), py::arg("w_max") = py::none(), py::arg("gain_dtype") = "float64")
       .def("control", [](const Tracker& self, const Array& z) {
         auto zv = vector(z, "z", self.n(), true);
         py::array_t<double> w(self.s());
@@ -246,7 +250,8 @@ halving the memory it streams per step; K still returns the gains as given.)doc"
       .def_property_readonly("n", &Tracker::n)
       .def_property_readonly("s", &Tracker::s)
       .def_property_readonly("loop", [](const Tracker& t) { return t.options().loop; })
-      .def_property_readonly("float32_gains", [](const Tracker& t) { return t.options().float32_gains; })
+      .def_property_readonly("gain_dtype", [](const Tracker& t) { return gain_precision_name(t.options().gain_precision); },
+                             "Storage of the gains the control step reads: \"float64\", \"float32\" or \"float16\".")
       .def_property_readonly("w_min", [](const Tracker& t) -> py::object {
         if (!t.options().w_min.size()) return py::none();
         return py::cast(Eigen::VectorXd(t.options().w_min));

@@ -45,7 +45,6 @@ void ControlledSimulation::step(const double* w_ext, const double* w_open, const
   }
   w_apply_ = w_;
   if (w_ext) w_apply_ += ConstVecMap(w_ext, s);
-  if (ctrl_) ctrl_->prefetch_next();
   model_.step(z_, t_, dt_, w_apply_, z_next_, *data_);
   z_.swap(z_next_);
   t_ += dt_;
@@ -74,9 +73,12 @@ SimulationResult simulate(const Model& model, Tracker* controller, const Eigen::
 
   ControlledSimulation sim(model, controller, z0, dt, t0);
   SimulationResult r;
-  r.states = VectorSeq(N + 1, n);
-  r.controls = VectorSeq(N, s);
-  r.feedback = VectorSeq(N, s);
+  // Every row is written below (a cancelled run throws from finish(), so no
+  // partly written result escapes): a long run's results are tens of MB,
+  // and zero-filling them first costs about as much as writing them.
+  r.states = VectorSeq(N + 1, n, MatrixSeq::Uninitialized{});
+  r.controls = VectorSeq(N, s, MatrixSeq::Uninitialized{});
+  r.feedback = VectorSeq(N, s, MatrixSeq::Uninitialized{});
   r.tracking_error.setZero(N + 1);
   r.effort.setZero(N);
   r.ref_index.setZero(N + 1);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -12,47 +13,97 @@ namespace directable {
 
 namespace {
 
-// y = K x for a row-major s x n float matrix K and double x, y: each entry
-// of K is widened to double, so only the storage is single precision.
-void gemv_float(const float* K, Index s, Index n, const double* x, double* y) {
+// Round a finite double with |v| < 65520 to the nearest IEEE half
+// (ties to even), directly from double so there is one rounding only.
+std::uint16_t double_to_half(double v) {
+  const std::uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const double a = std::fabs(v);
+  if (a == 0.0) return sign;
+  int e;
+  std::frexp(a, &e);               // a in [2^(e-1), 2^e)
+  int E = std::max(e - 1, -14);     // subnormals share exponent -14
+  double m = std::nearbyint(std::ldexp(a, 10 - E));  // significand on the half grid
+  if (m >= 2048.0) {  // rounded up into the next binade
+    m *= 0.5;
+    ++E;
+  }
+  if (m < 1024.0) return std::uint16_t(sign | std::uint16_t(m));  // subnormal
+  return std::uint16_t(sign | ((E + 15) << 10) | (std::uint16_t(m) - 1024));
+}
+
+inline float half_to_float(std::uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const float v = e == 0 ? std::ldexp(float(m), -24) : std::ldexp(float(m + 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+inline float widen(float v) { return v; }
+inline float widen(std::uint16_t h) { return half_to_float(h); }
+
+#if defined(__AVX2__) && defined(__FMA__)
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+#if defined(__F16C__)
+inline __m256 load8(const std::uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+constexpr bool kHalfSimd = true;
+#else
+constexpr bool kHalfSimd = false;
+#endif
+inline double hsum(__m256 v) {  // the 8 single-precision partial sums, added in double
+  const __m256d d = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(d), _mm256_extractf128_pd(d, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+#endif
+
+// y_r = scale_r * x_scale * sum_c K(r, c) x_c for a row-major s x n matrix
+// stored in float or half, single-precision products and lane sums. The
+// caller scales x to |x| <= 1 and K's rows to |K| <= 2^15, so the sums
+// cannot overflow; one row's 8 lane sums are added in double.
+template <class S>
+void gemv_scaled(const S* K, const double* scale, Index s, Index n, const float* x, double x_scale, double* y) {
   Index r = 0;
 #if defined(__AVX2__) && defined(__FMA__)
-  const Index n4 = n - n % 4;
-  auto hsum = [](__m256d v) {
-    const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
-  };
-  for (; r + 4 <= s; r += 4) {
-    const float* k = K + r * n;
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-    for (Index c = 0; c < n4; c += 4) {
-      const __m256d xv = _mm256_loadu_pd(x + c);
-      a0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(k + c)), xv, a0);
-      a1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(k + n + c)), xv, a1);
-      a2 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(k + 2 * n + c)), xv, a2);
-      a3 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(k + 3 * n + c)), xv, a3);
+  if constexpr (std::is_same<S, float>::value || kHalfSimd) {
+    const Index n8 = n - n % 8;
+    for (; r + 4 <= s; r += 4) {
+      const S* k = K + r * n;
+      __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+      for (Index c = 0; c < n8; c += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + c);
+        a0 = _mm256_fmadd_ps(load8(k + c), xv, a0);
+        a1 = _mm256_fmadd_ps(load8(k + n + c), xv, a1);
+        a2 = _mm256_fmadd_ps(load8(k + 2 * n + c), xv, a2);
+        a3 = _mm256_fmadd_ps(load8(k + 3 * n + c), xv, a3);
+      }
+      double y4[4] = {hsum(a0), hsum(a1), hsum(a2), hsum(a3)};
+      for (Index c = n8; c < n; ++c)
+        for (int j = 0; j < 4; ++j) y4[j] += double(widen(k[j * n + c])) * x[c];
+      for (int j = 0; j < 4; ++j) y[r + j] = y4[j] * scale[r + j] * x_scale;
     }
-    double y0 = hsum(a0), y1 = hsum(a1), y2 = hsum(a2), y3 = hsum(a3);
-    for (Index c = n4; c < n; ++c) {
-      y0 += double(k[c]) * x[c];
-      y1 += double(k[n + c]) * x[c];
-      y2 += double(k[2 * n + c]) * x[c];
-      y3 += double(k[3 * n + c]) * x[c];
-    }
-    y[r] = y0;
-    y[r + 1] = y1;
-    y[r + 2] = y2;
-    y[r + 3] = y3;
   }
 #endif
   for (; r < s; ++r) {
-    double acc = 0.0;
-    for (Index c = 0; c < n; ++c) acc += double(K[r * n + c]) * x[c];
-    y[r] = acc;
+    float acc = 0.0f;
+    for (Index c = 0; c < n; ++c) acc += widen(K[r * n + c]) * x[c];
+    y[r] = double(acc) * scale[r] * x_scale;
   }
 }
 
 }  // namespace
+
+GainPrecision gain_precision_from_name(const std::string& name) {
+  for (GainPrecision p : {GainPrecision::Float64, GainPrecision::Float32, GainPrecision::Float16})
+    if (name == gain_precision_name(p)) return p;
+  throw std::invalid_argument("gain_dtype must be \"float64\", \"float32\" or \"float16\", got \"" + name + "\"");
+}
+
+const char* gain_precision_name(GainPrecision p) {
+  switch (p) {
+    case GainPrecision::Float32: return "float32";
+    case GainPrecision::Float16: return "float16";
+    default: return "float64";
+  }
+}
 
 Tracker::Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& options) : options_(options) {
   if (z_ref.empty()) throw std::invalid_argument("z_ref is missing");
@@ -83,11 +134,35 @@ Tracker::Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& o
 
   K_ = MatrixSeq(K.is_constant() ? 1 : T_, s_, n_);
   for (Index i = 0; i < K_.T(); ++i) K_[i] = K[i];
-  if (options_.float32_gains) {
-    Kf_.resize(std::size_t(K_.T() * s_ * n_));
-    std::transform(K_.data(), K_.data() + Kf_.size(), Kf_.begin(), [](double v) { return float(v); });
-    for (float v : Kf_)
-      if (!std::isfinite(v)) throw std::domain_error("K has entries beyond the float32 range (|K| > 3.4e38): use float32_gains=False");
+  const GainPrecision prec = options_.gain_precision;
+  if (prec != GainPrecision::Float64) {
+    // Each row becomes 2^-e times entries of at most 2^15 (a power of two,
+    // so the scaling itself is exact), then is rounded to the storage type.
+    const std::size_t rows = std::size_t(K_.T() * s_), size = rows * std::size_t(n_);
+    row_scale_.resize(rows);
+    if (prec == GainPrecision::Float32)
+      Kf_.resize(size);
+    else
+      Kh_.resize(size);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double* k = K_.data() + r * n_;
+      double m = 0.0;
+      for (Index c = 0; c < n_; ++c) m = std::max(m, std::fabs(k[c]));
+      int e = 0;
+      if (m > 0.0) {
+        std::frexp(m, &e);  // m in [2^(e-1), 2^e)
+        e = 15 - e;
+      }
+      row_scale_[r] = std::ldexp(1.0, -e);
+      for (Index c = 0; c < n_; ++c) {
+        const double v = std::ldexp(k[c], e);
+        if (prec == GainPrecision::Float32)
+          Kf_[r * n_ + c] = float(v);
+        else
+          Kh_[r * n_ + c] = double_to_half(v);
+      }
+    }
+    dzf_.setZero(n_);
   }
   z_ref_ = VectorSeq(T_ + 1, n_);
   std::copy(z_ref.data, z_ref.data + (T_ + 1) * n_, z_ref_.data());
@@ -101,32 +176,31 @@ void Tracker::control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eig
   // Past the end (index T) the last gain and feed-forward are held.
   const Index i = std::min(index_, T_ - 1);
   dz_ = z - z_ref_[index_];
-  if (options_.float32_gains)
-    gemv_float(Kf_.data() + (K_.T() == 1 ? 0 : i) * s_ * n_, s_, n_, dz_.data(), w_fb.data());
-  else
+  const GainPrecision prec = options_.gain_precision;
+  if (prec == GainPrecision::Float64) {
     w_fb.noalias() = gain(i) * dz_;
+  } else {
+    // Single-precision products need |dz| ~ 1: scale by a power of two. A
+    // NaN or inf in dz is passed through unscaled and propagates as in double.
+    const double m = dz_.cwiseAbs().maxCoeff();
+    int g = 0;
+    if (m > 0.0 && std::isfinite(m)) std::frexp(m, &g);
+    const double inv = std::ldexp(1.0, -g);
+    for (Index c = 0; c < n_; ++c) dzf_[c] = float(dz_[c] * inv);
+    const Index step = K_.T() == 1 ? 0 : i;
+    const double* scale = row_scale_.data() + step * s_;
+    const double x_scale = std::ldexp(1.0, g);
+    if (prec == GainPrecision::Float32)
+      gemv_scaled(Kf_.data() + step * s_ * n_, scale, s_, n_, dzf_.data(), x_scale, w_fb.data());
+    else
+      gemv_scaled(Kh_.data() + step * s_ * n_, scale, s_, n_, dzf_.data(), x_scale, w_fb.data());
+  }
   w = w_ff_[i] + w_fb;
   if (options_.w_min.size() || options_.w_max.size()) {
     if (options_.w_min.size()) w = w.cwiseMax(options_.w_min);
     if (options_.w_max.size()) w = w.cwiseMin(options_.w_max);
     w_fb = w - w_ff_[i];
   }
-}
-
-void Tracker::prefetch_next() const {
-  if (K_.T() == 1) return;
-  Index next = index_ + 1;
-  if (next >= T_) next = options_.loop ? 0 : T_ - 1;
-  const bool f = options_.float32_gains;
-  const char* p = f ? reinterpret_cast<const char*>(Kf_.data() + next * s_ * n_)
-                    : reinterpret_cast<const char*>(K_[next].data());
-  const Index bytes = s_ * n_ * Index(f ? sizeof(float) : sizeof(double));
-#if defined(__GNUC__) || defined(__clang__)
-  for (Index b = 0; b < bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
-#else
-  (void)p;
-  (void)bytes;
-#endif
 }
 
 void Tracker::advance() {

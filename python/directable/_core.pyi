@@ -146,11 +146,15 @@ class Tracker:
     
     K (T, s, n) or one (s, n) gain, z_ref (T+1, n), w_ff (T, s) or None (zero),
     are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,):
-    optional box limits on w. float32_gains: the control step multiplies by a
-    single-precision copy of K (double sums; feedback within ~1e-7 relative),
-    halving the memory it streams per step; K still returns the gains as given.
+    optional box limits on w. gain_dtype: "float64" (default), "float32" or
+    "float16", the storage of the gains the control step multiplies by. Each row
+    of K[i] is kept as a power-of-two scale times entries rounded to that type
+    and multiplied in single precision: |w_fb - K dz| <= ~2e-6 (float32) or
+    ~5e-4 (float16) times sum_j |K_ij dz_j|. A long time-varying schedule is
+    streamed from memory at every step, so this halves or quarters the step's
+    cost there; K still returns the gains as given.
     """
-    def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None, float32_gains: bool = False) -> None:
+    def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None, gain_dtype: str = 'float64') -> None:
         ...
     def advance(self) -> None:
         """
@@ -182,8 +186,10 @@ class Tracker:
         (T, s, n) gains, or (1, s, n) for a constant gain.
         """
     @property
-    def float32_gains(self) -> bool:
-        ...
+    def gain_dtype(self) -> str:
+        """
+        Storage of the gains the control step reads: "float64", "float32" or "float16".
+        """
     @property
     def horizon(self) -> int:
         ...

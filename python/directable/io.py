@@ -29,7 +29,7 @@ def save(path, obj, **extra) -> None:
         kind = "Discretization"
     elif isinstance(obj, _core.Tracker):
         fields = dict(K=obj.K, z_ref=obj.z_ref, w_ff=obj.w_ff, loop=np.bool_(obj.loop),
-                      float32_gains=np.bool_(obj.float32_gains))
+                      gain_dtype=np.str_(obj.gain_dtype))
         for name in ("w_min", "w_max"):
             if getattr(obj, name) is not None:
                 fields[name] = getattr(obj, name)
@@ -55,7 +55,7 @@ def load(path):
     keys = {
         "LQRSolution": ("K", "P"),
         "Discretization": ("Phi", "Gamma", "Q", "N", "R", "Rc", "dt", "method"),
-        "Tracker": ("K", "z_ref", "w_ff", "loop", "w_min", "w_max", "float32_gains"),
+        "Tracker": ("K", "z_ref", "w_ff", "loop", "w_min", "w_max", "gain_dtype", "float32_gains"),
         "arrays": (),
     }[kind]
     parts = {k: data.pop(k, None) for k in keys}
@@ -67,8 +67,12 @@ def load(path):
                                    float(parts["dt"]), method)
     elif kind == "Tracker":
         K = parts["K"]
+        if parts["gain_dtype"] is not None:
+            gain_dtype = str(parts["gain_dtype"])
+        else:  # files written before gain_dtype replaced the float32_gains flag
+            gain_dtype = "float32" if parts["float32_gains"] is not None and bool(parts["float32_gains"]) else "float64"
         obj = _core.Tracker(K[0] if K.shape[0] == 1 else K, parts["z_ref"], parts["w_ff"], bool(parts["loop"]),
-                            parts["w_min"], parts["w_max"], bool(parts["float32_gains"]))
+                            parts["w_min"], parts["w_max"], gain_dtype)
     else:
         obj = None
     return obj, data

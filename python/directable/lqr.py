@@ -131,14 +131,19 @@ def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=
     )
 
 
-def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, float32_gains=False) -> Tracker:
+def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, gain_dtype="float64") -> Tracker:
     """Runtime controller ``w = w_ff[i] + K[i] (z - z_ref[i])``.
 
     K: (T, s, n) gains, an (s, n) constant gain, or an LQRSolution;
     z_ref (T+1, n); w_ff (T, s) or None; w_min/w_max (s,) or scalars.
-    float32_gains: multiply by a single-precision copy of K (sums stay in
-    double; feedback within ~1e-7 relative). A long time-varying schedule is
-    streamed from memory at every step, so this halves the step's cost there.
+    gain_dtype: storage of the gains the control step multiplies by,
+    "float64" (exact), "float32" or "float16" (or the NumPy dtypes). Each row
+    of K[i] is kept as a power-of-two scale times entries rounded to that
+    type, multiplied in single precision: the feedback is within ~2e-6
+    (float32) or ~5e-4 (float16, 2^-11 per entry) of ``sum_j |K_ij dz_j|``.
+    A long time-varying schedule is streamed from memory at every step
+    (64 KB per step at n=128, s=64 in double), so this halves or quarters
+    the step's cost there. ``K`` still returns the gains as given.
     """
     if isinstance(K, LQRSolution):
         K = K.K
@@ -153,7 +158,17 @@ def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, float32_gai
         return np.full(s, float(v)) if v.ndim == 0 else v
 
     return Tracker(K, z_ref, optional_array(w_ff, "w_ff"), bool(loop), limit(w_min, "w_min"), limit(w_max, "w_max"),
-                   bool(float32_gains))
+                   _gain_dtype_name(gain_dtype))
+
+
+def _gain_dtype_name(gain_dtype) -> str:
+    """"float16"/np.float16/np.dtype("f2") ... -> "float16"; anything else is left to C++ to refuse."""
+    if gain_dtype is None:  # np.dtype(None) would be float64
+        return "None"
+    try:
+        return np.dtype(gain_dtype).name
+    except TypeError:
+        return str(gain_dtype)
 
 
 def pd_gain(kp, kd, n, actuated=None) -> np.ndarray:

@@ -5,22 +5,34 @@
 // optional box limits on w. A PD controller (eq. 14) is the same law with
 // one constant gain K = -[diag(kp) S', diag(kd) S'] (see pd_gain).
 #include <Eigen/Core>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "directable/core/sequence.hpp"
 
 namespace directable {
 
+//! How the control step stores the gains it multiplies by. A 500-step
+//! schedule at n = 128, s = 64 is 32 MB in double, so the time-varying step
+//! is bound by streaming its gain from memory; float32 halves that and
+//! float16 quarters it (8 MB stays in L3). Reduced storage keeps each row of
+//! K_i as a power-of-two scale times entries of at most 2^15, so neither
+//! range overflows, and multiplies in single precision:
+//!   float32: |w_fb - K dz| <= ~2e-6  sum_j |K_ij dz_j|
+//!   float16: |w_fb - K dz| <= ~5e-4  sum_j |K_ij dz_j|  (2^-11 per entry)
+enum class GainPrecision { Float64, Float32, Float16 };
+
+//! "float64" | "float32" | "float16" -> GainPrecision (invalid_argument otherwise).
+GainPrecision gain_precision_from_name(const std::string& name);
+const char* gain_precision_name(GainPrecision p);
+
 struct TrackerOptions {
   bool loop = false;          //!< after the last step rewind to step 0
   Eigen::VectorXd w_min;      //!< s, or empty: no lower limit
   Eigen::VectorXd w_max;      //!< s, or empty: no upper limit
-  //! The control step multiplies by a single-precision copy of K (sums in
-  //! double). A 500-step schedule at n = 128, s = 64 is 32 MB in double:
-  //! the step is bound by streaming its 64 KB gain from memory, and float
-  //! halves that (16 MB fits the 32 MB L3). Feedback then differs from the
-  //! double product by ~1e-7 relative. gains() still returns K as given.
-  bool float32_gains = false;
+  //! Storage of the gains the control step reads; gains() returns K as given.
+  GainPrecision gain_precision = GainPrecision::Float64;
 };
 
 class Tracker {
@@ -39,11 +51,6 @@ class Tracker {
   //! limits; w_fb receives w - w_ff[i]. Does not advance.
   void control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> w,
                Eigen::Ref<Eigen::VectorXd> w_fb) const;
-  //! Hints the CPU to load the next step's gain into cache. A time-varying
-  //! gain schedule (T x s x n) rarely fits in cache, so the control step is
-  //! bound by reading K_i from memory; issuing the loads while the model
-  //! steps hides most of that.
-  void prefetch_next() const;
   //! Moves to the next reference step. Reaching T rewinds to 0 (loop) or
   //! stays at T, where the last gain and feed-forward are held.
   void advance();
@@ -67,11 +74,15 @@ class Tracker {
  private:
   Index T_, n_, s_;
   MatrixSeq K_;
-  std::vector<float, NoInitAllocator<float>> Kf_;  //!< K_ rounded to float (T x s x n), float32_gains only
+  // Reduced storage: row r of K_[i] ~= row_scale_[i s + r] * (stored row).
+  std::vector<float, NoInitAllocator<float>> Kf_;                  //!< T x s x n, float32 storage only
+  std::vector<std::uint16_t, NoInitAllocator<std::uint16_t>> Kh_;  //!< T x s x n IEEE half, float16 storage only
+  std::vector<double> row_scale_;                                  //!< T x s, reduced storage only
   VectorSeq z_ref_, w_ff_;
   TrackerOptions options_;
   Index index_ = 0;
-  mutable Eigen::VectorXd dz_;
+  mutable Eigen::VectorXd dz_;   //!< n
+  mutable Eigen::VectorXf dzf_;  //!< n, dz scaled to max |dz| ~ 1 (reduced storage)
 };
 
 //! PD gain on z = [q, qd] (n = 2m): K = -[diag(kp) S', diag(kd) S'] where S

@@ -112,6 +112,8 @@ class VectorSeq {
  public:
   VectorSeq() = default;
   VectorSeq(Index T, Index dim) : T_(T), dim_(dim), data_(T * dim, 0.0) {}
+  //! Storage left uninitialized: every entry must be written before use.
+  VectorSeq(Index T, Index dim, MatrixSeq::Uninitialized) : T_(T), dim_(dim), data_(T * dim) {}
   Index T() const { return T_; }
   Index dim() const { return dim_; }
   double* data() { return data_.data(); }
@@ -121,7 +123,7 @@ class VectorSeq {
 
  private:
   Index T_ = 0, dim_ = 0;
-  std::vector<double> data_;
+  std::vector<double, NoInitAllocator<double>> data_;
 };
 
 }  // namespace directable
