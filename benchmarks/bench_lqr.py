@@ -659,9 +659,10 @@ class Bench:
                   500: "T_ref = 500, looped (32 MB of gains: L3/DRAM)",
                   "500f": "T_ref = 500, looped, `gain_dtype=\"float32\"` (16 MB)",
                   "500h": "T_ref = 500, looped, `gain_dtype=\"float16\"` (8 MB)",
+                  "500q": "T_ref = 500, looped, `gain_dtype=\"int8\"` (4 MB)",
                   "50h": "T_ref = 50, looped, `gain_dtype=\"float16\"` (800 KB: stays in L2)"}
         gain_dtype = {1: "float64", 16: "float64", 500: "float64", "500f": "float32", "500h": "float16",
-                      "50h": "float16"}
+                      "500q": "int8", "50h": "float16"}
         step_bytes = {k: s * n * np.dtype(g).itemsize for k, g in gain_dtype.items()}
         for key, g in gain_dtype.items():
             Tref = int(key[:-1]) if isinstance(key, str) else key
@@ -697,10 +698,10 @@ class Bench:
         # What one core can stream from a schedule of that size (NumPy's sum, one core; a hand-written
         # AVX2 loop reads ~1.5-2x faster from L3): the time to read one step's gain at that rate.
         rate = {}
-        for k in (16, 500, "500f", "500h", "50h"):
+        for k in (16, 500, "500f", "500h", "500q", "50h"):
             x = np.ones(step_bytes[k] * (int(k[:-1]) if isinstance(k, str) else k) // 8)
             rate[k] = x.nbytes / best(x.sum, 20, min_time=0.0)
-        keys = (1, 16, 500, "500f", "500h", "50h")
+        keys = (1, 16, 500, "500f", "500h", "500q", "50h")
         rows = [[labels[k], fmt_t(res[k] / steps),
                  f"{fmt_t((res[k] - t_open) / steps)} (rounds: {fmt_t(spread[k].min() / steps)}–"
                  f"{fmt_t(spread[k].max() / steps)}, median {fmt_t(float(np.median(spread[k])) / steps)})",
@@ -730,6 +731,7 @@ class Bench:
         self.add("5. One control step inside the C++ simulation loop", txt)
         for key, what in ((500, "time-varying K, T_ref=500"), ("500f", "time-varying K, T_ref=500, gain_dtype=float32"),
                           ("500h", "time-varying K, T_ref=500, gain_dtype=float16"),
+                          ("500q", "time-varying K, T_ref=500, gain_dtype=int8"),
                           ("50h", "time-varying K, T_ref=50, gain_dtype=float16"), (1, "constant gain")):
             t = (res[key] - t_open) / steps
             med = float(np.median(spread[key])) / steps

@@ -69,7 +69,7 @@ def test_time_varying_R_discretization_round_trip(rng, tmp_path):
 
 @pytest.mark.parametrize("loop", [False, True])
 @pytest.mark.parametrize("constant_gain", [False, True])
-@pytest.mark.parametrize("gain_dtype", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("gain_dtype", ["float64", "float32", "float16", "int8"])
 def test_tracker_round_trip(rng, tmp_path, loop, constant_gain, gain_dtype):
     T, n, s = 6, 4, 2
     K = rng.standard_normal((s, n)) if constant_gain else rng.standard_normal((T, s, n))

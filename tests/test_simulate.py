@@ -202,17 +202,17 @@ def test_lqr_tracks_nonlinear_chain_better_than_feed_forward(rng, make_chain):
 
 
 def test_reduced_gain_storage_tracks_like_float64_in_closed_loop(rng, make_chain):
-    """float32/float16 gains perturb the feedback by their rounding only: the
-    pushed nonlinear chain follows the float64 run closely."""
+    """float32/float16/int8 gains perturb the feedback by their rounding only:
+    the pushed nonlinear chain follows the float64 run closely."""
     dt, T = 0.01, 300
     chain, z_ref, w_ff, sol, _ = _setup(rng, make_chain, cubic=400.0, T=T, dt=dt)
     push = sim.push(T, 3, at=50, force=np.array([30.0, 0.0, -30.0]), duration=5)
     runs = {g: sim.simulate(chain, z_ref[0], T, dt, controller=lqr.tracker(sol, z_ref, w_ff, gain_dtype=g),
-                            disturbance=push) for g in ("float64", "float32", "float16")}
+                            disturbance=push) for g in ("float64", "float32", "float16", "int8")}
     z64 = np.asarray(runs["float64"].states)
     dev = np.abs(z64 - z_ref).max()  # how far the push moves the chain off the reference
     e64 = np.asarray(runs["float64"].tracking_error)
-    for g, tol in (("float32", 1e-6), ("float16", 1e-3)):
+    for g, tol in (("float32", 1e-6), ("float16", 1e-3), ("int8", 1e-2)):
         gap = np.abs(np.asarray(runs[g].states) - z64).max()
         assert 0 < gap <= tol * dev, (g, gap, dev)
         e = np.asarray(runs[g].tracking_error)

@@ -47,26 +47,75 @@ def test_control_law_at_every_index(rng):
 
 
 def _stored_rows(K, dtype):
-    """Independent reference of reduced gain storage: each row of K as a
-    power-of-two scale 2^-e times K 2^e rounded to dtype (NumPy rounds
-    float64 to float16 directly, ties to even), with max |K 2^e| in
-    [2^14, 2^15)."""
-    m = np.abs(K).max(axis=-1, keepdims=True)
-    e = np.where(m > 0, 15 - np.frexp(m)[1], 0)
-    return np.ldexp(np.ldexp(K, e).astype(dtype).astype(np.float64), -e)
+    """Independent reference of reduced gain storage, as the float64 gains it
+    stands for. float32/float16: each row of K as a power-of-two scale 2^-e
+    times K 2^e rounded to dtype (NumPy rounds float64 to float16 directly,
+    ties to even), with max |K 2^e| in [2^14, 2^15). int8: columns balanced
+    by powers of two c_j = 2^(e_j - E) (2^(e_j - 1) <= the column's largest
+    entry over all steps < 2^e_j, E the largest e_j, c_j >= 2^-60, zero
+    columns 1), then each row of K / c rounded to integers on the grid
+    max|row| / 127."""
+    K = np.asarray(K, float)
+    if dtype != "int8":
+        m = np.abs(K).max(axis=-1, keepdims=True)
+        e = np.where(m > 0, 15 - np.frexp(m)[1], 0)
+        return np.ldexp(np.ldexp(K, e).astype(dtype).astype(np.float64), -e)
+    c = _int8_column_scales(K)
+    v = K / c
+    m = np.abs(v).max(axis=-1, keepdims=True)
+    grid = np.where(m > 0, m / 127.0, 1.0)
+    return np.rint(v / grid) * grid * c
 
 
+def _int8_column_scales(K):
+    cm = np.abs(K.reshape(-1, K.shape[-1])).max(axis=0)
+    e = np.frexp(cm)[1]
+    return np.where(cm > 0, np.ldexp(1.0, np.maximum(e - e[cm > 0].max(initial=0), -60)), 1.0)
+
+
+_REDUCED = ["float32", "float16", "int8"]
 _UNIT_ROUNDOFF = {"float32": 2.0**-24, "float16": 2.0**-11}
 
 
-@pytest.mark.parametrize("gain_dtype", ["float32", "float16"])
+def _rounding_bound(K, i, dz, gain_dtype):
+    """Per row, the documented bound on |w_fb - K[i] dz| from the storage
+    rounding (int8's column scales come from the whole schedule K, and int8
+    also rounds c .* dz to int16)."""
+    if gain_dtype != "int8":
+        return _UNIT_ROUNDOFF[gain_dtype] * (np.abs(K[i]) @ np.abs(dz))
+    c = _int8_column_scales(K)
+    M = np.abs(K[i] / c).max(axis=-1)
+    return M * ((c * np.abs(dz)).sum() / 254 + (len(dz) + 1) * 2.0**-15 * (c * np.abs(dz)).max())
+
+
+def _int8_feedback(K, i, dz):
+    """Independent reference of the int8 control step, bit for bit: x = c .* dz
+    scaled by 2^(15-g) (2^(g-1) <= max |x| < 2^g), rounded to int16 (ties to
+    even, saturating), an exact integer product with the stored rows, then
+    scaled back by the row's grid and 2^(g-15)."""
+    c = _int8_column_scales(K)
+    v = K.reshape(-1, K.shape[-1]) / c
+    m = np.abs(v).max(axis=-1, keepdims=True)
+    grid = np.where(m > 0, m / 127.0, 1.0)
+    q = np.rint(v / grid).astype(np.int64).reshape(K.shape)
+    grid = grid.reshape(K.shape[:-1])
+    x = dz * c
+    g = np.frexp(np.abs(x).max())[1]
+    xq = np.clip(np.rint(np.ldexp(x, 15 - g)), -32768, 32767).astype(np.int64)
+    return (q[i] @ xq).astype(np.float64) * grid[i] * 2.0 ** (g - 15)
+
+
+@pytest.mark.parametrize("gain_dtype", _REDUCED)
 @pytest.mark.parametrize("T", [1, 5])
 @pytest.mark.parametrize("n, s", [(128, 64), (7, 5), (4, 2), (19, 9)])
 def test_reduced_gain_storage_rounds_only_the_gain(rng, gain_dtype, T, n, s):
     # The control step multiplies by the stored gain in single precision: the
     # feedback equals the double product with the stored gain up to float
     # sums, and the exact one up to the storage rounding. K is kept as given.
+    # Rows span 6 decades and the second half of the columns (velocity gains,
+    # say) is 1000x smaller than the first: what int8's column scales are for.
     K = rng.standard_normal((T, s, n)) * np.logspace(-3, 3, s)[:, None]
+    K[..., n // 2:] *= 1e-3
     z_ref = rng.standard_normal((T + 1, n))
     w_ff = rng.standard_normal((T, s))
     tr = lqr.tracker(K[0] if T == 1 else K, z_ref if T > 1 else z_ref[:2], w_ff if T > 1 else None,
@@ -74,7 +123,6 @@ def test_reduced_gain_storage_rounds_only_the_gain(rng, gain_dtype, T, n, s):
     assert tr.gain_dtype == gain_dtype and lqr.tracker(K, z_ref, w_ff).gain_dtype == "float64"
     np.testing.assert_array_equal(tr.K, K)
     stored = _stored_rows(K, gain_dtype)
-    u = _UNIT_ROUNDOFF[gain_dtype]
     for i in range(tr.horizon):
         tr.index = i
         z = rng.standard_normal(n) * 1e4
@@ -82,14 +130,54 @@ def test_reduced_gain_storage_rounds_only_the_gain(rng, gain_dtype, T, n, s):
         tr.control_into(z, w, fb)
         dz = z - tr.z_ref[i]
         scale = np.abs(K[i]) @ np.abs(dz)  # sum_j |K_ij dz_j|, per row
-        assert np.all(np.abs(fb - stored[i] @ dz) <= 4e-6 * scale)
-        assert np.all(np.abs(fb - K[i] @ dz) <= (u + 4e-6) * scale)
-        if gain_dtype == "float16":  # the rounding is really there
-            assert np.abs(fb - K[i] @ dz).max() > 1e-6 * scale.max()
+        bound = _rounding_bound(K, i, dz, gain_dtype)
+        if gain_dtype == "int8":  # integer sums: exact
+            np.testing.assert_array_equal(fb, _int8_feedback(K, i, dz))
+        else:
+            assert np.all(np.abs(fb - stored[i] @ dz) <= 4e-6 * scale)
+        assert np.all(np.abs(fb - K[i] @ dz) <= bound + 4e-6 * scale)
+        if gain_dtype != "float32":  # the rounding is really there
+            assert (np.abs(fb - K[i] @ dz) / scale).max() > 1e-6
         np.testing.assert_allclose(w - tr.w_ff[i], fb, rtol=1e-14, atol=1e-12)
 
 
-@pytest.mark.parametrize("gain_dtype", ["float32", "float16"])
+def test_int8_feedback_edge_cases_are_exact(rng):
+    # Long rows (the integer sums are widened every 2048 columns, a tail of
+    # 4200 % 16 = 8 columns), dz whose largest entry rounds up to 2^15 (int16
+    # saturates), and non-finite or tiny dz (the double gains take over).
+    T, s, n = 3, 5, 4200
+    K = rng.standard_normal((T, s, n)) * 1e3
+    tr = lqr.tracker(K, np.zeros((T + 1, n)), gain_dtype="int8")
+    for i in range(T):
+        tr.index = i
+        dz = rng.standard_normal(n)
+        np.testing.assert_array_equal(tr.control(dz), _int8_feedback(K, i, dz))
+    small = rng.standard_normal((2, 3, 20))
+    tr = lqr.tracker(small, np.zeros((3, 20)), gain_dtype="int8")
+    dz = rng.uniform(-0.4, 0.4, 20)
+    dz[7] = 1 - 2.0**-17  # x 2^15 = 32767.75: rounds to 32768, saturates to 32767
+    np.testing.assert_array_equal(tr.control(dz), _int8_feedback(small, 0, dz))
+    dz[7] = -(1 - 2.0**-17)  # -32768 fits
+    np.testing.assert_array_equal(tr.control(dz), _int8_feedback(small, 0, dz))
+    np.testing.assert_array_equal(tr.control(np.zeros(20)), np.zeros(3))
+    tiny = rng.standard_normal(20) * 1e-305
+    np.testing.assert_allclose(tr.control(tiny), small[0] @ tiny, rtol=1e-12, atol=0)
+    assert np.all(tr.control(tiny) != 0)
+
+
+def test_int8_column_scales_keep_small_columns(rng):
+    # Velocity gains 1e-4 of the position gains: one scale per row alone would
+    # round them all to 0; the column scales keep them to 1/254 of their own size.
+    s, n = 6, 10
+    K = rng.uniform(0.5, 1.0, (s, n)) * np.r_[np.ones(n // 2), np.full(n // 2, 1e-4)]
+    tr = lqr.tracker(K, np.zeros((2, n)), gain_dtype="int8")
+    for j in range(n // 2, n):
+        z = np.zeros(n)
+        z[j] = 1.0
+        np.testing.assert_allclose(tr.control(z), K[:, j], rtol=1 / 127)
+
+
+@pytest.mark.parametrize("gain_dtype", _REDUCED)
 def test_reduced_gain_storage_is_rounded_to_nearest_even(rng, gain_dtype):
     # A unit dz reads one stored column exactly (one product, no sum): it must
     # be NumPy's rounding of the scaled row, ties to even, subnormals included.
@@ -99,6 +187,8 @@ def test_reduced_gain_storage_is_rounded_to_nearest_even(rng, gain_dtype):
     K[1] = [1e39, -3e30, 1e-300, 7.0, -1e38, 2e-20, 0.5, 1e25, 1.0]  # beyond float32's range: scaled
     K[2] = 0.0
     K[3:] = rng.standard_normal((2, n)) * 10.0 ** rng.uniform(-12, 3, (2, n))  # wide range within a row
+    if gain_dtype == "int8":  # entries on the grid's half points: ties to even
+        K = np.vstack([K, np.r_[127.0, 0.5, 1.5, 2.5, -0.5, -1.5, 126.5, 3.0, 4.0]])
     tr = lqr.tracker(K, np.zeros((2, n)), gain_dtype=gain_dtype)
     stored = _stored_rows(K, gain_dtype)
     for j in range(n):
@@ -113,9 +203,9 @@ def test_reduced_gain_storage_is_rounded_to_nearest_even(rng, gain_dtype):
 def test_gain_dtype_names(rng):
     K, z_ref, w_ff = _data(rng)
     for spelling, name in (("half", "float16"), (np.float16, "float16"), (np.dtype("f4"), "float32"),
-                           (float, "float64")):
+                           (float, "float64"), (np.int8, "int8"), ("i1", "int8")):
         assert lqr.tracker(K, z_ref, w_ff, gain_dtype=spelling).gain_dtype == name
-    for bad in ("int8", "float128", "bf16", None):
+    for bad in ("int16", "uint8", "float128", "bf16", None):
         with pytest.raises(ValueError, match="gain_dtype must be"):
             lqr.tracker(K, z_ref, w_ff, gain_dtype=bad)
 

@@ -198,13 +198,17 @@ Runtime tracking controller w = w_ff[i] + K[i] (z - z_ref[i]).
 
 K (T, s, n) or one (s, n) gain, z_ref (T+1, n), w_ff (T, s) or None (zero),
 are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,):
-optional box limits on w. gain_dtype: "float64" (default), "float32" or
-"float16", the storage of the gains the control step multiplies by. Each row
-of K[i] is kept as a power-of-two scale times entries rounded to that type
-and multiplied in single precision: |w_fb - K dz| <= ~2e-6 (float32) or
-~5e-4 (float16) times sum_j |K_ij dz_j|. A long time-varying schedule is
-streamed from memory at every step, so this halves or quarters the step's
-cost there; K still returns the gains as given.)doc")
+optional box limits on w. gain_dtype: "float64" (default), "float32",
+"float16" or "int8", the storage of the gains the control step multiplies
+by. float32/float16 keep each row of K[i] as a power-of-two scale times
+entries rounded to that type, multiplied in single precision: |w_fb - K dz|
+<= ~2e-6 (float32) or ~5e-4 (float16) times sum_j |K_ij dz_j|. int8 balances
+the columns by powers of two c_j <= 1, rounds each row to 255 levels of its
+largest entry and c .* dz to int16, and sums exactly in integers:
+|w_fb - K dz|_i <= M_i (sum_j c_j |dz_j| / 254 + (n+1) 2^-15 max_j c_j |dz_j|),
+M_i = max_j |K_ij / c_j|. A long time-varying schedule is streamed from
+memory at every step, so these halve, quarter or eighth the step's cost
+there; K still returns the gains as given.)doc")
       .def(py::init([](const Array& K, const Array& z_ref, const OptArray& w_ff, bool loop, const OptArray& w_min,
                        const OptArray& w_max, const std::string& gain_dtype) {
         TrackerOptions opt;
@@ -251,7 +255,7 @@ cost there; K still returns the gains as given.)doc")
       .def_property_readonly("s", &Tracker::s)
       .def_property_readonly("loop", [](const Tracker& t) { return t.options().loop; })
       .def_property_readonly("gain_dtype", [](const Tracker& t) { return gain_precision_name(t.options().gain_precision); },
-                             "Storage of the gains the control step reads: \"float64\", \"float32\" or \"float16\".")
+                             "Storage of the gains the control step reads: \"float64\", \"float32\", \"float16\" or \"int8\".")
       .def_property_readonly("w_min", [](const Tracker& t) -> py::object {
         if (!t.options().w_min.size()) return py::none();
         return py::cast(Eigen::VectorXd(t.options().w_min));

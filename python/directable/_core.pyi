@@ -146,13 +146,17 @@ class Tracker:
     
     K (T, s, n) or one (s, n) gain, z_ref (T+1, n), w_ff (T, s) or None (zero),
     are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,):
-    optional box limits on w. gain_dtype: "float64" (default), "float32" or
-    "float16", the storage of the gains the control step multiplies by. Each row
-    of K[i] is kept as a power-of-two scale times entries rounded to that type
-    and multiplied in single precision: |w_fb - K dz| <= ~2e-6 (float32) or
-    ~5e-4 (float16) times sum_j |K_ij dz_j|. A long time-varying schedule is
-    streamed from memory at every step, so this halves or quarters the step's
-    cost there; K still returns the gains as given.
+    optional box limits on w. gain_dtype: "float64" (default), "float32",
+    "float16" or "int8", the storage of the gains the control step multiplies
+    by. float32/float16 keep each row of K[i] as a power-of-two scale times
+    entries rounded to that type, multiplied in single precision: |w_fb - K dz|
+    <= ~2e-6 (float32) or ~5e-4 (float16) times sum_j |K_ij dz_j|. int8 balances
+    the columns by powers of two c_j <= 1, rounds each row to 255 levels of its
+    largest entry and c .* dz to int16, and sums exactly in integers:
+    |w_fb - K dz|_i <= M_i (sum_j c_j |dz_j| / 254 + (n+1) 2^-15 max_j c_j |dz_j|),
+    M_i = max_j |K_ij / c_j|. A long time-varying schedule is streamed from
+    memory at every step, so these halve, quarter or eighth the step's cost
+    there; K still returns the gains as given.
     """
     def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None, gain_dtype: str = 'float64') -> None:
         ...
@@ -188,7 +192,7 @@ class Tracker:
     @property
     def gain_dtype(self) -> str:
         """
-        Storage of the gains the control step reads: "float64", "float32" or "float16".
+        Storage of the gains the control step reads: "float64", "float32", "float16" or "int8".
         """
     @property
     def horizon(self) -> int:

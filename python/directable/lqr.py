@@ -137,13 +137,19 @@ def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, gain_dtype=
     K: (T, s, n) gains, an (s, n) constant gain, or an LQRSolution;
     z_ref (T+1, n); w_ff (T, s) or None; w_min/w_max (s,) or scalars.
     gain_dtype: storage of the gains the control step multiplies by,
-    "float64" (exact), "float32" or "float16" (or the NumPy dtypes). Each row
-    of K[i] is kept as a power-of-two scale times entries rounded to that
-    type, multiplied in single precision: the feedback is within ~2e-6
-    (float32) or ~5e-4 (float16, 2^-11 per entry) of ``sum_j |K_ij dz_j|``.
-    A long time-varying schedule is streamed from memory at every step
-    (64 KB per step at n=128, s=64 in double), so this halves or quarters
-    the step's cost there. ``K`` still returns the gains as given.
+    "float64" (exact), "float32", "float16" or "int8" (or the NumPy dtypes).
+    float32/float16 keep each row of K[i] as a power-of-two scale times
+    entries rounded to that type, multiplied in single precision: the
+    feedback is within ~2e-6 (float32) or ~5e-4 (float16, 2^-11 per entry)
+    of ``sum_j |K_ij dz_j|``. int8 balances the columns by powers of two
+    ``c_j <= 1`` (each column's largest entry over the schedule), rounds each
+    row to 255 levels of its largest entry and ``c * dz`` to int16, and sums
+    exactly in integers: the feedback is within
+    ``M_i * (sum_j c_j |dz_j| / 254 + (n+1) 2^-15 max_j c_j |dz_j|)``,
+    ``M_i = max_j |K_ij / c_j|``. A long time-varying schedule is streamed
+    from memory at every step (64 KB per step at n=128, s=64 in double), so
+    these halve, quarter or eighth the step's cost there. ``K`` still
+    returns the gains as given.
     """
     if isinstance(K, LQRSolution):
         K = K.K
@@ -162,7 +168,7 @@ def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, gain_dtype=
 
 
 def _gain_dtype_name(gain_dtype) -> str:
-    """"float16"/np.float16/np.dtype("f2") ... -> "float16"; anything else is left to C++ to refuse."""
+    """"float16"/np.float16/np.dtype("f2")/np.int8 ... -> "float16"/"int8"; anything else is left to C++ to refuse."""
     if gain_dtype is None:  # np.dtype(None) would be float64
         return "None"
     try:

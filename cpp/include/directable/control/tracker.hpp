@@ -15,17 +15,23 @@ namespace directable {
 
 //! How the control step stores the gains it multiplies by. A 500-step
 //! schedule at n = 128, s = 64 is 32 MB in double, so the time-varying step
-//! is bound by streaming its gain from memory; float32 halves that and
-//! float16 quarters it (a float16 schedule of up to ~50 such steps stays in
-//! a 1 MB L2: 0.7 us per step there against 1-2 us from L3/DRAM). Reduced
-//! storage keeps each row of K_i as a power-of-two scale times entries of
-//! at most 2^15, so neither range overflows, and multiplies in single
-//! precision:
+//! is bound by streaming its gain from memory; float32 halves that, float16
+//! quarters it and int8 takes an eighth (a float16 schedule of up to ~50
+//! such steps stays in a 1 MB L2: 0.7 us per step there against 1-2 us from
+//! L3/DRAM). Reduced storage keeps each row of K_i as a scale times entries
+//! of at most 2^15 (127 for int8), so neither range overflows, and
+//! multiplies in single precision (int8: in integers):
 //!   float32: |w_fb - K dz| <= ~2e-6  sum_j |K_ij dz_j|
 //!   float16: |w_fb - K dz| <= ~5e-4  sum_j |K_ij dz_j|  (2^-11 per entry)
-enum class GainPrecision { Float64, Float32, Float16 };
+//!   int8:    |w_fb - K dz|_i <= M_i (sum_j c_j |dz_j| / 254 + (n+1) 2^-15 max_j c_j |dz_j|)
+//! with M_i = max_j |K_ij / c_j|. int8 first balances the columns by powers
+//! of two c_j <= 1 (from each column's largest entry over the schedule), so
+//! position and velocity gains of different magnitude share a row's 255
+//! levels fairly, and multiplies by c .* dz rounded to int16 with exact
+//! integer sums.
+enum class GainPrecision { Float64, Float32, Float16, Int8 };
 
-//! "float64" | "float32" | "float16" -> GainPrecision (invalid_argument otherwise).
+//! "float64" | "float32" | "float16" | "int8" -> GainPrecision (invalid_argument otherwise).
 GainPrecision gain_precision_from_name(const std::string& name);
 const char* gain_precision_name(GainPrecision p);
 
@@ -74,17 +80,22 @@ class Tracker {
   const VectorSeq& feed_forward() const { return w_ff_; }
 
  private:
+  void store_reduced_gains();
+
   Index T_, n_, s_;
   MatrixSeq K_;
-  // Reduced storage: row r of K_[i] ~= row_scale_[i s + r] * (stored row).
+  // Reduced storage: K_[i](r, c) ~= row_scale_[i s + r] * (stored entry) * col_scale_[c].
   std::vector<float, NoInitAllocator<float>> Kf_;                  //!< T x s x n, float32 storage only
   std::vector<std::uint16_t, NoInitAllocator<std::uint16_t>> Kh_;  //!< T x s x n IEEE half, float16 storage only
+  std::vector<std::int8_t, NoInitAllocator<std::int8_t>> Kq_;      //!< T x s x n, int8 storage only
   std::vector<double> row_scale_;                                  //!< T x s, reduced storage only
+  Eigen::VectorXd col_scale_;                                      //!< n powers of two <= 1 (ones unless int8)
   VectorSeq z_ref_, w_ff_;
   TrackerOptions options_;
   Index index_ = 0;
   mutable Eigen::VectorXd dz_;   //!< n
-  mutable Eigen::VectorXf dzf_;  //!< n, dz scaled to max |dz| ~ 1 (reduced storage)
+  mutable Eigen::VectorXf dzf_;  //!< n, dz scaled to max ~ 1 (float32/float16 storage)
+  mutable std::vector<std::int16_t> dzq_;  //!< n, col_scale_ .* dz in int16 (int8 storage)
 };
 
 //! PD gain on z = [q, qd] (n = 2m): K = -[diag(kp) S', diag(kd) S'] where S
