@@ -769,8 +769,8 @@ class Bench:
             rows.append([f"`{g}`", f"{np.abs(np.asarray(r.states) - z64).max() / dev:.1e}",
                          f"{e.max() / e64.max():.4f}", f"{e[-1] / e64[-1]:.4f}"])
         head = [f"gain storage (LQR schedule along a driven reference, T={T}, dt={dt:g}, two pushes)",
-                "largest state deviation from the float64 run / that run's largest from z_ref", "peak tracking error / float64's",
-                "final tracking error / float64's"]
+                "largest state deviation from the float64 run / that run's largest from z_ref",
+                "peak tracking error / float64's", "final tracking error / float64's"]
         return (md_table(head, rows) + f"\n\nThe schedule's entries span {np.abs(K).max():.0f} (largest, a velocity "
                 f"gain; the largest position gain is {np.abs(K[..., :m]).max():.0f}) down to a median of "
                 f"{np.median(np.abs(K)):.0e}: int8's power-of-two column scales give the position columns "

@@ -50,27 +50,33 @@ def _stored_rows(K, dtype):
     """Independent reference of reduced gain storage, as the float64 gains it
     stands for. float32/float16: each row of K as a power-of-two scale 2^-e
     times K 2^e rounded to dtype (NumPy rounds float64 to float16 directly,
-    ties to even), with max |K 2^e| in [2^14, 2^15). int8: columns balanced
-    by powers of two c_j = 2^(e_j - E) (2^(e_j - 1) <= the column's largest
-    entry over all steps < 2^e_j, E the largest e_j, c_j >= 2^-60, zero
-    columns 1), then each row of K / c rounded to integers on the grid
-    max|row| / 127."""
+    ties to even), with max |K 2^e| in [2^14, 2^15). int8: see _int8_storage."""
     K = np.asarray(K, float)
     if dtype != "int8":
         m = np.abs(K).max(axis=-1, keepdims=True)
         e = np.where(m > 0, 15 - np.frexp(m)[1], 0)
         return np.ldexp(np.ldexp(K, e).astype(dtype).astype(np.float64), -e)
-    c = _int8_column_scales(K)
-    v = K / c
-    m = np.abs(v).max(axis=-1, keepdims=True)
-    grid = np.where(m > 0, m / 127.0, 1.0)
-    return np.rint(v / grid) * grid * c
+    q, grid, c = _int8_storage(K)
+    return q * grid[..., None] * c
 
 
 def _int8_column_scales(K):
     cm = np.abs(K.reshape(-1, K.shape[-1])).max(axis=0)
     e = np.frexp(cm)[1]
     return np.where(cm > 0, np.ldexp(1.0, np.maximum(e - e[cm > 0].max(initial=0), -60)), 1.0)
+
+
+def _int8_storage(K):
+    """int8 storage of a schedule K (..., s, n): columns balanced by powers of
+    two c_j = 2^(e_j - E) (2^(e_j - 1) <= the column's largest entry over all
+    steps < 2^e_j, E the largest e_j, c_j >= 2^-60, zero columns 1), then each
+    row of K / c rounded to integers q (ties to even) on the grid max|row| / 127.
+    Returns q (..., s, n) as int64, grid (..., s), c (n,)."""
+    c = _int8_column_scales(K)
+    v = K / c
+    m = np.abs(v).max(axis=-1)
+    grid = np.where(m > 0, m / 127.0, 1.0)
+    return np.rint(v / grid[..., None]).astype(np.int64), grid, c
 
 
 _REDUCED = ["float32", "float16", "int8"]
@@ -93,12 +99,7 @@ def _int8_feedback(K, i, dz):
     scaled by 2^(15-g) (2^(g-1) <= max |x| < 2^g), rounded to int16 (ties to
     even, saturating), an exact integer product with the stored rows, then
     scaled back by the row's grid and 2^(g-15)."""
-    c = _int8_column_scales(K)
-    v = K.reshape(-1, K.shape[-1]) / c
-    m = np.abs(v).max(axis=-1, keepdims=True)
-    grid = np.where(m > 0, m / 127.0, 1.0)
-    q = np.rint(v / grid).astype(np.int64).reshape(K.shape)
-    grid = grid.reshape(K.shape[:-1])
+    q, grid, c = _int8_storage(K)
     x = dz * c
     g = np.frexp(np.abs(x).max())[1]
     xq = np.clip(np.rint(np.ldexp(x, 15 - g)), -32768, 32767).astype(np.int64)

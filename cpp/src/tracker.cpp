@@ -53,9 +53,7 @@ inline double hsum(__m256 v) {  // the 8 single-precision partial sums, added in
   const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(d), _mm256_extractf128_pd(d, 1));
   return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
-#endif
 
-#if defined(__AVX2__) && defined(__FMA__)
 // R rows at once: R independent accumulators hide the FMA latency (8 rows
 // measured 10-20% faster than 4 on the 64 x 128 gain).
 template <int R, class S>

@@ -18,9 +18,10 @@ namespace directable {
 //! is bound by streaming its gain from memory; float32 halves that, float16
 //! quarters it and int8 takes an eighth (a float16 schedule of up to ~50
 //! such steps stays in a 1 MB L2: 0.7 us per step there against 1-2 us from
-//! L3/DRAM; int8's 8 KB per step measured ~0.5 us over 500 steps). Reduced storage keeps each row of K_i as a scale times entries
-//! of at most 2^15 (127 for int8), so neither range overflows, and
-//! multiplies in single precision (int8: in integers):
+//! L3/DRAM; int8's 8 KB per step measured ~0.5 us over 500 steps). Reduced
+//! storage keeps each row of K_i as a scale times entries of at most 2^15
+//! (127 for int8), so neither range overflows, and multiplies in single
+//! precision (int8: in integers):
 //!   float32: |w_fb - K dz| <= ~2e-6  sum_j |K_ij dz_j|
 //!   float16: |w_fb - K dz| <= ~5e-4  sum_j |K_ij dz_j|  (2^-11 per entry)
 //!   int8:    |w_fb - K dz|_i <= M_i (sum_j c_j |dz_j| / 254 + (n+1) 2^-15 max_j c_j |dz_j|)
