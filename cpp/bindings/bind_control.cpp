@@ -1,7 +1,7 @@
 #include "common.hpp"
-#include "directable/control/discretize.hpp"
-#include "directable/control/riccati.hpp"
-#include "directable/control/tracker.hpp"
+#include "directable/control/lqr/discretize.hpp"
+#include "directable/control/lqr/riccati.hpp"
+#include "directable/control/lqr/tracker.hpp"
 
 namespace directable::py_bind {
 

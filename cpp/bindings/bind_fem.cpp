@@ -1,6 +1,6 @@
 #include "common.hpp"
-#include "directable/models/fem.hpp"
-#include "directable/models/reduced_stvk.hpp"
+#include "directable/models/fem/fem.hpp"
+#include "directable/models/fem/reduced_stvk.hpp"
 
 namespace directable::py_bind {
 

@@ -1,6 +1,6 @@
 #include "common.hpp"
-#include "directable/models/fluid_grid.hpp"
-#include "directable/models/reduced_fluid.hpp"
+#include "directable/models/fluid/mac_grid.hpp"
+#include "directable/models/fluid/reduced_fluid.hpp"
 
 namespace directable::py_bind {
 

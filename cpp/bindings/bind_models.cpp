@@ -1,5 +1,5 @@
 #include "common.hpp"
-#include "directable/models/model.hpp"
+#include "directable/models/spring_chain.hpp"
 
 namespace directable::py_bind {
 

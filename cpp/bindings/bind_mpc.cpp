@@ -1,5 +1,5 @@
 #include "common.hpp"
-#include "directable/control/mpc.hpp"
+#include "directable/control/mpc/mpc.hpp"
 #include "directable/models/model.hpp"
 
 namespace directable::py_bind {

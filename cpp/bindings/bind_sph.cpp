@@ -1,5 +1,5 @@
 #include "common.hpp"
-#include "directable/models/sph.hpp"
+#include "directable/models/sph/sph.hpp"
 
 namespace directable::py_bind {
 

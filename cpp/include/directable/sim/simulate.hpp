@@ -5,7 +5,7 @@
 #include <Eigen/Core>
 #include <memory>
 
-#include "directable/control/tracker.hpp"
+#include "directable/control/lqr/tracker.hpp"
 #include "directable/models/model.hpp"
 
 namespace directable {

@@ -1,4 +1,4 @@
-#include "directable/models/sph.hpp"
+#include "directable/models/sph/sph.hpp"
 
 #include <algorithm>
 #include <cmath>

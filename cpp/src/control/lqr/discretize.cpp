@@ -1,4 +1,4 @@
-#include "directable/control/discretize.hpp"
+#include "directable/control/lqr/discretize.hpp"
 
 #include <atomic>
 #include <memory>

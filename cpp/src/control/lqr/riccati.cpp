@@ -1,4 +1,4 @@
-#include "directable/control/riccati.hpp"
+#include "directable/control/lqr/riccati.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "directable/models/reduced_stvk.hpp"
+#include "directable/models/fem/reduced_stvk.hpp"
 
 #include <Eigen/Dense>
 #include <cmath>

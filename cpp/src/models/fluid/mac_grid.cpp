@@ -1,4 +1,4 @@
-#include "directable/models/fluid_grid.hpp"
+#include "directable/models/fluid/mac_grid.hpp"
 
 #include <algorithm>
 #include <cmath>

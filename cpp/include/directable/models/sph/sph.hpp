@@ -18,7 +18,7 @@
 #include <mutex>
 #include <vector>
 
-#include "directable/control/mpc.hpp"
+#include "directable/control/mpc/mpc.hpp"
 #include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
 #include "directable/core/sequence.hpp"

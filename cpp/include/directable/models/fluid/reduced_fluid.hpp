@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "directable/linalg/expm.hpp"
-#include "directable/models/fluid_grid.hpp"
+#include "directable/models/fluid/mac_grid.hpp"
 #include "directable/models/model.hpp"
 
 namespace directable {

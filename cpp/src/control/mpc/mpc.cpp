@@ -1,4 +1,4 @@
-#include "directable/control/mpc.hpp"
+#include "directable/control/mpc/mpc.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>

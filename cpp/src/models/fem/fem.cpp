@@ -1,4 +1,4 @@
-#include "directable/models/fem.hpp"
+#include "directable/models/fem/fem.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "directable/control/tracker.hpp"
+#include "directable/control/lqr/tracker.hpp"
 
 #include <algorithm>
 #include <cmath>

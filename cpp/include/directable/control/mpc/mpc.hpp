@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "directable/control/riccati.hpp"
+#include "directable/control/lqr/riccati.hpp"
 #include "directable/core/errors.hpp"
 #include "directable/core/sequence.hpp"
 #include "directable/models/model.hpp"

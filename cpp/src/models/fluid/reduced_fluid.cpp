@@ -1,4 +1,4 @@
-#include "directable/models/reduced_fluid.hpp"
+#include "directable/models/fluid/reduced_fluid.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <cmath>

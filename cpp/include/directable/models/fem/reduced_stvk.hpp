@@ -18,7 +18,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 
-#include "directable/models/fem.hpp"
+#include "directable/models/fem/fem.hpp"
 #include "directable/models/model.hpp"
 
 namespace directable {

@@ -10,7 +10,7 @@
 #include <Eigen/Core>
 #include <utility>
 
-#include "directable/control/riccati.hpp"
+#include "directable/control/lqr/riccati.hpp"
 #include "directable/core/sequence.hpp"
 
 namespace directable {
