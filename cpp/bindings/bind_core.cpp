@@ -32,8 +32,7 @@ void bind_core(py::module_& m) {
 
   m.def("expm_bordered", [](const Array& H, const Array& C) {
     Eigen::MatrixXd h = matrix(H, "H"), c = matrix(C, "C");
-    if (h.rows() != h.cols()) throw_shape("H", "(m, m)", shape_str(h.rows(), h.cols()));
-    BorderedExpm e(h.rows(), c.cols());
+    BorderedExpm e(h.rows(), c.cols());  // compute() checks H (m x m) and C (m x k)
     e.compute(h, c);
     return py::make_tuple(RowMatrix(e.E()), RowMatrix(e.G()), e.pade_degree(), e.squarings());
   }, py::arg("H"), py::arg("C"),

@@ -1,5 +1,6 @@
 #include "common.hpp"
 #include "directable/sim/simulate.hpp"
+#include "tracker_object.hpp"
 
 namespace directable::py_bind {
 
@@ -22,10 +23,14 @@ Arrays of a controlled run (read-only views of this object's memory).)doc")
 
   py::class_<ControlledSimulation, std::shared_ptr<ControlledSimulation>>(m, "Simulation", R"doc(
 Model + optional controller stepped one step at a time from Python; the
-same code path as simulate(). Keeps model and controller alive.)doc")
-      .def(py::init([](std::shared_ptr<Model> model, const Array& z0, double dt, std::shared_ptr<Tracker> controller,
-                       double t0) {
-        return std::make_shared<ControlledSimulation>(*model, controller.get(), vector(z0, "z0", model->state_dim()), dt, t0);
+same code path as simulate(). Keeps model and controller alive. The
+controller starts at its current index and then keeps its own (see
+`index`): the Tracker object's index does not move.)doc")
+      .def(py::init([](std::shared_ptr<Model> model, const Array& z0, double dt,
+                       std::shared_ptr<TrackerObject> controller, double t0) {
+        const Tracker* schedule = controller ? controller->schedule.get() : nullptr;
+        const Index start = controller ? controller->data.index() : 0;
+        return std::make_shared<ControlledSimulation>(*model, schedule, vector(z0, "z0"), dt, t0, start);
       }), py::arg("model"), py::arg("z0"), py::arg("dt"), py::arg("controller") = nullptr, py::arg("t0") = 0.0,
          py::keep_alive<1, 2>(), py::keep_alive<1, 5>())
       .def("step", [](ControlledSimulation& self, const OptArray& w_ext, const OptArray& w_open, const OptArray& kick) {
@@ -33,46 +38,54 @@ same code path as simulate(). Keeps model and controller alive.)doc")
         const double* e = w_ext ? vector(*w_ext, "w_ext", s).data() : nullptr;
         const double* o = w_open ? vector(*w_open, "w_open", s).data() : nullptr;
         const double* k = kick ? vector(*kick, "kick", n).data() : nullptr;
-        if (e) check_finite("w_ext", e, s);
-        if (o) check_finite("w_open", o, s);
-        if (k) check_finite("kick", k, n);
-        self.step(e, o, k);
-        if (!self.state().allFinite()) throw std::domain_error("simulation diverged (non-finite state): reduce dt or the gains");
+        self.checked_step(e, o, k);
       }, py::arg("w_ext") = py::none(), py::arg("w_open") = py::none(), py::arg("kick") = py::none(),
          "One step: disturbance w_ext (s,), open-loop control w_open (s,) when there is no controller, kick (n,) added to z first.")
       .def_property("state", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.state()); },
-                    [](ControlledSimulation& s, const Array& z) { s.set_state(vector(z, "state", s.state().size())); },
+                    [](ControlledSimulation& s, const Array& z) { s.set_state(vector(z, "state")); },
                     "Current state (n,), a copy.")
       .def_property_readonly("time", &ControlledSimulation::time)
       .def_property_readonly("steps", &ControlledSimulation::steps_taken)
       .def_property_readonly("dt", &ControlledSimulation::dt)
+      .def_property_readonly("index", &ControlledSimulation::reference_index,
+                             "The controller's reference step (0 without a controller).")
       .def_property_readonly("last_control", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.last_control()); })
       .def_property_readonly("last_feedback", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.last_feedback()); })
       .def_property_readonly("tracking_error", &ControlledSimulation::tracking_error);
 
   m.def("simulate", [](std::shared_ptr<Model> model, const Array& z0, Index steps, double dt,
-                       std::shared_ptr<Tracker> controller, double t0, const OptArray& disturbance,
+                       std::shared_ptr<TrackerObject> controller, double t0, const OptArray& disturbance,
                        const OptArray& open_loop, const OptArray& kicks, std::optional<Eigen::VectorXi> jump_steps,
-                       py::object progress) {
+                       std::optional<Index> start_index, py::object progress) {
     SimulationInputs in;
     in.disturbance = vector_seq(disturbance, "disturbance");
     in.open_loop = vector_seq(open_loop, "open_loop");
     in.kicks = vector_seq(kicks, "kicks");
     if (jump_steps) in.jump_steps = *jump_steps;
-    auto z = vector(z0, "z0", model->state_dim());
+    auto z = vector(z0, "z0");
+    // The run keeps its own controller data; the Tracker object's index
+    // (where the run starts when start_index is None) moves to where it ended.
+    std::shared_ptr<const Tracker> schedule = controller ? controller->schedule : nullptr;
+    const Index start = start_index ? *start_index : controller ? controller->data.index() : 0;
     Progress prog(progress);
-    return prog.run([&](const ProgressFn* fn) {
-      return std::make_shared<SimulationResult>(simulate(*model, controller.get(), z, steps, dt, t0, in, fn));
+    auto result = prog.run([&](const ProgressFn* fn) {
+      return std::make_shared<SimulationResult>(simulate(*model, schedule.get(), z, steps, dt, t0, in, start, fn));
     });
+    if (controller) schedule->set_index(controller->data, result->ref_index[steps]);
+    return result;
   }, py::arg("model"), py::arg("z0"), py::arg("steps"), py::arg("dt"), py::arg("controller") = nullptr,
      py::arg("t0") = 0.0, py::arg("disturbance") = py::none(), py::arg("open_loop") = py::none(),
-     py::arg("kicks") = py::none(), py::arg("jump_steps") = py::none(), py::arg("progress") = py::none(),
+     py::arg("kicks") = py::none(), py::arg("jump_steps") = py::none(), py::arg("start_index") = 0,
+     py::arg("progress") = py::none(),
      R"doc(Runs steps steps of model + controller in C++ (GIL released).
 
 z0 (n,); disturbance (N, s) forces added to w; open_loop (N, s) control used
 when controller is None; kicks (N, n) added to the state before each step;
 jump_steps: steps at which the controller jumps to the closest reference
-state. Returns a SimulationResult.)doc");
+state; start_index: the controller's first reference step (None: the
+Tracker's index). The run keeps its own controller state, so one Tracker may
+serve several runs at once; afterwards the Tracker's index is where the run
+ended. Returns a SimulationResult.)doc");
 }
 
 }  // namespace directable::py_bind

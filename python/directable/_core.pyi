@@ -145,18 +145,15 @@ class Tracker:
     Runtime tracking controller w = w_ff[i] + K[i] (z - z_ref[i]).
     
     K (T, s, n) or one (s, n) gain, z_ref (T+1, n), w_ff (T, s) or None (zero),
-    are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,):
-    optional box limits on w. gain_dtype: "float64" (default), "float32",
-    "float16" or "int8", the storage of the gains the control step multiplies
-    by. float32/float16 keep each row of K[i] as a power-of-two scale times
-    entries rounded to that type, multiplied in single precision: |w_fb - K dz|
-    <= ~2e-6 (float32) or ~5e-4 (float16) times sum_j |K_ij dz_j|. int8 balances
-    the columns by powers of two c_j <= 1, rounds each row to 255 levels of its
-    largest entry and c .* dz to int16, and sums exactly in integers:
-    |w_fb - K dz|_i <= M_i (sum_j c_j |dz_j| / 254 + (n+1) 2^-15 max_j c_j |dz_j|),
-    M_i = max_j |K_ij / c_j|. A long time-varying schedule is streamed from
-    memory at every step, so these halve, quarter or eighth the step's cost
-    there; K still returns the gains as given.
+    are copied. loop: rewind to step 0 after the last step. w_min, w_max (s,)
+    or scalars: optional box limits on w. gain_dtype: "float64" (default),
+    "float32", "float16" or "int8", the storage of the gains the control step
+    multiplies by (see directable.lqr.tracker for each one's error bound).
+    
+    The gains are read-only after construction. The per-step calls (control,
+    advance, index, ...) move this object's own reference index; simulate and
+    Simulation keep their own, so one Tracker may drive several runs at once,
+    from several threads.
     """
     def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None, gain_dtype: str = 'float64') -> None:
         ...
@@ -200,7 +197,7 @@ class Tracker:
     @property
     def index(self) -> int:
         """
-        Tracked reference step (0..T).
+        Tracked reference step (0..T) of the per-step calls.
         """
     @index.setter
     def index(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
@@ -329,7 +326,9 @@ class SimulationResult:
 class Simulation:
     """
     Model + optional controller stepped one step at a time from Python; the
-    same code path as simulate(). Keeps model and controller alive.
+    same code path as simulate(). Keeps model and controller alive. The
+    controller starts at its current index and then keeps its own (see
+    `index`): the Tracker object's index does not move.
     """
     def __init__(self, model: Model, z0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
@@ -340,6 +339,11 @@ class Simulation:
     @property
     def dt(self) -> float:
         ...
+    @property
+    def index(self) -> int:
+        """
+        The controller's reference step (0 without a controller).
+        """
     @property
     def last_control(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         ...
@@ -1437,14 +1441,17 @@ def set_max_threads(threads: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Sets the thread count of the parallel precomputations.
     """
-def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"] | None = None, progress: typing.Any = None) -> SimulationResult:
+def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"] | None = None, start_index: typing.SupportsInt | typing.SupportsIndex | None = 0, progress: typing.Any = None) -> SimulationResult:
     """
     Runs steps steps of model + controller in C++ (GIL released).
     
     z0 (n,); disturbance (N, s) forces added to w; open_loop (N, s) control used
     when controller is None; kicks (N, n) added to the state before each step;
     jump_steps: steps at which the controller jumps to the closest reference
-    state. Returns a SimulationResult.
+    state; start_index: the controller's first reference step (None: the
+    Tracker's index). The run keeps its own controller state, so one Tracker may
+    serve several runs at once; afterwards the Tracker's index is where the run
+    ended. Returns a SimulationResult.
     """
 def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
     """

@@ -1,6 +1,6 @@
 """Time-varying LQR (Barbic & Popovic 2008, sec. 4 and appendix A).
 
-Conventions (DESIGN.md): float64 arrays, time first. A (T, n, n), B (T, n, s),
+Conventions: float64 arrays, time first. A (T, n, n), B (T, n, s),
 gains K (T, s, n), cost-to-go P (T+1, n, n), states (T+1, n), controls
 (T, s). A single matrix wherever a sequence is allowed means constant in
 time; a scalar cost weight means that multiple of the identity.
@@ -23,11 +23,8 @@ _METHODS = {"exact": _core.DiscretizeMethod.exact, "simpson": _core.DiscretizeMe
 
 
 def _dims(A, B):
-    if A.ndim not in (2, 3) or B.ndim not in (2, 3):
-        raise ValueError(
-            f"A must be (n, n) or (T, n, n) and B (n, s) or (T, n, s), got A {A.shape} and B {B.shape}"
-        )
-    return A.shape[-1], B.shape[-1]
+    """(n, s) for broadcasting scalar weights; the shapes are checked in C++."""
+    return (A.shape[-1] if A.ndim else 0), (B.shape[-1] if B.ndim else 0)
 
 
 def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> LQRSolution:
@@ -112,7 +109,7 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
     """
     args = _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads)
     disc, sol = run_with_progress(_core.solve_continuous, progress, "discretize + Riccati sweep",
-                                  Q_final=weight(Q_final, args["A"].shape[-2], "Q_final"), **args)
+                                  Q_final=weight(Q_final, _dims(args["A"], args["B"])[0], "Q_final"), **args)
     sol.discretization = disc
     return sol
 
@@ -134,10 +131,19 @@ def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=
 def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, gain_dtype="float64") -> Tracker:
     """Runtime controller ``w = w_ff[i] + K[i] (z - z_ref[i])``.
 
-    K: (T, s, n) gains, an (s, n) constant gain, or an LQRSolution;
-    z_ref (T+1, n); w_ff (T, s) or None; w_min/w_max (s,) or scalars.
-    gain_dtype: storage of the gains the control step multiplies by,
-    "float64" (exact), "float32", "float16" or "int8" (or the NumPy dtypes).
+    Parameters
+    ----------
+    K : (T, s, n) gains, an (s, n) constant gain, or an LQRSolution
+    z_ref : (T+1, n) reference states
+    w_ff : (T, s) feed-forward controls, or None (zero)
+    loop : rewind to step 0 after the last step
+    w_min, w_max : (s,) or scalars, optional box limits on ``w``
+    gain_dtype : storage of the gains the control step multiplies by:
+        "float64" (exact), "float32", "float16" or "int8" (or the NumPy dtypes).
+
+    Notes
+    -----
+    This is the one statement of the reduced storages' error bounds.
     float32/float16 keep each row of K[i] as a power-of-two scale times
     entries rounded to that type, multiplied in single precision: the
     feedback is within ~2e-6 (float32) or ~5e-4 (float16, 2^-11 per entry)
@@ -150,21 +156,15 @@ def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, gain_dtype=
     from memory at every step (64 KB per step at n=128, s=64 in double), so
     these halve, quarter or eighth the step's cost there. ``K`` still
     returns the gains as given.
+
+    The gains are read-only once built: one Tracker may drive several
+    ``simulate`` runs at once (from several threads), each run keeping its
+    own reference index.
     """
     if isinstance(K, LQRSolution):
         K = K.K
-    K = as_float_array(K, "K")
-    z_ref = as_float_array(z_ref, "z_ref")
-    s = K.shape[-2] if K.ndim >= 2 else 0
-
-    def limit(v, name):
-        if v is None:
-            return None
-        v = as_float_array(v, name)
-        return np.full(s, float(v)) if v.ndim == 0 else v
-
-    return Tracker(K, z_ref, optional_array(w_ff, "w_ff"), bool(loop), limit(w_min, "w_min"), limit(w_max, "w_max"),
-                   _gain_dtype_name(gain_dtype))
+    return Tracker(as_float_array(K, "K"), as_float_array(z_ref, "z_ref"), optional_array(w_ff, "w_ff"), bool(loop),
+                   optional_array(w_min, "w_min"), optional_array(w_max, "w_max"), _gain_dtype_name(gain_dtype))
 
 
 def _gain_dtype_name(gain_dtype) -> str:

@@ -18,9 +18,11 @@ def simulate(model, z0, steps, dt, controller=None, t0=0.0, disturbance=None, op
     control-space forces added to w; open_loop (steps, s) control used when
     there is no controller; kicks (steps, n) added to the state before each
     step; jump_steps: steps at which the controller re-targets the closest
-    reference state. The controller's index is set to ``start_index`` first
-    (None: continue from where a previous run left it) and advances by one
-    per step.
+    reference state. The controller starts at reference step ``start_index``
+    (None: the tracker's ``index``, i.e. where a previous run left it) and
+    advances by one per step. The run keeps its own reference index, so one
+    tracker may serve several runs at once (the GIL is released); afterwards
+    ``controller.index`` is where the run ended.
 
     Returns a SimulationResult with states (N+1, n), controls (N, s),
     feedback (N, s), tracking_error (N+1,), effort (N,), ref_index (N+1,).
@@ -28,12 +30,11 @@ def simulate(model, z0, steps, dt, controller=None, t0=0.0, disturbance=None, op
     js = None if jump_steps is None else np.asarray(jump_steps, dtype=np.int32).ravel()
     if controller is not None and not isinstance(controller, _core.Tracker):
         raise TypeError(f"controller must be a directable Tracker or None, got {type(controller).__name__}")
-    if controller is not None and start_index is not None:
-        controller.index = integer(start_index, "start_index")
     return run_with_progress(
         _core.simulate, progress, "simulate", model=model, z0=as_float_array(z0, "z0"), steps=integer(steps, "steps"),
         dt=real(dt, "dt"), controller=controller, t0=real(t0, "t0"), disturbance=optional_array(disturbance, "disturbance"),
-        open_loop=optional_array(open_loop, "open_loop"), kicks=optional_array(kicks, "kicks"), jump_steps=js)
+        open_loop=optional_array(open_loop, "open_loop"), kicks=optional_array(kicks, "kicks"), jump_steps=js,
+        start_index=integer(start_index, "start_index", allow_none=True))
 
 
 def push(steps, dim, at, force, duration=1):

@@ -185,16 +185,25 @@ double norm_estimate(const Alg& alg, const Elem& P, const Elem& Q) {
   return std::max(est, 2.0 * y.template lpNorm<1>() / (3.0 * double(N)));
 }
 
-// Chooses the Pade degree and the squarings for M = pw[0] and leaves the
-// scaled numerator/denominator parts U (odd) and V (even), p = V + U,
-// q = V - U. pw[1..4] receive M^2, M^4, M^6, M^8 as needed.
+// The Pade approximant chosen for M: coefficients b, degree, squarings,
+// and which of the powers M^4, M^6 the choice has formed.
+struct PadeChoice {
+  const double* b;
+  int degree;
+  int squarings;
+  bool have4, have6, exact;
+};
+
+// Chooses the Pade degree and the squarings for M = pw[0], forming M^2 and
+// as many of M^4, M^6, M^8 (pw[2..4]) as the choice needs, and scales the
+// formed powers by the squarings.
 template <class Alg, class Elem>
-void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, int& degree, int& squarings) {
+PadeChoice choose_pade(const Alg& alg, Elem* pw) {
   Elem &M = pw[0], &M2 = pw[1], &M4 = pw[2], &M6 = pw[3], &M8 = pw[4];
   alg.prod(M, M, M2);
   const double* b = kB13;
   int s = 0;
-  degree = 13;
+  int degree = 13;
   // Small matrices: forming M^4, M^6, M^8 and taking exact 1-norms costs
   // less than the estimator's matrix-vector sweeps (measured at n = 16).
   const bool exact = alg.dim() <= kExactNormDim;
@@ -255,7 +264,6 @@ void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, 
       }
     }
   }
-  squarings = s;
   if (s > 0) {
     // Scale M by 2^-s; M^j scales by 2^(-s j).
     const double f = std::ldexp(1.0, -s);
@@ -264,6 +272,17 @@ void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, 
     Alg::scale(M4, std::pow(f, 4));
     Alg::scale(M6, std::pow(f, 6));
   }
+  return {b, degree, s, have4, have6, exact};
+}
+
+// The scaled numerator/denominator parts U (odd) and V (even) of the
+// chosen approximant, p = V + U, q = V - U.
+template <class Alg, class Elem>
+void pade_sums(const Alg& alg, Elem* pw, const PadeChoice& choice, Elem& U, Elem& V, Elem& T1, Elem& T2) {
+  Elem &M = pw[0], &M2 = pw[1], &M4 = pw[2], &M6 = pw[3], &M8 = pw[4];
+  const double* b = choice.b;
+  const int degree = choice.degree;
+  const bool have4 = choice.have4, have6 = choice.have6, exact = choice.exact;
   if (degree == 13) {
     // U = M [M6 (b13 M6 + b11 M4 + b9 M2) + b7 M6 + b5 M4 + b3 M2 + b1 I]
     // V =    M6 (b12 M6 + b10 M4 + b8 M2) + b6 M6 + b4 M4 + b2 M2 + b0 I
@@ -300,6 +319,17 @@ void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, 
     }
     alg.prod(M, T2, U);
   }
+}
+
+// Chooses the Pade degree and the squarings for M = pw[0] and leaves the
+// scaled numerator/denominator parts U (odd) and V (even), p = V + U,
+// q = V - U. pw[1..4] receive M^2, M^4, M^6, M^8 as needed.
+template <class Alg, class Elem>
+void pade_parts(const Alg& alg, Elem* pw, Elem& U, Elem& V, Elem& T1, Elem& T2, int& degree, int& squarings) {
+  const PadeChoice choice = choose_pade(alg, pw);
+  degree = choice.degree;
+  squarings = choice.squarings;
+  pade_sums(alg, pw, choice, U, V, T1, T2);
 }
 
 void check_finite_input(const Eigen::Ref<const MatrixXd>& a, const char* what) {

@@ -5,8 +5,9 @@
 
 namespace directable {
 
-ControlledSimulation::ControlledSimulation(const Model& model, Tracker* controller,
-                                           const Eigen::Ref<const Eigen::VectorXd>& z0, double dt, double t0)
+ControlledSimulation::ControlledSimulation(const Model& model, const Tracker* controller,
+                                           const Eigen::Ref<const Eigen::VectorXd>& z0, double dt, double t0,
+                                           Index start_index)
     : model_(model), ctrl_(controller), data_(model.create_data()), dt_(dt), t_(t0) {
   const Index n = model.state_dim(), s = model.control_dim();
   check_positive("dt", dt);
@@ -15,6 +16,10 @@ ControlledSimulation::ControlledSimulation(const Model& model, Tracker* controll
   if (ctrl_ && (ctrl_->n() != n || ctrl_->s() != s))
     throw std::invalid_argument("controller has n = " + std::to_string(ctrl_->n()) + ", s = " + std::to_string(ctrl_->s()) +
                                 " but the model has n = " + std::to_string(n) + ", s = " + std::to_string(s));
+  if (ctrl_) {
+    ctrl_data_ = ctrl_->create_data();
+    ctrl_->set_index(ctrl_data_, start_index, "start_index");
+  }
   z_ = z0;
   z_next_.setZero(n);
   w_.setZero(s);
@@ -29,14 +34,28 @@ void ControlledSimulation::set_state(const Eigen::Ref<const Eigen::VectorXd>& z)
 }
 
 double ControlledSimulation::tracking_error() const {
-  return ctrl_ ? (z_ - ctrl_->reference_state(ctrl_->index())).norm() : 0.0;
+  return ctrl_ ? (z_ - ctrl_->reference_state(ctrl_data_.index())).norm() : 0.0;
+}
+
+void ControlledSimulation::jump_to_nearest() {
+  if (!ctrl_) throw std::invalid_argument("jumping to the nearest reference state needs a controller");
+  ctrl_->jump_to_nearest(z_, ctrl_data_);
+}
+
+void ControlledSimulation::checked_step(const double* w_ext, const double* w_open, const double* kick) {
+  const Index n = z_.size(), s = w_.size();
+  if (w_ext) check_finite("w_ext", w_ext, s);
+  if (w_open) check_finite("w_open", w_open, s);
+  if (kick) check_finite("kick", kick, n);
+  step(w_ext, w_open, kick);
+  if (!z_.allFinite()) throw std::domain_error("simulation diverged (non-finite state): reduce dt or the gains");
 }
 
 void ControlledSimulation::step(const double* w_ext, const double* w_open, const double* kick) {
   const Index n = z_.size(), s = w_.size();
   if (kick) z_ += ConstVecMap(kick, n);
   if (ctrl_) {
-    ctrl_->control(z_, w_, w_fb_);
+    ctrl_->control(z_, ctrl_data_, w_, w_fb_);
   } else {
     if (w_open)
       w_ = ConstVecMap(w_open, s);
@@ -50,11 +69,12 @@ void ControlledSimulation::step(const double* w_ext, const double* w_open, const
   z_.swap(z_next_);
   t_ += dt_;
   ++steps_;
-  if (ctrl_) ctrl_->advance();
+  if (ctrl_) ctrl_->advance(ctrl_data_);
 }
 
-SimulationResult simulate(const Model& model, Tracker* controller, const Eigen::Ref<const Eigen::VectorXd>& z0,
-                          Index steps, double dt, double t0, const SimulationInputs& in, const ProgressFn* progress) {
+SimulationResult simulate(const Model& model, const Tracker* controller, const Eigen::Ref<const Eigen::VectorXd>& z0,
+                          Index steps, double dt, double t0, const SimulationInputs& in, Index start_index,
+                          const ProgressFn* progress) {
   const Index n = model.state_dim(), s = model.control_dim(), N = steps;
   if (N <= 0) throw std::invalid_argument("steps must be positive, got " + std::to_string(N));
   auto check_seq = [N](const SeqView& v, const char* name, Index dim) {
@@ -72,7 +92,7 @@ SimulationResult simulate(const Model& model, Tracker* controller, const Eigen::
       throw std::invalid_argument("jump_steps must lie in [0, steps)");
   if (in.jump_steps.size() && !controller) throw std::invalid_argument("jump_steps need a controller");
 
-  ControlledSimulation sim(model, controller, z0, dt, t0);
+  ControlledSimulation sim(model, controller, z0, dt, t0, start_index);
   SimulationResult r;
   // Every row is written below (a cancelled run throws from finish(), so no
   // partly written result escapes): a long run's results are tens of MB,
@@ -91,10 +111,10 @@ SimulationResult simulate(const Model& model, Tracker* controller, const Eigen::
   r.states[0] = sim.state();
   for (Index i = 0; i < N; ++i) {
     if (next_jump != jumps.end() && *next_jump == i) {
-      controller->jump_to_nearest(sim.state());
+      sim.jump_to_nearest();
       while (next_jump != jumps.end() && *next_jump == i) ++next_jump;
     }
-    if (controller) r.ref_index[i] = int(controller->index());
+    r.ref_index[i] = int(sim.reference_index());
     r.tracking_error[i] = sim.tracking_error();
     auto row = [](const SeqView& v, Index i) { return v.empty() ? nullptr : v.data + i * v.cols; };
     sim.step(row(in.disturbance, i), row(in.open_loop, i), row(in.kicks, i));
@@ -107,7 +127,7 @@ SimulationResult simulate(const Model& model, Tracker* controller, const Eigen::
                               ": reduce dt or the gains");
     if (!throttle.report(i + 1)) break;
   }
-  if (controller) r.ref_index[N] = int(controller->index());
+  r.ref_index[N] = int(sim.reference_index());
   r.tracking_error[N] = sim.tracking_error();
   throttle.finish(N);
   return r;

@@ -21,6 +21,31 @@ Discretization::Discretization(Index T, Index n, Index s, double dt_)
       N(T, n, s, MatrixSeq::Uninitialized{}),
       R(T, s, s, MatrixSeq::Uninitialized{}) {}
 
+Discretization::Discretization(const SeqView& Phi_saved, const SeqView& Gamma_saved, const SeqView& Q_saved,
+                               const SeqView& N_saved, const SeqView& R_saved, const SeqView& Rc_saved, double dt_,
+                               DiscretizeMethod method_)
+    : dt(dt_), method(method_) {
+  check_positive("dt", dt);
+  if (Phi_saved.empty() || Gamma_saved.empty()) throw std::invalid_argument("Phi and Gamma are required");
+  const Index T = Phi_saved.T, n = Phi_saved.rows, s = Gamma_saved.cols;
+  // Saved arrays are per step: a single matrix is refused, not broadcast.
+  auto copy = [T](MatrixSeq& dst, const SeqView& src, const char* name, Index rows, Index cols, bool may_be_single) {
+    const bool steps_ok = !src.empty() && !src.is_constant() && (src.T == T || (may_be_single && src.T == 1));
+    if (!steps_ok || src.rows != rows || src.cols != cols)
+      throw_shape(name, shape_str(T, rows, cols),
+                  src.empty() ? "nothing" : src.is_constant() ? shape_str(src.rows, src.cols) : shape_str(src.T, src.rows, src.cols));
+    src.check_finite(name);
+    dst = MatrixSeq(src.T, rows, cols, MatrixSeq::Uninitialized{});
+    std::copy(src.data, src.data + src.T * rows * cols, dst.data());
+  };
+  copy(Phi, Phi_saved, "Phi", n, n, false);
+  copy(Gamma, Gamma_saved, "Gamma", n, s, false);
+  copy(Q, Q_saved, "Q", n, n, false);
+  copy(N, N_saved, "N", n, s, false);
+  copy(R, R_saved, "R", s, s, false);
+  copy(Rc, Rc_saved, "Rc", s, s, true);
+}
+
 LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>& Q_final, double alpha_Q,
                                         double alpha_R, SeqView R_new) const {
   LQRProblem p;
@@ -47,6 +72,7 @@ LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>&
   }
   if (!std::isfinite(alpha_Q) || alpha_Q < 0) throw std::domain_error("alpha_Q must be finite and >= 0");
   if (!std::isfinite(alpha_R) || alpha_R <= 0) throw std::domain_error("alpha_R must be finite and > 0");
+  p.validate();
   return p;
 }
 
@@ -135,21 +161,8 @@ namespace {
 
 // Checks the inputs of discretize() and returns the horizon.
 Index checked_horizon(const SeqView& A, const SeqView& B, double dt, const SeqView& Qc, const SeqView& Rc,
-                      Index horizon, const DiscretizeOptions& options) {
-  if (A.empty()) throw std::invalid_argument("A is missing");
-  if (B.empty()) throw std::invalid_argument("B is missing");
-  const Index n = A.rows, s = B.cols;
-  if (n < 1)
-    throw std::invalid_argument("need at least one state, got n = 0 (A " + shape_str(A.rows, A.cols) + ", B " +
-                                shape_str(B.rows, B.cols) + ")");
-  Index T = horizon;
-  if (T <= 0 && !A.is_constant()) T = A.T;
-  if (T <= 0) throw std::invalid_argument("horizon must be given (a positive number of steps) when A is constant");
-  if (A.rows != A.cols) throw_shape("A", shape_str(T, n, n) + " (square blocks)", shape_str(A.T, A.rows, A.cols));
-  A.check("A", n, n, T);
-  B.check("B", n, s, T);
-  Qc.check("Q", n, n, T);
-  Rc.check("R", s, s, T);
+                      std::optional<Index> horizon, const DiscretizeOptions& options) {
+  const Index T = check_lqr_shapes(A, B, Qc, SeqView(), Rc, horizon).T;
   check_positive("dt", dt);
   A.check_finite("A");
   B.check_finite("B");
@@ -206,7 +219,7 @@ void replicate_constant(Discretization& out, Index computed) {
 
 }  // namespace
 
-Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, Index horizon,
+Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, std::optional<Index> horizon,
                           const DiscretizeOptions& options, const ProgressFn* progress) {
   const Index T = checked_horizon(A, B, dt, Qc, Rc, horizon, options);
   const Index n = A.rows, s = B.cols;
@@ -219,34 +232,41 @@ Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView R
   return out;
 }
 
-std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc,
-                                                         const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
-                                                         Index horizon, const DiscretizeOptions& options,
-                                                         const ProgressFn* progress) {
-  const Index T = checked_horizon(A, B, dt, Qc, Rc, horizon, options);
-  const Index n = A.rows, s = B.cols;
-  check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
-  check_finite("Q_final", Q_final.data(), Q_final.size());
-  const int threads = resolve_threads(options.threads);
-  Discretization disc = allocate(T, A, B, Rc, dt, options);
-  LQRSolution sol(T, n, s);
-  const Index count = steps_to_compute(A, B, Qc, Rc, T);
-  if (threads <= 1 || count == 1 || T < 2 * threads) {
-    // Nothing to overlap: one after the other, progress over both.
-    ProgressFn half;
-    if (progress) half = [&](Index done, Index) { return (*progress)(done, 2 * T); };
-    parallel_steps(
-        count, threads, progress ? &half : nullptr, T, [&] { return StepWorkspace(n, s, options); },
-        [&](Index i, StepWorkspace& ws) { compute_step(i, A, B, Qc, Rc, dt, options, ws, disc); });
-    replicate_constant(disc, count);
-    ProgressFn second;
-    if (progress) second = [&](Index done, Index) { return (*progress)(T + done, 2 * T); };
-    LQRProblem pb = disc.make_problem(Q_final);
-    pb.threads = threads;
-    riccati_sweep(pb, sol, progress ? &second : nullptr);
-    return {std::move(disc), std::move(sol)};
-  }
+namespace {
 
+// The inputs of solve_continuous, checked.
+struct ContinuousInputs {
+  const SeqView &A, &B, &Qc, &Rc;
+  double dt;
+  const DiscretizeOptions& options;
+  Index T, n, s;
+  void step(Index i, StepWorkspace& ws, Discretization& out) const {
+    compute_step(i, A, B, Qc, Rc, dt, options, ws, out);
+  }
+};
+
+// Discretization, then the sweep (nothing to overlap); progress over both.
+void solve_in_sequence(const ContinuousInputs& in, const Eigen::Ref<const Eigen::MatrixXd>& Q_final, int threads,
+                       Index count, Discretization& disc, LQRSolution& sol, const ProgressFn* progress) {
+  const Index T = in.T, n = in.n, s = in.s;
+  const DiscretizeOptions& options = in.options;
+  ProgressFn half;
+  if (progress) half = [&](Index done, Index) { return (*progress)(done, 2 * T); };
+  parallel_steps(
+      count, threads, progress ? &half : nullptr, T, [&] { return StepWorkspace(n, s, options); },
+      [&](Index i, StepWorkspace& ws) { in.step(i, ws, disc); });
+  replicate_constant(disc, count);
+  ProgressFn second;
+  if (progress) second = [&](Index done, Index) { return (*progress)(T + done, 2 * T); };
+  LQRProblem pb = disc.make_problem(Q_final);
+  pb.threads = threads;
+  riccati_sweep(pb, sol, progress ? &second : nullptr);
+}
+
+void solve_pipelined(const ContinuousInputs& in, const Eigen::Ref<const Eigen::MatrixXd>& Q_final, int threads,
+                     Discretization& disc, LQRSolution& sol, const ProgressFn* progress) {
+  const Index T = in.T, n = in.n, s = in.s;
+  const DiscretizeOptions& options = in.options;
   // Pipeline: steps are discretized from the last one down, which is the
   // order the sweep consumes them. The calling thread (thread 0) sweeps; when
   // its next step is not ready it discretizes the next unclaimed step
@@ -269,7 +289,7 @@ std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, do
   auto work_one = [&](StepWorkspace& ws) {
     const Index i = next.fetch_sub(1, std::memory_order_relaxed);
     if (i < 0) return false;
-    compute_step(i, A, B, Qc, Rc, dt, options, ws, disc);
+    in.step(i, ws, disc);
     ready[i].store(true, std::memory_order_release);
     finished.fetch_add(1, std::memory_order_relaxed);
     return true;
@@ -311,6 +331,28 @@ std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, do
     std::rethrow_exception(error);
   }
   throttle.finish(2 * T);
+}
+
+}  // namespace
+
+std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc,
+                                                         const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
+                                                         std::optional<Index> horizon,
+                                                         const DiscretizeOptions& options,
+                                                         const ProgressFn* progress) {
+  const Index T = checked_horizon(A, B, dt, Qc, Rc, horizon, options);
+  const Index n = A.rows, s = B.cols;
+  check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
+  check_finite("Q_final", Q_final.data(), Q_final.size());
+  const int threads = resolve_threads(options.threads);
+  const ContinuousInputs in{A, B, Qc, Rc, dt, options, T, n, s};
+  Discretization disc = allocate(T, A, B, Rc, dt, options);
+  LQRSolution sol(T, n, s);
+  const Index count = steps_to_compute(A, B, Qc, Rc, T);
+  if (threads <= 1 || count == 1 || T < 2 * threads)
+    solve_in_sequence(in, Q_final, threads, count, disc, sol, progress);
+  else
+    solve_pipelined(in, Q_final, threads, disc, sol, progress);
   return {std::move(disc), std::move(sol)};
 }
 

@@ -96,116 +96,144 @@ void check_step(const LQRProblem& pb, Index i) {
   for (const auto& term : pb.R_terms) check_step_finite("R", term.first, i, T);
 }
 
-// The sweep on detail::CompactRiccati. Where a team could pay (n >= 96,
-// several cores) the steps go in chunks, each on a team or on the one
-// thread, whichever measures faster: a step is then ~0.1-0.5 ms, while on
-// a core shared with another job a team member that loses its core stalls
-// the team at each of the step's meetings.
-void compact_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, bool R_varies) {
-  const Index T = pb.horizon, n = pb.n(), s = pb.s();
-  detail::CompactRiccati kernel(n, s);
-  Eigen::MatrixXd Rllt(s, s);  // R_i's factor, where its definiteness is checked
-  const int terms = int(pb.R_terms.size());
-  std::vector<const double*> R_ptr(terms);
-  std::vector<double> R_scale(terms);
-  for (int k = 0; k < terms; ++k) R_scale[k] = pb.R_terms[k].second;
-  kernel.load_P(out.P[T].data());
+// The sweep on detail::CompactRiccati, from step T-1 down: the step
+// kernel, the inputs of the next step, and the state of the loop.
+class CompactSweep {
+ public:
+  CompactSweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, bool R_varies)
+      : pb_(pb), out_(out), throttle_(throttle), R_varies_(R_varies), kernel_(pb.n(), pb.s()),
+        R_factor_(pb.s(), pb.s()), R_ptr_(pb.R_terms.size()), R_scale_(pb.R_terms.size()) {
+    for (std::size_t k = 0; k < pb.R_terms.size(); ++k) R_scale_[k] = pb.R_terms[k].second;
+  }
+
+  // Where a team could pay (n >= 96, several cores) the steps go in chunks,
+  // each on a team or on the one thread, whichever measures faster: a step
+  // is then ~0.1-0.5 ms, while on a core shared with another job a team
+  // member that loses its core stalls the team at each of the step's
+  // meetings.
+  void run() {
+    const Index T = pb_.horizon;
+    kernel_.load_P(out_.P[T].data());
+    // phases 3 and 6 of a team step are serial: more than 4 threads would idle
+    const int team = std::min(max_sweep_threads(pb_), 4);
+    TeamChooser chooser(team);
+    i_ = T - 1;
+    prepare(i_);
+    while (i_ >= 0 && !stop_) {
+      const bool choose = team > 1 && kernel_.factored();
+      const int threads = choose ? chooser.begin() : 1;
+      const Index first = i_;
+      const double t0 = now_seconds();
+      const bool h_definite = threads <= 1 ? chunk_alone() : chunk_on_team(threads);
+      if (!h_definite) {
+        kernel_.finish();
+        throw_H_not_definite(i_);
+      }
+      if (choose) chooser.end((now_seconds() - t0) / double(std::max<Index>(first - i_, 1)));
+    }
+    kernel_.finish();
+  }
+
+ private:
+  static constexpr Index kChunk = 8;  // steps per choice between the team and one thread
+
+  const double* N_of(Index i) const { return pb_.N.empty() ? nullptr : pb_.N[i].data(); }
+
   // Step i's inputs: ready (the pipeline's hook), finite, R_i; and what
   // step i - 1 will read, for step i to prefetch.
-  auto prepare = [&](Index i) {
-    if (pb.before_step) pb.before_step(i);
-    check_step(pb, i);
-    if (R_varies || i == T - 1) {
-      for (int k = 0; k < terms; ++k) R_ptr[k] = pb.R_terms[k].first[i].data();
-      kernel.set_R(R_ptr.data(), R_scale.data(), terms);
-      if (pb.check_R_definite) {
-        kernel.copy_R(Rllt.data(), s);
-        check_R_definite(Rllt, R_varies, i);
+  void prepare(Index i) {
+    const Index n = pb_.n(), s = pb_.s();
+    if (pb_.before_step) pb_.before_step(i);
+    check_step(pb_, i);
+    if (R_varies_ || i == pb_.horizon - 1) {
+      for (std::size_t k = 0; k < R_ptr_.size(); ++k) R_ptr_[k] = pb_.R_terms[k].first[i].data();
+      kernel_.set_R(R_ptr_.data(), R_scale_.data(), int(R_ptr_.size()));
+      if (pb_.check_R_definite) {
+        kernel_.copy_R(R_factor_.data(), s);
+        check_R_definite(R_factor_, R_varies_, i);
       }
     }
     // In a pipeline step i - 1 may still be in the making: no prefetch then.
-    if (i > 0 && !pb.before_step) {
-      auto& next = kernel.next;  // step i - 1's data, in the order it reads it
-      for (const auto& term : pb.R_terms)
+    if (i > 0 && !pb_.before_step) {
+      auto& next = kernel_.next;  // step i - 1's data, in the order it reads it
+      for (const auto& term : pb_.R_terms)
         if (!term.first.is_constant()) next.add(term.first[i - 1].data(), s * s * sizeof(double));
-      if (!pb.A.is_constant()) next.add(pb.A[i - 1].data(), n * n * sizeof(double));
-      if (!pb.B.is_constant()) next.add(pb.B[i - 1].data(), n * s * sizeof(double));
-      if (!pb.N.empty() && !pb.N.is_constant()) next.add(pb.N[i - 1].data(), n * s * sizeof(double));
-      if (!pb.Q.is_constant()) next.add(pb.Q[i - 1].data(), n * n * sizeof(double));
+      if (!pb_.A.is_constant()) next.add(pb_.A[i - 1].data(), n * n * sizeof(double));
+      if (!pb_.B.is_constant()) next.add(pb_.B[i - 1].data(), n * s * sizeof(double));
+      if (!pb_.N.empty() && !pb_.N.is_constant()) next.add(pb_.N[i - 1].data(), n * s * sizeof(double));
+      if (!pb_.Q.is_constant()) next.add(pb_.Q[i - 1].data(), n * n * sizeof(double));
     }
-  };
-  const double* const N0 = nullptr;
-  auto N_of = [&](Index i) { return pb.N.empty() ? N0 : pb.N[i].data(); };
-  // phases 3 and 6 of a team step are serial: more than 4 threads would idle
-  const int team = std::min(max_sweep_threads(pb), 4);
-  TeamChooser chooser(team);
-  detail::TeamSync sync(1);
-  constexpr Index kChunk = 8;  // steps per choice between the team and one thread
-  bool stop = false;
-  std::exception_ptr error;
-  Index i = T - 1;
-  prepare(i);
-  while (i >= 0 && !stop) {
-    const bool choose = team > 1 && kernel.factored();
-    const int threads = choose ? chooser.begin() : 1;
-    const Index first = i;
-    const double t0 = now_seconds();
-    bool h_failed = false;
-    if (threads <= 1) {
-      for (Index k = 0; k < kChunk && i >= 0 && !stop; ++k, --i) {
-        if (!kernel.step(pb.A[i].data(), pb.B[i].data(), pb.Q[i].data(), N_of(i), pb.q_scale, out.P[i + 1].data(),
-                         out.K[i].data(), out.P[i].data())) {
-          h_failed = true;
+  }
+
+  // Up to kChunk steps on the calling thread; false where H_i is not
+  // positive definite (i_ is then that step).
+  bool chunk_alone() {
+    const Index T = pb_.horizon;
+    for (Index k = 0; k < kChunk && i_ >= 0 && !stop_; ++k, --i_) {
+      if (!kernel_.step(pb_.A[i_].data(), pb_.B[i_].data(), pb_.Q[i_].data(), N_of(i_), pb_.q_scale,
+                        out_.P[i_ + 1].data(), out_.K[i_].data(), out_.P[i_].data()))
+        return false;
+      if (!throttle_.report(T - i_))
+        stop_ = true;
+      else if (i_ > 0)
+        prepare(i_ - 1);
+    }
+    return true;
+  }
+
+  // Up to kChunk steps on a team of `threads`; thread 0 reports progress
+  // and prepares the next step. False as chunk_alone.
+  bool chunk_on_team(int threads) {
+    const Index T = pb_.horizon;
+    bool go_on = true, h_failed = false;
+    std::exception_ptr error;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp single
+      sync_.set_size(team_size());
+      const int t = thread_rank();
+      for (Index k = 1;; ++k) {
+        if (!kernel_.step_team(t, sync_, pb_.A[i_].data(), pb_.B[i_].data(), pb_.Q[i_].data(), N_of(i_),
+                               pb_.q_scale, out_.K[i_].data(), out_.P[i_].data())) {
+          if (t == 0) h_failed = true;
           break;
         }
-        if (!throttle.report(T - i))
-          stop = true;
-        else if (i > 0)
-          prepare(i - 1);
-      }
-    } else {
-      bool go_on = true;
-#pragma omp parallel num_threads(threads)
-      {
-#pragma omp single
-        sync.set_size(team_size());
-        const int t = thread_rank();
-        for (Index k = 1;; ++k) {
-          if (!kernel.step_team(t, sync, pb.A[i].data(), pb.B[i].data(), pb.Q[i].data(), N_of(i), pb.q_scale,
-                                out.K[i].data(), out.P[i].data())) {
-            if (t == 0) h_failed = true;
-            break;
+        if (t == 0) {
+          try {
+            if (!throttle_.report(T - i_))
+              stop_ = true;
+            else if (i_ > 0)
+              prepare(i_ - 1);
+          } catch (...) {
+            error = std::current_exception();
+            stop_ = true;
           }
-          if (t == 0) {
-            try {
-              if (!throttle.report(T - i))
-                stop = true;
-              else if (i > 0)
-                prepare(i - 1);
-            } catch (...) {
-              error = std::current_exception();
-              stop = true;
-            }
-            --i;
-            go_on = !stop && i >= 0 && k < kChunk && kernel.factored();
-          }
-          sync.wait();
-          if (!go_on) break;
+          --i_;
+          go_on = !stop_ && i_ >= 0 && k < kChunk && kernel_.factored();
         }
-      }
-      if (error) {
-        kernel.finish();
-        std::rethrow_exception(error);
+        sync_.wait();
+        if (!go_on) break;
       }
     }
-    if (h_failed) {
-      kernel.finish();
-      throw_H_not_definite(i);
+    if (error) {
+      kernel_.finish();
+      std::rethrow_exception(error);
     }
-    if (choose) chooser.end((now_seconds() - t0) / double(std::max<Index>(first - i, 1)));
+    return !h_failed;
   }
-  kernel.finish();
-}
+
+  const LQRProblem& pb_;
+  LQRSolution& out_;
+  ProgressThrottle& throttle_;
+  const bool R_varies_;
+  detail::CompactRiccati kernel_;
+  detail::TeamSync sync_{1};
+  Eigen::MatrixXd R_factor_;          //!< s x s   R_i's factor, where its definiteness is checked
+  std::vector<const double*> R_ptr_;  //!< step i's matrix of each R term
+  std::vector<double> R_scale_;       //!< each R term's scale
+  Index i_ = 0;                       //!< the next step to sweep
+  bool stop_ = false;                 //!< cancelled by the progress callback
+};
 
 // Square-root form of the sweep, on Eigen's products (and a team of threads
 // for large n). With P_{i+1} = L L' and U = L' [B A],
@@ -298,24 +326,82 @@ void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throt
 
 }  // namespace
 
-void LQRProblem::validate() const {
+LQRDimensions check_lqr_shapes(const SeqView& A, const SeqView& B, const SeqView& Q, const SeqView& N,
+                               const SeqView& R, std::optional<Index> horizon) {
   if (A.empty()) throw std::invalid_argument("A is missing");
   if (B.empty()) throw std::invalid_argument("B is missing");
-  const Index n = A.rows, s = B.cols, T = horizon;
+  const Index n = A.rows, s = B.cols;
   if (n < 1)
     throw std::invalid_argument("need at least one state, got n = 0 (A " + shape_str(A.rows, A.cols) + ", B " +
                                 shape_str(B.rows, B.cols) + ")");
+  Index T = -1;
+  if (horizon) {
+    T = *horizon;
+  } else {
+    for (const SeqView* v : {&A, &B, &Q, &N, &R})
+      if (!v->empty() && !v->is_constant()) {
+        T = v->T;
+        break;
+      }
+    if (T < 0) throw std::invalid_argument("horizon must be given when A, B, Q, R (and N) are all constant in time");
+  }
   if (T <= 0) throw std::invalid_argument("horizon must be a positive number of steps, got " + std::to_string(T));
   if (A.rows != A.cols) throw_shape("A", shape_str(T, n, n) + " (square blocks)", shape_str(A.T, A.rows, A.cols));
   A.check("A", n, n, T);
   B.check("B", n, s, T);
   Q.check("Q", n, n, T);
   if (!N.empty()) N.check("N", n, s, T);
+  R.check("R", s, s, T);
+  return {T, n, s};
+}
+
+void LQRProblem::validate() const {
   if (R_terms.empty()) throw std::invalid_argument("R is missing");
-  for (const auto& term : R_terms) term.first.check("R", s, s, T);
-  check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
+  const LQRDimensions dims = check_lqr_shapes(A, B, Q, N, R_terms[0].first, horizon);
+  for (const auto& term : R_terms) term.first.check("R", dims.s, dims.s, dims.T);
+  check_shape("Q_final", Q_final.rows(), Q_final.cols(), dims.n, dims.n);
   check_finite("Q_final", Q_final.data(), Q_final.size());
   if (!std::isfinite(q_scale)) throw std::domain_error("cost scale must be finite");
+}
+
+LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
+                            SeqView N, std::optional<Index> horizon) {
+  LQRProblem p;
+  p.A = A;
+  p.B = B;
+  p.Q = Q;
+  p.N = N;
+  p.R_terms.emplace_back(R, 1.0);
+  p.horizon = check_lqr_shapes(A, B, Q, N, R, horizon).T;
+  p.Q_final = Q_final;
+  p.check_R_definite = true;
+  p.validate();
+  return p;
+}
+
+LQRSolution::LQRSolution(const SeqView& K_saved, const SeqView& P_saved) {
+  if (K_saved.empty()) throw std::invalid_argument("K is missing");
+  if (P_saved.empty()) throw std::invalid_argument("P is missing");
+  if (K_saved.is_constant())
+    throw_shape("K", "(T, s, n)", shape_str(K_saved.rows, K_saved.cols));
+  const Index T = K_saved.T, s = K_saved.rows, n = K_saved.cols;
+  if (P_saved.is_constant() || P_saved.T != T + 1 || P_saved.rows != n || P_saved.cols != n)
+    throw_shape("P", shape_str(T + 1, n, n),
+                P_saved.is_constant() ? shape_str(P_saved.rows, P_saved.cols)
+                                      : shape_str(P_saved.T, P_saved.rows, P_saved.cols));
+  K_saved.check_finite("K");
+  P_saved.check_finite("P");
+  K = MatrixSeq(T, s, n, MatrixSeq::Uninitialized{});
+  P = MatrixSeq(T + 1, n, n, MatrixSeq::Uninitialized{});
+  std::copy(K_saved.data, K_saved.data + T * s * n, K.data());
+  std::copy(P_saved.data, P_saved.data + (T + 1) * n * n, P.data());
+}
+
+double LQRSolution::cost_to_go(const Eigen::Ref<const Eigen::VectorXd>& x, Index step) const {
+  if (x.size() != n()) throw_shape("x", "(" + std::to_string(n()) + ",)", "(" + std::to_string(x.size()) + ",)");
+  if (step < 0 || step > horizon())
+    throw std::invalid_argument("step must be in [0, " + std::to_string(horizon()) + "], got " + std::to_string(step));
+  return double(x.transpose() * P[step] * x);
 }
 
 RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
@@ -324,7 +410,7 @@ RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
 }
 
 // Square-root form of the sweep: see eigen_sweep; compact_sweep does the
-// same steps with its own kernels for small n.
+// same steps with its own kernels for small n (CompactSweep).
 void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* progress) {
   const Index T = pb.horizon, n = pb.n(), s = pb.s();
   if (out.horizon() != T || out.n() != n || out.s() != s)
@@ -336,7 +422,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   // The compact step (on one thread or a team) where it applies; else
   // Eigen's products (a team splits them for large n).
   if (detail::compact_riccati_applies(n, s))
-    compact_sweep(pb, out, throttle, R_varies);
+    CompactSweep(pb, out, throttle, R_varies).run();
   else
     eigen_sweep(pb, out, throttle, R_varies);
   throttle.finish(T);

@@ -419,13 +419,13 @@ void PrefetchQueue::add(const void* p, Index bytes) {
   if (count_ == kMax || bytes <= 0) return;
   const auto* b = static_cast<const char*>(p);
   const auto* first = reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(b) & ~std::uintptr_t(63));
-  r_[count_++] = {first, b + bytes};
+  ranges_[count_++] = {first, b + bytes};
   lines_ += (b + bytes - first + 63) / 64;
 }
 
 void PrefetchQueue::pump(Index count) {
   for (; count > 0 && cur_ < count_; --count) {
-    Range& r = r_[cur_];
+    Range& r = ranges_[cur_];
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(r.p, 0, 2);  // to L2: the step's working set fills L1
 #endif

@@ -34,7 +34,7 @@ class PrefetchQueue {
     const char* end;
   };
   static constexpr int kMax = 12;
-  Range r_[kMax];
+  Range ranges_[kMax];  // queued ranges: [cur_, count_) still to touch
   int count_ = 0, cur_ = 0;
   Index lines_ = 0;
 };
@@ -118,7 +118,7 @@ class CompactRiccati {
   void init_row(Index j0, const double* Q, const double* N, double q_scale);
   void solve_K(Index c_begin, Index c_end, PrefetchQueue* pf, Index pf_rate);
 
-  Index n_, s_, n4_, s4_, m4_;
+  Index n_, s_, n4_, s4_, m4_;  // n, s; n, s and m = n + s padded to multiples of 4
   Index tiles_;            // register tiles per step: the prefetches are spread over them
   bool factored_ = false;  // P_{i+1} = R'R with R in Z's lower right block
   bool h_failed_ = false;  // step_team: H not positive definite (set by thread 0)

@@ -156,6 +156,39 @@ void gemv_int8(const std::int8_t* K, const double* scale, Index s, Index n, cons
   }
 }
 
+struct TrackerDims {
+  Index T, n, s;
+};
+
+// Shapes and values of the constructor's arguments: (T, n, s).
+TrackerDims checked_dimensions(const SeqView& K, const SeqView& z_ref, const SeqView& w_ff, const TrackerOptions& options) {
+  if (z_ref.empty()) throw std::invalid_argument("z_ref is missing");
+  if (K.empty()) throw std::invalid_argument("K is missing");
+  // z_ref arrives as a (T+1, n) array: T+1 "matrices" of shape (1, n).
+  const Index n = z_ref.cols, T = z_ref.T - 1, s = K.rows;
+  if (z_ref.rows != 1 || z_ref.is_constant() || T < 1)
+    throw std::invalid_argument("z_ref must have shape (T+1, n) with T >= 1, got " + shape_str(z_ref.T, z_ref.cols));
+  if (K.cols != n) throw_shape("K", shape_str(T, s, n) + " or " + shape_str(s, n), shape_str(K.T, K.rows, K.cols));
+  K.check("K", s, n, T);
+  if (!w_ff.empty() && (w_ff.rows != 1 || w_ff.cols != s || w_ff.T != T))
+    throw_shape("w_ff", shape_str(T, s), shape_str(w_ff.T, w_ff.cols));
+  K.check_finite("K");
+  z_ref.check_finite("z_ref");
+  w_ff.check_finite("w_ff");
+  const Eigen::VectorXd& w_min = options.w_min;
+  const Eigen::VectorXd& w_max = options.w_max;
+  for (const auto* lim : {&w_min, &w_max}) {
+    const char* name = lim == &w_min ? "w_min" : "w_max";
+    if (lim->size() != 0 && lim->size() != s)
+      throw_shape(name, "(" + std::to_string(s) + ",)", "(" + std::to_string(lim->size()) + ",)");
+    if (lim->size() && lim->array().isNaN().any())
+      throw std::domain_error(std::string(name) + " must not be NaN (use +-inf for no limit)");
+  }
+  if (w_min.size() && w_max.size() && (w_min.array() > w_max.array()).any())
+    throw std::domain_error("w_min must not exceed w_max");
+  return {T, n, s};
+}
+
 }  // namespace
 
 GainPrecision gain_precision_from_name(const std::string& name) {
@@ -174,32 +207,10 @@ const char* gain_precision_name(GainPrecision p) {
 }
 
 Tracker::Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& options) : options_(options) {
-  if (z_ref.empty()) throw std::invalid_argument("z_ref is missing");
-  if (K.empty()) throw std::invalid_argument("K is missing");
-  // z_ref arrives as a (T+1, n) array: T+1 "matrices" of shape (1, n).
-  n_ = z_ref.cols;
-  T_ = z_ref.T - 1;
-  s_ = K.rows;
-  if (z_ref.rows != 1 || z_ref.is_constant() || T_ < 1)
-    throw std::invalid_argument("z_ref must have shape (T+1, n) with T >= 1, got " + shape_str(z_ref.T, z_ref.cols));
-  if (K.cols != n_) throw_shape("K", shape_str(T_, s_, n_) + " or " + shape_str(s_, n_), shape_str(K.T, K.rows, K.cols));
-  K.check("K", s_, n_, T_);
-  if (!w_ff.empty() && (w_ff.rows != 1 || w_ff.cols != s_ || w_ff.T != T_))
-    throw_shape("w_ff", shape_str(T_, s_), shape_str(w_ff.T, w_ff.cols));
-  K.check_finite("K");
-  z_ref.check_finite("z_ref");
-  w_ff.check_finite("w_ff");
-  for (const auto* lim : {&options_.w_min, &options_.w_max}) {
-    if (lim->size() != 0 && lim->size() != s_)
-      throw_shape(lim == &options_.w_min ? "w_min" : "w_max", "(" + std::to_string(s_) + ",)",
-                  "(" + std::to_string(lim->size()) + ",)");
-  }
-  for (const auto* lim : {&options_.w_min, &options_.w_max})
-    if (lim->size() && lim->array().isNaN().any())
-      throw std::domain_error(std::string(lim == &options_.w_min ? "w_min" : "w_max") + " must not be NaN (use +-inf for no limit)");
-  if (options_.w_min.size() && options_.w_max.size() && (options_.w_min.array() > options_.w_max.array()).any())
-    throw std::domain_error("w_min must not exceed w_max");
-
+  const TrackerDims dims = checked_dimensions(K, z_ref, w_ff, options);
+  T_ = dims.T;
+  n_ = dims.n;
+  s_ = dims.s;
   K_ = MatrixSeq(K.is_constant() ? 1 : T_, s_, n_);
   for (Index i = 0; i < K_.T(); ++i) K_[i] = K[i];
   if (options_.gain_precision != GainPrecision::Float64) store_reduced_gains();
@@ -207,7 +218,6 @@ Tracker::Tracker(SeqView K, SeqView z_ref, SeqView w_ff, const TrackerOptions& o
   std::copy(z_ref.data, z_ref.data + (T_ + 1) * n_, z_ref_.data());
   w_ff_ = VectorSeq(T_, s_);
   if (!w_ff.empty()) std::copy(w_ff.data, w_ff.data + T_ * s_, w_ff_.data());
-  dz_.setZero(n_);
 }
 
 void Tracker::store_reduced_gains() {
@@ -260,44 +270,28 @@ void Tracker::store_reduced_gains() {
         Kh_[at + c] = double_to_half(std::ldexp(v[c], e));
     }
   }
-  dzf_.setZero(n_);
-  dzq_.assign(std::size_t(n_), 0);
 }
 
-void Tracker::control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> w,
+TrackerData Tracker::create_data(Index index) const {
+  TrackerData data;
+  set_index(data, index);
+  data.dz_.setZero(n_);
+  if (options_.gain_precision == GainPrecision::Float32 || options_.gain_precision == GainPrecision::Float16)
+    data.dz_scaled_.setZero(n_);
+  if (options_.gain_precision == GainPrecision::Int8) data.dz_quantized_.assign(std::size_t(n_), 0);
+  return data;
+}
+
+void Tracker::control(const Eigen::Ref<const Eigen::VectorXd>& z, TrackerData& data, Eigen::Ref<Eigen::VectorXd> w,
                       Eigen::Ref<Eigen::VectorXd> w_fb) const {
+  if (data.dz_.size() != n_) throw std::invalid_argument("tracker data was not made by this tracker's create_data()");
   // Past the end (index T) the last gain and feed-forward are held.
-  const Index i = std::min(index_, T_ - 1);
-  const GainPrecision prec = options_.gain_precision;
-  if (prec == GainPrecision::Float64) {
-    dz_ = z - z_ref_[index_];
-    w_fb.noalias() = gain(i) * dz_;
+  const Index i = std::min(data.index_, T_ - 1);
+  if (options_.gain_precision == GainPrecision::Float64) {
+    data.dz_ = z - z_ref_[data.index_];
+    w_fb.noalias() = gain(i) * data.dz_;
   } else {
-    // The reduced products need |x| ~ 1 for x = col_scale .* dz: scale by
-    // a power of two 2^-g. A NaN or inf in dz takes the double gains, so
-    // it propagates as it would there; so does a tiny dz, whose 2^-g would
-    // overflow.
-    dz_.array() = (z - z_ref_[index_]).array() * col_scale_.array();
-    const double m = dz_.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
-    const Index step = K_.T() == 1 ? 0 : i;
-    if (!std::isfinite(m) || (m > 0.0 && m < 0x1p-1000)) {
-      w_fb.noalias() = gain(i) * (z - z_ref_[index_]);
-    } else {
-      int g = 0;
-      if (m > 0.0) std::frexp(m, &g);
-      const double* scale = row_scale_.data() + step * s_;
-      const std::size_t offset = std::size_t(step * s_ * n_);
-      if (prec == GainPrecision::Int8) {
-        quantize_x(dz_.data(), n_, std::ldexp(1.0, 15 - g), dzq_.data());
-        gemv_int8(Kq_.data() + offset, scale, s_, n_, dzq_.data(), std::ldexp(1.0, g - 15), w_fb.data());
-      } else {
-        dzf_ = (dz_ * std::ldexp(1.0, -g)).cast<float>();
-        if (prec == GainPrecision::Float32)
-          gemv_scaled(Kf_.data() + offset, scale, s_, n_, dzf_.data(), std::ldexp(1.0, g), w_fb.data());
-        else
-          gemv_scaled(Kh_.data() + offset, scale, s_, n_, dzf_.data(), std::ldexp(1.0, g), w_fb.data());
-      }
-    }
+    reduced_feedback(z, i, data, w_fb);
   }
   w = w_ff_[i] + w_fb;
   if (options_.w_min.size() || options_.w_max.size()) {
@@ -307,15 +301,47 @@ void Tracker::control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eig
   }
 }
 
-void Tracker::advance() {
-  if (index_ < T_) ++index_;
-  if (index_ == T_ && options_.loop) index_ = 0;
+void Tracker::reduced_feedback(const Eigen::Ref<const Eigen::VectorXd>& z, Index i, TrackerData& data,
+                               Eigen::Ref<Eigen::VectorXd> w_fb) const {
+  // The reduced products need |x| ~ 1 for x = col_scale .* dz: scale by a
+  // power of two 2^-g. A NaN or inf in dz takes the double gains, so it
+  // propagates as it would there; so does a tiny dz, whose 2^-g would
+  // overflow.
+  Eigen::VectorXd& dz = data.dz_;
+  dz.array() = (z - z_ref_[data.index_]).array() * col_scale_.array();
+  const double m = dz.cwiseAbs().maxCoeff<Eigen::PropagateNaN>();
+  if (!std::isfinite(m) || (m > 0.0 && m < 0x1p-1000)) {
+    dz = z - z_ref_[data.index_];
+    w_fb.noalias() = gain(i) * dz;
+    return;
+  }
+  int g = 0;
+  if (m > 0.0) std::frexp(m, &g);
+  const Index step = K_.T() == 1 ? 0 : i;
+  const double* scale = row_scale_.data() + step * s_;
+  const std::size_t offset = std::size_t(step * s_ * n_);
+  if (options_.gain_precision == GainPrecision::Int8) {
+    quantize_x(dz.data(), n_, std::ldexp(1.0, 15 - g), data.dz_quantized_.data());
+    gemv_int8(Kq_.data() + offset, scale, s_, n_, data.dz_quantized_.data(), std::ldexp(1.0, g - 15), w_fb.data());
+    return;
+  }
+  data.dz_scaled_ = (dz * std::ldexp(1.0, -g)).cast<float>();
+  if (options_.gain_precision == GainPrecision::Float32)
+    gemv_scaled(Kf_.data() + offset, scale, s_, n_, data.dz_scaled_.data(), std::ldexp(1.0, g), w_fb.data());
+  else
+    gemv_scaled(Kh_.data() + offset, scale, s_, n_, data.dz_scaled_.data(), std::ldexp(1.0, g), w_fb.data());
 }
 
-void Tracker::set_index(Index i) {
+void Tracker::advance(TrackerData& data) const {
+  if (data.index_ < T_) ++data.index_;
+  if (data.index_ == T_ && options_.loop) data.index_ = 0;
+}
+
+void Tracker::set_index(TrackerData& data, Index i, const char* name) const {
   if (i < 0 || i > T_)
-    throw std::invalid_argument("index must be in [0, " + std::to_string(T_) + "], got " + std::to_string(i));
-  index_ = i;
+    throw std::invalid_argument(std::string(name) + " must be in [0, " + std::to_string(T_) + "], got " +
+                                std::to_string(i));
+  data.index_ = i;
 }
 
 Index Tracker::nearest_index(const Eigen::Ref<const Eigen::VectorXd>& z, Index first, Index last,
@@ -326,6 +352,9 @@ Index Tracker::nearest_index(const Eigen::Ref<const Eigen::VectorXd>& z, Index f
     throw std::invalid_argument("search window [first, last] must lie in [0, " + std::to_string(T_ - 1) + "]");
   if (weights && weights->size() != n_)
     throw_shape("weights", "(" + std::to_string(n_) + ",)", "(" + std::to_string(weights->size()) + ",)");
+  if (weights) check_finite("weights", weights->data(), n_);
+  if (weights && (weights->array() < 0).any()) throw std::domain_error("weights must be >= 0");
+  check_finite("z", z.data(), n_);
   Index best = first;
   double best_d = std::numeric_limits<double>::infinity();
   for (Index j = first; j <= last; ++j) {

@@ -8,6 +8,7 @@
 // Loan block exponential; "simpson" is the paper's quadrature over powers
 // of e^{A h}, h = dt / intervals.
 #include <Eigen/Core>
+#include <optional>
 #include <utility>
 
 #include "directable/control/lqr/riccati.hpp"
@@ -31,12 +32,18 @@ struct DiscretizeOptions {
 class Discretization {
  public:
   Discretization() = default;
+  //! Storage for T steps, uninitialized: the discretization writes every entry.
   Discretization(Index T, Index n, Index s, double dt);
+  //! From saved arrays (copied): Phi (T x n x n), Gamma (T x n x s), Q
+  //! (T x n x n), N (T x n s), R (T x s x s), all per step, and Rc (T or 1
+  //! x s x s); finite, dt > 0. Throws naming the argument.
+  Discretization(const SeqView& Phi, const SeqView& Gamma, const SeqView& Q, const SeqView& N, const SeqView& R,
+                 const SeqView& Rc, double dt, DiscretizeMethod method);
 
   Index horizon() const { return Phi.T(); }
   Index n() const { return Phi.rows(); }
   Index s() const { return Gamma.cols(); }
-  double dt = 0.0;
+  double dt = 0.0;  //!< step length (s)
   DiscretizeMethod method = DiscretizeMethod::Exact;
 
   MatrixSeq Phi;    //!< T x (n x n)
@@ -53,9 +60,11 @@ class Discretization {
                           double alpha_R = 1.0, SeqView R_new = SeqView()) const;
 };
 
-//! A: T x (n x n) or constant (then `horizon` steps), B: n x s (or T x ...),
-//! Qc: n x n (or T x ...), Rc: s x s (or T x ...). Parallel over steps.
-Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, Index horizon,
+//! A: T x (n x n) or constant, B: n x s (or T x ...), Qc: n x n (or
+//! T x ...), Rc: s x s (or T x ...), symmetric positive definite; shapes and
+//! the horizon as for check_lqr_shapes (the horizon is required when every
+//! input is constant). Parallel over steps.
+Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, std::optional<Index> horizon,
                           const DiscretizeOptions& options = {}, const ProgressFn* progress = nullptr);
 
 //! discretize() and then the Riccati sweep for the final cost Q_final (n x n)
@@ -65,7 +74,8 @@ Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView R
 //! as the two calls; progress counts 2T (T steps each).
 std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc,
                                                          const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
-                                                         Index horizon, const DiscretizeOptions& options = {},
+                                                         std::optional<Index> horizon,
+                                                         const DiscretizeOptions& options = {},
                                                          const ProgressFn* progress = nullptr);
 
 }  // namespace directable

@@ -1,5 +1,5 @@
 #pragma once
-// Discrete time-varying LQR (DESIGN.md conventions):
+// Discrete time-varying LQR (time first, K carries the minus sign):
 //   x_{i+1} = A_i x_i + B_i u_i,
 //   J = x_T' Qf x_T + sum_i x_i' Q_i x_i + 2 x_i' N_i u_i + u_i' R_i u_i,
 //   u_i = K_i x_i.
@@ -12,6 +12,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,21 @@
 #include "directable/core/progress.hpp"
 
 namespace directable {
+
+//! Dimensions of an LQR problem: T steps, n states, s controls.
+struct LQRDimensions {
+  Index T, n, s;
+};
+
+//! The one shape check of the LQR family (the sweep's LQRProblem::validate,
+//! discretize and solve_continuous use it): A (n x n), B (n x s), Q (n x n),
+//! R (s x s) and, unless empty, N (n x s), each per step (T x ...) or one
+//! matrix constant in time. `horizon`: T (> 0) when given, else the step
+//! count of the first time-varying sequence (A, B, Q, N, R in that order).
+//! Throws invalid_argument naming the argument, the expected and the
+//! received shape. Values are not read.
+LQRDimensions check_lqr_shapes(const SeqView& A, const SeqView& B, const SeqView& Q, const SeqView& N,
+                               const SeqView& R, std::optional<Index> horizon);
 
 //! The cost of one sweep. Q and N are multiplied by q_scale; R_i is the
 //! weighted sum of R_terms (so re-tuning alpha_Q, alpha_R or swapping the
@@ -50,21 +66,35 @@ struct LQRProblem {
 
   Index n() const { return A.rows; }
   Index s() const { return B.cols; }
-  //! Shapes, horizons, finiteness of Q_final and q_scale; throws with
-  //! argument names. The sequences' values are checked by the sweep.
+  //! Shapes (check_lqr_shapes at `horizon`), finiteness of Q_final and
+  //! q_scale; throws with argument names. The sequences' values are checked
+  //! by the sweep.
   void validate() const;
 };
+
+//! The problem of solve_discrete with its arguments: A, B, Q, R, N (may be
+//! empty) per step or constant, Q_final (n x n); the horizon as for
+//! check_lqr_shapes. Validated; the sweep checks the values and that each
+//! R_i is symmetric positive definite. Views the arguments (keep them alive).
+LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
+                            SeqView N = SeqView(), std::optional<Index> horizon = std::nullopt);
 
 //! Result of a sweep: K (T, s, n) and P (T+1, n, n), allocated once.
 class LQRSolution {
  public:
   LQRSolution() = default;
+  //! From saved arrays K (T x s x n) and P ((T+1) x n x n), both per step
+  //! (not constant) and finite; copied. Throws naming K or P.
+  LQRSolution(const SeqView& K, const SeqView& P);
   //! Storage uninitialized: the sweep (or the caller) writes every entry.
   LQRSolution(Index T, Index n, Index s)
       : K(T, s, n, MatrixSeq::Uninitialized{}), P(T + 1, n, n, MatrixSeq::Uninitialized{}) {}
   Index horizon() const { return K.T(); }
   Index n() const { return K.cols(); }
   Index s() const { return K.rows(); }
+
+  //! Optimal cost x' P_step x from state x (n) at step (in [0, T]).
+  double cost_to_go(const Eigen::Ref<const Eigen::VectorXd>& x, Index step = 0) const;
 
   MatrixSeq K;  //!< T x (s x n) feedback gains, u_i = K_i x_i
   MatrixSeq P;  //!< (T+1) x (n x n) cost-to-go, J*(x_i) = x_i' P_i x_i

@@ -21,15 +21,11 @@ namespace directable {
 //! L3/DRAM; int8's 8 KB per step measured ~0.5 us over 500 steps). Reduced
 //! storage keeps each row of K_i as a scale times entries of at most 2^15
 //! (127 for int8), so neither range overflows, and multiplies in single
-//! precision (int8: in integers):
-//!   float32: |w_fb - K dz| <= ~2e-6  sum_j |K_ij dz_j|
-//!   float16: |w_fb - K dz| <= ~5e-4  sum_j |K_ij dz_j|  (2^-11 per entry)
-//!   int8:    |w_fb - K dz|_i <= M_i (sum_j c_j |dz_j| / 254 + (n+1) 2^-15 max_j c_j |dz_j|)
-//! with M_i = max_j |K_ij / c_j|. int8 first balances the columns by powers
-//! of two c_j <= 1 (from each column's largest entry over the schedule), so
-//! position and velocity gains of different magnitude share a row's 255
-//! levels fairly, and multiplies by c .* dz rounded to int16 with exact
-//! integer sums.
+//! precision (int8: in integers, after balancing the columns by powers of
+//! two c_j <= 1 so that position and velocity gains of different magnitude
+//! share a row's 255 levels fairly). The error bound of each storage is
+//! stated once, in the docstring of directable.lqr.tracker, and tested in
+//! tests/test_tracker.py.
 enum class GainPrecision { Float64, Float32, Float16, Int8 };
 
 //! "float64" | "float32" | "float16" | "int8" -> GainPrecision (invalid_argument otherwise).
@@ -44,6 +40,27 @@ struct TrackerOptions {
   GainPrecision gain_precision = GainPrecision::Float64;
 };
 
+class Tracker;
+
+//! Per-run state of a Tracker: the tracked reference step and the control
+//! step's buffers. One TrackerData belongs to one run (one thread); the
+//! Tracker it came from stays const, so one schedule can serve several runs
+//! at once, each with its own data (Tracker::create_data).
+class TrackerData {
+ public:
+  TrackerData() = default;
+  Index index() const { return index_; }
+
+ private:
+  friend class Tracker;
+  Index index_ = 0;                     //!< tracked reference step, in [0, T]
+  Eigen::VectorXd dz_;                  //!< n   z - z_ref[index] (times col_scale for reduced storage)
+  Eigen::VectorXf dz_scaled_;           //!< n   dz scaled to max ~ 1 (float32/float16 storage)
+  std::vector<std::int16_t> dz_quantized_;  //!< n   col_scale .* dz in int16 (int8 storage)
+};
+
+//! The gain schedule: immutable once built. Every call that moves along the
+//! schedule takes the run's TrackerData.
 class Tracker {
  public:
   //! K: T x (s x n) or one s x n gain (constant); z_ref: T+1 x n;
@@ -53,24 +70,29 @@ class Tracker {
   Index horizon() const { return T_; }
   Index n() const { return n_; }
   Index s() const { return s_; }
-  Index index() const { return index_; }
   const TrackerOptions& options() const { return options_; }
 
-  //! w = w_ff[i] + K[i](z - z_ref[i]) at the current index, clipped to the
+  //! Data for one run, at reference step `index` (in [0, T]), with the
+  //! buffers of the control step (which then allocates nothing).
+  TrackerData create_data(Index index = 0) const;
+
+  //! w = w_ff[i] + K[i](z - z_ref[i]) at data's index i, clipped to the
   //! limits; w_fb receives w - w_ff[i]. Does not advance.
-  void control(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> w,
+  void control(const Eigen::Ref<const Eigen::VectorXd>& z, TrackerData& data, Eigen::Ref<Eigen::VectorXd> w,
                Eigen::Ref<Eigen::VectorXd> w_fb) const;
-  //! Moves to the next reference step. Reaching T rewinds to 0 (loop) or
-  //! stays at T, where the last gain and feed-forward are held.
-  void advance();
-  void set_index(Index i);
-  void rewind() { index_ = 0; }
+  //! Moves data to the next reference step. Reaching T rewinds to 0 (loop)
+  //! or stays at T, where the last gain and feed-forward are held.
+  void advance(TrackerData& data) const;
+  //! Moves data to step i (in [0, T]; invalid_argument naming `name` otherwise).
+  void set_index(TrackerData& data, Index i, const char* name = "index") const;
   //! Reference step in [first, last] whose state is closest to z (Euclidean,
-  //! optionally weighted by `weights` (n) per coordinate).
+  //! optionally weighted by `weights` (n, >= 0) per coordinate).
   Index nearest_index(const Eigen::Ref<const Eigen::VectorXd>& z, Index first = 0, Index last = -1,
                       const Eigen::VectorXd* weights = nullptr) const;
-  //! Jumps the tracked index to nearest_index(z) and returns it.
-  Index jump_to_nearest(const Eigen::Ref<const Eigen::VectorXd>& z) { return index_ = nearest_index(z); }
+  //! Moves data to nearest_index(z) and returns it.
+  Index jump_to_nearest(const Eigen::Ref<const Eigen::VectorXd>& z, TrackerData& data) const {
+    return data.index_ = nearest_index(z);
+  }
 
   //! Reference state tracked at index i (i in [0, T]).
   ConstVecMap reference_state(Index i) const { return z_ref_[i]; }
@@ -82,21 +104,21 @@ class Tracker {
 
  private:
   void store_reduced_gains();
+  //! w_fb = K[i] dz from the reduced storage (dz = z - z_ref[data.index]).
+  void reduced_feedback(const Eigen::Ref<const Eigen::VectorXd>& z, Index i, TrackerData& data,
+                        Eigen::Ref<Eigen::VectorXd> w_fb) const;
 
   Index T_, n_, s_;
-  MatrixSeq K_;
+  MatrixSeq K_;  //!< T x (s x n), or 1 x (s x n) for a constant gain
   // Reduced storage: K_[i](r, c) ~= row_scale_[i s + r] * (stored entry) * col_scale_[c].
   std::vector<float, NoInitAllocator<float>> Kf_;                  //!< T x s x n, float32 storage only
   std::vector<std::uint16_t, NoInitAllocator<std::uint16_t>> Kh_;  //!< T x s x n IEEE half, float16 storage only
   std::vector<std::int8_t, NoInitAllocator<std::int8_t>> Kq_;      //!< T x s x n, int8 storage only
   std::vector<double> row_scale_;                                  //!< T x s, reduced storage only
   Eigen::VectorXd col_scale_;                                      //!< n powers of two <= 1 (ones unless int8)
-  VectorSeq z_ref_, w_ff_;
+  VectorSeq z_ref_;  //!< (T+1) x n
+  VectorSeq w_ff_;   //!< T x s
   TrackerOptions options_;
-  Index index_ = 0;
-  mutable Eigen::VectorXd dz_;   //!< n
-  mutable Eigen::VectorXf dzf_;  //!< n, dz scaled to max ~ 1 (float32/float16 storage)
-  mutable std::vector<std::int16_t> dzq_;  //!< n, col_scale_ .* dz in int16 (int8 storage)
 };
 
 //! PD gain on z = [q, qd] (n = 2m): K = -[diag(kp) S', diag(kd) S'] where S
