@@ -4,6 +4,7 @@
 
 namespace directable::py_bind {
 
+// Declarations only: long as one chained definition per class.
 void bind_sim(py::module_& m) {
   py::class_<SimulationResult, std::shared_ptr<SimulationResult>>(m, "SimulationResult", R"doc(
 Arrays of a controlled run (read-only views of this object's memory).)doc")
