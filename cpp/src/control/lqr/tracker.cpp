@@ -240,9 +240,9 @@ void Tracker::store_reduced_gains() {
       if (e[c] != std::numeric_limits<int>::min()) col_scale_[c] = std::ldexp(1.0, std::max(e[c] - E, -60));
   }
   row_scale_.resize(rows);
-  if (prec == GainPrecision::Float32) Kf_.resize(size);
-  if (prec == GainPrecision::Float16) Kh_.resize(size);
-  if (prec == GainPrecision::Int8) Kq_.resize(size);
+  if (prec == GainPrecision::Float32) K_float32_.resize(size);
+  if (prec == GainPrecision::Float16) K_float16_.resize(size);
+  if (prec == GainPrecision::Int8) K_int8_.resize(size);
   Eigen::VectorXd v(n_);
   for (std::size_t r = 0; r < rows; ++r) {
     v = K.row(Index(r)).transpose().cwiseQuotient(col_scale_);
@@ -252,7 +252,7 @@ void Tracker::store_reduced_gains() {
       // One scale per row, max |entry| -> 127; rounding to nearest, ties to even.
       row_scale_[r] = m > 0.0 ? m / 127.0 : 1.0;
       for (Index c = 0; c < n_; ++c)
-        Kq_[at + c] = std::int8_t(std::clamp(std::nearbyint(v[c] / row_scale_[r]), -127.0, 127.0));
+        K_int8_[at + c] = std::int8_t(std::clamp(std::nearbyint(v[c] / row_scale_[r]), -127.0, 127.0));
       continue;
     }
     // float32/float16: the row becomes 2^-e times entries of at most 2^15 (a
@@ -265,9 +265,9 @@ void Tracker::store_reduced_gains() {
     row_scale_[r] = std::ldexp(1.0, -e);
     for (Index c = 0; c < n_; ++c) {
       if (prec == GainPrecision::Float32)
-        Kf_[at + c] = float(std::ldexp(v[c], e));
+        K_float32_[at + c] = float(std::ldexp(v[c], e));
       else
-        Kh_[at + c] = double_to_half(std::ldexp(v[c], e));
+        K_float16_[at + c] = double_to_half(std::ldexp(v[c], e));
     }
   }
 }
@@ -322,14 +322,14 @@ void Tracker::reduced_feedback(const Eigen::Ref<const Eigen::VectorXd>& z, Index
   const std::size_t offset = std::size_t(step * s_ * n_);
   if (options_.gain_precision == GainPrecision::Int8) {
     quantize_x(dz.data(), n_, std::ldexp(1.0, 15 - g), data.dz_quantized_.data());
-    gemv_int8(Kq_.data() + offset, scale, s_, n_, data.dz_quantized_.data(), std::ldexp(1.0, g - 15), w_fb.data());
+    gemv_int8(K_int8_.data() + offset, scale, s_, n_, data.dz_quantized_.data(), std::ldexp(1.0, g - 15), w_fb.data());
     return;
   }
   data.dz_scaled_ = (dz * std::ldexp(1.0, -g)).cast<float>();
   if (options_.gain_precision == GainPrecision::Float32)
-    gemv_scaled(Kf_.data() + offset, scale, s_, n_, data.dz_scaled_.data(), std::ldexp(1.0, g), w_fb.data());
+    gemv_scaled(K_float32_.data() + offset, scale, s_, n_, data.dz_scaled_.data(), std::ldexp(1.0, g), w_fb.data());
   else
-    gemv_scaled(Kh_.data() + offset, scale, s_, n_, data.dz_scaled_.data(), std::ldexp(1.0, g), w_fb.data());
+    gemv_scaled(K_float16_.data() + offset, scale, s_, n_, data.dz_scaled_.data(), std::ldexp(1.0, g), w_fb.data());
 }
 
 void Tracker::advance(TrackerData& data) const {

@@ -111,11 +111,11 @@ class Tracker {
   Index T_, n_, s_;
   MatrixSeq K_;  //!< T x (s x n), or 1 x (s x n) for a constant gain
   // Reduced storage: K_[i](r, c) ~= row_scale_[i s + r] * (stored entry) * col_scale_[c].
-  std::vector<float, NoInitAllocator<float>> Kf_;                  //!< T x s x n, float32 storage only
-  std::vector<std::uint16_t, NoInitAllocator<std::uint16_t>> Kh_;  //!< T x s x n IEEE half, float16 storage only
-  std::vector<std::int8_t, NoInitAllocator<std::int8_t>> Kq_;      //!< T x s x n, int8 storage only
-  std::vector<double> row_scale_;                                  //!< T x s, reduced storage only
-  Eigen::VectorXd col_scale_;                                      //!< n powers of two <= 1 (ones unless int8)
+  std::vector<float, NoInitAllocator<float>> K_float32_;                  //!< T x s x n, float32 storage only
+  std::vector<std::uint16_t, NoInitAllocator<std::uint16_t>> K_float16_;  //!< T x s x n IEEE half, float16 only
+  std::vector<std::int8_t, NoInitAllocator<std::int8_t>> K_int8_;         //!< T x s x n, int8 storage only
+  std::vector<double> row_scale_;  //!< T x s, reduced storage only
+  Eigen::VectorXd col_scale_;      //!< n powers of two <= 1 (ones unless int8)
   VectorSeq z_ref_;  //!< (T+1) x n
   VectorSeq w_ff_;   //!< T x s
   TrackerOptions options_;
