@@ -19,6 +19,7 @@ import numpy as np
 
 import directable as dr
 from directable import fem, lqr, models
+from directable.experiments import fem_scenes
 from bench_common import host, best_of, write_section
 
 BEGIN, END = "<!-- fem:begin -->", "<!-- fem:end -->"
@@ -33,7 +34,7 @@ def main():
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    s = fem.t_shape_scene(r=30, T=500, dt=0.01, runs=10, refine=args.refine)
+    s = fem_scenes.t_shape_scene(r=30, T=500, dt=0.01, runs=10, refine=args.refine)
     t_scene = time.perf_counter() - t0
     mesh, red, T, dt = s.mesh, s.red, s.T, s.dt
     t0 = time.perf_counter()
@@ -72,7 +73,7 @@ def main():
     t_ctrl = best_of(control_loop, 5) / calls
 
     # gain precomputation r = 24, T = 500: linearize + discretize + Riccati sweep
-    s24 = fem.t_shape_scene(r=24, T=500, dt=0.01, runs=10, refine=args.refine)
+    s24 = fem_scenes.t_shape_scene(r=24, T=500, dt=0.01, runs=10, refine=args.refine)
 
     def gains():
         A = models.linearize(s24.red, s24.z_ref, dt)

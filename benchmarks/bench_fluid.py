@@ -22,6 +22,7 @@ import numpy as np
 
 import directable as dr
 from directable import fluid as F
+from directable.experiments import fluid_forcing
 from bench_common import host, best_of, write_section
 
 BEGIN, END = "<!-- fluid:begin -->", "<!-- fluid:end -->"
@@ -57,7 +58,7 @@ def main(argv=None):
 
     # basis: PCA of a 64x64 full run with random winds
     g = F.MACGrid2D(64, 64)
-    run = F.full_run(g, 2 * r + 20, dt, F.random_winds(g, 30, 2 * r + 20, seed=0))
+    run = F.full_run(g, 2 * r + 20, dt, fluid_forcing.random_winds(g, 30, 2 * r + 20, seed=0))
     B = F.velocity_basis(g, run.velocities[1:], r)
     t_pre = best_of(lambda: dr.ReducedFluid(g, B, 0.01), repeat=2)
     fluid = dr.ReducedFluid(g, B, 0.01)

@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from directable import fem, mpc_experiments as me
+from directable.experiments import fem_scenes, mpc_vs_lqr as me
 
 
 @pytest.fixture(scope="module")
 def runs():
-    scene = fem.t_shape_scene(r=10, T=100, dt=0.02)
+    scene = fem_scenes.t_shape_scene(r=10, T=100, dt=0.02)
     return {p: me.mpc_vs_lqr(push=p, scene=scene) for p in (24.0, 240.0)}
 
 
