@@ -62,6 +62,16 @@ def integer(x, name: str, allow_none: bool = False):
     return int(x)
 
 
+def broadcast(x, size: int, name: str, optional: bool = False):
+    """A per-entry parameter: a scalar means that value for each of ``size``
+    entries, (size,); arrays pass unchanged (their shape is checked in C++).
+    ``optional``: None passes as None (otherwise it is a TypeError)."""
+    if x is None and optional:
+        return None
+    arr = as_float_array(x, name)
+    return np.full(size, float(arr)) if arr.ndim == 0 else arr
+
+
 def weight(x, dim: int, name: str) -> np.ndarray:
     """A cost weight: a scalar means scalar * identity(dim); arrays pass."""
     if isinstance(x, numbers.Real) and not isinstance(x, bool):

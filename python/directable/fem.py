@@ -119,8 +119,6 @@ class ReducedStVK(_core.ReducedStVK):
         if not isinstance(full_model, _core.StVKFEM):
             raise TypeError(f"full_model must be a directable.fem.StVKModel, got {type(full_model).__name__}")
         U = as_float_array(U, "U")
-        if U.ndim != 2 or U.shape[0] != full_model.dofs:
-            raise ValueError(f"U must have shape ({full_model.dofs}, r), got {U.shape}")
         a = -1.0 if alpha is None else real(alpha, "alpha")
         b = -1.0 if beta is None else real(beta, "beta")
         if (alpha is not None and a < 0) or (beta is not None and b < 0):
