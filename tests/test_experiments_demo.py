@@ -1,4 +1,4 @@
-"""The demo (issue 2, sec. 6) and the paper's sec. 6 claim, measured."""
+"""The demo and the paper's sec. 6 claim, measured."""
 import os
 import subprocess
 import sys

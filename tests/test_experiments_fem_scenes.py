@@ -1,4 +1,4 @@
-"""Paper experiments on the reduced deformable T-shape (issue 3, sec. 5)."""
+"""Paper experiments on the reduced deformable T-shape."""
 from __future__ import annotations
 
 import numpy as np

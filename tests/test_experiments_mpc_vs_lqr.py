@@ -1,5 +1,5 @@
 """MPC vs the LQR tracker on the reduced T-shape under a small and a large
-push (issue 6, sec. 3, beyond the paper). Measured at this size (r = 10,
+push (beyond the paper). Measured at this size (r = 10,
 T = 100, H = 10, 3 Gauss-Newton steps per window): small push (24 N per bar
 vertex) -- both 0.0015 m mean tip error after the push, effort 1.6e3 each;
 large push (240 N) -- LQR 0.0214 m, MPC 0.0170 m, effort 1.53e5 vs 1.18e5."""

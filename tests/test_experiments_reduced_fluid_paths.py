@@ -1,4 +1,4 @@
-"""Paper experiments on the reduced fluid (issue 4 sec. 5; Barbic & Popovic
+"""Paper experiments on the reduced fluid (Barbic & Popovic
 2008 figures 2, 5 and 7) at a test-sized 32x32 grid."""
 from __future__ import annotations
 

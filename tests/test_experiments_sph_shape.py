@@ -1,4 +1,4 @@
-"""The shape-holding experiment (issue 6, sec. 3): a fluid fin held against
+"""The shape-holding experiment: a fluid fin held against
 gravity, hit by a sphere; MPC with every horizon H in {1, 3, 5, 10} restores
 it, no control does not. CI size: 56 frames, impact at frame 10, two
 prediction steps per frame, 15 L-BFGS iterations per frame."""

@@ -1,4 +1,4 @@
-"""Reduced fluids with immersed particles (issue 4): full MAC fluid, reduced
+"""Reduced fluids with immersed particles: full MAC fluid, reduced
 advection/diffusion, particles and the appendix-C Jacobian, bad input."""
 from __future__ import annotations
 

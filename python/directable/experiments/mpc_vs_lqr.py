@@ -1,5 +1,5 @@
 """MPC against the time-varying LQR tracker on the reduced deformable T-shape
-(issue 6, sec. 3, beyond the paper).
+(beyond the paper).
 
 Both controllers track the same reduced reference ``z_ref`` of
 :func:`directable.experiments.fem_scenes.t_shape_scene` (the bar swung sideways by a

@@ -1,4 +1,4 @@
-"""The MPC/SPH paper's experiment (issue 6, sec. 3): a fluid shape held
+"""The MPC/SPH paper's experiment: a fluid shape held
 against gravity, hit by a fast sphere, restored by the controller.
 
 Each frame (``substeps`` simulation steps, control held) the controller
