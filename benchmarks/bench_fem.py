@@ -1,4 +1,4 @@
-"""Reduced deformable benchmark (issue 3, sec. 6), against the paper's
+"""Reduced deformable benchmark, against the paper's
 tables 1 and 2 (Barbic & Popovic 2008, a 2008 laptop).
 
 Targets: reduced step at r = 30 (forces + stiffness + implicit solve)
@@ -20,11 +20,7 @@ import numpy as np
 import directable as dr
 from directable import fem, lqr, models
 from directable.experiments import fem_scenes
-from bench_common import host, best_of, write_section
-
-BEGIN, END = "<!-- fem:begin -->", "<!-- fem:end -->"
-
-
+from bench_common import best_of, publish
 
 
 def main():
@@ -123,11 +119,8 @@ def main():
     print(table)
     if args.no_write:
         return
-    section = (f"{BEGIN}\n## Reduced deformable solids (issue 3)\n\n`python benchmarks/bench_fem.py` on {host()} "
-               f"({time.strftime('%Y-%m-%d')}); best of several runs; times per step from whole C++ runs "
-               f"(`directable.simulate`).\n\n{table}\n{END}")
-    path = write_section(section, BEGIN, END)
-    print(f"wrote {path}")
+    publish("fem", "Reduced deformable solids (issue 3)",
+            "; best of several runs; times per step from whole C++ runs (`directable.simulate`).", table)
 
 
 if __name__ == "__main__":
