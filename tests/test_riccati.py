@@ -437,20 +437,21 @@ def test_overflowing_problems_raise_instead_of_nan(rng):
                                np.array([[1.0, 5.0], [0.0, 1.0]])],
                          ids=["negative", "zero", "singular", "indefinite", "nonsym-indefinite"])
 def test_R_not_positive_definite(rng, R):
-    a = small_lq(rng)
-    with pytest.raises(ValueError, match=r"\bR\b.*positive definite"):
-        lqr.solve_discrete(**dict(a, R=R))
-    with pytest.raises(ValueError, match=r"\bR\b.*positive definite"):
-        lqr.discretize(a["A"], a["B"], 0.1, a["Q"], R)
+    _both_refuse_R(small_lq(rng), R, r"\bR\b.*positive definite")
 
 
 def test_R_sequence_with_one_bad_step_names_the_step(rng):
     a = small_lq(rng)
     R = a["R"].copy()
     R[2] = -np.eye(s)
-    with pytest.raises(ValueError, match=r"R\[2\].*positive definite"):
+    _both_refuse_R(a, R, r"R\[2\].*positive definite")
+
+
+def _both_refuse_R(a, R, match):
+    """solve_discrete and discretize of the problem ``a`` with ``R`` raise a ValueError matching ``match``."""
+    with pytest.raises(ValueError, match=match):
         lqr.solve_discrete(**dict(a, R=R))
-    with pytest.raises(ValueError, match=r"R\[2\].*positive definite"):
+    with pytest.raises(ValueError, match=match):
         lqr.discretize(a["A"], a["B"], 0.1, a["Q"], R)
 
 
