@@ -1,4 +1,5 @@
 #include "directable/models/sph/sph.hpp"
+#include "directable/core/clock.hpp"
 
 #include <algorithm>
 #include <cmath>
