@@ -20,21 +20,11 @@ import itertools
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, real, run_with_progress
+from ._validate import as_float_array, index_array, integer, real, run_with_progress
 
 __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cantilever", "t_shape", "stem",
            "load_mesh", "vertices_where", "bottom_vertices", "surface_triangles", "centerline", "enrich",
            "reduced_forces", "project_states", "tip_positions"]
-
-
-def _index_array(x, name, shape_hint):
-    a = np.asarray(x)
-    if a.dtype.kind not in "iu":
-        if a.dtype.kind == "f" and a.size and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
-            a = a.astype(np.int64)
-        else:
-            raise TypeError(f"{name} must be an integer array {shape_hint}, got dtype {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.int64)
 
 
 class TetMesh(_core.TetMesh):
@@ -46,7 +36,7 @@ class TetMesh(_core.TetMesh):
     """
 
     def __init__(self, vertices, tets):
-        super().__init__(as_float_array(vertices, "vertices"), _index_array(tets, "tets", "(E, 4)"))
+        super().__init__(as_float_array(vertices, "vertices"), index_array(tets, "tets", "(E, 4)"))
 
 
 class StVKModel(_core.StVKFEM):
@@ -62,7 +52,7 @@ class StVKModel(_core.StVKFEM):
         if not isinstance(mesh, _core.TetMesh):
             raise TypeError(f"mesh must be a directable.fem.TetMesh, got {type(mesh).__name__}")
         fx = np.asarray(fixed)
-        fx = np.zeros(0, np.int64) if fx.size == 0 else _index_array(fx, "fixed", "(k,)")
+        fx = np.zeros(0, np.int64) if fx.size == 0 else index_array(fx, "fixed", "(k,)")
         if fx.ndim != 1:
             raise ValueError(f"fixed must be a 1-D list of vertex indices, got shape {fx.shape}")
         super().__init__(mesh, real(young, "young"), real(poisson, "poisson"), real(density, "density"),
