@@ -227,9 +227,6 @@ def tracking_errors(q, q_ref):
     (``inf`` for a diverged run, whose rows are NaN)."""
     q = as_float_array(q, "q")
     q_ref = as_float_array(q_ref, "q_ref")
-    if q_ref.ndim != 2 or q_ref.shape[1] != n or q_ref.shape[0] < 2:
-        raise ValueError(f"q_ref must have shape (T+1, {n}) with T >= 1, got {q_ref.shape}")
-    T = q_ref.shape[0] - 1
     if q.shape != q_ref.shape:
         raise ValueError(f"q and q_ref must have the same shape, got {q.shape} and {q_ref.shape}")
     e = q - q_ref
