@@ -23,7 +23,7 @@ _METHODS = {"exact": _core.DiscretizeMethod.exact, "simpson": _core.DiscretizeMe
 
 
 def _dims(A, B):
-    """(n, s) for broadcasting scalar weights; the shapes are checked in C++."""
+    """(n, s) for sizing scalar weights; the core checks the shapes of A and B."""
     return (A.shape[-1] if A.ndim else 0), (B.shape[-1] if B.ndim else 0)
 
 
