@@ -35,7 +35,7 @@ class Discretization {
   //! Storage for T steps, uninitialized: the discretization writes every entry.
   Discretization(Index T, Index n, Index s, double dt);
   //! From saved arrays (copied): Phi (T x n x n), Gamma (T x n x s), Q
-  //! (T x n x n), N (T x n s), R (T x s x s), all per step, and Rc (T or 1
+  //! (T x n x n), N (T x n x s), R (T x s x s), all per step, and Rc (T or 1
   //! x s x s); finite, dt > 0. Throws naming the argument.
   Discretization(const SeqView& Phi, const SeqView& Gamma, const SeqView& Q, const SeqView& N, const SeqView& R,
                  const SeqView& Rc, double dt, DiscretizeMethod method);
