@@ -1,0 +1,135 @@
+#include "directable/sim/receding_horizon.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "directable/core/errors.hpp"
+
+namespace directable {
+
+namespace {
+// A (T x s) disturbance argument copied into a plant (T = 0 when empty).
+VectorSeq copy_disturbance(const SeqView& d, Index s) {
+  if (d.empty()) return VectorSeq(0, s);
+  if (d.rows != 1 || d.cols != s)
+    throw_shape("disturbance", "(T, " + std::to_string(s) + ")", shape_str(d.T, d.cols));
+  d.check_finite("disturbance");
+  VectorSeq out(d.T, s);
+  std::copy(d.data, d.data + d.T * s, out.data());
+  return out;
+}
+
+void check_state(const CRefVec& x, const char* name, Index n) {
+  if (x.size() != n)
+    throw_shape(name, "(" + std::to_string(n) + ",) (the plant's state)", "(" + std::to_string(x.size()) + ",)");
+  check_finite(name, x.data(), n);
+}
+}  // namespace
+
+ModelPlant::ModelPlant(std::shared_ptr<const Model> model, const CRefVec& z0, double dt, Index substeps, double t0,
+                       const SeqView& disturbance)
+    : model_(std::move(model)) {
+  if (!model_) throw std::invalid_argument("model is missing");
+  check_state(z0, "x0", model_->state_dim());
+  check_positive("dt", dt);
+  if (substeps < 1) throw std::invalid_argument("substeps must be >= 1, got " + std::to_string(substeps));
+  if (!std::isfinite(t0)) throw std::domain_error("t0 must be finite, got " + std::to_string(t0));
+  data_ = model_->create_data();
+  h_ = dt / double(substeps);
+  t_ = t0;
+  substeps_ = substeps;
+  disturbance_ = copy_disturbance(disturbance, s());
+  z_ = z0;
+  z_next_.resize(n());
+  w_.resize(s());
+}
+
+void ModelPlant::advance(Index t, const CRefVec& u) {
+  w_ = u;
+  if (t < disturbance_.T()) w_ += disturbance_[t];
+  for (Index k = 0; k < substeps_; ++k) {
+    model_->step(z_, t_, h_, w_, z_next_, *data_);
+    z_.swap(z_next_);
+    t_ += h_;
+  }
+}
+
+DiscretePlant::DiscretePlant(std::shared_ptr<const PredictionModel> model, const CRefVec& x0,
+                             const SeqView& disturbance)
+    : model_(std::move(model)) {
+  if (!model_) throw std::invalid_argument("plant is missing");
+  check_state(x0, "x0", model_->n());
+  data_ = model_->create_data();
+  disturbance_ = copy_disturbance(disturbance, s());
+  x_ = x0;
+  x_next_.resize(n());
+  w_.resize(s());
+}
+
+void DiscretePlant::advance(Index t, const CRefVec& u) {
+  w_ = u;
+  if (t < disturbance_.T()) w_ += disturbance_[t];
+  model_->step(x_, w_, x_next_, 0, *data_);
+  x_.swap(x_next_);
+}
+
+namespace {
+void check_loop_arguments(const HorizonOptimizer& opt, const Plant& plant, const SeqView& reference, Index steps,
+                          const SeqView& u_reference) {
+  const Index n = opt.n(), s = opt.s(), H = opt.horizon();
+  if (plant.n() != n || plant.s() != s)
+    throw std::invalid_argument("plant must have the optimizer's dimensions n = " + std::to_string(n) + ", s = " +
+                                std::to_string(s) + ", got n = " + std::to_string(plant.n()) + ", s = " +
+                                std::to_string(plant.s()));
+  if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
+  if (reference.empty()) throw std::invalid_argument("reference is missing");
+  if (reference.rows != 1 || reference.cols != n || reference.T != steps + H + 1)
+    throw_shape("reference", shape_str(steps + H + 1, n) + " = (steps+horizon+1, n)", shape_str(reference.T, reference.cols));
+  reference.check_finite("reference");
+  if (!u_reference.empty()) {
+    if (u_reference.rows != 1 || u_reference.cols != s || u_reference.T != steps + H)
+      throw_shape("u_reference", shape_str(steps + H, s) + " = (steps+horizon, s)",
+                  shape_str(u_reference.T, u_reference.cols));
+    u_reference.check_finite("u_reference");
+  }
+}
+}  // namespace
+
+RecedingResult run_receding(const HorizonOptimizer& opt, Plant& plant, const SeqView& reference, Index steps,
+                            const SeqView& u_reference, const SeqView& u0, const ProgressFn* progress) {
+  check_loop_arguments(opt, plant, reference, steps, u_reference);
+  opt.check_controls("u0", u0);
+  const Index n = opt.n(), s = opt.s(), H = opt.horizon();
+  RecedingResult out;
+  out.states = VectorSeq(steps + 1, n);
+  out.controls = VectorSeq(steps, s);
+  out.cost_initial.resize(steps);
+  out.cost.resize(steps);
+  out.seconds.resize(steps);
+  out.iterations.resize(steps);
+  plant.state(out.states[0]);
+  HorizonWorkspace ws = opt.create_workspace();
+  ProgressThrottle throttle(progress, steps);
+  for (Index t = 0; t < steps; ++t) {
+    plant.begin_step(t);
+    plant.state(out.states[t]);  // (after the step's events)
+    const SeqView window(reference.data + t * n, H + 1, 1, n, false);
+    const SeqView window_ur = u_reference.empty() ? SeqView() : SeqView(u_reference.data + t * s, H, 1, s, false);
+    const MPCStats st = opt.solve(ws, out.states[t], window, t == 0 ? u0 : SeqView(), window_ur);
+    out.controls[t] = ws.u.head(s);
+    plant.advance(t, out.controls[t]);
+    plant.state(out.states[t + 1]);
+    if (!out.states[t + 1].allFinite())
+      throw std::domain_error("plant state became non-finite at step " + std::to_string(t));
+    out.cost_initial[t] = st.cost_initial;
+    out.cost[t] = st.cost;
+    out.seconds[t] = st.seconds;
+    out.iterations[t] = int(st.iterations);
+    if (!throttle.report(t + 1)) break;
+  }
+  throttle.finish(steps);
+  return out;
+}
+
+}  // namespace directable
