@@ -95,7 +95,23 @@ py::dict stats_dict(double cost_initial, double cost, Index iterations, Index ev
 
 RowMatrix as_rows(const double* data, Index rows, Index cols) { return Eigen::Map<const RowMatrix>(data, rows, cols); }
 
+// The caller's data, or a fresh one for this call.
+PredictionData& data_or_fresh(const PredictionModel& model, PredictionData* data,
+                              std::unique_ptr<PredictionData>& fresh) {
+  if (data) {
+    model.check_data(*data);
+    return *data;
+  }
+  fresh = model.create_data();
+  return *fresh;
+}
+
 void bind_prediction_models(py::module_& m) {
+  py::class_<PredictionData>(m, "PredictionData", R"doc(
+Buffers of a prediction model's calls (tapes, scratch), from its
+create_data(); one per thread. Passing the same data to successive calls
+lets a model reuse what it recorded (e.g. the SPH model's tapes).)doc");
+
   py::class_<PredictionModel, PyPredictionModel, std::shared_ptr<PredictionModel>>(m, "PredictionModel", R"doc(
 Discrete prediction model x+ = step(x, u) with its vector-Jacobian product.
 
@@ -109,54 +125,62 @@ The C++ models are immutable: one may be used from several threads at once.)doc"
       .def_property_readonly("s", &PredictionModel::s, "Control dimension.")
       .def_property_readonly("has_jacobians", &PredictionModel::has_jacobians,
                              "Whether jacobians() is available (Gauss-Newton method).")
-      .def("step", [](const PredictionModel& self, const Array& x, const Array& u, Index i) {
+      .def("create_data", &PredictionModel::create_data, "Buffers for this model's calls (one per thread).")
+      .def("step", [](const PredictionModel& self, const Array& x, const Array& u, Index i, PredictionData* data) {
         auto xv = vector(x, "x");
         auto uv = vector(u, "u");
         self.check_arguments(xv, "x", uv, "u");
         Eigen::VectorXd out(self.n());
-        auto data = self.create_data();
+        std::unique_ptr<PredictionData> fresh;
+        PredictionData& d = data_or_fresh(self, data, fresh);
         py::gil_scoped_release release;
-        self.step(xv, uv, out, i, *data);
+        self.step(xv, uv, out, i, d);
         return out;
-      }, py::arg("x"), py::arg("u"), py::arg("i") = 0, "x (n,), u (s,) -> x+ (n,) at window step i.")
-      .def("vjp", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i) {
+      }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
+         "x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).")
+      .def("vjp", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
+                     PredictionData* data) {
         auto xv = vector(x, "x");
         auto uv = vector(u, "u");
         self.check_arguments(xv, "x", uv, "u");
         auto lv = vector(lam, "lam", self.n(), true);
         Eigen::VectorXd gx(self.n()), gu(self.s());
-        auto data = self.create_data();
+        std::unique_ptr<PredictionData> fresh;
+        PredictionData& d = data_or_fresh(self, data, fresh);
         {
           py::gil_scoped_release release;
-          self.vjp(xv, uv, lv, gx, gu, i, *data);
+          self.vjp(xv, uv, lv, gx, gu, i, d);
         }
         return py::make_tuple(gx, gu);
-      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0,
+      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
          "x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).")
-      .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i) {
+      .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
+                              PredictionData* data) {
         auto xv = vector(x, "x");
         auto uv = vector(u, "u");
         self.check_arguments(xv, "x", uv, "u");
         auto lv = vector(lam, "lam", self.n(), true);
         Eigen::VectorXd gx(self.n()), gu(self.s());
-        auto data = self.create_data();
+        std::unique_ptr<PredictionData> fresh;
+        PredictionData& d = data_or_fresh(self, data, fresh);
         {
           py::gil_scoped_release release;
-          self.vjp_controls(xv, uv, lv, gx, gu, i, *data);
+          self.vjp_controls(xv, uv, lv, gx, gu, i, d);
         }
         return gu;
-      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0,
+      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
          "(dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step\n"
          "(cheaper than vjp where the model offers it).")
-      .def("jacobians", [](const PredictionModel& self, const Array& x, const Array& u, Index i) {
+      .def("jacobians", [](const PredictionModel& self, const Array& x, const Array& u, Index i, PredictionData* data) {
         auto xv = vector(x, "x");
         auto uv = vector(u, "u");
         self.check_arguments(xv, "x", uv, "u");
         RowMatrix A(self.n(), self.n()), B(self.n(), self.s());
-        auto data = self.create_data();
-        self.jacobians(xv, uv, A, B, i, *data);
+        std::unique_ptr<PredictionData> fresh;
+        self.jacobians(xv, uv, A, B, i, data_or_fresh(self, data, fresh));
         return py::make_tuple(A, B);
-      }, py::arg("x"), py::arg("u"), py::arg("i") = 0, "x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).");
+      }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
+         "x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).");
 
   py::class_<LinearPrediction, PredictionModel, std::shared_ptr<LinearPrediction>>(
       m, "LinearPrediction", "Discrete linear model x+ = A x + B u.")

@@ -7,7 +7,18 @@
 
 namespace directable {
 
-std::unique_ptr<PredictionData> PredictionModel::create_data() const { return std::make_unique<PredictionData>(); }
+std::unique_ptr<PredictionData> PredictionModel::make_data() const { return std::make_unique<PredictionData>(); }
+
+std::unique_ptr<PredictionData> PredictionModel::create_data() const {
+  std::unique_ptr<PredictionData> d = make_data();
+  d->model = this;
+  return d;
+}
+
+void PredictionModel::check_data(const PredictionData& data) const {
+  if (data.model != this)
+    throw std::invalid_argument("data must come from this prediction model's create_data(), got another model's");
+}
 
 void PredictionModel::jacobians(const CRefVec&, const CRefVec&, Eigen::Ref<RowMatrix>, Eigen::Ref<RowMatrix>, Index,
                                 PredictionData&) const {

@@ -14,8 +14,11 @@ namespace directable {
 
 //! Per-thread buffers of a prediction model (tapes, scratch). Models
 //! without buffers use this empty base.
+class PredictionModel;
+
 struct PredictionData {
   virtual ~PredictionData() = default;
+  const PredictionModel* model = nullptr;  //!< the model that made it (create_data)
 };
 
 class PredictionModel {
@@ -24,7 +27,9 @@ class PredictionModel {
   virtual Index n() const = 0;  //!< state dimension
   virtual Index s() const = 0;  //!< control dimension
   //! Buffers for the calls below, sized for this model; one per thread.
-  virtual std::unique_ptr<PredictionData> create_data() const;
+  std::unique_ptr<PredictionData> create_data() const;
+  //! Throws invalid_argument unless `data` was made by this model.
+  void check_data(const PredictionData& data) const;
   //! x_next = f_i(x, u).
   virtual void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i, PredictionData& data) const = 0;
   //! gx = (df_i/dx)' lam, gu = (df_i/du)' lam, evaluated at (x, u).
@@ -47,6 +52,10 @@ class PredictionModel {
   //! Checks a state (n) and a control (s) argument: shape and finiteness;
   //! throws naming `x_name` / `u_name`.
   void check_arguments(const CRefVec& x, const char* x_name, const CRefVec& u, const char* u_name) const;
+
+ protected:
+  //! The model's own buffers (create_data() stamps them). Default: none.
+  virtual std::unique_ptr<PredictionData> make_data() const;
 };
 
 }  // namespace directable

@@ -66,11 +66,11 @@ HorizonWorkspace HorizonOptimizer::create_workspace() const {
 }
 
 void HorizonOptimizer::check_workspace(const HorizonWorkspace& ws) const {
-  if (ws.n != n() || ws.s != s() || ws.horizon != horizon() || !ws.model_data)
+  if (ws.n != n() || ws.s != s() || ws.horizon != horizon() || !ws.model_data || ws.model_data->model != model_.get())
     throw std::invalid_argument("workspace was made for n = " + std::to_string(ws.n) + ", s = " + std::to_string(ws.s) +
                                 ", horizon = " + std::to_string(ws.horizon) + ", not this optimizer's n = " +
                                 std::to_string(n()) + ", s = " + std::to_string(s()) +
-                                ", horizon = " + std::to_string(horizon()) + " (use create_workspace())");
+                                ", horizon = " + std::to_string(horizon()) + " (use this optimizer's create_workspace())");
 }
 
 void HorizonOptimizer::check_inputs(const CRefVec& x0, const SeqView& reference) const {

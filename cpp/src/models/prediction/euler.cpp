@@ -14,7 +14,7 @@ EulerPrediction::EulerPrediction(std::shared_ptr<const Model> model, double dt, 
   if (!std::isfinite(t0)) throw std::domain_error("t0 must be finite, got " + std::to_string(t0));
 }
 
-std::unique_ptr<PredictionData> EulerPrediction::create_data() const {
+std::unique_ptr<PredictionData> EulerPrediction::make_data() const {
   auto d = std::make_unique<EulerPredictionData>();
   d->F.resize(n());
   d->J.resize(n(), n());

@@ -11,7 +11,7 @@ SubstepPrediction::SubstepPrediction(std::shared_ptr<const PredictionModel> inne
   if (count_ < 1) throw std::invalid_argument("count must be >= 1 inner steps per step, got " + std::to_string(count_));
 }
 
-std::unique_ptr<PredictionData> SubstepPrediction::create_data() const {
+std::unique_ptr<PredictionData> SubstepPrediction::make_data() const {
   const Index n = this->n(), s = this->s();
   auto d = std::make_unique<SubstepPredictionData>();
   d->inner = inner_->create_data();

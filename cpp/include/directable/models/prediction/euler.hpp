@@ -20,7 +20,6 @@ class EulerPrediction : public PredictionModel {
   EulerPrediction(std::shared_ptr<const Model> model, double dt, double t0 = 0.0);
   Index n() const override { return model_->state_dim(); }
   Index s() const override { return model_->control_dim(); }
-  std::unique_ptr<PredictionData> create_data() const override;
   void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i, PredictionData& data) const override;
   void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i,
            PredictionData& data) const override;
@@ -28,6 +27,9 @@ class EulerPrediction : public PredictionModel {
   void jacobians(const CRefVec& x, const CRefVec& u, Eigen::Ref<RowMatrix> A, Eigen::Ref<RowMatrix> B, Index i,
                  PredictionData& data) const override;
   double dt() const { return dt_; }
+
+ protected:
+  std::unique_ptr<PredictionData> make_data() const override;
 
  private:
   std::shared_ptr<const Model> model_;

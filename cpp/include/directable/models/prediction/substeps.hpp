@@ -25,7 +25,6 @@ class SubstepPrediction : public PredictionModel {
   SubstepPrediction(std::shared_ptr<const PredictionModel> inner, Index count);
   Index n() const override { return inner_->n(); }
   Index s() const override { return inner_->s(); }
-  std::unique_ptr<PredictionData> create_data() const override;
   void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i, PredictionData& data) const override;
   void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i,
            PredictionData& data) const override;
@@ -34,6 +33,9 @@ class SubstepPrediction : public PredictionModel {
                  PredictionData& data) const override;
   Index count() const { return count_; }
   const std::shared_ptr<const PredictionModel>& inner() const { return inner_; }
+
+ protected:
+  std::unique_ptr<PredictionData> make_data() const override;
 
  private:
   //! The inner states X_0 = x .. X_{last} of window step i into data.states.
