@@ -650,3 +650,129 @@ def test_substeps_nonlinear_model_equals_finite_differences(make_chain, rng):
         x = inner.step(x, u, j)
     np.testing.assert_allclose(pred.step(x0, u), x, rtol=1e-14, atol=1e-14)
     _assert_derivatives_match_fd(pred, x0, u, lam)
+
+
+# ------------------------------------------------------------ the receding-horizon loop in C++
+def test_receding_run_on_a_model_plant_equals_the_python_loop(make_chain, rng):
+    """run() with a Model plant (its own step, substeps), a feed-forward per
+    window, a first-window start and a disturbance: the same states and
+    controls as solve() + simulate() step by step with warm starts."""
+    chain, pred, x0, _ = _chain_problem(make_chain, rng)
+    H, steps, dt, sub = 4, 8, 0.02, 2
+    n, s = pred.n, pred.s
+    opt = mpc.HorizonOptimizer(mpc.Substeps(mpc.EulerModel(chain, dt=dt / sub), sub), H, 1.0, 0.1, 5.0,
+                               iterations=3, method="gauss_newton")
+    ref = 0.1 * rng.standard_normal((steps + H + 1, n))
+    u_ref = 0.2 * rng.standard_normal((steps + H, s))
+    dist = np.zeros((steps, s))
+    dist[3] = 0.5
+    run = opt.run(chain, x0, ref, steps, u_reference=u_ref, u0=u_ref[:H], dt=dt, substeps=sub, disturbance=dist)
+    ws, z, states, controls = opt.create_workspace(), x0, [x0], []
+    for k in range(steps):
+        res = opt.solve(z, ref[k:k + H + 1], u0=u_ref[:H] if k == 0 else None, u_reference=u_ref[k:k + H],
+                        workspace=ws)
+        w = np.repeat((res.u[0] + dist[k])[None], sub, axis=0)
+        z = dr.simulate(chain, z, sub, dt / sub, t0=k * dt, open_loop=w).states[-1]
+        states.append(z)
+        controls.append(res.u[0])
+    np.testing.assert_array_equal(run.controls, np.array(controls))
+    np.testing.assert_array_equal(run.states, np.array(states))
+    assert run.iterations.shape == (steps,) and np.all(run.cost <= run.cost_initial)
+
+
+def test_receding_run_bad_arguments(make_chain, rng):
+    chain, pred, x0, _ = _chain_problem(make_chain, rng)
+    H, steps = 3, 4
+    opt = mpc.HorizonOptimizer(pred, H, 1.0, 0.1, 1.0, iterations=2)
+    ref = np.zeros((steps + H + 1, pred.n))
+    with pytest.raises(ValueError, match=r"u_reference.*\(7, 2\).*\(6, 2\)"):
+        opt.run(pred, x0, ref, steps, u_reference=np.zeros((steps + H - 1, pred.s)))
+    with pytest.raises(ValueError, match="u_reference"):
+        opt.run(pred, x0, ref, steps, u_reference=np.full((steps + H, pred.s), np.nan))
+    with pytest.raises(ValueError, match=r"u0.*\(3, 2\)"):
+        opt.run(pred, x0, ref, steps, u0=np.zeros((H + 1, pred.s)))
+    with pytest.raises(ValueError, match="disturbance"):
+        opt.run(pred, x0, ref, steps, disturbance=np.full((steps, pred.s), np.inf))
+    with pytest.raises(ValueError, match="disturbance"):
+        opt.run(chain, x0, ref, steps, dt=0.02, disturbance=np.zeros((steps, pred.s + 1)))
+    with pytest.raises(TypeError, match="dt"):
+        opt.run(chain, x0, ref, steps)
+    with pytest.raises(ValueError, match="substeps"):
+        opt.run(chain, x0, ref, steps, dt=0.02, substeps=0)
+    with pytest.raises(ValueError, match="dt"):
+        opt.run(chain, x0, ref, steps, dt=-1.0)
+    with pytest.raises(TypeError, match="plant"):
+        opt.run("chain", x0, ref, steps)
+    plant = mpc.ModelPlant(chain, x0, 0.02)
+    with pytest.raises(ValueError, match="x0"):
+        opt.run(plant, x0, ref, steps)
+    run = opt.run(plant, None, ref, steps)  # the plant object keeps its state
+    np.testing.assert_array_equal(plant.state, run.states[-1])
+
+
+def test_receding_run_reports_a_diverging_plant_with_its_step():
+    """The plant's state overflows the window's cost at step 1: the error names the step."""
+    unstable = mpc.LinearModel(np.array([[1e200]]), np.array([[1.0]]))
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(np.eye(1), np.ones((1, 1))), 2, 1.0, 1.0, 1.0, iterations=1)
+    with pytest.raises(ValueError, match=r"step 1\b.*not finite"):
+        opt.run(unstable, np.ones(1), np.zeros((8, 1)), 5)
+
+
+def _sph_fluid():
+    from directable import sph
+
+    pts = sph.block((0.3, 0.0), (0.42, 0.1), 0.02)
+    return sph.SPHFluid2D(pts, sph.box_walls((0.0, 0.0), (1.0, 1.0), 0.02), spacing=0.02, h=0.026)
+
+
+def test_sph_plant_with_refreeze_equals_a_fresh_model_per_frame():
+    """One run() call on an SPHPlant2D (the prediction refrozen every frame,
+    warm starts, a sphere launched at frame 2) = a Python loop that builds
+    a new prediction model and optimizer every frame and starts each window
+    from the previous plan shifted by one step."""
+    from directable import sph
+
+    H, frames, sub = 2, 4, 5
+    launch = ([0.2, 0.05], 0.04, [3.0, 0.0])
+    kw = dict(iterations=3)
+
+    def optimizer(model, n):
+        W = np.r_[1e4 * np.ones(n // 2), np.zeros(n // 2)]
+        return mpc.HorizonOptimizer(mpc.Substeps(model, 2), H, W, 1e-8, W, **kw)
+
+    fluid = _sph_fluid()
+    x_ref = sph.state(fluid)
+    ref = np.tile(x_ref, (frames + H + 1, 1))
+    model = fluid.prediction_model(dt=sub * fluid.dt / 2)
+    opt = optimizer(model, model.n)
+    plant = mpc.SPHPlant2D(fluid, sub, prediction=model)
+    plant.launch_sphere(2, *launch)
+    run = opt.run(plant, None, ref, frames)
+
+    fluid = _sph_fluid()
+    states, u0 = [sph.state(fluid)], None
+    for f in range(frames):
+        if f == 2:
+            fluid.set_sphere(*launch)
+        fresh = fluid.prediction_model(dt=sub * fluid.dt / 2)
+        res = optimizer(fresh, fresh.n).solve(sph.state(fluid), ref[f:f + H + 1], u0=u0)
+        u0 = np.vstack([res.u[1:], res.u[-1:]])
+        fluid.step(res.u[0].reshape(-1, 2), steps=sub)
+        states.append(sph.state(fluid))
+    np.testing.assert_array_equal(run.states, np.array(states))
+    assert np.abs(run.states[-1] - run.states[2]).max() > 1e-3  # the sphere hit it
+
+
+def test_sph_plant_bad_arguments():
+    fluid = _sph_fluid()
+    with pytest.raises(ValueError, match="frame_steps"):
+        mpc.SPHPlant2D(fluid, 0)
+    other = _sph_fluid().prediction_model()
+    small = mpc.SPHPlant2D(fluid, 1, prediction=other)  # same counts: fine
+    assert small.n == 2 * small.s == 4 * fluid.size
+    with pytest.raises(ValueError, match="radius"):
+        small.launch_sphere(0, [0.2, 0.05], 0.0, [1.0, 0.0])
+    with pytest.raises(ValueError, match="centre"):
+        small.launch_sphere(0, [0.2, np.nan], 0.1, [1.0, 0.0])
+    with pytest.raises(ValueError, match="frame"):
+        small.launch_sphere(-1, [0.2, 0.05], 0.1, [1.0, 0.0])

@@ -41,9 +41,12 @@ from ._validate import as_float_array, integer, optional_array, real, run_with_p
 
 PredictionModel = _core.PredictionModel
 minimize_lbfgs = _core.minimize_lbfgs
-# Plants of the receding-horizon loop (HorizonOptimizer.run) beside a
-# PredictionModel or a directable.Model: the SPH fluid stepped frame by frame.
+# Plants of the receding-horizon loop (HorizonOptimizer.run): a Model
+# integrated by its own step, a PredictionModel, the SPH fluid stepped frame
+# by frame. run() wraps a Model or PredictionModel itself.
 Plant = _core.Plant
+ModelPlant = _core.ModelPlant
+DiscretePlant = _core.DiscretePlant
 SPHPlant2D = _core.SPHPlant2D
 SPHPlant3D = _core.SPHPlant3D
 
@@ -268,4 +271,4 @@ def _limit(x, s, name):
 
 
 __all__ = ["LinearModel", "EulerModel", "Substeps", "HorizonOptimizer", "MPCResult", "RecedingRun", "PredictionModel",
-           "Plant", "SPHPlant2D", "SPHPlant3D", "minimize_lbfgs"]
+           "Plant", "ModelPlant", "DiscretePlant", "SPHPlant2D", "SPHPlant3D", "minimize_lbfgs"]

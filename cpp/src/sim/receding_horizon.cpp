@@ -116,7 +116,12 @@ RecedingResult run_receding(const HorizonOptimizer& opt, Plant& plant, const Seq
     plant.state(out.states[t]);  // (after the step's events)
     const SeqView window(reference.data + t * n, H + 1, 1, n, false);
     const SeqView window_ur = u_reference.empty() ? SeqView() : SeqView(u_reference.data + t * s, H, 1, s, false);
-    const MPCStats st = opt.solve(ws, out.states[t], window, t == 0 ? u0 : SeqView(), window_ur);
+    MPCStats st;
+    try {
+      st = opt.solve(ws, out.states[t], window, t == 0 ? u0 : SeqView(), window_ur);
+    } catch (const std::domain_error& e) {  // (e.g. a window whose cost overflows)
+      throw std::domain_error("receding horizon at step " + std::to_string(t) + ": " + e.what());
+    }
     out.controls[t] = ws.u.head(s);
     plant.advance(t, out.controls[t]);
     plant.state(out.states[t + 1]);
