@@ -5,7 +5,8 @@
 // prediction model refrozen at the fluid's state before every window.
 #include <memory>
 
-#include "directable/models/sph/sph.hpp"
+#include "directable/models/sph/fluid.hpp"
+#include "directable/models/sph/prediction.hpp"
 #include "directable/sim/receding_horizon.hpp"
 
 namespace directable {
