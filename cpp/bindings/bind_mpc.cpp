@@ -106,6 +106,27 @@ PredictionData& data_or_fresh(const PredictionModel& model, PredictionData* data
   return *fresh;
 }
 
+// (gx, gu) of vjp, or of vjp_controls (gx unspecified) with controls_only.
+py::tuple vjp_call(const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
+                   PredictionData* data, bool controls_only) {
+  auto xv = vector(x, "x");
+  auto uv = vector(u, "u");
+  self.check_arguments(xv, "x", uv, "u");
+  auto lv = vector(lam, "lam", self.n(), true);
+  Eigen::VectorXd gx(self.n()), gu(self.s());
+  std::unique_ptr<PredictionData> fresh;
+  PredictionData& d = data_or_fresh(self, data, fresh);
+  {
+    py::gil_scoped_release release;
+    if (controls_only)
+      self.vjp_controls(xv, uv, lv, gx, gu, i, d);
+    else
+      self.vjp(xv, uv, lv, gx, gu, i, d);
+  }
+  return py::make_tuple(gx, gu);
+}
+
+// One chained declaration per class (long, but declarations only).
 void bind_prediction_models(py::module_& m) {
   py::class_<PredictionData>(m, "PredictionData", R"doc(
 Buffers of a prediction model's calls (tapes, scratch), from its
@@ -139,36 +160,12 @@ The C++ models are immutable: one may be used from several threads at once.)doc"
       }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
          "x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).")
       .def("vjp", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
-                     PredictionData* data) {
-        auto xv = vector(x, "x");
-        auto uv = vector(u, "u");
-        self.check_arguments(xv, "x", uv, "u");
-        auto lv = vector(lam, "lam", self.n(), true);
-        Eigen::VectorXd gx(self.n()), gu(self.s());
-        std::unique_ptr<PredictionData> fresh;
-        PredictionData& d = data_or_fresh(self, data, fresh);
-        {
-          py::gil_scoped_release release;
-          self.vjp(xv, uv, lv, gx, gu, i, d);
-        }
-        return py::make_tuple(gx, gu);
-      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
+                     PredictionData* data) { return vjp_call(self, x, u, lam, i, data, false); },
+         py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
          "x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).")
       .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
-                              PredictionData* data) {
-        auto xv = vector(x, "x");
-        auto uv = vector(u, "u");
-        self.check_arguments(xv, "x", uv, "u");
-        auto lv = vector(lam, "lam", self.n(), true);
-        Eigen::VectorXd gx(self.n()), gu(self.s());
-        std::unique_ptr<PredictionData> fresh;
-        PredictionData& d = data_or_fresh(self, data, fresh);
-        {
-          py::gil_scoped_release release;
-          self.vjp_controls(xv, uv, lv, gx, gu, i, d);
-        }
-        return gu;
-      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
+                              PredictionData* data) { return py::object(vjp_call(self, x, u, lam, i, data, true)[1]); },
+         py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
          "(dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step\n"
          "(cheaper than vjp where the model offers it).")
       .def("jacobians", [](const PredictionModel& self, const Array& x, const Array& u, Index i, PredictionData* data) {
@@ -242,6 +239,7 @@ A prediction model as the plant: x+ = step(x, u + disturbance[t]).)doc")
          "x0 (n,); disturbance (T, s) added to the control at steps t < T, or None.");
 }
 
+// One chained declaration per class (long, but declarations only).
 void bind_optimizer(py::module_& m) {
   py::enum_<MPCMethod>(m, "MPCMethod")
       .value("lbfgs", MPCMethod::LBFGS)

@@ -1,5 +1,6 @@
 #include "directable/sim/receding_horizon.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -8,18 +9,21 @@
 
 namespace directable {
 
-namespace {
-// A (T x s) disturbance argument copied into a plant (T = 0 when empty).
-VectorSeq copy_disturbance(const SeqView& d, Index s) {
-  if (d.empty()) return VectorSeq(0, s);
-  if (d.rows != 1 || d.cols != s)
-    throw_shape("disturbance", "(T, " + std::to_string(s) + ")", shape_str(d.T, d.cols));
+PlantDisturbance::PlantDisturbance(const SeqView& d, Index s) : forces_(0, s), w_(s) {
+  if (d.empty()) return;
+  if (d.rows != 1 || d.cols != s) throw_shape("disturbance", "(T, " + std::to_string(s) + ")", shape_str(d.T, d.cols));
   d.check_finite("disturbance");
-  VectorSeq out(d.T, s);
-  std::copy(d.data, d.data + d.T * s, out.data());
-  return out;
+  forces_ = VectorSeq(d.T, s);
+  std::copy(d.data, d.data + d.T * s, forces_.data());
 }
 
+const Eigen::VectorXd& PlantDisturbance::applied(Index t, const CRefVec& u) {
+  w_ = u;
+  if (t < forces_.T()) w_ += forces_[t];
+  return w_;
+}
+
+namespace {
 void check_state(const CRefVec& x, const char* name, Index n) {
   if (x.size() != n)
     throw_shape(name, "(" + std::to_string(n) + ",) (the plant's state)", "(" + std::to_string(x.size()) + ",)");
@@ -29,7 +33,7 @@ void check_state(const CRefVec& x, const char* name, Index n) {
 
 ModelPlant::ModelPlant(std::shared_ptr<const Model> model, const CRefVec& z0, double dt, Index substeps, double t0,
                        const SeqView& disturbance)
-    : model_(std::move(model)) {
+    : model_(std::move(model)), disturbance_(disturbance, model_ ? model_->control_dim() : 0) {
   if (!model_) throw std::invalid_argument("model is missing");
   check_state(z0, "x0", model_->state_dim());
   check_positive("dt", dt);
@@ -39,17 +43,14 @@ ModelPlant::ModelPlant(std::shared_ptr<const Model> model, const CRefVec& z0, do
   h_ = dt / double(substeps);
   t_ = t0;
   substeps_ = substeps;
-  disturbance_ = copy_disturbance(disturbance, s());
   z_ = z0;
   z_next_.resize(n());
-  w_.resize(s());
 }
 
 void ModelPlant::advance(Index t, const CRefVec& u) {
-  w_ = u;
-  if (t < disturbance_.T()) w_ += disturbance_[t];
+  const Eigen::VectorXd& w = disturbance_.applied(t, u);
   for (Index k = 0; k < substeps_; ++k) {
-    model_->step(z_, t_, h_, w_, z_next_, *data_);
+    model_->step(z_, t_, h_, w, z_next_, *data_);
     z_.swap(z_next_);
     t_ += h_;
   }
@@ -57,20 +58,16 @@ void ModelPlant::advance(Index t, const CRefVec& u) {
 
 DiscretePlant::DiscretePlant(std::shared_ptr<const PredictionModel> model, const CRefVec& x0,
                              const SeqView& disturbance)
-    : model_(std::move(model)) {
+    : model_(std::move(model)), disturbance_(disturbance, model_ ? model_->s() : 0) {
   if (!model_) throw std::invalid_argument("plant is missing");
   check_state(x0, "x0", model_->n());
   data_ = model_->create_data();
-  disturbance_ = copy_disturbance(disturbance, s());
   x_ = x0;
   x_next_.resize(n());
-  w_.resize(s());
 }
 
 void DiscretePlant::advance(Index t, const CRefVec& u) {
-  w_ = u;
-  if (t < disturbance_.T()) w_ += disturbance_[t];
-  model_->step(x_, w_, x_next_, 0, *data_);
+  model_->step(x_, disturbance_.applied(t, u), x_next_, 0, *data_);
   x_.swap(x_next_);
 }
 

@@ -37,6 +37,19 @@ class Plant {
   virtual void begin_step(Index t) { (void)t; }
 };
 
+//! Forces a plant adds to the control at steps t < T (T x s; T = 0: none).
+class PlantDisturbance {
+ public:
+  //! forces (T x s, finite) or empty; copied. Throws naming "disturbance".
+  PlantDisturbance(const SeqView& forces, Index s);
+  //! u + forces[t] (or u for t >= T), in a buffer of this object.
+  const Eigen::VectorXd& applied(Index t, const CRefVec& u);
+
+ private:
+  VectorSeq forces_;   //!< T x s
+  Eigen::VectorXd w_;  //!< s: the applied control
+};
+
 //! A continuous Model z' = F(z, t) + B w integrated by its own step,
 //! `substeps` steps of dt / substeps per control step, w = u + disturbance[t].
 class ModelPlant : public Plant {
@@ -53,11 +66,10 @@ class ModelPlant : public Plant {
  private:
   std::shared_ptr<const Model> model_;
   std::unique_ptr<ModelData> data_;
-  double h_, t_;                  //!< substep length, current time
+  double h_, t_;  //!< substep length, current time
   Index substeps_;
-  VectorSeq disturbance_;         //!< T x s, or T = 0
-  Eigen::VectorXd z_, z_next_;    //!< n each
-  Eigen::VectorXd w_;             //!< s: the applied control
+  PlantDisturbance disturbance_;
+  Eigen::VectorXd z_, z_next_;  //!< n each
 };
 
 //! A discrete model x+ = f_0(x, u + disturbance[t]) (e.g. the true system
@@ -75,9 +87,8 @@ class DiscretePlant : public Plant {
  private:
   std::shared_ptr<const PredictionModel> model_;
   std::unique_ptr<PredictionData> data_;
-  VectorSeq disturbance_;       //!< T x s, or T = 0
+  PlantDisturbance disturbance_;
   Eigen::VectorXd x_, x_next_;  //!< n each
-  Eigen::VectorXd w_;           //!< s
 };
 
 //! Result of a receding-horizon run.
