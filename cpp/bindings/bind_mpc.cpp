@@ -1,3 +1,5 @@
+#include <utility>
+
 #include "common.hpp"
 #include "directable/control/mpc/optimizer.hpp"
 #include "directable/linalg/lbfgs.hpp"
@@ -107,8 +109,9 @@ PredictionData& data_or_fresh(const PredictionModel& model, PredictionData* data
 }
 
 // (gx, gu) of vjp, or of vjp_controls (gx unspecified) with controls_only.
-py::tuple vjp_call(const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
-                   PredictionData* data, bool controls_only) {
+std::pair<Eigen::VectorXd, Eigen::VectorXd> vjp_call(const PredictionModel& self, const Array& x, const Array& u,
+                                                     const Array& lam, Index i, PredictionData* data,
+                                                     bool controls_only) {
   auto xv = vector(x, "x");
   auto uv = vector(u, "u");
   self.check_arguments(xv, "x", uv, "u");
@@ -123,7 +126,7 @@ py::tuple vjp_call(const PredictionModel& self, const Array& x, const Array& u, 
     else
       self.vjp(xv, uv, lv, gx, gu, i, d);
   }
-  return py::make_tuple(gx, gu);
+  return {gx, gu};
 }
 
 // One chained declaration per class (long, but declarations only).
@@ -164,7 +167,7 @@ The C++ models are immutable: one may be used from several threads at once.)doc"
          py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
          "x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).")
       .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
-                              PredictionData* data) { return py::object(vjp_call(self, x, u, lam, i, data, true)[1]); },
+                              PredictionData* data) { return vjp_call(self, x, u, lam, i, data, true).second; },
          py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
          "(dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step\n"
          "(cheaper than vjp where the model offers it).")
