@@ -776,3 +776,25 @@ def test_sph_plant_bad_arguments():
         small.launch_sphere(0, [0.2, np.nan], 0.1, [1.0, 0.0])
     with pytest.raises(ValueError, match="frame"):
         small.launch_sphere(-1, [0.2, 0.05], 0.1, [1.0, 0.0])
+
+
+def test_receding_run_reports_progress_and_stops_on_an_exception():
+    """run() reports (done, total) from the C++ loop; an exception from the
+    callback (Ctrl-C) stops it at the next step."""
+    n, H, steps = 8, 5, 20_000
+    model = mpc.LinearModel(0.99 * np.eye(n), np.ones((n, 2)))
+    opt = mpc.HorizonOptimizer(model, H, 1.0, 0.1, 1.0, iterations=20)
+    ref = np.ones((steps + H + 1, n))
+    calls = []
+
+    def cb(done, total):
+        calls.append((done, total))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        opt.run(model, np.zeros(n), ref, steps, progress=cb)
+    assert len(calls) == 2 and all(total == steps and 0 < done < steps for done, total in calls)
+    seen = []
+    opt.run(model, np.zeros(n), ref[:10 + H + 1], 10, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (10, 10)

@@ -49,7 +49,6 @@ class HorizonOptimizer {
   Index horizon() const { return opt_.horizon; }
   const MPCOptions& options() const { return opt_; }
   const PredictionModel& model() const { return *model_; }
-  const std::shared_ptr<const PredictionModel>& model_ptr() const { return model_; }
 
   //! Buffers for solves with this optimizer (no previous solution).
   HorizonWorkspace create_workspace() const;
