@@ -7,7 +7,7 @@
 
 #include "directable/models/sph/fluid.hpp"
 #include "directable/models/sph/prediction.hpp"
-#include "directable/sim/receding_horizon.hpp"
+#include "directable/sim/plant.hpp"
 
 namespace directable {
 
