@@ -798,3 +798,38 @@ def test_receding_run_reports_progress_and_stops_on_an_exception():
     seen = []
     opt.run(model, np.zeros(n), ref[:10 + H + 1], 10, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (10, 10)
+
+
+def test_receding_run_stops_inside_a_long_window():
+    """A stop request is honoured between the iterations of a window's solve,
+    not only between windows: one window here runs for minutes (ill
+    conditioned, 1000 iterations, 2 ms per model call)."""
+    import time
+
+    class Slow(mpc.PredictionModel):
+        n, s = 2, 1
+
+        def step(self, x, u, i):
+            time.sleep(1e-3)
+            return np.array([x[0] + 0.1 * x[1], x[1] + 0.1 * u[0]])
+
+        def vjp(self, x, u, lam, i):
+            time.sleep(1e-3)
+            return np.array([lam[0], 0.1 * lam[0] + lam[1]]), np.array([0.1 * lam[1]])
+
+    H = 30
+    ref = np.zeros((2 + H + 1, 2))
+    ref[:, 0] = np.linspace(0, 1, 2 + H + 1) ** 3
+    kw = dict(iterations=1000)
+    budget = mpc.HorizonOptimizer(Slow(), H, [1.0, 0.0], 1e-9, [1e3, 1e3], time_budget=1.0, **kw)
+    first = budget.solve(np.zeros(2), ref[:H + 1])
+    assert first.seconds >= 1.0 and first.iterations < 1000  # the window outlasts 1 s
+
+    def cb(done, total):
+        raise KeyboardInterrupt
+
+    opt = mpc.HorizonOptimizer(Slow(), H, [1.0, 0.0], 1e-9, [1e3, 1e3], **kw)
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        opt.run(opt.model, np.zeros(2), ref, 2, progress=cb)
+    assert time.perf_counter() - t0 < 0.5

@@ -257,6 +257,7 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
   if (!std::isfinite(f)) throw std::domain_error("objective is not finite at the starting point");
   for (Index it = 0; it < opt.iterations; ++it) {
     if (opt.time_budget > 0 && now_seconds() - t0 >= opt.time_budget) break;
+    if (opt.keep_going && !opt.keep_going()) break;
     const double* X = x.data();  // (x and xn swap below)
     const double pg = run.free_set(X);
     if (pg <= opt.gtol || pg == 0.0) break;

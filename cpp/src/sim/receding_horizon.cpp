@@ -1,5 +1,6 @@
 #include "directable/sim/receding_horizon.hpp"
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -44,17 +45,21 @@ RecedingResult run_receding(const HorizonOptimizer& opt, Plant& plant, const Seq
   plant.state(out.states[0]);
   HorizonWorkspace ws = opt.create_workspace();
   ProgressThrottle throttle(progress, steps);
-  for (Index t = 0; t < steps; ++t) {
+  Index t = 0;
+  // asked inside every solve's iterations too: a stop request ends a long window
+  const std::function<bool()> keep_going = [&throttle, &t] { return throttle.report(t); };
+  for (; t < steps; ++t) {
     plant.begin_step(t);
     plant.state(out.states[t]);  // (after the step's events)
     const SeqView window(reference.data + t * n, H + 1, 1, n, false);
     const SeqView window_ur = u_reference.empty() ? SeqView() : SeqView(u_reference.data + t * s, H, 1, s, false);
     MPCStats st;
     try {
-      st = opt.solve(ws, out.states[t], window, t == 0 ? u0 : SeqView(), window_ur);
+      st = opt.solve(ws, out.states[t], window, t == 0 ? u0 : SeqView(), window_ur, keep_going);
     } catch (const std::domain_error& e) {  // (e.g. a window whose cost overflows)
       throw std::domain_error("receding horizon at step " + std::to_string(t) + ": " + e.what());
     }
+    if (throttle.cancelled()) break;  // (the window's solve was cut short: its control is not applied)
     out.controls[t] = ws.u.head(s);
     plant.advance(t, out.controls[t]);
     plant.state(out.states[t + 1]);

@@ -14,6 +14,8 @@ struct LBFGSOptions {
   Index memory = 10;         //!< stored (s, y) pairs
   double time_budget = 0.0;  //!< seconds; <= 0: none
   double gtol = 0.0;         //!< stop when the projected gradient's max-norm <= gtol
+  //! Asked before every iteration (if set): false stops, the point so far is returned.
+  std::function<bool()> keep_going;
   //! iterations >= 0, memory >= 1, time_budget not NaN; throws naming the field.
   void validate() const;
 };

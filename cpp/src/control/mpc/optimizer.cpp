@@ -181,7 +181,8 @@ void HorizonOptimizer::adjoint(HorizonWorkspace& ws, const SeqView& ref, Eigen::
 }
 
 MPCStats HorizonOptimizer::solve(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
-                                 const SeqView& u0, const SeqView& u_reference) const {
+                                 const SeqView& u0, const SeqView& u_reference,
+                                 const std::function<bool()>& keep_going) const {
   check_workspace(ws);
   check_inputs(x0, reference);
   check_controls("u0", u0);
@@ -196,8 +197,8 @@ MPCStats HorizonOptimizer::solve(HorizonWorkspace& ws, const CRefVec& x0, const 
     ws.u.setZero();
   }
   project(ws.u);
-  const MPCStats st =
-      opt_.method == MPCMethod::GaussNewton ? solve_gauss_newton(ws, x0, reference) : solve_lbfgs(ws, x0, reference);
+  const MPCStats st = opt_.method == MPCMethod::GaussNewton ? solve_gauss_newton(ws, x0, reference, keep_going)
+                                                            : solve_lbfgs(ws, x0, reference, keep_going);
   // ws.states already holds the rollout of the last evaluated controls
   // (u_try); roll out again only if the optimiser returned other controls.
   if (opt_.method != MPCMethod::LBFGS || ws.u_try != ws.u) rollout(ws, x0, ws.u, ws.states);
@@ -205,8 +206,10 @@ MPCStats HorizonOptimizer::solve(HorizonWorkspace& ws, const CRefVec& x0, const 
   return st;
 }
 
-MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference) const {
+MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
+                                       const std::function<bool()>& keep_going) const {
   LBFGSOptions lo;
+  lo.keep_going = keep_going;
   lo.iterations = opt_.iterations;
   lo.memory = opt_.memory;
   lo.time_budget = opt_.time_budget;
@@ -297,7 +300,8 @@ void HorizonOptimizer::gauss_newton_trial(HorizonWorkspace& ws, const CRefVec& x
   }
 }
 
-MPCStats HorizonOptimizer::solve_gauss_newton(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& ref) const {
+MPCStats HorizonOptimizer::solve_gauss_newton(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& ref,
+                                              const std::function<bool()>& keep_going) const {
   // Linearize about (xbar, ubar) (linearize_window); one Riccati sweep gives
   // du_i = K_i [dx_i; 1]; the forward pass rolls the model out with
   // du_i = Kx_i dx_i + a k_i, halving a until J decreases.
@@ -322,6 +326,7 @@ MPCStats HorizonOptimizer::solve_gauss_newton(HorizonWorkspace& ws, const CRefVe
   pb.Q_final = Eigen::MatrixXd(n + 1, n + 1);
   for (Index k = 0; k < opt_.iterations; ++k) {
     if (opt_.time_budget > 0 && now_seconds() - t0 >= opt_.time_budget) break;
+    if (keep_going && !keep_going()) break;
     linearize_window(ws, ref, pb);
     riccati_sweep(pb, ws.sweep);
     bool improved = false;

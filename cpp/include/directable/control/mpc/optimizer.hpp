@@ -18,6 +18,7 @@
 // solve is in a HorizonWorkspace, so one optimizer serves several threads
 // with one workspace each.
 #include <Eigen/Core>
+#include <functional>
 #include <memory>
 
 #include "directable/control/mpc/cost.hpp"
@@ -63,8 +64,10 @@ class HorizonOptimizer {
   //! starting controls; empty: the previous solution in ws shifted by one
   //! step (warm start), zeros if there is none. u_reference (H x s) or
   //! empty (zero). The controls are left in ws.u, their rollout in ws.states.
+  //! keep_going (if set) is asked before every iteration: false stops the
+  //! solve early (a caller's cancellation).
   MPCStats solve(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference, const SeqView& u0 = SeqView(),
-                 const SeqView& u_reference = SeqView()) const;
+                 const SeqView& u_reference = SeqView(), const std::function<bool()>& keep_going = {}) const;
 
   //! x0 (n, finite) and reference ((H+1) x n, finite); throws naming the argument.
   void check_inputs(const CRefVec& x0, const SeqView& reference) const;
@@ -81,8 +84,10 @@ class HorizonOptimizer {
   void rollout(HorizonWorkspace& ws, const CRefVec& x0, const Eigen::VectorXd& u, VectorSeq& xs) const;
   //! Gradient (H s) at ws.u_try from the rollout in ws.states (the adjoint pass).
   void adjoint(HorizonWorkspace& ws, const SeqView& ref, Eigen::VectorXd& grad) const;
-  MPCStats solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference) const;
-  MPCStats solve_gauss_newton(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference) const;
+  MPCStats solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
+                       const std::function<bool()>& keep_going) const;
+  MPCStats solve_gauss_newton(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
+                              const std::function<bool()>& keep_going) const;
   //! The LQ problem of one Gauss-Newton step about (ws.states, ws.u).
   void linearize_window(HorizonWorkspace& ws, const SeqView& ref, LQRProblem& problem) const;
   //! The forward pass of a Gauss-Newton step with step length a: trial
