@@ -833,3 +833,27 @@ def test_receding_run_stops_inside_a_long_window():
     with pytest.raises(KeyboardInterrupt):
         opt.run(opt.model, np.zeros(2), ref, 2, progress=cb)
     assert time.perf_counter() - t0 < 0.5
+
+
+def test_sph_plant_3d_holds_a_cube_in_one_call():
+    """The 3D plant: a floating cube held against gravity by one run() call
+    (the prediction refrozen every frame) falls far less than without control."""
+    from directable import sph
+
+    DX = 0.02
+    ref = sph.block((0.4, 0.4, 0.5), (0.48, 0.48, 0.58), DX)
+    N, sub, frames, H = len(ref), 5, 20, 2
+    fluid = sph.SPHFluid3D(ref, np.zeros((0, 3)), spacing=DX, h=1.3 * DX, viscosity=0.2)
+    free = sph.SPHFluid3D(ref, np.zeros((0, 3)), spacing=DX, h=1.3 * DX, viscosity=0.2)
+    free.step(steps=sub * frames)
+    model = fluid.prediction_model(dt=sub * fluid.dt)
+    W = np.r_[1e4 * np.ones(3 * N), np.zeros(3 * N)]
+    opt = mpc.HorizonOptimizer(model, H, W, 1e-8, W, iterations=8)
+    x_ref = np.concatenate([ref.ravel(), np.zeros(3 * N)])
+    hover = np.tile(np.tile([0.0, 0.0, 9.81 * fluid.mass], N), (H, 1))
+    run = opt.run(mpc.SPHPlant3D(fluid, sub, prediction=model), None, np.tile(x_ref, (frames + H + 1, 1)), frames,
+                  u0=hover)
+    np.testing.assert_array_equal(run.states[-1, :3 * N], fluid.positions.ravel())
+    fell = np.linalg.norm(free.positions - ref, axis=1).mean()
+    held = np.linalg.norm(fluid.positions - ref, axis=1).mean()
+    assert fell > 0.01 and held < 0.3 * fell
