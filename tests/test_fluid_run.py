@@ -1,0 +1,179 @@
+"""Whole runs of the full MAC fluid in one C++ call (FluidSim2D.run), and one
+const ReducedFluid shared by threads."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import directable as dr
+from directable import fluid as F
+
+NX = 16
+DT = 0.01
+STEPS = 30
+
+
+@pytest.fixture(scope="module")
+def grid():
+    return F.MACGrid2D(NX, NX)
+
+
+def _winds(grid, steps, seed=4):
+    f = np.zeros((steps, grid.n_faces))
+    for w in F.random_winds(grid, 5, steps, seed=seed):
+        f[w.start:w.start + w.duration] += w.field(grid)
+    return f
+
+
+def _start(grid, viscosity, rng):
+    sim = F.FluidSim2D(grid, viscosity, DT)
+    sim.particles = rng.uniform(0.1, 0.9, size=(3, 2))
+    sim.density = rng.uniform(0.0, 1.0, size=grid.n_cells)
+    return sim
+
+
+@pytest.mark.parametrize("viscosity", [0.0, 0.01])
+def test_run_equals_the_step_loop(grid, viscosity, rng):
+    forces = _winds(grid, STEPS)
+    state = rng.bit_generator.state
+    loop = _start(grid, viscosity, rng)
+    U, X, D = [loop.velocity], [loop.particles], [loop.density]
+    for f in forces:
+        loop.step(f)
+        U.append(loop.velocity), X.append(loop.particles), D.append(loop.density)
+    rng.bit_generator.state = state
+    sim = _start(grid, viscosity, rng)
+    u, x, d = sim.run(forces, record_density=True)
+    np.testing.assert_array_equal(u, np.array(U))
+    np.testing.assert_array_equal(x, np.array(X))
+    np.testing.assert_array_equal(d, np.array(D))
+    assert u.shape == (STEPS + 1, grid.n_faces) and x.shape == (STEPS + 1, 3, 2)
+    np.testing.assert_array_equal(sim.velocity, u[-1])  # the simulator ends in the last state
+    _, _, none = F.FluidSim2D(grid, viscosity, DT).run(forces[:2])
+    assert none is None
+
+
+def test_full_run_matches_a_numpy_step_loop(grid):
+    winds = F.random_winds(grid, 4, STEPS, seed=7)
+    run = F.full_run(grid, STEPS, DT, winds, particles=[[0.3, 0.5]], density=np.ones(grid.n_cells))
+    sim = F.FluidSim2D(grid, 0.0, DT)
+    sim.particles = np.array([[0.3, 0.5]])
+    sim.density = np.ones(grid.n_cells)
+    fields = [w.field(grid) for w in winds]
+    for i in range(STEPS):
+        f = np.zeros(grid.n_faces)
+        for w, fw in zip(winds, fields):
+            if w.start <= i < w.start + w.duration:
+                f += fw
+        sim.step(f)
+    np.testing.assert_array_equal(run.velocities[-1], sim.velocity)
+    np.testing.assert_array_equal(run.particles[-1], sim.particles)
+    np.testing.assert_array_equal(run.density[-1], sim.density)
+
+
+def test_run_reports_progress_and_stops_on_callback_error(grid):
+    forces = _winds(grid, STEPS)
+    calls = []
+    F.FluidSim2D(grid, 0.0, DT).run(forces, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (STEPS, STEPS)
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        F.FluidSim2D(grid, 0.0, DT).run(np.zeros((2000, grid.n_faces)), progress=stop)
+
+
+def test_run_bad_input(grid):
+    sim = F.FluidSim2D(grid, 0.0, DT)
+    with pytest.raises(ValueError, match=rf"forces.*\(30, {grid.n_faces}\).*\(30, 7\)"):
+        sim.run(np.zeros((30, 7)))
+    with pytest.raises(ValueError, match="forces"):
+        sim.run(np.zeros(grid.n_faces))
+    bad = np.zeros((3, grid.n_faces))
+    bad[1, 5] = np.nan
+    with pytest.raises(ValueError, match="forces"):
+        sim.run(bad)
+    with pytest.raises(ValueError, match="step 0"):
+        sim.run(np.full((3, grid.n_faces), np.finfo(float).max))
+    with pytest.raises(ValueError, match="particles"):
+        sim.particles = np.zeros((2, 3))
+    with pytest.raises(ValueError, match="velocity"):
+        sim.velocity = np.full(grid.n_faces, np.inf)
+    with pytest.raises(ValueError, match="magnitude"):
+        grid.wind([0.5, 0.5], [1, 0], np.inf, 0.1)
+    with pytest.raises(ValueError, match="center"):
+        grid.wind([np.nan, 0.5], [1, 0], 1.0, 0.1)
+
+
+def test_interpolation_in_the_core_matches_numpy(grid, rng):
+    u = grid.project(rng.standard_normal(grid.n_faces))
+    pts = rng.uniform(-0.2, 1.2, size=(20, 2))  # some outside: clamped
+    clamped = np.clip(pts, 0.0, 1.0)
+    h = grid.h
+    ux = u[:grid.n_xfaces].reshape(NX, NX + 1)
+    uy = u[grid.n_xfaces:].reshape(NX + 1, NX)
+
+    def bilinear(a, fx, fy):
+        i0 = np.clip(np.floor(fx).astype(int), 0, a.shape[1] - 2)
+        j0 = np.clip(np.floor(fy).astype(int), 0, a.shape[0] - 2)
+        tx, ty = fx - i0, fy - j0
+        return ((1 - tx) * (1 - ty) * a[j0, i0] + tx * (1 - ty) * a[j0, i0 + 1] + (1 - tx) * ty * a[j0 + 1, i0]
+                + tx * ty * a[j0 + 1, i0 + 1])
+
+    vx = bilinear(ux, clamped[:, 0] / h, np.clip(clamped[:, 1] / h - 0.5, 0, NX - 1))
+    vy = bilinear(uy, np.clip(clamped[:, 0] / h - 0.5, 0, NX - 1), clamped[:, 1] / h)
+    np.testing.assert_allclose(grid.velocity_at(u, pts), np.column_stack([vx, vy]), rtol=1e-12, atol=1e-12)
+    mask = grid.wall_mask()
+    assert mask.dtype == bool and mask.sum() == 2 * NX + 2 * NX
+
+
+@pytest.fixture(scope="module")
+def reduced(grid):
+    forces = _winds(grid, STEPS, seed=2)
+    u, _, _ = F.FluidSim2D(grid, 0.0, DT).run(forces)
+    basis = F.velocity_basis(grid, u[1:], 8)
+    return dr.ReducedFluid(grid, basis, 0.02)
+
+
+def test_step_with_own_data_equals_step_with_fresh_data(reduced, rng):
+    z = rng.standard_normal(reduced.r)
+    w = rng.standard_normal(reduced.r)
+    data = reduced.create_data()
+    a = reduced.step(z, w, DT, data)
+    np.testing.assert_array_equal(a, reduced.step(z, w, DT))
+    np.testing.assert_array_equal(reduced.step(a, w, DT, data), reduced.step(a, w, DT))
+    np.testing.assert_array_equal(reduced.step(a, w, 2 * DT, data), reduced.step(a, w, 2 * DT))  # another dt
+    assert reduced.divergence_error < 1e-8
+
+
+def test_one_reduced_fluid_shared_by_four_threads(reduced, rng):
+    starts = rng.standard_normal((4, reduced.r))
+    W = rng.standard_normal((40, reduced.r))
+
+    def steps(z0):
+        z, data, out = z0, reduced.create_data(), []
+        for w in W:
+            z = reduced.step(z, w, DT, data)
+            out.append(z)
+        return np.array(out)
+
+    single = [steps(z0) for z0 in starts]
+    rollouts = [reduced.rollout(z0, W, DT) for z0 in starts]
+    results, rolled = [None] * 4, [None] * 4
+
+    def work(k):
+        for _ in range(3):
+            results[k] = steps(starts[k])
+            rolled[k] = reduced.rollout(starts[k], W, DT)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(4):
+        np.testing.assert_array_equal(results[k], single[k])
+        np.testing.assert_array_equal(rolled[k], rollouts[k])
