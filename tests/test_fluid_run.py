@@ -10,9 +10,7 @@ import pytest
 import directable as dr
 from directable import fluid as F
 
-NX = 16
-DT = 0.01
-STEPS = 30
+NX, DT, STEPS = 16, 0.01, 30  # a 16 x 16 grid, 30 steps of 0.01 s
 
 
 @pytest.fixture(scope="module")

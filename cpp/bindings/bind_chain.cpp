@@ -110,6 +110,25 @@ void bind_planar_chain_dynamics(PlanarChainClass& cls) {
         RowMatrix P = self.joint_positions(vector(q, "q", self.dofs(), true)).transpose();
         return P;
       }, py::arg("q"), "(L+1, 2) positions of the root and of each link's far end.")
+      .def("inverse_dynamics_along", [](const PlanarChain& self, const Array& q, const Array& qd, const Array& qdd) {
+        auto Q = rows_view(q, "q", -1, -1, false, "T");
+        RowMatrix tau(Q.rows(), self.dofs());
+        self.inverse_dynamics_along(Q, rows_view(qd, "qd", -1, -1, false, "T"), rows_view(qdd, "qdd", -1, -1, false, "T"),
+                                    tau);
+        return tau;
+      }, py::arg("q"), py::arg("qd"), py::arg("qdd"), "tau = M qdd + C along a trajectory: (T, n) for q, qd, qdd (T, n).")
+      .def("energies_along", [](const PlanarChain& self, const Array& q, const Array& qd) {
+        auto Q = rows_view(q, "q", -1, -1, false, "T");
+        Eigen::VectorXd energy(Q.rows());
+        self.energies_along(Q, rows_view(qd, "qd", -1, -1, false, "T"), energy);
+        return energy;
+      }, py::arg("q"), py::arg("qd"), "Kinetic + potential energy along a trajectory: (T,) for q, qd (T, n).")
+      .def("joint_positions_along", [](const PlanarChain& self, const Array& q) {
+        auto Q = rows_view(q, "q", -1, -1, false, "T");
+        RowMatrix positions(Q.rows(), 2 * (self.links() + 1));
+        self.joint_positions_along(Q, positions);
+        return py::cast(std::move(positions)).attr("reshape")(Q.rows(), self.links() + 1, 2);
+      }, py::arg("q"), "Joint positions along a trajectory: (T, L+1, 2) for q (T, n).")
       .def("linearize", [](const PlanarChain& self, const Array& z_ref, const OptArray& tau_ref, int threads) {
         SeqView z = vector_seq(z_ref, "z_ref");
         SeqView t = vector_seq(tau_ref, "tau_ref");

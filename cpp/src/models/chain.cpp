@@ -296,6 +296,51 @@ Eigen::Matrix2Xd PlanarChain::joint_positions(const Eigen::Ref<const Eigen::Vect
   return w.p;
 }
 
+void PlanarChain::check_samples(const char* name, const Eigen::Ref<const RowMatrix>& x, Index rows) const {
+  if (x.cols() != dofs_ || x.rows() != rows)
+    throw_shape(name, shape_str(rows, dofs_), shape_str(x.rows(), x.cols()));
+  check_finite(name, x.data(), x.size());
+}
+
+void PlanarChain::inverse_dynamics_along(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& qd,
+                                         const Eigen::Ref<const RowMatrix>& qdd, Eigen::Ref<RowMatrix> tau) const {
+  if (q.cols() != dofs_) throw_shape("q", "(T, " + std::to_string(dofs_) + ")", shape_str(q.rows(), q.cols()));
+  const Index T = q.rows();
+  check_samples("q", q, T);
+  check_samples("qd", qd, T);
+  check_samples("qdd", qdd, T);
+  check_shape("tau", tau.rows(), tau.cols(), T, dofs_);
+  auto ws = create_data();
+  auto& w = cast(*ws);
+  for (Index i = 0; i < T; ++i) {
+    auto tau_i = tau.row(i).transpose();
+    inverse_dynamics(q.row(i).transpose(), qd.row(i).transpose(), qdd.row(i).transpose(), tau_i, w);
+  }
+}
+
+void PlanarChain::energies_along(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& qd,
+                                 Eigen::Ref<Eigen::VectorXd> energy) const {
+  if (q.cols() != dofs_) throw_shape("q", "(T, " + std::to_string(dofs_) + ")", shape_str(q.rows(), q.cols()));
+  const Index T = q.rows();
+  check_samples("q", q, T);
+  check_samples("qd", qd, T);
+  if (energy.size() != T) throw_shape("energy", vec_shape(T), vec_shape(energy.size()));
+  for (Index i = 0; i < T; ++i)
+    energy[i] = kinetic_energy(q.row(i).transpose(), qd.row(i).transpose()) + potential_energy(q.row(i).transpose());
+}
+
+void PlanarChain::joint_positions_along(const Eigen::Ref<const RowMatrix>& q, Eigen::Ref<RowMatrix> positions) const {
+  if (q.cols() != dofs_) throw_shape("q", "(T, " + std::to_string(dofs_) + ")", shape_str(q.rows(), q.cols()));
+  check_samples("q", q, q.rows());
+  check_shape("positions", positions.rows(), positions.cols(), q.rows(), 2 * (links_ + 1));
+  auto ws = create_data();
+  auto& w = cast(*ws);
+  for (Index i = 0; i < q.rows(); ++i) {
+    kinematics(q.row(i).transpose(), w);
+    positions.row(i) = Eigen::Map<const Eigen::RowVectorXd>(w.p.data(), 2 * (links_ + 1));
+  }
+}
+
 void PlanarChain::dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, double, Eigen::Ref<Eigen::VectorXd> F) const {
   auto ws = create_data();
   auto& w = cast(*ws);

@@ -87,6 +87,17 @@ class PlanarChain final : public Model, public Articulated {
   //! Joint positions (the root first, then each link's far end): 2 x (L+1).
   Eigen::Matrix2Xd joint_positions(const Eigen::Ref<const Eigen::VectorXd>& q) const;
 
+  // Along a trajectory: row i of each T x n argument is sample i; shapes and
+  // finiteness are checked; one workspace serves every sample.
+  //! tau_i = M(q_i) qdd_i + C(q_i, qd_i), written to tau (T x n).
+  void inverse_dynamics_along(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& qd,
+                              const Eigen::Ref<const RowMatrix>& qdd, Eigen::Ref<RowMatrix> tau) const;
+  //! Kinetic plus potential energy of each sample, written to energy (T).
+  void energies_along(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& qd,
+                      Eigen::Ref<Eigen::VectorXd> energy) const;
+  //! Joint positions of each sample, written to positions (T x 2(L+1), x0 y0 x1 y1 ...).
+  void joint_positions_along(const Eigen::Ref<const RowMatrix>& q, Eigen::Ref<RowMatrix> positions) const;
+
   // Model (z = [q, qd], w = tau)
   Index state_dim() const override { return 2 * dofs_; }
   Index control_dim() const override { return dofs_; }
@@ -110,6 +121,7 @@ class PlanarChain final : public Model, public Articulated {
   template <class S>
   void rnea(const S* q, const S* qd, const S* qdd, S* tau) const;
   void kinematics(const Eigen::Ref<const Eigen::VectorXd>& q, ChainData& ws) const;
+  void check_samples(const char* name, const Eigen::Ref<const RowMatrix>& x, Index rows) const;
   ChainData& cast(ModelData& ws) const;
 
   ChainParams params_;       //!< validated, defaults filled in
