@@ -22,15 +22,15 @@ inline Mat3 disp_gradient(const Eigen::Ref<const Eigen::VectorXd>& u, const Inde
 }  // namespace
 
 TetMesh::TetMesh(const Eigen::Ref<const RowMatrix>& vertices, const Eigen::Ref<const IndexMatrix>& tets)
-    : X_(vertices), T_(tets) {
-  if (X_.cols() != 3 || X_.rows() < 4) throw_shape("vertices", "(V, 3) with V >= 4", shape_str(X_.rows(), X_.cols()));
-  if (T_.cols() != 4 || T_.rows() < 1) throw_shape("tets", "(E, 4) with E >= 1", shape_str(T_.rows(), T_.cols()));
-  check_finite("vertices", X_.data(), X_.size());
-  const Index V = X_.rows(), E = T_.rows();
+    : vertices_(vertices), tets_(tets) {
+  if (vertices_.cols() != 3 || vertices_.rows() < 4) throw_shape("vertices", "(V, 3) with V >= 4", shape_str(vertices_.rows(), vertices_.cols()));
+  if (tets_.cols() != 4 || tets_.rows() < 1) throw_shape("tets", "(E, 4) with E >= 1", shape_str(tets_.rows(), tets_.cols()));
+  check_finite("vertices", vertices_.data(), vertices_.size());
+  const Index V = vertices_.rows(), E = tets_.rows();
   std::vector<char> used(V, 0);
   for (Index e = 0; e < E; ++e)
     for (int a = 0; a < 4; ++a) {
-      const Index i = T_(e, a);
+      const Index i = tets_(e, a);
       if (i < 0 || i >= V)
         throw std::invalid_argument("tets[" + std::to_string(e) + "] refers to vertex " + std::to_string(i) +
                                     ", expected an index in [0, " + std::to_string(V) + ")");
@@ -40,12 +40,12 @@ TetMesh::TetMesh(const Eigen::Ref<const RowMatrix>& vertices, const Eigen::Ref<c
     if (!used[i])
       throw std::invalid_argument("vertex " + std::to_string(i) + " is referenced by no tetrahedron (unreferenced vertices are not allowed)");
   // Size scale for the degeneracy test: bounding-box diagonal.
-  const double h = (X_.colwise().maxCoeff() - X_.colwise().minCoeff()).norm();
-  vol_.resize(E);
-  grad_.resize(E);
+  const double h = (vertices_.colwise().maxCoeff() - vertices_.colwise().minCoeff()).norm();
+  volumes_.resize(E);
+  gradients_.resize(E);
   for (Index e = 0; e < E; ++e) {
     Mat3 Dm;
-    for (int c = 0; c < 3; ++c) Dm.col(c) = (X_.row(T_(e, c + 1)) - X_.row(T_(e, 0))).transpose();
+    for (int c = 0; c < 3; ++c) Dm.col(c) = (vertices_.row(tets_(e, c + 1)) - vertices_.row(tets_(e, 0))).transpose();
     const double det = Dm.determinant();
     double lmax = 0;
     for (int c = 0; c < 3; ++c) lmax = std::max(lmax, Dm.col(c).norm());
@@ -54,10 +54,10 @@ TetMesh::TetMesh(const Eigen::Ref<const RowMatrix>& vertices, const Eigen::Ref<c
     if (det < 0)
       throw std::domain_error("tets[" + std::to_string(e) + "] is inverted (negative volume " + std::to_string(det / 6) +
                               "): expected vertices ordered so that (x1-x0, x2-x0, x3-x0) is right-handed");
-    vol_[e] = det / 6.0;
+    volumes_[e] = det / 6.0;
     const Mat3 Dinv = Dm.inverse();  // rows: grad N_1..3
-    grad_[e].bottomRows<3>() = Dinv;
-    grad_[e].row(0) = -Dinv.colwise().sum();
+    gradients_[e].bottomRows<3>() = Dinv;
+    gradients_[e].row(0) = -Dinv.colwise().sum();
   }
 }
 
@@ -74,12 +74,12 @@ StVKFEM::StVKFEM(const TetMesh& mesh, double young, double poisson, double densi
   mu_ = young / (2.0 * (1.0 + poisson));
   lambda_ = young * poisson / ((1.0 + poisson) * (1.0 - 2.0 * poisson));
   const Index V = mesh_.num_vertices(), E = mesh_.num_tets(), N = 3 * V;
-  mask_.assign(N, 0);
+  fixed_mask_.assign(N, 0);
   for (Index i : fixed_) {
     if (i < 0 || i >= V)
       throw std::invalid_argument("fixed vertex " + std::to_string(i) + " out of range, expected [0, " +
                                   std::to_string(V) + ")");
-    mask_[3 * i] = mask_[3 * i + 1] = mask_[3 * i + 2] = 1;
+    fixed_mask_[3 * i] = fixed_mask_[3 * i + 1] = fixed_mask_[3 * i + 2] = 1;
   }
   mass_.setZero(N);
   const auto& T = mesh_.tets();
@@ -96,7 +96,7 @@ StVKFEM::StVKFEM(const TetMesh& mesh, double young, double poisson, double densi
   pattern_.resize(N, N);
   pattern_.setFromTriplets(trip.begin(), trip.end());
   pattern_.makeCompressed();
-  slot_.resize(E * 144);
+  element_slots_.resize(E * 144);
   for (Index e = 0; e < E; ++e)
     for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b)
@@ -105,7 +105,7 @@ StVKFEM::StVKFEM(const TetMesh& mesh, double young, double poisson, double densi
             const int row = int(3 * T(e, a) + i), col = int(3 * T(e, b) + j);
             const int* begin = pattern_.innerIndexPtr() + pattern_.outerIndexPtr()[col];
             const int* end = pattern_.innerIndexPtr() + pattern_.outerIndexPtr()[col + 1];
-            slot_[e * 144 + (3 * a + i) * 12 + (3 * b + j)] = int(std::lower_bound(begin, end, row) - pattern_.innerIndexPtr());
+            element_slots_[e * 144 + (3 * a + i) * 12 + (3 * b + j)] = int(std::lower_bound(begin, end, row) - pattern_.innerIndexPtr());
           }
 }
 
@@ -151,7 +151,7 @@ void StVKFEM::tangent_stiffness(const Eigen::Ref<const Eigen::VectorXd>& u, Spar
     const Mat3 F = Mat3::Identity() + G;
     const Mat3 E = 0.5 * (G + G.transpose() + G.transpose() * G);
     const Mat3 S = 2.0 * mu_ * E + lambda_ * E.trace() * Mat3::Identity();
-    const int* slot = slot_.data() + e * 144;
+    const int* slot = element_slots_.data() + e * 144;
     for (int b = 0; b < 4; ++b)
       for (int j = 0; j < 3; ++j) {
         // dF for a unit displacement of dof (b, j): e_j grad N_b'

@@ -27,20 +27,20 @@ using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
 class TetMesh {
  public:
   TetMesh(const Eigen::Ref<const RowMatrix>& vertices, const Eigen::Ref<const IndexMatrix>& tets);
-  Index num_vertices() const { return X_.rows(); }
-  Index num_tets() const { return T_.rows(); }
-  const RowMatrix& vertices() const { return X_; }
-  const IndexMatrix& tets() const { return T_; }
+  Index num_vertices() const { return vertices_.rows(); }
+  Index num_tets() const { return tets_.rows(); }
+  const RowMatrix& vertices() const { return vertices_; }
+  const IndexMatrix& tets() const { return tets_; }
   //! Rest volumes (E).
-  const Eigen::VectorXd& volumes() const { return vol_; }
+  const Eigen::VectorXd& volumes() const { return volumes_; }
   //! Shape-function gradients of tet e: 4 x 3, row a = grad N_a.
-  Eigen::Matrix<double, 4, 3> gradients(Index e) const { return grad_[e]; }
+  Eigen::Matrix<double, 4, 3> gradients(Index e) const { return gradients_[e]; }
 
  private:
-  RowMatrix X_;
-  IndexMatrix T_;
-  Eigen::VectorXd vol_;
-  std::vector<Eigen::Matrix<double, 4, 3>> grad_;
+  RowMatrix vertices_;                                  //!< V x 3 rest positions
+  IndexMatrix tets_;                                    //!< E x 4 vertex indices
+  Eigen::VectorXd volumes_;                             //!< E rest volumes
+  std::vector<Eigen::Matrix<double, 4, 3>> gradients_;  //!< E of 4 x 3: shape-function gradients
 };
 
 //! St. Venant-Kirchhoff material on a TetMesh: energy density
@@ -58,7 +58,7 @@ class StVKFEM {
   double beta() const { return beta_; }
   const std::vector<Index>& fixed() const { return fixed_; }
   //! true for every constrained dof (3V).
-  const std::vector<char>& fixed_mask() const { return mask_; }
+  const std::vector<char>& fixed_mask() const { return fixed_mask_; }
   //! Lumped mass diagonal (3V).
   const Eigen::VectorXd& mass() const { return mass_; }
 
@@ -72,12 +72,14 @@ class StVKFEM {
 
  private:
   TetMesh mesh_;
-  double mu_, lambda_, density_, alpha_, beta_;
-  std::vector<Index> fixed_;
-  std::vector<char> mask_;
-  Eigen::VectorXd mass_;
-  std::vector<int> slot_;  //!< E x 144: value index of each element entry in the pattern
-  SparseMatrix pattern_;
+  double mu_, lambda_;         //!< Lame parameters
+  double density_;             //!< mass per volume
+  double alpha_, beta_;        //!< Rayleigh damping D = alpha M + beta K
+  std::vector<Index> fixed_;   //!< fixed vertex indices
+  std::vector<char> fixed_mask_;    //!< 3V: 1 on every constrained dof
+  Eigen::VectorXd mass_;            //!< 3V lumped mass diagonal
+  std::vector<int> element_slots_;  //!< E x 144: value index of each element entry in the pattern
+  SparseMatrix pattern_;            //!< 3V x 3V stiffness sparsity, values zero
 };
 
 //! Every state of a Newmark run, (T+1) x 3V each, the initial state first.
