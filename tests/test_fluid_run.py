@@ -175,3 +175,15 @@ def test_one_reduced_fluid_shared_by_four_threads(reduced, rng):
     for k in range(4):
         np.testing.assert_array_equal(results[k], single[k])
         np.testing.assert_array_equal(rolled[k], rollouts[k])
+
+
+def test_projection_of_many_fields_in_one_call(grid, rng):
+    S = rng.standard_normal((6, grid.n_faces))
+    P = grid.project(S)
+    np.testing.assert_array_equal(P, np.array([grid.project(s) for s in S]))
+    np.testing.assert_allclose(grid.project(P), P, rtol=0, atol=1e-12)  # a projection
+    with pytest.raises(ValueError, match=rf"u must have shape \(k, {grid.n_faces}\), got \(2, 5\)"):
+        grid.project(np.zeros((2, 5)))
+    S[3, 7] = np.nan
+    with pytest.raises(ValueError, match="u"):
+        grid.project(S)

@@ -152,12 +152,21 @@ The pressure Laplacian is factorised once, here.)doc")
         return g.max_divergence(rows_view(U, "basis", -1));
       }, py::arg("basis"),
          "Largest |div| h or |wall-face value| over the columns of basis (N, r): 0 for divergence-free free-slip fields.")
-      .def("project", [](const G& g, const Array& u) {
+      .def("project", [](const G& g, const Array& u) -> py::object {
+        if (u.ndim() == 2) {
+          RowMatrix fields = rows_view(u, "u", -1, -1, false, "k", "N");
+          {
+            py::gil_scoped_release release;
+            g.project_rows(fields);
+          }
+          return py::cast(std::move(fields));
+        }
         Eigen::VectorXd out = vector(u, "u", g.n_faces(), true);
         Eigen::VectorXd p(g.n_cells());
         g.project(out, p);
-        return out;
-      }, py::arg("u"), "Divergence-free, free-slip projection (N,) of u (N,) (sparse LDL', factorised once).")
+        return py::cast(std::move(out));
+      }, py::arg("u"),
+         "Divergence-free, free-slip projection of u (N,), or of each row of u (k, N) (sparse LDL', factorised once).")
       .def("velocity_at", [](const G& g, const Array& u, const Array& pts) {
         auto P = rows_view(pts, "points", -1);
         RowMatrix out(P.rows(), 2);

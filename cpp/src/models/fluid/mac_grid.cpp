@@ -149,6 +149,17 @@ void MACGrid2D::project(Eigen::Ref<Eigen::VectorXd> u, Eigen::Ref<Eigen::VectorX
     for (Index i = 0; i < nx_; ++i) u[yface(i, j)] -= (p[j * nx_ + i] - p[(j - 1) * nx_ + i]) * ih;
 }
 
+void MACGrid2D::project_rows(Eigen::Ref<RowMatrix> fields) const {
+  if (fields.cols() != n_faces())
+    throw_shape("u", "(k, " + std::to_string(n_faces()) + ")", shape_str(fields.rows(), fields.cols()));
+  check_finite("u", fields.data(), fields.size());
+  Eigen::VectorXd pressure(n_cells());
+  for (Index k = 0; k < fields.rows(); ++k) {
+    auto u = fields.row(k).transpose();
+    project(u, pressure);
+  }
+}
+
 void MACGrid2D::clamp(double& x, double& y) const {
   x = std::clamp(x, 0.0, width());
   y = std::clamp(y, 0.0, height());

@@ -56,6 +56,9 @@ class MACGrid2D {
   //! the sparse LDL' factorisation computed once in the constructor.
   //! pressure: n_cells work/out buffer.
   void project(Eigen::Ref<Eigen::VectorXd> u, Eigen::Ref<Eigen::VectorXd> pressure) const;
+  //! The same projection of every row of fields (k x N), in place; checks
+  //! the shape and that the fields are finite (named u in messages).
+  void project_rows(Eigen::Ref<RowMatrix> fields) const;
 
   //! Stencils of the x-component, the y-component and a cell quantity at a
   //! point (clamped to the domain).
