@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from chain_reference import two_link_reference
+from reference.chain import two_link_reference
 from directable import chain as dc
 
 

@@ -9,6 +9,7 @@ import pytest
 
 import directable as dr
 from directable import fluid as F
+from directable.experiments import fluid_forcing
 
 NX, DT, STEPS = 16, 0.01, 30  # a 16 x 16 grid, 30 steps of 0.01 s
 
@@ -20,7 +21,7 @@ def grid():
 
 def _winds(grid, steps, seed=4):
     f = np.zeros((steps, grid.n_faces))
-    for w in F.random_winds(grid, 5, steps, seed=seed):
+    for w in fluid_forcing.random_winds(grid, 5, steps, seed=seed):
         f[w.start:w.start + w.duration] += w.field(grid)
     return f
 
@@ -54,7 +55,7 @@ def test_run_equals_the_step_loop(grid, viscosity, rng):
 
 
 def test_full_run_matches_a_numpy_step_loop(grid):
-    winds = F.random_winds(grid, 4, STEPS, seed=7)
+    winds = fluid_forcing.random_winds(grid, 4, STEPS, seed=7)
     run = F.full_run(grid, STEPS, DT, winds, particles=[[0.3, 0.5]], density=np.ones(grid.n_cells))
     sim = F.FluidSim2D(grid, 0.0, DT)
     sim.particles = np.array([[0.3, 0.5]])
