@@ -77,15 +77,14 @@ once). Holds the state u, v (3V,) each; the StVKFEM is shared read-only.)doc")
         auto F = rows_view(forces, "forces", -1, -1, false, "T", "3V");
         Progress prog(progress);
         NewmarkRun run = prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
-        return py::cast(std::move(run.displacement));
+        return RowMatrix(std::move(run.displacement));
       }, py::arg("forces"), py::arg("progress") = py::none(),
          "Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.")
       .def("run_states", [](NewmarkFEM& s, const Array& forces, py::object progress) {
         auto F = rows_view(forces, "forces", -1, -1, false, "T", "3V");
         Progress prog(progress);
         NewmarkRun run = prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
-        return py::make_tuple(py::cast(std::move(run.displacement)), py::cast(std::move(run.velocity)),
-                              py::cast(std::move(run.acceleration)));
+        return std::make_tuple(std::move(run.displacement), std::move(run.velocity), std::move(run.acceleration));
       }, py::arg("forces"), py::arg("progress") = py::none(),
          R"doc(Runs T steps under forces (T, 3V) from the current state: (u, v, a), each
 (T+1, 3V), the initial state first (a[0] is NaN when the initial acceleration
