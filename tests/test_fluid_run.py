@@ -188,3 +188,30 @@ def test_projection_of_many_fields_in_one_call(grid, rng):
     S[3, 7] = np.nan
     with pytest.raises(ValueError, match="u"):
         grid.project(S)
+
+
+def test_particle_winds_equal_the_step_loop(grid, rng):
+    starts = rng.uniform(0.2, 0.8, size=(3, 2))
+    directions = rng.standard_normal((STEPS, 2))
+    magnitudes = rng.uniform(10.0, 30.0, size=3)
+    loop = F.FluidSim2D(grid, 0.0, DT)
+    loop.particles = starts
+    U, X = [loop.velocity], [loop.particles]
+    for d in directions:
+        f = np.zeros(grid.n_faces)
+        for k, p in enumerate(loop.particles):
+            f += grid.wind(p, d, magnitudes[k], 0.08)
+        loop.step(f)
+        U.append(loop.velocity), X.append(loop.particles)
+    sim = F.FluidSim2D(grid, 0.0, DT)
+    sim.particles = starts
+    u, x, density = sim.run_particle_winds(directions, magnitudes, 0.08)
+    np.testing.assert_array_equal(u, np.array(U))
+    np.testing.assert_array_equal(x, np.array(X))
+    assert density is None
+    with pytest.raises(ValueError, match=r"magnitudes.*\(3,\).*\(2,\)"):
+        sim.run_particle_winds(directions, magnitudes[:2], 0.08)
+    with pytest.raises(ValueError, match=r"directions.*\(30, 2\).*\(30, 3\)"):
+        sim.run_particle_winds(np.zeros((STEPS, 3)), magnitudes, 0.08)
+    with pytest.raises(ValueError, match="width"):
+        sim.run_particle_winds(directions, magnitudes, 0.0)

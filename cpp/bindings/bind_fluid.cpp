@@ -198,6 +198,16 @@ The pressure Laplacian is factorised once, here.)doc")
          "Wind impulse force field (N,): magnitude * direction (2,) * exp(-|x - center (2,)|^2 / width^2) on the non-wall faces.");
 }
 
+//! A FluidRun as (velocities (T+1, N), particles (T+1, P, 2), density (T+1,
+//! n_cells) or None): the arrays take over the matrices (moved, not copied).
+py::tuple run_arrays(FluidRun run) {
+  const py::ssize_t T1 = run.particles.rows(), P = run.particles.cols() / 2;
+  py::object density = py::none();
+  if (run.density.size() > 0) density = py::cast(std::move(run.density));
+  py::object particles = py::cast(std::move(run.particles)).attr("reshape")(T1, P, 2);
+  return py::make_tuple(py::cast(std::move(run.velocities)), particles, density);
+}
+
 void bind_fluid_sim(py::module_& m) {
   using G = MACGrid2D;
   py::class_<FluidSim2D, std::shared_ptr<FluidSim2D>>(m, "FluidSim2D", R"doc(
@@ -227,20 +237,25 @@ implicit viscosity (factorised once), pressure projection; smoke density
       .def("run", [](FluidSim2D& s, const Array& forces, bool record_density, py::object progress) {
         auto F = rows_view(forces, "forces", -1, -1, false, "T", "N");
         Progress prog(progress);
-        FluidRun run = prog.run([&](const ProgressFn* fn) { return s.run(F, record_density, fn); });
-        const py::ssize_t T1 = run.particles.rows(), P = run.particles.cols() / 2;
-        py::object density = py::none();
-        if (record_density) density = py::cast(std::move(run.density));
-        // arrays take over the matrices (moved, not copied); particles as (T+1, P, 2)
-        py::object particles = py::cast(std::move(run.particles)).attr("reshape")(T1, P, 2);
-        return py::make_tuple(py::cast(std::move(run.velocities)), particles, density);
+        return run_arrays(prog.run([&](const ProgressFn* fn) { return s.run(F, record_density, fn); }));
       }, py::arg("forces"), py::arg("record_density") = false, py::arg("progress") = py::none(),
          R"doc(Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
 
 Returns (velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny)
 or None unless record_density), the initial state first; the simulator
 ends in the last state. GIL released, throttled progress(done, total),
-Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.)doc");
+Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.)doc")
+      .def("run_particle_winds", [](FluidSim2D& s, const Array& directions, const Array& magnitudes, double width,
+                                    py::object progress) {
+        auto D = rows_view(directions, "directions", -1, -1, false, "T", "2");
+        auto m = vector(magnitudes, "magnitudes");
+        Progress prog(progress);
+        return run_arrays(prog.run([&](const ProgressFn* fn) { return s.run_particle_winds(D, m, width, fn); }));
+      }, py::arg("directions"), py::arg("magnitudes"), py::arg("width"), py::arg("progress") = py::none(),
+         R"doc(Runs T steps under winds that follow the particles: at step t a wind of
+direction directions[t] (T, 2) and magnitude magnitudes[k] (P,) blows at
+particle k's position (as MACGrid2D.wind, Gaussian of the given width).
+Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().)doc");
 }
 
 void bind_fluid_particles(py::module_& m) {

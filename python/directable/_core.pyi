@@ -717,7 +717,7 @@ class FluidSim2D:
     """
     def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01) -> None:
         ...
-    def run(self, forces: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple[typing.Any, typing.Any, typing.Any]:
+    def run(self, forces: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
         """
         Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
         
@@ -725,6 +725,13 @@ class FluidSim2D:
         or None unless record_density), the initial state first; the simulator
         ends in the last state. GIL released, throttled progress(done, total),
         Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.
+        """
+    def run_particle_winds(self, directions: numpy.ndarray[numpy.float64], magnitudes: numpy.ndarray[numpy.float64], width: typing.SupportsFloat | typing.SupportsIndex, progress: typing.Any = None) -> tuple:
+        """
+        Runs T steps under winds that follow the particles: at step t a wind of
+        direction directions[t] (T, 2) and magnitude magnitudes[k] (P,) blows at
+        particle k's position (as MACGrid2D.wind, Gaussian of the given width).
+        Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().
         """
     def step(self, force: numpy.ndarray[numpy.float64] | None = None) -> None:
         """

@@ -332,10 +332,9 @@ void FluidSim2D::advance(const Eigen::Ref<const Eigen::VectorXd>& f) {
   g.advect_particles(velocity_, particles_, dt_);
 }
 
-FluidRun FluidSim2D::run(const Eigen::Ref<const RowMatrix>& forces, bool record_density, const ProgressFn* progress) {
-  const Index T = forces.rows(), N = grid_->n_faces(), P = particles_.rows();
-  check_shape("forces", T, forces.cols(), T, N);
-  check_finite("forces", forces.data(), forces.size());
+template <class ForceFn>
+FluidRun FluidSim2D::run_with(Index T, bool record_density, const ProgressFn* progress, ForceFn force) {
+  const Index N = grid_->n_faces(), P = particles_.rows();
   FluidRun out;
   out.velocities.resize(T + 1, N);
   out.particles.resize(T + 1, 2 * P);
@@ -346,9 +345,12 @@ FluidRun FluidSim2D::run(const Eigen::Ref<const RowMatrix>& forces, bool record_
     if (record_density) out.density.row(t) = density_.transpose();
   };
   record(0);
+  Eigen::VectorXd f(N);
   ProgressThrottle throttle(progress, T);
   for (Index t = 0; t < T; ++t) {
-    advance(forces.row(t).transpose());
+    f.setZero();
+    force(t, f);
+    advance(f);
     if (!velocity_.allFinite())
       throw std::domain_error("fluid run: the velocity became non-finite at step " + std::to_string(t) +
                               ": reduce dt or the forces");
@@ -357,6 +359,37 @@ FluidRun FluidSim2D::run(const Eigen::Ref<const RowMatrix>& forces, bool record_
   }
   throttle.finish(T);
   return out;
+}
+
+FluidRun FluidSim2D::run(const Eigen::Ref<const RowMatrix>& forces, bool record_density, const ProgressFn* progress) {
+  const Index T = forces.rows(), N = grid_->n_faces();
+  check_shape("forces", T, forces.cols(), T, N);
+  check_finite("forces", forces.data(), forces.size());
+  return run_with(T, record_density, progress, [&](Index t, Eigen::VectorXd& f) { f = forces.row(t).transpose(); });
+}
+
+FluidRun FluidSim2D::run_particle_winds(const Eigen::Ref<const RowMatrix>& directions,
+                                        const Eigen::Ref<const Eigen::VectorXd>& magnitudes, double width,
+                                        const ProgressFn* progress) {
+  const Index T = directions.rows(), P = particles_.rows();
+  check_shape("directions", T, directions.cols(), T, 2);
+  check_finite("directions", directions.data(), directions.size());
+  if (magnitudes.size() != P)
+    throw_shape("magnitudes", "(" + std::to_string(P) + ",) (one per particle)",
+                "(" + std::to_string(magnitudes.size()) + ",)");
+  check_finite("magnitudes", magnitudes.data(), P);
+  check_positive("width", width);
+  const MACGrid2D& g = *grid_;
+  // each wind into its own field first, then summed: the same rounding as
+  // adding MACGrid2D.wind fields one by one (no fused multiply-add across winds)
+  Eigen::VectorXd wind(g.n_faces());
+  return run_with(T, false, progress, [&](Index t, Eigen::VectorXd& f) {
+    for (Index k = 0; k < P; ++k) {
+      wind.setZero();
+      g.add_wind(wind, particles_(k, 0), particles_(k, 1), directions(t, 0), directions(t, 1), magnitudes[k], width);
+      f += wind;
+    }
+  });
 }
 
 }  // namespace directable

@@ -135,9 +135,20 @@ class FluidSim2D {
   //! columns); returns every state (the initial one first). Throws
   //! domain_error naming the step when the velocity becomes non-finite.
   FluidRun run(const Eigen::Ref<const RowMatrix>& forces, bool record_density, const ProgressFn* progress = nullptr);
+  //! directions.rows() steps under winds that follow the particles: at
+  //! step t a wind of direction directions.row(t) (2) and magnitude
+  //! magnitudes[k] blows at particle k's position at the start of the step
+  //! (add_wind, Gaussian of the given width). Records and reports like run().
+  FluidRun run_particle_winds(const Eigen::Ref<const RowMatrix>& directions,
+                              const Eigen::Ref<const Eigen::VectorXd>& magnitudes, double width,
+                              const ProgressFn* progress = nullptr);
 
  private:
   void advance(const Eigen::Ref<const Eigen::VectorXd>& f);
+  //! Runs T steps, the force of step t written by force(t, f) (f: N, zeroed
+  //! first), recording every state and checking the velocity stays finite.
+  template <class ForceFn>
+  FluidRun run_with(Index T, bool record_density, const ProgressFn* progress, ForceFn force);
 
   std::shared_ptr<const MACGrid2D> grid_;
   double viscosity_, dt_;
