@@ -20,7 +20,7 @@ namespace directable {
 
 enum class Servo { none = 0, pd = 1, spd = 2 };
 
-//! Buffers of one servo + integration step, allocated once per run.
+//! Buffers of the servo laws, allocated once per run (one per thread).
 struct ServoWorkspace {
   explicit ServoWorkspace(const Articulated& model);
   std::unique_ptr<ModelData> model_ws;  //!< the model's own workspace
