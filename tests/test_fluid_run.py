@@ -152,20 +152,21 @@ def test_one_reduced_fluid_shared_by_four_threads(reduced, rng):
     starts = rng.standard_normal((4, reduced.r))
     W = rng.standard_normal((40, reduced.r))
 
-    def steps(z0):
-        z, data, out = z0, reduced.create_data(), []
+    def steps(z0, own_data=True):
+        z, data, out = z0, reduced.create_data() if own_data else None, []
         for w in W:
-            z = reduced.step(z, w, DT, data)
+            z = reduced.step(z, w, DT, data)  # data None: the calling thread's default
             out.append(z)
         return np.array(out)
 
     single = [steps(z0) for z0 in starts]
     rollouts = [reduced.rollout(z0, W, DT) for z0 in starts]
-    results, rolled = [None] * 4, [None] * 4
+    results, defaults, rolled = [None] * 4, [None] * 4, [None] * 4
 
     def work(k):
         for _ in range(3):
             results[k] = steps(starts[k])
+            defaults[k] = steps(starts[k], own_data=False)
             rolled[k] = reduced.rollout(starts[k], W, DT)
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
@@ -175,6 +176,7 @@ def test_one_reduced_fluid_shared_by_four_threads(reduced, rng):
         t.join()
     for k in range(4):
         np.testing.assert_array_equal(results[k], single[k])
+        np.testing.assert_array_equal(defaults[k], single[k])
         np.testing.assert_array_equal(rolled[k], rollouts[k])
 
 

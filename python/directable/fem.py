@@ -96,6 +96,22 @@ class Simulator(_core.NewmarkFEM):
         return run_with_progress(super().run, progress, "full simulation", forces=as_float_array(forces, "forces"))
 
     def run_states(self, forces, progress=None):
+        """Runs T steps from the current state in one C++ call.
+
+        Parameters
+        ----------
+        forces : (T, 3V) array
+            External force of each step (N).
+        progress : None, bool or callable(done, total)
+            Progress report (GIL released, Ctrl-C stops the run).
+
+        Returns
+        -------
+        (u, v, a), each (T+1, 3V)
+            Displacements, velocities and Newmark accelerations, the current
+            state first (``a[0]`` is NaN when the initial acceleration is left
+            to the first step); the simulator ends in the last state.
+        """
         return run_with_progress(super().run_states, progress, "full simulation",
                                  forces=as_float_array(forces, "forces"))
 

@@ -33,12 +33,25 @@ class ReducedFluid(_core.ReducedFluid):
     __doc__ = _core.ReducedFluid.__doc__
 
     def step(self, z, w, dt, data=None):
-        """Next reduced velocity z (r,) after one step of length dt (s) under
-        the reduced force w (r,).
+        """One reduced step: force, exact advection exp(dt A(z)), diffusion exp(dt nu D).
 
-        ``data`` (from ``create_data()``) holds the step's buffers and belongs
-        to one thread; by default each calling thread gets its own, kept for
-        its later steps. The model itself is read-only and may be shared.
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        w : (r,) array
+            Reduced force (acceleration), held over the step.
+        dt : float
+            Step length (s), > 0.
+        data : ReducedFluidData, optional
+            Buffers from ``create_data()``, used by one thread at a time. By
+            default each calling thread gets its own, kept for its later
+            steps; the model itself is read-only and may be shared by threads.
+
+        Returns
+        -------
+        (r,) array
+            The next reduced velocity.
         """
         if data is None:
             local = self.__dict__.get("_thread_data")
