@@ -95,8 +95,8 @@ class ReducedFluid {
   RowMatrix basis_;                          //!< B, N x r
   std::vector<Eigen::MatrixXd> advection_;   //!< Ahat_k = B' A(b_k) B, r matrices r x r
   Eigen::MatrixXd diffusion_;                //!< Dhat = B' D B, r x r, symmetric
-  Eigen::MatrixXd diffusion_eigenvectors_;   //!< r x r, orthonormal eigenvectors of Dhat
-  Eigen::VectorXd diffusion_eigenvalues_;    //!< r, eigenvalues of Dhat (<= 0)
+  Eigen::MatrixXd diffusion_eigenvectors_;   //!< r x r, orthonormal eigenvectors of Dhat (empty when nu = 0)
+  Eigen::VectorXd diffusion_eigenvalues_;    //!< r, eigenvalues of Dhat, <= 0 (empty when nu = 0)
   double orthonormality_error_ = 0.0;
   double divergence_error_ = 0.0;
 };
