@@ -1249,9 +1249,10 @@ class SPHFluid2D:
         """
         positions, velocities (N, 2).
         """
-    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1, progress: typing.Any = None) -> None:
         """
-        Advance `steps` steps with finite per-particle forces (N, 2) held (GIL released); a diverging step raises ValueError.
+        Advance `steps` steps with finite per-particle forces (N, 2) held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);
+        a diverging step raises ValueError naming the step.
         """
     @property
     def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
@@ -1344,9 +1345,10 @@ class SPHFluid3D:
         """
         positions, velocities (N, 3).
         """
-    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1, progress: typing.Any = None) -> None:
         """
-        Advance `steps` steps with finite per-particle forces (N, 3) held (GIL released); a diverging step raises ValueError.
+        Advance `steps` steps with finite per-particle forces (N, 3) held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);
+        a diverging step raises ValueError naming the step.
         """
     @property
     def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
