@@ -64,8 +64,8 @@ def test_phi_decreases_at_every_unobstructed_person_and_speeds_stay_below_f_max(
     goal[:, -1] = True
     goal2 = np.zeros((n, n), bool)
     goal2[-1, :] = True
-    pos = rng.uniform(1, 20, (80, 2))
-    crowd = crowds.Crowd(grid, p, [crowds.Group(goal, pos[:40]), crowds.Group(goal2, pos[40:])], min_distance_iterations=0)
+    pos = rng.uniform(1, 25, (60, 2))
+    crowd = crowds.Crowd(grid, p, [crowds.Group(goal, pos[:30]), crowds.Group(goal2, pos[30:])], min_distance_iterations=0)
     checked = 0
     for _ in range(40):
         before = crowd.positions
@@ -79,10 +79,13 @@ def test_phi_decreases_at_every_unobstructed_person_and_speeds_stay_below_f_max(
             phi = fields[g]["phi"]
             a, (i0, j0) = interp_phi(phi, before[m])
             b, _ = interp_phi(phi, after[m])
-            inside = (i0 < n - 2) & (j0 < n - 2) & np.isfinite(a)
+            # unobstructed: nobody else within 2.5 cells (own density only) and away from the walls
+            others = np.linalg.norm(before[m][:, None] - before[active][None], axis=2)
+            alone = (others < 2.5).sum(axis=1) == 1
+            inside = (i0 < n - 2) & (j0 < n - 2) & np.isfinite(a) & alone
             assert (b[inside] < a[inside]).all()
             checked += inside.sum()
-    assert checked > 1000
+    assert checked > 300
 
 
 def test_person_velocity_is_the_mac_interpolation_of_the_field():

@@ -184,7 +184,7 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
     if (d.active[k]) d.groups[d.group_of[k]].any_walking = true;
   // 3. per group, independent: on separate threads
   const Eigen::VectorXd none;
-  parallel_steps(model.n_groups(), threads, nullptr, model.n_groups(), [] { return 0; }, [&](Index gi, int&) {
+  auto group_fields = [&](Index gi, int&) {
     CrowdGroupData& gd = d.groups[gi];
     if (only_walking && !gd.any_walking) return;
     const CrowdParams& p = model.group(gi).params;
@@ -199,7 +199,16 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
       gd.speed_actual = gd.speed;
     }
     velocity_field(g, gd.phi, gd.cost, gd.speed_actual, gd.velocity);
-  });
+  };
+  const Index groups = model.n_groups();
+  if (threads > 0 || groups == 1) {
+    parallel_steps(groups, groups == 1 ? 1 : threads, nullptr, groups, [] { return 0; }, group_fields);
+  } else {
+    const int team = d.team.begin();
+    const double t0 = now_seconds();
+    parallel_steps(groups, team, nullptr, groups, [] { return 0; }, group_fields);
+    d.team.end(now_seconds() - t0);
+  }
 }
 
 }  // namespace

@@ -16,64 +16,66 @@ namespace {
 constexpr std::uint8_t kFar = 0, kCandidate = 1, kKnown = 2;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Indexed binary min-heap over cells keyed by (phi, flat index), with
-// decrease-key; storage lives in the workspace.
+// Indexed binary min-heap of (phi, cell) entries, ordered by phi then by
+// flat index, with decrease-key; the keys sit in the entries (no indirection
+// in the sift loops) and `slot` maps a cell to its entry.
 class IndexedHeap {
  public:
-  IndexedHeap(std::vector<Index>& heap, std::vector<Index>& slot, const double* phi)
-      : heap_(heap), slot_(slot), phi_(phi) {
-    heap_.clear();
-  }
+  using Entry = std::pair<double, Index>;
+  IndexedHeap(std::vector<Entry>& heap, std::vector<Index>& slot) : heap_(heap), slot_(slot) { heap_.clear(); }
   bool empty() const { return heap_.empty(); }
-  void push(Index c) {
-    heap_.push_back(c);
-    slot_[c] = Index(heap_.size()) - 1;
+  void push(Index c, double key) {
+    heap_.emplace_back(key, c);
+    up(Index(heap_.size()) - 1);
+  }
+  void decrease(Index c, double key) {
+    heap_[slot_[c]].first = key;
     up(slot_[c]);
   }
-  void decreased(Index c) { up(slot_[c]); }
   Index pop() {
-    const Index top = heap_[0];
-    const Index last = heap_.back();
+    const Index top = heap_[0].second;
+    const Entry last = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) {
       heap_[0] = last;
-      slot_[last] = 0;
       down(0);
     }
     return top;
   }
 
  private:
-  bool less(Index a, Index b) const { return phi_[a] < phi_[b] || (phi_[a] == phi_[b] && a < b); }
+  static bool less(const Entry& a, const Entry& b) {
+    return a.first < b.first || (a.first == b.first && a.second < b.second);
+  }
   void up(Index k) {
-    const Index c = heap_[k];
+    const Entry e = heap_[k];
     while (k > 0) {
       const Index parent = (k - 1) / 2;
-      if (!less(c, heap_[parent])) break;
+      if (!less(e, heap_[parent])) break;
       heap_[k] = heap_[parent];
-      slot_[heap_[k]] = k;
+      slot_[heap_[k].second] = k;
       k = parent;
     }
-    heap_[k] = c;
-    slot_[c] = k;
+    heap_[k] = e;
+    slot_[e.second] = k;
   }
   void down(Index k) {
-    const Index n = Index(heap_.size()), c = heap_[k];
+    const Index n = Index(heap_.size());
+    const Entry e = heap_[k];
     for (;;) {
       Index child = 2 * k + 1;
       if (child >= n) break;
       if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
-      if (!less(heap_[child], c)) break;
+      if (!less(heap_[child], e)) break;
       heap_[k] = heap_[child];
-      slot_[heap_[k]] = k;
+      slot_[heap_[k].second] = k;
       k = child;
     }
-    heap_[k] = c;
-    slot_[c] = k;
+    heap_[k] = e;
+    slot_[e.second] = k;
   }
-  std::vector<Index>& heap_;
+  std::vector<Entry>& heap_;
   std::vector<Index>& slot_;
-  const double* phi_;
 };
 
 // Lazy deletion (std::push_heap / pop_heap on the workspace's buffer, the
@@ -86,11 +88,11 @@ class LazyHeap {
       : q_(storage), state_(state), phi_(phi) {
     q_.clear();
   }
-  void push(Index c) {
-    q_.emplace_back(phi_[c], c);
+  void push(Index c, double key) {
+    q_.emplace_back(key, c);
     std::push_heap(q_.begin(), q_.end(), std::greater<Entry>());
   }
-  void decreased(Index c) { push(c); }
+  void decrease(Index c, double key) { push(c, key); }
   bool empty() {
     skip();
     return q_.empty();
@@ -158,10 +160,10 @@ void march(Index nx, Index ny, double h, const double* cost, const std::uint8_t*
     if (!(v < phi[M])) return;
     phi[M] = v;
     if (state[M] == kCandidate) {
-      heap.decreased(M);
+      heap.decrease(M, v);
     } else {
       state[M] = kCandidate;
-      heap.push(M);
+      heap.push(M, v);
     }
   };
   auto relax_neighbours = [&](Index M) {
@@ -193,9 +195,7 @@ void EikonalWorkspace::resize(Index n) {
   state.assign(n, 0);
   slot.assign(n, 0);
   heap.clear();
-  heap.reserve(n);
-  lazy.clear();
-  lazy.reserve(4 * n);
+  heap.reserve(4 * n);  // the lazy heap holds up to one entry per update
 }
 
 void eikonal_unchecked(Index nx, Index ny, double h, const Eigen::Ref<const RowMatrix>& cost,
@@ -205,10 +205,10 @@ void eikonal_unchecked(Index nx, Index ny, double h, const Eigen::Ref<const RowM
   ws.resize(n);
   const std::uint8_t* b = blocked.empty() ? nullptr : blocked.data();
   if (kind == EikonalHeap::kIndexed) {
-    IndexedHeap heap(ws.heap, ws.slot, phi.data());
+    IndexedHeap heap(ws.heap, ws.slot);
     march(nx, ny, h, cost.data(), goal.data(), b, ws.state.data(), phi.data(), heap);
   } else {
-    LazyHeap heap(ws.lazy, ws.state.data(), phi.data());
+    LazyHeap heap(ws.heap, ws.state.data(), phi.data());
     march(nx, ny, h, cost.data(), goal.data(), b, ws.state.data(), phi.data(), heap);
   }
 }

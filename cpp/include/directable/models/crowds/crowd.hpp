@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "directable/core/parallel.hpp"
 #include "directable/core/progress.hpp"
 #include "directable/core/types.hpp"
 #include "directable/models/crowds/crowd_grid.hpp"
@@ -109,6 +110,9 @@ struct CrowdData {
   RowMatrix predicted;                            //!< (P x 2) scratch
   std::vector<CrowdGroupData> groups;
   MinDistanceWorkspace min_distance;
+  //! Team size of the per-group loop when all cores are asked for (on
+  //! shared cores one thread can beat a stalled team; results do not depend on it).
+  TeamChooser team;
 };
 
 //! Positions per step, who was walking, wall time per step, people ever stuck.

@@ -32,9 +32,8 @@ enum class EikonalHeap { kIndexed, kLazy };
 //! thread at a time.
 struct EikonalWorkspace {
   std::vector<std::uint8_t> state;              //!< (n) 0 far, 1 candidate, 2 known
-  std::vector<Index> heap;                      //!< (<= n) cells in heap order
-  std::vector<Index> slot;                      //!< (n) position of a cell in `heap`
-  std::vector<std::pair<double, Index>> lazy;   //!< lazy-deletion heap storage
+  std::vector<std::pair<double, Index>> heap;   //!< (phi, cell) entries in heap order
+  std::vector<Index> slot;                      //!< (n) entry of a candidate cell (indexed heap)
   void resize(Index n);
 };
 
