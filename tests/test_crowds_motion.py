@@ -212,15 +212,26 @@ def test_cfl_warning_once():
     assert sum("dt / h" in str(x.message) for x in w) == 1
 
 
-def test_predictive_discomfort_lies_ahead():
+def test_predictive_discomfort_lies_ahead_for_the_other_groups():
     grid = crowds.CrowdGrid(20, 5)
     p = crowds.Params.table_4_1("city")
-    goal = np.zeros((5, 20), bool)
-    goal[:, -1] = True
-    crowd = crowds.Crowd(grid, p, [crowds.Group(goal, [[2.5, 2.5]])], predictive_steps=10)
+    east = np.zeros((5, 20), bool)
+    east[:, -1] = True
+    west = np.zeros((5, 20), bool)
+    west[:, 0] = True
+    crowd = crowds.Crowd(grid, p, [crowds.Group(east, [[2.5, 2.5]]), crowds.Group(west, [[17.5, 0.5]])],
+                         predictive_steps=10)
     crowd.step()
-    g = crowd.fields(0)["discomfort"]
-    assert g[2, 3:5].sum() > 0 and g[2, :2].sum() == 0
+    v = crowd.velocities[0]
+    assert v[0] > 0
+    g_other = crowd.fields(1)["discomfort"]  # group 1 plans around group 0's predicted path
+    ahead = (crowd.positions[0] + 10 * v).astype(int)
+    assert g_other[2, 3:ahead[0] + 1].sum() > 0 and g_other[2, :2].sum() == 0
+    expected = 0.1 * sum(crowds.splat(grid, (crowd.positions[0] + q * v)[None], np.zeros((1, 2)), 1.0)[0]
+                         for q in range(1, 11))
+    np.testing.assert_allclose(g_other, expected, atol=1e-12)
+    g_own = crowd.fields(0)["discomfort"]  # a group does not avoid its own predicted path
+    assert g_own[2, :12].sum() == 0
 
 
 def test_arrival_remove_or_stop():

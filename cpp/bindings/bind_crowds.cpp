@@ -386,7 +386,7 @@ buffers. Prefer directable.crowds.Crowd.)doc")
              py::dict d;
              d["rho"] = image(c.data.rho, g.ny(), g.nx());
              d["ubar"] = U;
-             d["discomfort"] = image(c.data.discomfort, g.ny(), g.nx());
+             d["discomfort"] = image(gd.discomfort, g.ny(), g.nx());
              d["speed"] = image4(gd.speed, g.ny(), g.nx());
              d["speed_actual"] = image4(gd.speed_actual, g.ny(), g.nx());
              d["cost"] = image4(gd.cost, g.ny(), g.nx());

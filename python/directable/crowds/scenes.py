@@ -13,7 +13,7 @@ from . import Agent, Crowd, CrowdGrid, Group, Params
 
 __all__ = ["lanes", "vortex", "armies", "quad", "city", "evacuation", "saucer", "scatter", "lane_index",
            "angular_momentum", "heading_change", "street_fraction", "red_entries", "path_lengths",
-           "arrival_steps", "saucer_clearance", "city_layout"]
+           "arrival_steps", "detour_ratio", "saucer_clearance", "city_layout"]
 
 
 def _variant(params, **changes):
@@ -69,8 +69,11 @@ def lanes(per_group=100, nx=60, ny=16, seed=0, params=None, flow_speed=True, **c
     return Crowd(grid, p, groups, **crowd_kw)
 
 
-def vortex(per_group=60, n=40, corner=10, seed=0, params=None, **crowd_kw):
-    """Four groups crossing to the opposite corners (Fig. 4.2b; Table 4.1 "vortex")."""
+def vortex(per_group=150, n=30, corner=10, seed=0, params=None, min_distance_iterations=4, **crowd_kw):
+    """Four groups crossing to the opposite corners (Fig. 4.2b; Table 4.1 "vortex").
+
+    Whether the crossing turns into a vortex, and its sense, depends on the
+    random start (seed): it is an emergent symmetry breaking."""
     p = params or Params.table_4_1("vortex")
     rng = np.random.default_rng(seed)
     grid = CrowdGrid(n, n)
@@ -87,7 +90,7 @@ def vortex(per_group=60, n=40, corner=10, seed=0, params=None, **crowd_kw):
         inner[max(gy0, 0) + (c // 2 if gy0 == 0 else 0):gy1 - (c // 2 if gy1 == n else 0),
               gx0 + (c // 2 if gx0 == 0 else 0):gx1 - (c // 2 if gx1 == n else 0)] = True
         groups.append(Group(goal=goal & ~inner, positions=scatter(rng, start, per_group, spacing=p.delta_min)))
-    return Crowd(grid, p, groups, **crowd_kw)
+    return Crowd(grid, p, groups, min_distance_iterations=min_distance_iterations, **crowd_kw)
 
 
 def mountains(n=60, seed=0, peaks=8, height=6.0):
@@ -113,8 +116,10 @@ def armies(retreating=2000, chasing=8001, n=60, seed=0, params=None, **crowd_kw)
     rng = np.random.default_rng(seed)
     grid = CrowdGrid(n, n, height=mountains(n, seed))
     east = _band(n, n, n - 1, n)
-    retreat = scatter(rng, _band(n, n, n // 3, n // 2), retreating)
-    chase = scatter(rng, _band(n, n, 0, n // 4), chasing)
+    # packed blocks: Table 4.1's densities (rho_min ~ 15 people per cell) are those of armies in formation
+    rows = (n // 4, 3 * n // 4)
+    retreat = scatter(rng, _band(n, n, n // 3, n // 3 + max(n // 8, 1), *rows), retreating)
+    chase = scatter(rng, _band(n, n, 0, max(n // 6, 1), *rows), chasing)
     holder = {}
 
     def chase_goal(step):
@@ -217,10 +222,10 @@ def city(people=1500, n=120, blocks=4, seed=0, params=None, gamma=None, street_d
         for ns, ew in lay["lights"]:
             grid.set_periodic(ns, 0.5, light_period, 0.0)
             grid.set_periodic(ew, 0.5, light_period, light_period / 2)
-    c = n // blocks // 2
+    c = n // blocks  # the corner blocks' sidewalks are the goals
     sw, ne = np.zeros((n, n), bool), np.zeros((n, n), bool)
-    sw[: n // 3, : n // 3] = True
-    ne[-n // 3:, -n // 3:] = True
+    sw[: n // 2, : n // 2] = True
+    ne[-n // 2:, -n // 2:] = True
     walk = lay["sidewalk"]
     goal_ne = walk & _band(n, n, n - c, n, n - c, n)
     goal_sw = walk & _band(n, n, 0, c, 0, c)
@@ -379,6 +384,17 @@ def path_lengths(positions, active):
     A = np.asarray(active, bool)
     step = np.linalg.norm(X[1:] - X[:-1], axis=2)
     return (step * A[:-1]).sum(axis=0)
+
+
+def detour_ratio(positions, active):
+    """Length walked over net displacement, summed over people (>= 1; 1 is a
+    straight walk): how much people go around rather than wait."""
+    X = np.asarray(positions)
+    A = np.asarray(active, bool)
+    last = np.where(A.any(axis=0), A.shape[0] - 1 - np.argmax(A[::-1], axis=0), 0)
+    last = np.minimum(last + 1, A.shape[0] - 1)  # the step that arrived
+    net = np.linalg.norm(X[last, np.arange(X.shape[1])] - X[0], axis=1)
+    return float(path_lengths(X, A).sum() / max(net.sum(), 1e-300))
 
 
 def arrival_steps(active):

@@ -132,6 +132,8 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
   d.ubar = RowMatrix::Zero(n, 2);
   d.closed_plan.assign(n, 0), d.closed_move.assign(n, 0), d.red.assign(n, 0), d.agent_cells.assign(n, 0);
   d.predicted = RowMatrix::Zero(P, 2);
+  d.predictive = Eigen::MatrixXd::Zero(n, model.options().predictive_steps > 0 ? model.n_groups() : 0);
+  d.predictive_total = Eigen::VectorXd::Zero(n);
   d.groups.resize(model.n_groups());
   for (Index gi = 0; gi < model.n_groups(); ++gi) {
     CrowdGroupData& gd = d.groups[gi];
@@ -139,6 +141,7 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
     gd.speed = RowMatrix::Zero(4, n), gd.cost = RowMatrix::Zero(4, n), gd.speed_actual = RowMatrix::Zero(4, n);
     gd.phi = Eigen::VectorXd::Constant(n, kInf);
     gd.velocity = Eigen::VectorXd::Zero(g.mac().n_faces());
+    gd.discomfort = Eigen::VectorXd::Zero(n);
     gd.eikonal.resize(n);
   }
   return d;
@@ -162,17 +165,25 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
   splat(g, d.positions, d.velocities, d.participates, o.lam, d.rho, d.ubar);
   // 2. discomfort: static, predictive, agents; closures
   d.discomfort = g.discomfort();
-  if (o.predictive_steps > 0 && o.predictive_scale > 0.0) {
-    for (Index q = 1; q <= o.predictive_steps; ++q) {
-      Index m = 0;
-      for (Index k = 0; k < P; ++k)
-        if (d.active[k]) {
-          d.predicted(m, 0) = d.positions(k, 0) + double(q) * d.velocities(k, 0);
-          d.predicted(m, 1) = d.positions(k, 1) + double(q) * d.velocities(k, 1);
-          ++m;
-        }
-      splat_density_add(g, d.predicted.topRows(m), o.predictive_lambda, o.predictive_scale, d.discomfort);
+  // Each group's predicted splats, kept apart: a group plans around the
+  // other groups' predicted paths, not around its own (which lie on its way).
+  const bool predictive = o.predictive_steps > 0 && o.predictive_scale > 0.0;
+  if (predictive) {
+    d.predictive.setZero();
+    for (Index gi = 0; gi < model.n_groups(); ++gi) {
+      for (Index q = 1; q <= o.predictive_steps; ++q) {
+        Index m = 0;
+        for (Index k = 0; k < P; ++k)
+          if (d.active[k] && d.group_of[k] == gi) {
+            d.predicted(m, 0) = d.positions(k, 0) + double(q) * d.velocities(k, 0);
+            d.predicted(m, 1) = d.positions(k, 1) + double(q) * d.velocities(k, 1);
+            ++m;
+          }
+        splat_density_add(g, d.predicted.topRows(m), o.predictive_lambda, o.predictive_scale,
+                          d.predictive.col(gi));
+      }
     }
+    d.predictive_total = d.predictive.rowwise().sum();
   }
   apply_agents(model, d);
   g.red_cells(d.time, d.red);
@@ -190,7 +201,9 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
     const CrowdParams& p = model.group(gi).params;
     speed_field(g, p, d.rho, d.ubar, d.closed_plan, expected ? g.expected_factor() : none, gd.speed);
     add_extra_speed(d, gd.speed);
-    unit_cost(g, p, gd.speed, d.discomfort, gd.cost);
+    gd.discomfort = d.discomfort;
+    if (predictive) gd.discomfort += d.predictive_total - d.predictive.col(gi);
+    unit_cost(g, p, gd.speed, gd.discomfort, gd.cost);
     eikonal_unchecked(g.nx(), g.ny(), g.h(), gd.cost, gd.goal, g.blocked(), gd.eikonal, gd.phi, EikonalHeap::kIndexed);
     if (periodic) {
       speed_field(g, p, d.rho, d.ubar, d.closed_move, none, gd.speed_actual);

@@ -7,7 +7,7 @@
 // One step: (1) splat everyone into one density and mean velocity;
 // (2) predictive discomfort: each walking person advanced by its velocity
 // for k = 1..K steps, splatted (scale x density, exponent lambda_p) into the
-// discomfort; moving agents add discomfort and speed ahead of themselves and
+// discomfort of the other groups; moving agents add discomfort and speed ahead of themselves and
 // close their disc; (3) per group (in parallel): planning speed (expected
 // speed of periodic closures), unit cost, potential, and the velocity field
 // built from the actual speed (red closures stop people); (4) Euler update
@@ -91,6 +91,7 @@ struct CrowdGroupData {
   RowMatrix speed_actual;          //!< speed people actually move with
   Eigen::VectorXd phi;             //!< (ny nx) potential
   Eigen::VectorXd velocity;        //!< (n_faces) MAC velocity
+  Eigen::VectorXd discomfort;      //!< (ny nx) g this group plans with
   EikonalWorkspace eikonal;
   bool any_walking = false;
 };
@@ -104,10 +105,12 @@ struct CrowdData {
   std::vector<std::uint8_t> stuck;        //!< (P) ever in a cell with phi = inf
   Index step = 0;
   double time = 0.0;
-  Eigen::VectorXd rho, discomfort, extra_speed;  //!< (ny nx) density, total discomfort g, agents' speed
+  Eigen::VectorXd rho, discomfort, extra_speed;  //!< (ny nx) density, static + agents' discomfort, agents' speed
   RowMatrix ubar;                                 //!< (ny nx x 2)
   std::vector<std::uint8_t> closed_plan, closed_move, red, participates, agent_cells;
   RowMatrix predicted;                            //!< (P x 2) scratch
+  Eigen::MatrixXd predictive;                     //!< (ny nx x groups) predicted splats per group
+  Eigen::VectorXd predictive_total;               //!< (ny nx) their sum
   std::vector<CrowdGroupData> groups;
   MinDistanceWorkspace min_distance;
   //! Team size of the per-group loop when all cores are asked for (on
