@@ -14,8 +14,6 @@ between <!-- crowds:begin --> and <!-- crowds:end -->.
 from __future__ import annotations
 
 import argparse
-import pathlib
-import sys
 import time
 
 import numpy as np
@@ -24,9 +22,7 @@ import directable as dr
 from directable import crowds
 from directable.crowds import scenes
 from bench_common import best_of, host, write_section
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
-import crowds_reference as ref  # noqa: E402
+from reference import crowds as ref  # noqa: E402  (tests/reference, on the path through bench_common)
 
 BEGIN, END = "<!-- crowds:begin -->", "<!-- crowds:end -->"
 

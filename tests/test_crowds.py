@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-import crowds_reference as ref
+from reference import crowds as ref
 from directable import crowds
 
 P_KEYS = ("f_max", "rho_min", "rho_max", "lam", "delta_min", "alpha", "beta", "gamma", "f_min", "s_min", "s_max")

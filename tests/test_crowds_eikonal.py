@@ -4,7 +4,7 @@ velocity field."""
 import numpy as np
 import pytest
 
-import crowds_reference as ref
+from reference import crowds as ref
 from directable import crowds
 from directable.fluid import MACGrid2D
 

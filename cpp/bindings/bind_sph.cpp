@@ -1,5 +1,6 @@
 #include "common.hpp"
-#include "directable/models/sph/sph.hpp"
+#include "directable/models/sph/fluid.hpp"
+#include "directable/models/sph/prediction.hpp"
 
 namespace directable::py_bind {
 

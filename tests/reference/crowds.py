@@ -1,7 +1,8 @@
 """Independent NumPy / pure-Python transcriptions of the continuum-crowd
-formulas (Treuille thesis ch. 4) used by the tests and the benchmark: the
-splat, the speed and cost fields, the fast-marching rule with Python's
-heapq (lazy deletion), and a vectorised NumPy step."""
+formulas (Treuille thesis ch. 4): the splat, the speed and cost fields, the
+fast-marching rule with Python's heapq (lazy deletion), MACGrid2D's bilinear
+rule, and a vectorised NumPy step (the benchmark's peer; the velocity field
+is passed in)."""
 from __future__ import annotations
 
 import heapq
