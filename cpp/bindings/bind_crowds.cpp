@@ -125,8 +125,6 @@ layout of MACGrid2D). height and discomfort are (ny, nx) floats (None: zero),
 blocked a (ny, nx) bool mask of walls and obstacles.)doc")
       .def(py::init([](Index nx, Index ny, double h, const OptArray& height, const OptArray& discomfort,
                        const py::object& blocked) {
-             if (nx < 2 || ny < 2)
-               throw std::invalid_argument("nx and ny must be >= 2, got nx=" + std::to_string(nx) + ", ny=" + std::to_string(ny));
              const Eigen::VectorXd none;
              Eigen::VectorXd H = height ? Eigen::VectorXd(cells(*height, "height", ny, nx)) : none;
              Eigen::VectorXd D = discomfort ? Eigen::VectorXd(cells(*discomfort, "discomfort", ny, nx)) : none;
@@ -158,7 +156,6 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
   m.def("crowd_splat", [](const G& grid, const Array& positions, const Array& velocities, double lam) {
         auto X = rows_view(positions, "positions", 2, -1, true, "P");
         auto V = rows_view(velocities, "velocities", 2, X.rows(), true, "P");
-        if (!(lam > 0.0) || !std::isfinite(lam)) throw std::domain_error("lam must be finite and > 0, got " + std::to_string(lam));
         Eigen::VectorXd rho(grid.n_cells());
         RowMatrix ubar(grid.n_cells(), 2);
         splat(grid, X, V, Mask(), lam, rho, ubar);
@@ -172,8 +169,8 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
         auto R = cells(rho, "rho", grid.ny(), grid.nx());
         if (ubar.ndim() != 3 || ubar.shape(0) != grid.ny() || ubar.shape(1) != grid.nx() || ubar.shape(2) != 2)
           throw_shape("ubar", "(" + std::to_string(grid.ny()) + ", " + std::to_string(grid.nx()) + ", 2)", shape_of(ubar));
-        check_finite("rho", R.data(), R.size());
-        check_finite("ubar", ubar.data(), ubar.size());
+        check_field_finite("rho", R.data(), R.size());
+        check_field_finite("ubar", ubar.data(), ubar.size());
         Eigen::Map<const RowMatrix> U(ubar.data(), grid.n_cells(), 2);
         RowMatrix S(4, grid.n_cells());
         Mask closed;
@@ -186,8 +183,8 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
   m.def("crowd_unit_cost", [](const G& grid, const Array& speed, const Array& discomfort, const P& params) {
         auto S = field4(speed, "speed", grid.ny(), grid.nx());
         auto D = cells(discomfort, "discomfort", grid.ny(), grid.nx());
-        check_finite("speed", S.data(), S.size());
-        check_finite("discomfort", D.data(), D.size());
+        check_field_finite("speed", S.data(), S.size());
+        check_field_finite("discomfort", D.data(), D.size());
         RowMatrix C(4, grid.n_cells());
         unit_cost(grid, params, S, D, C);
         return image4(C, grid.ny(), grid.nx());
@@ -223,7 +220,6 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
       "MAC velocity (N,) walking down phi (ny, nx) with the speeds (4, ny, nx).");
   m.def("crowd_min_distance", [](const Array& positions, double delta_min, Index iterations, std::shared_ptr<G> grid) {
         RowMatrix X = rows_view(positions, "positions", 2, -1, true, "P");
-        if (grid) grid->check_positions("positions", X);
         MinDistanceWorkspace ws;
         {
           py::gil_scoped_release release;
@@ -345,10 +341,8 @@ buffers. Prefer directable.crowds.Crowd.)doc")
            }, py::arg("group"), py::arg("goal"), "Replaces a group's goal (ny, nx) bool.")
       .def("occupied", [](const PyCrowd& c, Index group) {
              const G& g = c.model->grid();
-             Mask occ(g.n_cells(), 0);
-             for (Index k = 0; k < c.data.positions.rows(); ++k)
-               if (c.data.active[k] && c.data.group_of[k] == group)
-                 occ[g.cell_of(c.data.positions(k, 0), c.data.positions(k, 1))] = 1;
+             Mask occ;
+             occupied_cells(*c.model, c.data, group, occ);
              return bool_image(occ, g.ny(), g.nx());
            }, py::arg("group"), "(ny, nx) bool: cells holding a walking person of the group.")
       .def("step", [](PyCrowd& c, double dt, int threads) {
@@ -373,14 +367,13 @@ buffers. Prefer directable.crowds.Crowd.)doc")
            "`steps` steps (GIL released); before_step(step) is called first each step; progress(done, total).")
       .def("fields", [](PyCrowd& c, Index group, int threads) {
              const CrowdModel& model = *c.model;
-             if (group < 0 || group >= model.n_groups())
-               throw std::domain_error("group must lie in [0, " + std::to_string(model.n_groups()) + "), got " + std::to_string(group));
+             group_data(model, c.data, group);  // validates the index before the work
              {
                py::gil_scoped_release release;
                crowd_fields(model, c.data, threads);
              }
              const G& g = model.grid();
-             const CrowdGroupData& gd = c.data.groups[group];
+             const CrowdGroupData& gd = group_data(model, c.data, group);
              py::array_t<double> U({g.ny(), g.nx(), Index(2)});
              std::copy(c.data.ubar.data(), c.data.ubar.data() + c.data.ubar.size(), U.mutable_data());
              py::dict d;

@@ -147,9 +147,28 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
   return d;
 }
 
-void set_group_goal(const CrowdModel& model, CrowdData& data, Index g, const std::vector<std::uint8_t>& goal) {
+namespace {
+void check_group(const CrowdModel& model, Index g) {
   if (g < 0 || g >= model.n_groups())
     throw std::domain_error("group must lie in [0, " + std::to_string(model.n_groups()) + "), got " + std::to_string(g));
+}
+}  // namespace
+
+const CrowdGroupData& group_data(const CrowdModel& model, const CrowdData& data, Index g) {
+  check_group(model, g);
+  return data.groups[g];
+}
+
+void occupied_cells(const CrowdModel& model, const CrowdData& data, Index g, std::vector<std::uint8_t>& out) {
+  check_group(model, g);
+  const CrowdGrid& grid = model.grid();
+  out.assign(grid.n_cells(), 0);
+  for (Index k = 0; k < data.positions.rows(); ++k)
+    if (data.active[k] && data.group_of[k] == g) out[grid.cell_of(data.positions(k, 0), data.positions(k, 1))] = 1;
+}
+
+void set_group_goal(const CrowdModel& model, CrowdData& data, Index g, const std::vector<std::uint8_t>& goal) {
+  check_group(model, g);
   model.grid().check_goal("goal", goal);
   data.groups[g].goal = goal;
 }

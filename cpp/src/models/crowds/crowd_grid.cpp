@@ -183,9 +183,12 @@ void CrowdGrid::check_goal(const std::string& name, const std::vector<std::uint8
   if (!free) throw std::domain_error(name + " must contain at least one unblocked cell, got a fully blocked goal");
 }
 
+void check_field_finite(const std::string& name, const double* data, Index size) { check_finite(name, data, size); }
+
 void splat(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>& positions,
            const Eigen::Ref<const RowMatrix>& velocities, const std::vector<std::uint8_t>& active, double lam,
            Eigen::Ref<Eigen::VectorXd> rho, Eigen::Ref<RowMatrix> ubar) {
+  require(std::isfinite(lam) && lam > 0.0, "lam must be finite and > 0, got " + num(lam));
   rho.setZero();
   ubar.setZero();
   for (Index k = 0; k < positions.rows(); ++k) {

@@ -120,6 +120,7 @@ void enforce_min_distance(Eigen::Ref<RowMatrix> P, const std::vector<std::uint8_
                           const CrowdGrid* grid, const std::vector<std::uint8_t>& closed, MinDistanceWorkspace& ws) {
   check_delta(delta, "delta_min");
   if (iterations < 0) throw std::domain_error("iterations must be >= 0, got " + std::to_string(iterations));
+  if (grid) grid->check_positions("positions", P);
   if (delta == 0.0) return;
   const double d2 = delta * delta;
   auto can_move = [&](Index k) { return movable.empty() || movable[k]; };

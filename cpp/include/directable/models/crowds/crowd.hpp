@@ -132,6 +132,10 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
                             const std::vector<int>& group_of);
 //! Replaces group g's goal (validated: shape, at least one free cell).
 void set_group_goal(const CrowdModel& model, CrowdData& data, Index g, const std::vector<std::uint8_t>& goal);
+//! Group g's fields (std::domain_error when g is out of range).
+const CrowdGroupData& group_data(const CrowdModel& model, const CrowdData& data, Index g);
+//! 1 in the cells (ny nx) holding a walking person of group g.
+void occupied_cells(const CrowdModel& model, const CrowdData& data, Index g, std::vector<std::uint8_t>& out);
 //! Stages 1-3 of a step at the data's current time (the fields of every group).
 void crowd_fields(const CrowdModel& model, CrowdData& data, int threads);
 //! One step of length dt (> 0, finite).

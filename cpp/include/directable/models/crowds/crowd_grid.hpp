@@ -104,7 +104,12 @@ class CrowdGrid {
   std::vector<PeriodicClosure> periodic_;
 };
 
-//! Density splat of sec. 4.2.1 and the mean velocity of eq. 4.7.
+//! Throws std::domain_error naming `name` and the flat index of the first
+//! non-finite entry of a field (data, size entries).
+void check_field_finite(const std::string& name, const double* data, Index size);
+
+//! Density splat of sec. 4.2.1 and the mean velocity of eq. 4.7 (lam > 0,
+//! checked).
 //! positions, velocities (P x 2); active (P, or empty = all) selects who
 //! counts; rho (ny nx) and ubar (ny nx x 2) are overwritten.
 void splat(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>& positions,

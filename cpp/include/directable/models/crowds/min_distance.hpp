@@ -36,7 +36,8 @@ void min_distance_pairs(const Eigen::Ref<const RowMatrix>& positions, const std:
 //! updated in place). participates (P or empty = all) selects who counts;
 //! movable (P or empty = all) who may be pushed (a fixed partner leaves the
 //! whole correction to the other). With a grid, people are kept out of
-//! blocked and `closed` cells (constrain_move). Validates delta and iterations.
+//! blocked and `closed` cells (constrain_move). Validates delta, iterations
+//! and, with a grid, the positions.
 void enforce_min_distance(Eigen::Ref<RowMatrix> positions, const std::vector<std::uint8_t>& participates,
                           const std::vector<std::uint8_t>& movable, double delta_min, Index iterations,
                           const CrowdGrid* grid, const std::vector<std::uint8_t>& closed, MinDistanceWorkspace& ws);
