@@ -156,12 +156,11 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
   m.def("crowd_splat", [](const G& grid, const Array& positions, const Array& velocities, double lam) {
         auto X = rows_view(positions, "positions", 2, -1, true, "P");
         auto V = rows_view(velocities, "velocities", 2, X.rows(), true, "P");
-        Eigen::VectorXd rho(grid.n_cells());
-        RowMatrix ubar(grid.n_cells(), 2);
+        py::array_t<double> R({grid.ny(), grid.nx()}), U({grid.ny(), grid.nx(), Index(2)});
+        Eigen::Map<Eigen::VectorXd> rho(R.mutable_data(), grid.n_cells());
+        Eigen::Map<RowMatrix> ubar(U.mutable_data(), grid.n_cells(), 2);
         splat(grid, X, V, Mask(), lam, rho, ubar);
-        py::array_t<double> U({grid.ny(), grid.nx(), Index(2)});
-        std::copy(ubar.data(), ubar.data() + ubar.size(), U.mutable_data());
-        return py::make_tuple(image(rho, grid.ny(), grid.nx()), U);
+        return py::make_tuple(R, U);
       }, py::arg("grid"), py::arg("positions"), py::arg("velocities"), py::arg("lam"),
       "Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)).");
   m.def("crowd_speed_field", [](const G& grid, const Array& rho, const Array& ubar, const P& params,
@@ -172,12 +171,13 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
         check_field_finite("rho", R.data(), R.size());
         check_field_finite("ubar", ubar.data(), ubar.size());
         Eigen::Map<const RowMatrix> U(ubar.data(), grid.n_cells(), 2);
-        RowMatrix S(4, grid.n_cells());
+        py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
+        Eigen::Map<RowMatrix> S(out.mutable_data(), 4, grid.n_cells());
         Mask closed;
         const Eigen::VectorXd none;
         if (time) grid.red_cells(*time, closed);
         speed_field(grid, params, R, U, closed, (!time && !grid.periodic().empty()) ? grid.expected_factor() : none, S);
-        return image4(S, grid.ny(), grid.nx());
+        return out;
       }, py::arg("grid"), py::arg("rho"), py::arg("ubar"), py::arg("params"), py::arg("time") = py::none(),
       "Speed field (4, ny, nx) of eq. 4.8-4.10; time=None: expected speed of periodic closures, else the actual speed at that time.");
   m.def("crowd_unit_cost", [](const G& grid, const Array& speed, const Array& discomfort, const P& params) {
@@ -185,9 +185,10 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
         auto D = cells(discomfort, "discomfort", grid.ny(), grid.nx());
         check_field_finite("speed", S.data(), S.size());
         check_field_finite("discomfort", D.data(), D.size());
-        RowMatrix C(4, grid.n_cells());
+        py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
+        Eigen::Map<RowMatrix> C(out.mutable_data(), 4, grid.n_cells());
         unit_cost(grid, params, S, D, C);
-        return image4(C, grid.ny(), grid.nx());
+        return out;
       }, py::arg("grid"), py::arg("speed"), py::arg("discomfort"), py::arg("params"),
       "Unit cost (4, ny, nx) of eq. 4.4, +inf where the speed is 0.");
   m.def("crowd_eikonal", [](const Array& cost, const py::object& goal, const py::object& blocked, double h,

@@ -213,30 +213,32 @@ void splat_density_add(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>&
 void speed_field(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<const Eigen::VectorXd>& rho,
                  const Eigen::Ref<const RowMatrix>& ubar, const std::vector<std::uint8_t>& closed,
                  const Eigen::Ref<const Eigen::VectorXd>& factor, Eigen::Ref<RowMatrix> speed) {
-  const Index nx = grid.nx(), ny = grid.ny(), n = grid.n_cells();
+  const Index nx = grid.nx(), ny = grid.ny();
   const double ih = 1.0 / grid.h(), slope_span = p.s_max - p.s_min, drho = p.rho_max - p.rho_min;
-  const auto& H = grid.height();
-  const auto& blocked = grid.blocked();
-  const bool use_closed = !closed.empty(), use_factor = factor.size() != 0;
+  const double* H = grid.height().data();
+  const std::uint8_t* blocked = grid.blocked().data();
+  const std::uint8_t* shut = closed.empty() ? nullptr : closed.data();
+  const double* fac = factor.size() != 0 ? factor.data() : nullptr;
+  const double* u = ubar.data();  // (n x 2) row-major
+  const Index step[4] = {1, nx, -1, -nx};
   for (Index j = 0; j < ny; ++j)
     for (Index i = 0; i < nx; ++i) {
       const Index M = j * nx + i;
+      const bool inside[4] = {i + 1 < nx, j + 1 < ny, i > 0, j > 0};
       for (int d = 0; d < 4; ++d) {
-        const Index N = grid.neighbour(i, j, d);
-        if (N < 0 || blocked[M] || blocked[N] || (use_closed && closed[N])) {
+        const Index N = M + step[d];
+        if (!inside[d] || blocked[M] || blocked[N] || (shut && shut[N])) {
           speed(d, M) = 0.0;
           continue;
         }
         const double s = std::clamp((H[N] - H[M]) * ih, p.s_min, p.s_max);
         const double fT = p.f_max + (s - p.s_min) / slope_span * (p.f_min - p.f_max);
-        const double fu = std::max(0.0, ubar(N, 0) * kDirDi[d] + ubar(N, 1) * kDirDj[d]);
+        const double fu = std::max(0.0, u[2 * N] * kDirDi[d] + u[2 * N + 1] * kDirDj[d]);
         const double w = std::clamp((rho[N] - p.rho_min) / drho, 0.0, 1.0);
-        double f = fT + w * (fu - fT);
-        if (use_factor) f *= factor[N];
-        speed(d, M) = f;
+        const double f = fT + w * (fu - fT);
+        speed(d, M) = fac ? f * fac[N] : f;
       }
     }
-  (void)n;
 }
 
 void unit_cost(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<const RowMatrix>& speed,
