@@ -1,12 +1,12 @@
 """
-directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds
 """
 from __future__ import annotations
 import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1619,4 +1619,190 @@ def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarr
     external torques; tau_min, tau_max (n,) torque limits. Divergence (a
     non-finite state or |q|, |qd| > max_state) stops the run and is reported in
     the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).
+    """
+class CrowdParams:
+    """
+    Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.8): unobstructed
+    speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
+    inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
+    cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
+    [0, f_max] and the slope range s_min < s_max. Immutable; invalid values raise
+    ValueError naming the parameter.
+    """
+    @staticmethod
+    def table_4_1(name: str) -> CrowdParams:
+        """
+        Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.
+        """
+    def __init__(self, f_max: typing.SupportsFloat, rho_min: typing.SupportsFloat, rho_max: typing.SupportsFloat, lam: typing.SupportsFloat, delta_min: typing.SupportsFloat, alpha: typing.SupportsFloat, beta: typing.SupportsFloat, gamma: typing.SupportsFloat, f_min: typing.SupportsFloat = 0.0, s_min: typing.SupportsFloat = 0.0, s_max: typing.SupportsFloat = 1.0) -> None:
+        ...
+    def to_dict(self) -> dict:
+        """
+        The parameters as a dict (Params(**{**p.to_dict(), 'gamma': 0.0}) makes a variant).
+        """
+    @property
+    def alpha(self) -> float: ...
+    @property
+    def beta(self) -> float: ...
+    @property
+    def delta_min(self) -> float: ...
+    @property
+    def f_max(self) -> float: ...
+    @property
+    def f_min(self) -> float: ...
+    @property
+    def gamma(self) -> float: ...
+    @property
+    def lam(self) -> float: ...
+    @property
+    def rho_max(self) -> float: ...
+    @property
+    def rho_min(self) -> float: ...
+    @property
+    def s_max(self) -> float: ...
+    @property
+    def s_min(self) -> float: ...
+class CrowdGrid:
+    """
+    The crowd's world: nx x ny cells of size h, cell (i, j) (row j, column i)
+    centred at ((i + 1/2) h, (j + 1/2) h), domain [0, nx h] x [0, ny h] (the
+    layout of MACGrid2D). height and discomfort are (ny, nx) floats (None: zero),
+    blocked a (ny, nx) bool mask of walls and obstacles.
+    """
+    def __init__(self, nx: typing.SupportsInt, ny: typing.SupportsInt, h: typing.SupportsFloat = 1.0, height: numpy.ndarray[numpy.float64] | None = None, discomfort: numpy.ndarray[numpy.float64] | None = None, blocked: typing.Any = None) -> None:
+        ...
+    def red(self, time: typing.SupportsFloat) -> numpy.typing.NDArray[numpy.bool_]:
+        """
+        (ny, nx) bool: cells closed by a red closure at `time` (steps).
+        """
+    def set_periodic(self, mask: typing.Any, green_fraction: typing.SupportsFloat, period: typing.SupportsFloat, phase: typing.SupportsFloat = 0.0) -> None:
+        """
+        Adds a periodic closure (traffic light): cells of mask (ny, nx) are closed while red, i.e. outside the first green_fraction of each period (time + phase, steps). Configure before building a Crowd.
+        """
+    @property
+    def blocked(self) -> numpy.typing.NDArray[numpy.bool_]: ...
+    @property
+    def discomfort(self) -> numpy.typing.NDArray[numpy.float64]: ...
+    @property
+    def expected_speed_factor(self) -> numpy.typing.NDArray[numpy.float64]: ...
+    @property
+    def h(self) -> float: ...
+    @property
+    def height(self) -> numpy.typing.NDArray[numpy.float64]: ...
+    @property
+    def n_faces(self) -> int: ...
+    @property
+    def nx(self) -> int: ...
+    @property
+    def ny(self) -> int: ...
+class CrowdAgent:
+    """
+    A moving obstacle (car, flying saucer) at path[step mod T] (path (T, 2)):
+    closes the cells within radius and, over the next lookahead path points,
+    adds discomfort_ahead to the discomfort and speed_ahead to the speed of
+    moves out of the cells within radius of them.
+    """
+    def __init__(self, path: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat, discomfort_ahead: typing.SupportsFloat = 0.0, speed_ahead: typing.SupportsFloat = 0.0, lookahead: typing.SupportsInt = 0) -> None:
+        ...
+    @property
+    def discomfort_ahead(self) -> float: ...
+    @property
+    def lookahead(self) -> int: ...
+    @property
+    def path(self) -> numpy.typing.NDArray[numpy.float64]: ...
+    @property
+    def radius(self) -> float: ...
+    @property
+    def speed_ahead(self) -> float: ...
+class CrowdRun:
+    """
+    Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stuck (K,) person indices.
+    """
+    @property
+    def active(self) -> numpy.typing.NDArray[numpy.bool_]: ...
+    @property
+    def positions(self) -> numpy.typing.NDArray[numpy.float64]: ...
+    @property
+    def step_times(self) -> numpy.typing.NDArray[numpy.float64]: ...
+    @property
+    def stuck(self) -> numpy.typing.NDArray[numpy.int64]: ...
+class Crowd:
+    """
+    A continuum crowd: an immutable model (grid, groups' goals and parameters,
+    options, agents) that threads may share, and this object's people and
+    buffers. Prefer directable.crowds.Crowd.
+    """
+    def __init__(self, grid: CrowdGrid, goals: list, positions: list, params: list[CrowdParams], predictive_steps: typing.SupportsInt = 0, predictive_scale: typing.SupportsFloat = 0.1, predictive_lambda: typing.SupportsFloat = 1.0, remove_on_arrival: bool = True, lam: typing.SupportsFloat = 2.0, delta_min: typing.SupportsFloat = 0.3, min_distance_iterations: typing.SupportsInt = 1, agents: list[CrowdAgent] = [], expected_periodic: bool = True) -> None:
+        ...
+    def cfl(self, dt: typing.SupportsFloat) -> float:
+        """
+        Largest speed * dt / h over the groups (> 1: people may skip cells).
+        """
+    def fields(self, group: typing.SupportsInt, threads: typing.SupportsInt = 0) -> dict:
+        """
+        The fields of the current state for one group: rho, ubar, discomfort (total g), speed (planning), speed_actual, cost, phi, velocity (N,), goal.
+        """
+    def occupied(self, group: typing.SupportsInt) -> numpy.typing.NDArray[numpy.bool_]:
+        """
+        (ny, nx) bool: cells holding a walking person of the group.
+        """
+    def run(self, steps: typing.SupportsInt, dt: typing.SupportsFloat = 1.0, threads: typing.SupportsInt = 0, before_step: typing.Any = None, progress: typing.Any = None) -> CrowdRun:
+        """
+        `steps` steps (GIL released); before_step(step) is called first each step; progress(done, total).
+        """
+    def set_goal(self, group: typing.SupportsInt, goal: typing.Any) -> None:
+        """
+        Replaces a group's goal (ny, nx) bool.
+        """
+    def step(self, dt: typing.SupportsFloat = 1.0, threads: typing.SupportsInt = 0) -> None:
+        """
+        One step of length dt (groups on `threads` threads, 0 = all).
+        """
+    @property
+    def active(self) -> numpy.typing.NDArray[numpy.bool_]: ...
+    @property
+    def arrived(self) -> numpy.typing.NDArray[numpy.bool_]: ...
+    @property
+    def grid(self) -> CrowdGrid: ...
+    @property
+    def group_of(self) -> numpy.typing.NDArray[numpy.int64]: ...
+    @property
+    def n_groups(self) -> int: ...
+    @property
+    def positions(self) -> numpy.typing.NDArray[numpy.float64]: ...
+    @property
+    def step_index(self) -> int: ...
+    @property
+    def stuck(self) -> numpy.typing.NDArray[numpy.bool_]: ...
+    @property
+    def time(self) -> float: ...
+    @property
+    def velocities(self) -> numpy.typing.NDArray[numpy.float64]: ...
+def crowd_close_pairs(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    (K, 2) pairs i < j at distance <= delta_min (cell binning).
+    """
+def crowd_eikonal(cost: numpy.ndarray[numpy.float64], goal: typing.Any, blocked: typing.Any = None, h: typing.SupportsFloat = 1.0, heap: str = 'indexed') -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Potential phi (ny, nx) by anisotropic fast marching of cost (4, ny, nx) from goal (ny, nx) bool; +inf where unreachable.
+    """
+def crowd_min_distance(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat, iterations: typing.SupportsInt = 1, grid: CrowdGrid | None = None) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Positions (P, 2) after `iterations` passes pushing every pair closer than delta_min apart symmetrically.
+    """
+def crowd_speed_field(grid: CrowdGrid, rho: numpy.ndarray[numpy.float64], ubar: numpy.ndarray[numpy.float64], params: CrowdParams, time: typing.SupportsFloat | None = None) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Speed field (4, ny, nx) of eq. 4.8-4.10; time=None: expected speed of periodic closures, else the actual speed at that time.
+    """
+def crowd_splat(grid: CrowdGrid, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], lam: typing.SupportsFloat) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+    """
+    Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)).
+    """
+def crowd_unit_cost(grid: CrowdGrid, speed: numpy.ndarray[numpy.float64], discomfort: numpy.ndarray[numpy.float64], params: CrowdParams) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Unit cost (4, ny, nx) of eq. 4.4, +inf where the speed is 0.
+    """
+def crowd_velocity_field(grid: CrowdGrid, phi: numpy.ndarray[numpy.float64], cost: numpy.ndarray[numpy.float64], speed: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    MAC velocity (N,) walking down phi (ny, nx) with the speeds (4, ny, nx).
     """
