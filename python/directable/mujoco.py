@@ -54,7 +54,11 @@ from . import lqr as _lqr
 from ._validate import as_float_array, integer, real
 
 _BAD_WARNINGS = tuple(int(w) for w in (_mj.mjtWarning.mjWARN_BADQACC, _mj.mjtWarning.mjWARN_BADQPOS,
-                                       _mj.mjtWarning.mjWARN_BADQVEL))
+                                       _mj.mjtWarning.mjWARN_BADQVEL, _mj.mjtWarning.mjWARN_BADCTRL))
+
+
+def _bad_warnings(data):
+    return sum(data.warning[k].number for k in _BAD_WARNINGS)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -271,8 +275,18 @@ def reference_rollout(model, x0, ctrl, data=None):
     spec = _mj.mjtState.mjSTATE_FULLPHYSICS
     s0 = np.empty(_mj.mj_stateSize(model, spec))
     _mj.mj_getState(model, d, s0, spec)
+    warn0 = _bad_warnings(d)
     states, _ = _rollout.rollout(model, d, s0[None], ctrl[None])
     states = states[0]
+    if _bad_warnings(d) != warn0:  # MuJoCo flagged a step: find which, with a plain loop
+        _mj.mj_setState(model, d, s0, spec)
+        for i in range(T):
+            w0 = _bad_warnings(d)
+            d.ctrl[:] = ctrl[i]
+            _mj.mj_step(model, d)
+            if _bad_warnings(d) != w0:
+                raise RuntimeError(f"reference_rollout diverged at step {i} (MuJoCo flagged the state or "
+                                   f"control as unstable)")
     # layout of mjSTATE_FULLPHYSICS: time, qpos, qvel, act, ...
     qpos = states[:, 1:1 + model.nq]
     qvel = states[:, 1 + model.nq:1 + model.nq + model.nv]
@@ -640,7 +654,7 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
     u = np.full((steps, model.nu if to_ctrl else nv), np.nan)
     x[0] = state(model, data)
     qpos[0] = data.qpos
-    warn0 = sum(data.warning[k].number for k in _BAD_WARNINGS)
+    warn0 = _bad_warnings(data)
     bad = -1
     step1, step2, mjstep = _mj.mj_step1, _mj.mj_step2, _mj.mj_step
     for i in range(steps):
@@ -661,7 +675,7 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
         else:
             mjstep(model, data)
         u[i] = w
-        warn = sum(data.warning[k].number for k in _BAD_WARNINGS)
+        warn = _bad_warnings(data)
         if (warn != warn0 or not np.all(np.isfinite(w)) or not np.all(np.isfinite(data.qvel))
                 or np.max(np.abs(data.qvel)) > max_state or np.max(np.abs(data.qpos)) > max_state):
             bad = i
