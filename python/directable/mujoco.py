@@ -455,11 +455,13 @@ class _SPDKernel:
         self.damping = np.array(model.dof_damping) if implicit else np.zeros(nv)
         self.diag = np.diag_indices(nv)
 
-    def __call__(self, data, q_ref_next, qd_ref_next, kp, kd, dt):
+    def __call__(self, data, q_ref_next, qd_ref_next, kp, kd, dt, tau_ff=None):
         m = self.model
         _full_mass(m, data, self.M)
         self.M[self.diag] += dt * self.damping
         C = data.qfrc_bias - data.qfrc_passive
+        if tau_ff is not None:  # a feed-forward torque enters the prediction like a known force
+            C -= tau_ff
         self.qpred[:] = data.qpos
         self.qd[:] = data.qvel
         _mj.mj_integratePos(m, self.qpred, self.qd, dt)
@@ -556,13 +558,15 @@ class SPDTracker:
     kp, kd : scalar, (nv,) or (T, nv) gains (a schedule), >= 0
     actuated : (nv,) bool mask (None: all DOFs)
     controller : "spd" (eq. 11) or "pd" (explicit: ``-kp (q (-) qbar_n) - kd (qd - qdbar_n)``)
+    tau_ff : (T, nv) feed-forward torques added to the servo's (e.g. ``inverse_dynamics`` of the
+        reference); None for none
 
     The torques go to ``data.qfrc_applied``.
     """
 
     target = "qfrc"
 
-    def __init__(self, model, qpos_ref, qvel_ref, kp, kd, actuated=None, controller="spd"):
+    def __init__(self, model, qpos_ref, qvel_ref, kp, kd, actuated=None, controller="spd", tau_ff=None):
         _check_model(model)
         self.model = model
         self.qpos_ref = normalize_quaternions(model, _array(qpos_ref, "qpos_ref", (-1, model.nq)), "qpos_ref")
@@ -580,6 +584,7 @@ class SPDTracker:
         if self.actuated is not None:
             self.kp[:, ~self.actuated] = 0.0
             self.kd[:, ~self.actuated] = 0.0
+        self.tau_ff = None if tau_ff is None else _array(tau_ff, "tau_ff", (T, model.nv))
         self.steps = T
         self._e = np.zeros(model.nv)
         self._kernel = _SPDKernel(model)
@@ -588,11 +593,55 @@ class SPDTracker:
     def control(self, i, data) -> np.ndarray:
         """Torques (nv,) at step ``i``; for "spd" ``M`` and ``C`` must be current (after ``mj_step1``)."""
         m = self.model
+        return self._torque(i, data, self.kp[i], self.kd[i], self.qpos_ref[i + 1])
+
+    def _torque(self, i, data, kp, kd, q_ref_next):
+        m = self.model
+        ff = None if self.tau_ff is None else self.tau_ff[i]
         if self.controller == "spd":
-            return self._kernel(data, self.qpos_ref[i + 1], self.qvel_ref[i + 1], self.kp[i], self.kd[i],
-                                m.opt.timestep)[0]
-        _mj.mj_differentiatePos(m, self._e, 1.0, self.qpos_ref[i], data.qpos)
-        return -self.kp[i] * self._e - self.kd[i] * (data.qvel - self.qvel_ref[i])
+            tau = self._kernel(data, q_ref_next, self.qvel_ref[i + 1], kp, kd, m.opt.timestep, ff)[0]
+        else:
+            _mj.mj_differentiatePos(m, self._e, 1.0, self.qpos_ref[i], data.qpos)
+            tau = -kp * self._e - kd * (data.qvel - self.qvel_ref[i])
+        return tau if ff is None else tau + ff
+
+
+def reference_velocities(model, qpos_ref, dt):
+    """Velocities (T+1, nv) and accelerations (T+1, nv) of a ``qpos`` sequence (T+1, nq) sampled
+    every ``dt`` s: centred tangent differences (one-sided at the ends)."""
+    _check_model(model)
+    q = normalize_quaternions(model, qpos_ref, "qpos_ref")
+    if q.ndim != 2 or q.shape[0] < 2:
+        raise ValueError(f"qpos_ref must have shape (T+1, {model.nq}) with T >= 1, got {q.shape}")
+    dt = real(dt, "dt")
+    if not dt > 0:
+        raise ValueError(f"dt must be > 0, got {dt}")
+    T1 = q.shape[0]
+    step = np.zeros((T1 - 1, model.nv))  # (q_{i+1} (-) q_i) / dt
+    for i in range(T1 - 1):
+        _mj.mj_differentiatePos(model, step[i], dt, q[i], q[i + 1])
+    v = np.empty((T1, model.nv))
+    v[0], v[-1] = step[0], step[-1]
+    v[1:-1] = 0.5 * (step[:-1] + step[1:])
+    a = np.gradient(v, dt, axis=0)
+    return v, a
+
+
+def inverse_dynamics(model, qpos, qvel, qacc) -> np.ndarray:
+    """Generalized forces (T, nv) that produce ``qacc`` at ``(qpos, qvel)`` (``mj_inverse``,
+    contacts included as MuJoCo computes them): feed-forward torques of a reference."""
+    _check_model(model)
+    q = np.atleast_2d(normalize_quaternions(model, qpos, "qpos"))
+    T = q.shape[0]
+    v = _array(np.atleast_2d(qvel), "qvel", (T, model.nv))
+    a = _array(np.atleast_2d(qacc), "qacc", (T, model.nv))
+    d = _mj.MjData(model)
+    out = np.empty((T, model.nv))
+    for i in range(T):
+        d.qpos[:], d.qvel[:], d.qacc[:] = q[i], v[i], a[i]
+        _mj.mj_inverse(model, d)
+        out[i] = d.qfrc_inverse
+    return out
 
 
 # ----------------------------------------------------------------------------- the closed loop
@@ -694,4 +743,5 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
 
 __all__ = ["nx", "state", "set_state", "qpos_of", "tangent_of", "difference", "normalize_quaternions",
            "linearize", "reference_rollout", "LQRTracker", "SPDTracker", "spd", "gain_schedule",
-           "zordan_hodgins_schedule", "supported_mass", "run", "RunResult"]
+           "zordan_hodgins_schedule", "supported_mass", "reference_velocities", "inverse_dynamics", "run",
+           "RunResult"]
