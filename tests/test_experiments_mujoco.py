@@ -93,3 +93,23 @@ def test_plots_return_axes():
     ax = ms.plot_stick(m, r.qpos[r.contact_step])
     assert ax.get_xlabel() == "x (m)"
     plt.close("all")
+
+
+def test_peer_spd_and_implicit_position_actuators_are_stable_where_explicit_pd_diverges():
+    from directable.experiments import mujoco_peer as mp
+    dt = 1 / 30
+    runs = {c: mp.track(c, 1e4, dt, hold=0.0) for c in mp.CONTROLLERS}  # kp = 1e4 m_sup
+    assert runs["pd"].diverged_at >= 0 and not runs["pd"].stable
+    assert runs["spd"].stable and np.nanmax(runs["spd"].error) < 0.1
+    assert runs["position"].stable
+    assert runs["spd"].smoothness < runs["position"].smoothness
+    assert runs["spd"].tau.shape == (runs["spd"].qpos.shape[0] - 1, 24)
+    k_pd = mp.largest_stable_gain("pd", dt, iters=5)
+    assert 0 < k_pd < 1e4
+    assert not mp.track("pd", 2 * k_pd, dt, hold=0.0).stable
+    assert mp.largest_stable_gain("spd", dt, iters=2) == 1e8
+    rows = mp.compare(dts=(1 / 30,), iters=2, hold=0.0)
+    assert [r["controller"] for r in rows] == list(mp.CONTROLLERS)
+    assert "| spd | 1/30 |" in mp.table(rows)
+    with pytest.raises(ValueError, match="controller must be one of"):
+        mp.track("lqr", 1.0)
