@@ -113,3 +113,13 @@ def test_peer_spd_and_implicit_position_actuators_are_stable_where_explicit_pd_d
     assert "| spd | 1/30 |" in mp.table(rows)
     with pytest.raises(ValueError, match="controller must be one of"):
         mp.track("lqr", 1.0)
+
+
+def test_lqr_balances_the_upper_body_under_a_push_and_it_falls_without_feedback():
+    m, r, _ = ms.balance_run(steps=250)
+    lean = r.x[:, 1]  # spine rotation about y (rad)
+    assert not r.diverged
+    assert 0.005 < np.max(np.abs(lean)) < 0.2
+    assert np.max(np.abs(r.x[-1, :14])) < 0.01  # the upper body is back upright
+    m, r, _ = ms.balance_run(steps=250, feedback=False)
+    assert r.diverged or np.nanmax(np.abs(r.x[:, :3])) > 0.5

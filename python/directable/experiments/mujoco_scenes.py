@@ -348,3 +348,61 @@ def plot_stick(model, qpos, ax=None, color="C0", ball=True):
     ax.set_xlabel("x (m)")
     ax.set_ylabel("z (m)")
     return ax
+
+
+UPPER_BODY = ("spine", "neck", "shoulder_r", "elbow_r", "shoulder_l", "elbow_l")
+
+
+def balance_model(dt=0.01):
+    """The humanoid with its pelvis welded at 1 m and a torque motor (N m) on each upper-body DOF
+    (spine, neck, shoulders, elbows: 14); the legs hang unactuated. Upright, the trunk is an
+    inverted pendulum on the ball joint of the spine."""
+    xml = humanoid_xml().replace('<freejoint name="root"/>', "")
+    base = dm._mj.MjModel.from_xml_string(xml)
+    motors = []
+    for name in UPPER_BODY:
+        if int(base.joint(name).type[0]) == 1:
+            motors += [f'<motor joint="{name}" gear="{a}"/>' for a in ("1 0 0", "0 1 0", "0 0 1")]
+        else:
+            motors.append(f'<motor joint="{name}" gear="1"/>')
+    xml = xml.replace("</mujoco>", "<actuator>" + "".join(motors) + "</actuator></mujoco>")
+    m = dm._mj.MjModel.from_xml_string(xml)
+    m.opt.timestep = real(dt, "dt")
+    return m
+
+
+def balance_run(steps=300, push=150.0, push_steps=(50, 60), dt=0.01, Q_pos=100.0, R=1e-3, feedback=True):
+    """LQR balance of the upper body: linearize (``directable.mujoco.linearize``) at the upright
+    pose with the gravity-holding torques as ``ctrl_ref``, solve the Riccati sweep and run it
+    (``directable.mujoco.run``) with a horizontal push of ``push`` N on the torso (+x) during
+    ``push_steps``; ``feedback=False`` applies ``ctrl_ref`` alone. Returns ``(model, RunResult, x_ref)``; the torso's lean is ``x[:, 1]``
+    (spine rotation about y, rad)."""
+    mujoco = dm._mj
+    m = balance_model(dt)
+    steps = int(steps)
+    x_ref = np.zeros((steps + 1, dm.nx(m)))
+    # torques that hold the upright pose: inverse dynamics at rest, mapped to the motors
+    tau = dm.inverse_dynamics(m, m.qpos0, np.zeros(m.nv), np.zeros(m.nv))[0]
+    gear = np.zeros((m.nu, m.nv))
+    for a in range(m.nu):
+        d0 = int(m.jnt_dofadr[m.actuator_trnid[a, 0]])
+        g = m.actuator_gear[a]
+        if int(m.jnt_type[m.actuator_trnid[a, 0]]) == 1:
+            gear[a, d0:d0 + 3] = g[:3]
+        else:
+            gear[a, d0] = g[0]
+    ctrl_ref = np.tile(np.linalg.lstsq(gear.T, tau, rcond=None)[0], (steps, 1))
+    Q = np.diag(np.r_[np.full(m.nv, Q_pos), np.ones(m.nv)])
+    if feedback:
+        tracker = dm.LQRTracker.from_linearization(m, x_ref, ctrl_ref, Q, R)
+    else:
+        tracker = dm.LQRTracker(m, x_ref, np.zeros((m.nu, dm.nx(m))), ctrl_ref)
+    data = mujoco.MjData(m)
+    torso = m.body("torso").id
+
+    def shove(i, model, d):
+        d.xfrc_applied[torso, :] = 0.0
+        if push_steps[0] <= i < push_steps[1]:
+            d.xfrc_applied[torso, 0] = push
+
+    return m, dm.run(m, data, tracker, steps, disturbance=shove), x_ref
