@@ -324,3 +324,26 @@ def test_missing_mujoco_raises_import_error_with_the_install_line():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert 'pip install "directable[mujoco]"' in out
     importlib.import_module("directable.mujoco")
+
+
+def test_spd_by_implicit_damping_equals_the_explicit_solve_and_restores_the_model():
+    h = asset("humanoid.xml")
+    T = 30
+    rng = np.random.default_rng(5)
+    q_ref = np.tile(h.qpos0, (T + 1, 1))
+    q_ref[:, 7:] += 0.2 * np.sin(np.linspace(0, 2, T + 1))[:, None]
+    kp = np.abs(rng.normal(size=(T, h.nv))) * 1e3 * dm.supported_mass(h)
+    runs = {}
+    damping0 = h.dof_damping.copy()
+    for method in ("solve", "damping"):
+        d = mujoco.MjData(h)
+        with pytest.warns(UserWarning, match="normalised"):
+            tr = dm.SPDTracker(h, q_ref, None, kp, 3 * kp * h.opt.timestep, method=method)
+        runs[method] = dm.run(h, d, tr, T)
+        np.testing.assert_array_equal(h.dof_damping, damping0)
+    np.testing.assert_allclose(runs["damping"].qpos, runs["solve"].qpos, atol=1e-9)
+    np.testing.assert_allclose(runs["damping"].u, runs["solve"].u, rtol=1e-7, atol=1e-6 * np.abs(runs["solve"].u).max())
+    h.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
+    with pytest.raises(ValueError, match="method 'damping' needs"):
+        dm.SPDTracker(h, h.qpos0[None].repeat(2, 0), None, 1.0, 1.0, method="damping")
+    assert dm.SPDTracker(h, h.qpos0[None].repeat(2, 0), None, 1.0, 1.0).method == "solve"

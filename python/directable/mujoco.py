@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -436,6 +437,17 @@ def supported_mass(model) -> np.ndarray:
     return np.asarray(model.body_subtreemass[model.dof_bodyid], dtype=float).copy()
 
 
+def _implicit_damping(model):
+    integ = int(model.opt.integrator)
+    if integ in (int(_mj.mjtIntegrator.mjINT_IMPLICIT), int(_mj.mjtIntegrator.mjINT_IMPLICITFAST)):
+        return True
+    return integ == int(_mj.mjtIntegrator.mjINT_EULER) and not (
+        int(model.opt.disableflags) & int(_mj.mjtDisableBit.mjDSBL_EULERDAMP))
+
+
+_KERNELS = weakref.WeakKeyDictionary()  # spd()'s buffers, per model
+
+
 class _SPDKernel:
     """Per-model buffers and constants of ``spd`` (no argument checks: callers check)."""
 
@@ -448,11 +460,9 @@ class _SPDKernel:
         self.qd = np.zeros(nv)
         self.qd_dt = np.zeros(nv)
         self.zero = np.zeros(nv)
-        integ = int(model.opt.integrator)
-        implicit = integ in (int(_mj.mjtIntegrator.mjINT_IMPLICIT), int(_mj.mjtIntegrator.mjINT_IMPLICITFAST)) or (
-            integ == int(_mj.mjtIntegrator.mjINT_EULER)
-            and not (int(model.opt.disableflags) & int(_mj.mjtDisableBit.mjDSBL_EULERDAMP)))
-        self.damping = np.array(model.dof_damping) if implicit else np.zeros(nv)
+        self.damping = np.array(model.dof_damping) if _implicit_damping(model) else np.zeros(nv)
+        starts = _quat_slices(model)
+        self.quat_idx = starts[:, None] + np.arange(4)[None, :]
         self.diag = np.diag_indices(nv)
 
     def __call__(self, data, q_ref_next, qd_ref_next, kp, kd, dt, tau_ff=None):
@@ -512,9 +522,14 @@ def spd(model, data, q_ref_next, qd_ref_next, kp, kd, dt=None, actuated=None, fo
     dt = model.opt.timestep if dt is None else real(dt, "dt")
     if not dt > 0:
         raise ValueError(f"dt must be > 0, got {dt}")
+    kernel = _KERNELS.get(model)
+    if kernel is None:
+        kernel = _KERNELS[model] = _SPDKernel(model)
     q_ref_next = _array(q_ref_next, "q_ref_next", (nq,))
-    if _quat_slices(model).size:
-        q_ref_next = normalize_quaternions(model, q_ref_next, "q_ref_next")
+    if kernel.quat_idx.size:
+        norm = np.sqrt(np.sum(np.square(q_ref_next[kernel.quat_idx]), axis=1))
+        if np.any(np.abs(norm - 1.0) > 1e-12):
+            q_ref_next = normalize_quaternions(model, q_ref_next, "q_ref_next")
     qd_ref_next = np.zeros(nv) if qd_ref_next is None else _array(qd_ref_next, "qd_ref_next", (nv,))
     kp = _gain(kp, nv, "kp")
     kd = _gain(kd, nv, "kd")
@@ -525,7 +540,8 @@ def spd(model, data, q_ref_next, qd_ref_next, kp, kd, dt=None, actuated=None, fo
     if forward:
         _mj.mj_fwdPosition(model, data)
         _mj.mj_fwdVelocity(model, data)
-    tau, qacc = _SPDKernel(model)(data, q_ref_next, qd_ref_next, kp, kd, dt)
+    kernel.damping = model.dof_damping if _implicit_damping(model) else kernel.zero
+    tau, qacc = kernel(data, q_ref_next, qd_ref_next, kp, kd, dt)
     return (tau, qacc) if return_qacc else tau
 
 
@@ -543,9 +559,9 @@ def _gain(k, nv, name):
     k = as_float_array(k, name)
     if k.shape not in ((), (nv,)):
         raise ValueError(f"{name} must be a scalar or ({nv},), got shape {k.shape}")
-    if not np.all(np.isfinite(k)) or np.any(k < 0):
+    if not (k.min() >= 0 and np.isfinite(k.max())):
         raise ValueError(f"{name} must be finite and >= 0, got min {float(np.min(k))}")
-    return np.ascontiguousarray(np.broadcast_to(k, (nv,)))
+    return k if k.ndim else np.full(nv, float(k))
 
 
 class SPDTracker:
@@ -560,13 +576,23 @@ class SPDTracker:
     controller : "spd" (eq. 11) or "pd" (explicit: ``-kp (q (-) qbar_n) - kd (qd - qdbar_n)``)
     tau_ff : (T, nv) feed-forward torques added to the servo's (e.g. ``inverse_dynamics`` of the
         reference); None for none
+    method : how "spd" solves eq. 11. "solve": ``spd``'s explicit ``(M + dt D + dt Kd)``
+        solve (mj_fullM, C++ Cholesky) after ``mj_step1``. "damping": eq. 11 is the servo
+        ``-Kp p + Kd qdbar`` applied explicitly plus ``Kd`` as joint damping that MuJoCo's
+        integrator already treats implicitly: ``(M + dt (D + Kd)) qdd = -C - D qd - Kd qd
+        - Kp p + Kd qdbar`` is eq. 11 term by term, and MuJoCo's own factorization does
+        the solve (``model.dof_damping`` holds ``D + Kd`` during a step and is restored by
+        ``run``); the torque ``-Kp p - Kd (qd + dt qdd - qdbar)`` is recovered from the next
+        velocity. "auto" (default): "damping" where the integrator treats damping
+        implicitly (Euler with eulerdamp, implicit, implicitfast), else "solve".
 
     The torques go to ``data.qfrc_applied``.
     """
 
     target = "qfrc"
 
-    def __init__(self, model, qpos_ref, qvel_ref, kp, kd, actuated=None, controller="spd", tau_ff=None):
+    def __init__(self, model, qpos_ref, qvel_ref, kp, kd, actuated=None, controller="spd", tau_ff=None,
+                 method="auto"):
         _check_model(model)
         self.model = model
         self.qpos_ref = normalize_quaternions(model, _array(qpos_ref, "qpos_ref", (-1, model.nq)), "qpos_ref")
@@ -588,17 +614,49 @@ class SPDTracker:
         self.steps = T
         self._e = np.zeros(model.nv)
         self._kernel = _SPDKernel(model)
-        self.needs_forward = controller == "spd"
+        if method not in ("auto", "solve", "damping"):
+            raise ValueError(f"method must be 'auto', 'solve' or 'damping', got {method!r}")
+        implicit = _implicit_damping(model)
+        if method == "damping" and not implicit:
+            raise ValueError("method 'damping' needs an integrator that treats joint damping implicitly "
+                             f"(Euler, implicit, implicitfast), got {model.opt.integrator}")
+        self.method = ("damping" if implicit else "solve") if method == "auto" else method
+        self.needs_forward = controller == "spd" and self.method == "solve"
+        self._dt = float(model.opt.timestep)
+        self._qpred = np.zeros(model.nq)
+        self._damp0 = np.array(model.dof_damping)
+        self._damp_view = model.dof_damping
+        self._kd_used = np.zeros((T, model.nv))
 
     def control(self, i, data) -> np.ndarray:
-        """Torques (nv,) at step ``i``; for "spd" ``M`` and ``C`` must be current (after ``mj_step1``)."""
-        m = self.model
+        """Servo input (nv,) for step ``i``: the torque ("pd", "spd" by "solve"; ``M`` and ``C``
+        current, after ``mj_step1``), or for "spd" by "damping" the explicit part ``-Kp p + Kd
+        qdbar (+ tau_ff)`` with ``model.dof_damping`` set to ``D + Kd`` for the step."""
         return self._torque(i, data, self.kp[i], self.kd[i], self.qpos_ref[i + 1])
+
+    def reset(self):
+        """Nothing to rewind (the step index comes with each call)."""
+
+    def finish(self, u, qvel_next):
+        """After a run: restore ``model.dof_damping``; turn the inputs ``u`` (T, nv) of the
+        "damping" method into the torques ``u - Kd qvel_next``."""
+        self._damp_view[:] = self._damp0
+        if self.controller == "spd" and self.method == "damping":
+            u = u - self._kd_used[:u.shape[0]] * qvel_next[:u.shape[0]]
+        return u
 
     def _torque(self, i, data, kp, kd, q_ref_next):
         m = self.model
         ff = None if self.tau_ff is None else self.tau_ff[i]
-        if self.controller == "spd":
+        if self.controller == "spd" and self.method == "damping":
+            qpred = self._qpred
+            qpred[:] = data.qpos
+            _mj.mj_integratePos(m, qpred, data.qvel, self._dt)
+            _mj.mj_differentiatePos(m, self._e, 1.0, q_ref_next, qpred)
+            np.add(self._damp0, kd, out=self._damp_view)
+            self._kd_used[i] = kd
+            tau = kd * self.qvel_ref[i + 1] - kp * self._e
+        elif self.controller == "spd":
             tau = self._kernel(data, q_ref_next, self.qvel_ref[i + 1], kp, kd, m.opt.timestep, ff)[0]
         else:
             _mj.mj_differentiatePos(m, self._e, 1.0, self.qpos_ref[i], data.qpos)
@@ -672,13 +730,13 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
         (N, N m), or a callable ``f(i, model, data)`` that sets e.g.
         ``data.xfrc_applied`` before step ``i``; None for none
     callback : optional ``f(i, model, data)`` after each step (e.g. to record)
-    max_state : ``|qpos|`` or ``|qvel|`` beyond this counts as divergence
+    max_state : ``|qvel|`` (2-norm) beyond this counts as divergence
 
     Returns
     -------
-    RunResult; a divergence (non-finite state, MuJoCo's bad-acceleration /
-    bad-state warnings, or ``max_state``) is reported with its step index in
-    ``diverged_at`` and as a ``RuntimeWarning``.
+    RunResult; a divergence (a non-finite control or velocity, MuJoCo's
+    reset after a bad acceleration / state, or ``max_state``) is reported
+    with its step index in ``diverged_at`` and as a ``RuntimeWarning``.
     """
     _check_model(model, data)
     if tracker is None or not hasattr(tracker, "control"):
@@ -686,6 +744,7 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
     steps = integer(steps, "steps")
     if not 1 <= steps <= tracker.steps:
         raise ValueError(f"steps must be in [1, {tracker.steps}] (the tracker's reference), got {steps}")
+    max_state = real(max_state, "max_state")
     nv = model.nv
     dist_fn = None
     dist = None
@@ -697,45 +756,49 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
     split = getattr(tracker, "needs_forward", False)
     if hasattr(tracker, "reset"):
         tracker.reset()
-    n = nx(model)
-    x = np.full((steps + 1, n), np.nan)
     qpos = np.full((steps + 1, model.nq), np.nan)
+    qvel = np.full((steps + 1, nv), np.nan)
+    act = np.full((steps + 1, model.na), np.nan)
     u = np.full((steps, model.nu if to_ctrl else nv), np.nan)
-    x[0] = state(model, data)
-    qpos[0] = data.qpos
-    warn0 = _bad_warnings(data)
+    qpos[0], qvel[0], act[0] = data.qpos, data.qvel, data.act
+    limit2 = max_state * max_state
     bad = -1
-    step1, step2, mjstep = _mj.mj_step1, _mj.mj_step2, _mj.mj_step
-    for i in range(steps):
-        if split:
-            step1(model, data)
-        w = tracker.control(i, data)
-        if to_ctrl:
-            data.ctrl[:] = w
-            data.qfrc_applied[:] = 0.0
-        else:
-            data.qfrc_applied[:] = w
-        if dist is not None:
-            data.qfrc_applied += dist[i]
-        if dist_fn is not None:
-            dist_fn(i, model, data)
-        if split:
-            step2(model, data)
-        else:
-            mjstep(model, data)
-        u[i] = w
-        warn = _bad_warnings(data)
-        if (warn != warn0 or not np.all(np.isfinite(w)) or not np.all(np.isfinite(data.qvel))
-                or np.max(np.abs(data.qvel)) > max_state or np.max(np.abs(data.qpos)) > max_state):
-            bad = i
-            u[i] = np.nan
-            break
-        qpos[i + 1] = data.qpos
-        _mj.mj_differentiatePos(model, x[i + 1, :nv], 1.0, model.qpos0, data.qpos)
-        x[i + 1, nv:2 * nv] = data.qvel
-        x[i + 1, 2 * nv:] = data.act
-        if callback is not None:
-            callback(i, model, data)
+    step1, step2, mjstep, control = _mj.mj_step1, _mj.mj_step2, _mj.mj_step, tracker.control
+    d_qvel, d_qpos, d_act = data.qvel, data.qpos, data.act  # views into MjData
+    d_in = data.ctrl if to_ctrl else data.qfrc_applied
+    if to_ctrl:
+        data.qfrc_applied[:] = 0.0
+    try:
+        for i in range(steps):
+            t_prev = data.time
+            if split:
+                step1(model, data)
+            w = control(i, data)
+            d_in[:] = w
+            if dist is not None:
+                data.qfrc_applied[:] = dist[i] if to_ctrl else data.qfrc_applied + dist[i]
+            if dist_fn is not None:
+                dist_fn(i, model, data)
+            if split:
+                step2(model, data)
+            else:
+                mjstep(model, data)
+            u[i] = w
+            # MuJoCo resets a state gone bad (time back to 0); a NaN fails the comparison
+            if not (d_qvel @ d_qvel <= limit2 and data.time > t_prev and w @ w < np.inf):
+                bad = i
+                u[i] = np.nan
+                break
+            qpos[i + 1], qvel[i + 1], act[i + 1] = d_qpos, d_qvel, d_act
+            if callback is not None:
+                callback(i, model, data)
+    finally:
+        if hasattr(tracker, "finish"):
+            u = tracker.finish(u, qvel[1:])
+    x = np.full((steps + 1, nx(model)), np.nan)
+    for i in range(steps + 1 if bad < 0 else bad + 1):
+        _mj.mj_differentiatePos(model, x[i, :nv], 1.0, model.qpos0, qpos[i])
+    x[:, nv:2 * nv], x[:, 2 * nv:] = qvel, act
     if bad >= 0:
         warnings.warn(f"run diverged at step {bad}", RuntimeWarning, stacklevel=2)
     return RunResult(x, qpos, u, bad >= 0, bad)

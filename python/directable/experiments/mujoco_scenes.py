@@ -161,8 +161,9 @@ class _ReactiveServo(dm.SPDTracker):
         self.scale, self.root_kp = scale, root_kp
         dt = model.opt.timestep
         kp = k_t * scale + root_kp
+        # "solve" steps with mj_step1 / mj_step2: the contacts seen by control() are the current ones
         super().__init__(model, qpos_ref, qvel_ref, kp, ratio * kp * dt, actuated=None, controller=controller,
-                         tau_ff=tau_ff)
+                         tau_ff=tau_ff, method="solve")
         self.gain = np.full(self.steps, k_t)
         self.contact_step = -1
         self.ball_geom = model.geom("ball").id if "ball" in [model.geom(i).name for i in range(model.ngeom)] else -1
