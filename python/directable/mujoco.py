@@ -58,6 +58,9 @@ _BAD_WARNINGS = tuple(int(w) for w in (_mj.mjtWarning.mjWARN_BADQACC, _mj.mjtWar
                                        _mj.mjtWarning.mjWARN_BADQVEL, _mj.mjtWarning.mjWARN_BADCTRL))
 
 
+_MAXVAL = 1e10  # MuJoCo's mjMAXVAL: a larger control or force is "bad"
+
+
 def _bad_warnings(data):
     return sum(data.warning[k].number for k in _BAD_WARNINGS)
 
@@ -627,11 +630,23 @@ class SPDTracker:
         self._damp0 = np.array(model.dof_damping)
         self._damp_view = model.dof_damping
         self._kd_used = np.zeros((T, model.nv))
+        self._custom_kd = False  # _torque() was called with gains other than the schedule's
+        self._fast = controller == "spd" and self.method == "damping" and self.tau_ff is None
+        self._kdq = self.kd * self.qvel_ref[1:] if self._fast else None
+        self._tau = np.zeros(model.nv)
 
     def control(self, i, data) -> np.ndarray:
         """Servo input (nv,) for step ``i``: the torque ("pd", "spd" by "solve"; ``M`` and ``C``
         current, after ``mj_step1``), or for "spd" by "damping" the explicit part ``-Kp p + Kd
         qdbar (+ tau_ff)`` with ``model.dof_damping`` set to ``D + Kd`` for the step."""
+        if self._fast:
+            m, qpred, e, tau = self.model, self._qpred, self._e, self._tau
+            qpred[:] = data.qpos
+            _mj.mj_integratePos(m, qpred, data.qvel, self._dt)
+            _mj.mj_differentiatePos(m, e, 1.0, self.qpos_ref[i + 1], qpred)
+            np.add(self._damp0, self.kd[i], out=self._damp_view)
+            np.multiply(self.kp[i], e, out=tau)
+            return np.subtract(self._kdq[i], tau, out=tau)
         return self._torque(i, data, self.kp[i], self.kd[i], self.qpos_ref[i + 1])
 
     def reset(self):
@@ -642,7 +657,9 @@ class SPDTracker:
         "damping" method into the torques ``u - Kd qvel_next``."""
         self._damp_view[:] = self._damp0
         if self.controller == "spd" and self.method == "damping":
-            u = u - self._kd_used[:u.shape[0]] * qvel_next[:u.shape[0]]
+            kd = self._kd_used if self._custom_kd else self.kd
+            u = u - kd[:u.shape[0]] * qvel_next[:u.shape[0]]
+        self._custom_kd = False
         return u
 
     def _torque(self, i, data, kp, kd, q_ref_next):
@@ -655,6 +672,7 @@ class SPDTracker:
             _mj.mj_differentiatePos(m, self._e, 1.0, q_ref_next, qpred)
             np.add(self._damp0, kd, out=self._damp_view)
             self._kd_used[i] = kd
+            self._custom_kd = True
             tau = kd * self.qvel_ref[i + 1] - kp * self._e
         elif self.controller == "spd":
             tau = self._kernel(data, q_ref_next, self.qvel_ref[i + 1], kp, kd, m.opt.timestep, ff)[0]
@@ -730,12 +748,12 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
         (N, N m), or a callable ``f(i, model, data)`` that sets e.g.
         ``data.xfrc_applied`` before step ``i``; None for none
     callback : optional ``f(i, model, data)`` after each step (e.g. to record)
-    max_state : ``|qvel|`` (2-norm) beyond this counts as divergence
+    max_state : ``|qpos|`` or ``|qvel|`` beyond this counts as divergence
 
     Returns
     -------
-    RunResult; a divergence (a non-finite control or velocity, MuJoCo's
-    reset after a bad acceleration / state, or ``max_state``) is reported
+    RunResult; a divergence (a control or torque beyond 1e10 or not finite,
+    MuJoCo's reset after a bad acceleration / state, or ``max_state``) is reported
     with its step index in ``diverged_at`` and as a ``RuntimeWarning``.
     """
     _check_model(model, data)
@@ -761,13 +779,14 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
     act = np.full((steps + 1, model.na), np.nan)
     u = np.full((steps, model.nu if to_ctrl else nv), np.nan)
     qpos[0], qvel[0], act[0] = data.qpos, data.qvel, data.act
-    limit2 = max_state * max_state
     bad = -1
     step1, step2, mjstep, control = _mj.mj_step1, _mj.mj_step2, _mj.mj_step, tracker.control
     d_qvel, d_qpos, d_act = data.qvel, data.qpos, data.act  # views into MjData
     d_in = data.ctrl if to_ctrl else data.qfrc_applied
+    has_act = model.na > 0
     if to_ctrl:
         data.qfrc_applied[:] = 0.0
+    done = 0
     try:
         for i in range(steps):
             t_prev = data.time
@@ -784,17 +803,30 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
             else:
                 mjstep(model, data)
             u[i] = w
-            # MuJoCo resets a state gone bad (time back to 0); a NaN fails the comparison
-            if not (d_qvel @ d_qvel <= limit2 and data.time > t_prev and w @ w < np.inf):
+            done = i + 1
+            if not data.time > t_prev:  # MuJoCo reset a state gone bad (time back to 0)
                 bad = i
-                u[i] = np.nan
                 break
-            qpos[i + 1], qvel[i + 1], act[i + 1] = d_qpos, d_qvel, d_act
+            qpos[i + 1], qvel[i + 1] = d_qpos, d_qvel
+            if has_act:
+                act[i + 1] = d_act
             if callback is not None:
                 callback(i, model, data)
     finally:
         if hasattr(tracker, "finish"):
             u = tracker.finish(u, qvel[1:])
+    # the first step whose input or resulting state is non-finite or beyond max_state
+    ok = (np.all(np.abs(u[:done]) < _MAXVAL, axis=1)
+          & np.all(np.abs(qvel[1:done + 1]) <= max_state, axis=1)
+          & np.all(np.abs(qpos[1:done + 1]) <= max_state, axis=1))
+    if bad >= 0:
+        ok[bad] = False
+    if not np.all(ok):
+        bad = int(np.argmin(ok))
+        u[bad:] = np.nan
+        qpos[bad + 1:] = np.nan
+        qvel[bad + 1:] = np.nan
+        act[bad + 1:] = np.nan
     x = np.full((steps + 1, nx(model)), np.nan)
     for i in range(steps + 1 if bad < 0 else bad + 1):
         _mj.mj_differentiatePos(model, x[i, :nv], 1.0, model.qpos0, qpos[i])
