@@ -214,7 +214,7 @@ def test_spd_matches_a_numpy_transcription_of_eq_11_with_a_ball_joint():
     kp, kd, dt = np.array([300.0, 200, 100, 50]), np.array([30.0, 20, 10, 5]), 0.02
     tau, qacc = dm.spd(m, d, q_ref, qd_ref, kp, kd, dt, return_qacc=True)
     M = np.zeros((4, 4))
-    mujoco.mj_fullM(m, d, M) if mujoco.__version__ >= "3.3" else mujoco.mj_fullM(m, M, d.qM)
+    dm._full_mass(m, d, M)  # mj_fullM, whose signature changed in MuJoCo 3.3
     C = d.qfrc_bias - d.qfrc_passive
     tau_np, qdd_np = spd_numpy(M, C, m.dof_damping, d.qpos, d.qvel, q_ref, qd_ref, kp, kd, dt)
     np.testing.assert_allclose(tau, tau_np, rtol=1e-10, atol=1e-9)

@@ -274,6 +274,8 @@ def reference_rollout(model, x0, ctrl, data=None):
     x0 = _array(x0, "x0", (n,))
     ctrl = _array(ctrl, "ctrl", (-1, model.nu))
     T = ctrl.shape[0]
+    if T < 1:
+        raise ValueError(f"ctrl must hold at least one step, got shape {ctrl.shape}")
     d = _mj.MjData(model) if data is None else data
     set_state(model, d, x0)
     spec = _mj.mjtState.mjSTATE_FULLPHYSICS
