@@ -59,6 +59,7 @@ def main():
     args = ap.parse_args()
     T = 50 if args.small else 500
     rows = []
+    load = os.getloadavg()[0]
 
     # 1. linearize along T steps of the humanoid (the volleyball reference)
     h = ms.humanoid()
@@ -150,8 +151,9 @@ def main():
     print(mp.table(peer))
     if args.no_write or args.small:
         return
-    conditions = (f", MuJoCo {mujoco.__version__}, {os.cpu_count()} threads for linearize. Load from other "
-                  "processes shares the cores; the times are the best of several runs.\n\n"
+    conditions = (f", MuJoCo {mujoco.__version__}, {os.cpu_count()} threads for linearize; load average "
+                  f"{load:.1f} at the start (other processes share the cores: the times are the best of "
+                  "several runs, and the ratios are what to compare).\n\n"
                   "`run` is a Python loop over `mj_step1`/`mj_step2` (`mujoco.rollout` runs open-loop "
                   "controls only; the MuJoCo wheel has no C API our extension could link to portably), "
                   "so its overhead per step is the Python of one feedback step.\n\n"

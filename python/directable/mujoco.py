@@ -87,7 +87,7 @@ def _array(x, name, shape):
     a = as_float_array(x, name)
     if a.ndim != len(shape) or any(s not in (-1, t) for s, t in zip(shape, a.shape)):
         raise ValueError(f"{name} must have shape {_fmt(shape)}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a.sum()) and not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite, got non-finite entries")
     return a
 
@@ -442,12 +442,14 @@ def supported_mass(model) -> np.ndarray:
     return np.asarray(model.body_subtreemass[model.dof_bodyid], dtype=float).copy()
 
 
+_IMPLICIT = (int(_mj.mjtIntegrator.mjINT_IMPLICIT), int(_mj.mjtIntegrator.mjINT_IMPLICITFAST))
+_EULER, _EULERDAMP = int(_mj.mjtIntegrator.mjINT_EULER), int(_mj.mjtDisableBit.mjDSBL_EULERDAMP)
+
+
 def _implicit_damping(model):
-    integ = int(model.opt.integrator)
-    if integ in (int(_mj.mjtIntegrator.mjINT_IMPLICIT), int(_mj.mjtIntegrator.mjINT_IMPLICITFAST)):
-        return True
-    return integ == int(_mj.mjtIntegrator.mjINT_EULER) and not (
-        int(model.opt.disableflags) & int(_mj.mjtDisableBit.mjDSBL_EULERDAMP))
+    """Whether MuJoCo's integrator of ``model`` treats joint damping implicitly."""
+    integ = model.opt.integrator
+    return integ in _IMPLICIT or (integ == _EULER and not model.opt.disableflags & _EULERDAMP)
 
 
 _KERNELS = weakref.WeakKeyDictionary()  # spd()'s buffers, per model
