@@ -24,7 +24,7 @@ import mujoco
 import directable.mujoco as dm
 from directable.experiments import mujoco_peer as mp
 from directable.experiments import mujoco_scenes as ms
-from bench_common import best, per_call, publish
+from bench_common import best, best_cpu, per_call, publish
 
 
 def serial_linearize(model, ref, ctrl, eps=1e-6):
@@ -66,8 +66,8 @@ def main():
     q_ref = ms.keyframe_reference(h, "volleyball", hold=20.0)[:T + 1]
     ref = dm.tangent_of(h, q_ref)
     ctrl = np.zeros((T, 0))
-    t_serial = best(lambda: serial_linearize(h, ref, ctrl), repeats=2)
-    t_par = best(lambda: dm.linearize(h, ref, ctrl), repeats=2)
+    t_serial, cores_serial = best_cpu(lambda: serial_linearize(h, ref, ctrl), repeats=2)
+    t_par, cores_par = best_cpu(lambda: dm.linearize(h, ref, ctrl), repeats=2)
     A1, _ = serial_linearize(h, ref, ctrl)
     A2, _ = dm.linearize(h, ref, ctrl)
     assert np.array_equal(A1, A2)
@@ -153,7 +153,10 @@ def main():
         return
     conditions = (f", MuJoCo {mujoco.__version__}, {os.cpu_count()} threads for linearize; load average "
                   f"{load:.1f} at the start (other processes share the cores: the times are the best of "
-                  "several runs, and the ratios are what to compare).\n\n"
+                  f"several runs, and the ratios are what to compare). The threads of linearize kept "
+                  f"{cores_par:.2f} cores busy (the serial loop {cores_serial:.2f}): where the process gets "
+                  "less than two cores, its threads cannot show their speed-up (MuJoCo releases the GIL "
+                  "in mjd_transitionFD).\n\n"
                   "`run` is a Python loop over `mj_step1`/`mj_step2` (`mujoco.rollout` runs open-loop "
                   "controls only; the MuJoCo wheel has no C API our extension could link to portably), "
                   "so its overhead per step is the Python of one feedback step.\n\n"
