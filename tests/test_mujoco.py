@@ -347,3 +347,22 @@ def test_spd_by_implicit_damping_equals_the_explicit_solve_and_restores_the_mode
     with pytest.raises(ValueError, match="method 'damping' needs"):
         dm.SPDTracker(h, h.qpos0[None].repeat(2, 0), None, 1.0, 1.0, method="damping")
     assert dm.SPDTracker(h, h.qpos0[None].repeat(2, 0), None, 1.0, 1.0).method == "solve"
+
+
+def test_run_adds_the_disturbance_to_the_servo_torque():
+    m = model(BALL)
+    T = 40
+    push = np.zeros((T, m.nv))
+    push[5:10, 3] = 5.0  # N m on the elbow
+    runs = []
+    for dist in (None, push):
+        d = mujoco.MjData(m)
+        tr = dm.SPDTracker(m, np.tile(m.qpos0, (T + 1, 1)), None, 50.0, 5.0)
+        runs.append(dm.run(m, d, tr, T, disturbance=dist))
+    still, pushed = runs
+    np.testing.assert_array_equal(pushed.x[:6], still.x[:6])  # the same until the push acts
+    assert np.max(np.abs(pushed.x[10:, 3] - still.x[10:, 3])) > 1e-3  # then the elbow is pushed
+    # the recorded torque is the servo's alone, and it resists the push
+    assert np.all(pushed.u[6:10, 3] < still.u[6:10, 3])
+    with pytest.raises(ValueError, match=r"disturbance must have shape \(40, 4\)"):
+        dm.run(m, mujoco.MjData(m), tr, T, disturbance=np.zeros((T, 3)))

@@ -220,7 +220,6 @@ def scene_setup(name, dt=DT, seconds_after=1.0):
     mass, radius, speed, direction, t_hit = sc["ball"]
     body_model = humanoid()
     body_model.opt.timestep = dt
-    t_last = KEYFRAMES[sc["motion"]][-1][0]
     hold = seconds_after + (TABLE3[sc["table"]][3] + TABLE3[sc["table"]][4] if name == "basketball" else 0.0)
     q_body = keyframe_reference(body_model, sc["motion"], dt, hold=hold)
     v_body, a_body = dm.reference_velocities(body_model, q_body, dt)
