@@ -344,7 +344,12 @@ class LQRTracker:
         self.steps = T
         self.qpos_ref = qpos_of(model, self.x_ref)
         self._tracker = _lqr.tracker(K, np.zeros((T + 1, n)), self.ctrl_ref)
+        nv = model.nv
         self._dx = np.zeros(n)
+        self._dq, self._dv, self._da = self._dx[:nv], self._dx[nv:2 * nv], self._dx[2 * nv:]
+        self._qvel_ref = np.ascontiguousarray(self.x_ref[:, nv:2 * nv])
+        self._act_ref = np.ascontiguousarray(self.x_ref[:, 2 * nv:])
+        self._na = model.na
         self._w = np.zeros(model.nu)
         self._wfb = np.zeros(model.nu)
 
@@ -363,15 +368,13 @@ class LQRTracker:
 
     def control(self, i, data) -> np.ndarray:
         """Control (nu,) at step ``i`` for the state in ``data`` (a view, overwritten by the next call)."""
-        m = self.model
-        nv = m.nv
-        dx = self._dx
-        _mj.mj_differentiatePos(m, dx[:nv], 1.0, self.qpos_ref[i], data.qpos)
-        np.subtract(data.qvel, self.x_ref[i, nv:2 * nv], out=dx[nv:2 * nv])
-        if m.na:
-            np.subtract(data.act, self.x_ref[i, 2 * nv:], out=dx[2 * nv:])
-        self._tracker.index = i
-        self._tracker.control_into(dx, self._w, self._wfb)
+        _mj.mj_differentiatePos(self.model, self._dq, 1.0, self.qpos_ref[i], data.qpos)
+        np.subtract(data.qvel, self._qvel_ref[i], out=self._dv)
+        if self._na:
+            np.subtract(data.act, self._act_ref[i], out=self._da)
+        tracker = self._tracker
+        tracker.index = i
+        tracker.control_into(self._dx, self._w, self._wfb)
         return self._w
 
 
