@@ -19,8 +19,8 @@ arrays are (N, )doc" + Ds + ").";
   py::class_<Pred, PredictionModel, std::shared_ptr<Pred>> pred_cls(
       m, pred_name,
       ("Simplified " + Ds + "D SPH prediction model (pressure + body forces, frozen neighbours),\n"
-       "with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape\n"
-       "per window step i that vjp(x, u, lam, i) reuses at the same positions.")
+       "with its exact VJP; a PredictionModel for the HorizonOptimizer. Within a solve (or calls\n"
+       "that share one data), the step of window step i keeps a tape that the VJP at the same positions reuses.")
           .c_str());
   pred_cls.def("pressure_acceleration",
            [](const Pred& s, const Array& positions) {
@@ -111,9 +111,9 @@ arrays are (N, )doc" + Ds + ").";
                  self.refreeze(fluid);
                },
                py::arg("fluid"),
-               "Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),\n"
-               "reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a\n"
-               "whole receding-horizon run (GIL released; not while the model is in use elsewhere).");
+               "Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts):\n"
+               "one model, and one HorizonOptimizer on it, for a whole receding-horizon run (GIL released;\n"
+               "not while the model is in use elsewhere).");
 }
 
 }  // namespace

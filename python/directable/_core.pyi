@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -235,7 +235,8 @@ class Model:
     Reduced dynamics z' = F(z, t) + B w, the interface controllers drive.
     
     Subclass it in Python by defining state_dim(), control_dim(), dynamics(z, t)
-    -> (n,), jacobian(z, t) -> (n, n) and control_matrix() -> (n, s); the C++
+    -> (n,), jacobian(z, t) -> (n, n) and control_matrix() -> (n, s) (constant:
+    read once); the C++
     loop then calls back into Python (slow, but handy for prototyping).
     """
     def __init__(self) -> None:
@@ -506,6 +507,10 @@ class PlanarChain(Model, Articulated):
         """
         d qdd / d[q, qd]: (n, 2n), exact (forward-mode differentiation of Newton-Euler).
         """
+    def energies_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Kinetic + potential energy along a trajectory: (T,) for q, qd (T, n).
+        """
     def forward_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         qdd = M(q)^-1 (tau - C(q, qd)): (n,).
@@ -514,9 +519,17 @@ class PlanarChain(Model, Articulated):
         """
         tau = M(q) qdd + C(q, qd): (n,) for q, qd, qdd (n,).
         """
+    def inverse_dynamics_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        tau = M qdd + C along a trajectory: (T, n) for q, qd, qdd (T, n).
+        """
     def joint_positions(self, q: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         (L+1, 2) positions of the root and of each link's far end.
+        """
+    def joint_positions_along(self, q: numpy.ndarray[numpy.float64]) -> typing.Any:
+        """
+        Joint positions along a trajectory: (T, L+1, 2) for q (T, n).
         """
     def kinetic_energy(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> float:
         """
@@ -651,15 +664,15 @@ class MACGrid2D:
         """
         Largest |div| h or |wall-face value| over the columns of basis (N, r): 0 for divergence-free free-slip fields.
         """
-    def project(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def project(self, u: numpy.ndarray[numpy.float64]) -> typing.Any:
         """
-        Divergence-free, free-slip projection (N,) of u (N,) (sparse LDL', factorised once).
+        Divergence-free, free-slip projection of u (N,), or of each row of u (k, N) (sparse LDL', factorised once).
         """
     def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         Bilinearly interpolated velocities (P, 2) of u (N,) at points (P, 2) (clamped to the domain).
         """
-    def wall_mask(self) -> numpy.typing.NDArray[numpy.bool]:
+    def wall_mask(self) -> typing.Annotated[numpy.typing.NDArray[numpy.bool], "[m, 1]"]:
         """
         (N,) bool: the faces on the walls (always zero in a free-slip field).
         """
@@ -704,6 +717,22 @@ class FluidSim2D:
     """
     def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01) -> None:
         ...
+    def run(self, forces: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
+        """
+        Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
+        
+        Returns (velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny)
+        or None unless record_density), the initial state first; the simulator
+        ends in the last state. GIL released, throttled progress(done, total),
+        Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.
+        """
+    def run_particle_winds(self, directions: numpy.ndarray[numpy.float64], magnitudes: numpy.ndarray[numpy.float64], width: typing.SupportsFloat | typing.SupportsIndex, progress: typing.Any = None) -> tuple:
+        """
+        Runs T steps under winds that follow the particles: at step t a wind of
+        direction directions[t] (T, 2) and magnitude magnitudes[k] (P,) blows at
+        particle k's position (as MACGrid2D.wind, Gaussian of the given width).
+        Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().
+        """
     def step(self, force: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
         One step with the acceleration field force (N,) or none.
@@ -741,6 +770,11 @@ class FluidSim2D:
     @property
     def viscosity(self) -> float:
         ...
+class ReducedFluidData:
+    """
+    Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
+    the ReducedFluid itself is read-only and may be shared by threads.
+    """
 class ReducedFluid:
     """
     Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
@@ -759,6 +793,10 @@ class ReducedFluid:
     def advection_tensor(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (r, r, r): [k] = B' A(b_k) B.
+        """
+    def create_data(self) -> ReducedFluidData:
+        """
+        Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).
         """
     def diffusion_matrix(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
@@ -784,9 +822,12 @@ class ReducedFluid:
         """
         States (T+1, r) from z0 (r,) under controls w (T, r).
         """
-    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
+        
+        data: buffers from create_data(), owned by the calling thread (None: fresh
+        ones for this call). GIL released.
         """
     def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
@@ -796,6 +837,11 @@ class ReducedFluid:
     def basis(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         (N, r)
+        """
+    @property
+    def divergence_error(self) -> float:
+        """
+        max |div| h or |wall-face value| over the basis columns.
         """
     @property
     def grid(self) -> MACGrid2D:
@@ -918,13 +964,20 @@ class NewmarkFEM:
     """
     Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
     Newton iterations on a sparse LDL' factorization (symbolic analysis done
-    once). Holds the state u, v (3V,) each.
+    once). Holds the state u, v (3V,) each; the StVKFEM is shared read-only.
     """
     def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
         ...
     def run(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.
+        """
+    def run_states(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        Runs T steps under forces (T, 3V) from the current state: (u, v, a), each
+        (T+1, 3V), the initial state first (a[0] is NaN when the initial acceleration
+        is left to the first step). GIL released, throttled progress(done, total),
+        Ctrl-C stops it; a Newton failure names its step.
         """
     def set_state(self, u: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], a: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
