@@ -45,9 +45,7 @@ arrays are (N, )doc" + Ds + ").";
              if (gravity) p.gravity = vector(*gravity, "gravity", D, true);
              if (lo) p.lo = vector(*lo, "lo", D, true);
              if (hi) p.hi = vector(*hi, "hi", D, true);
-             auto f = flat_points(fluid, "fluid", D);
-             auto b = flat_points(boundary, "boundary", D);
-             return std::make_shared<Fluid>(p, f.data(), f.size() / D, b.data(), b.size() / D);
+             return std::make_shared<Fluid>(p, flat_points(fluid, "fluid", D), flat_points(boundary, "boundary", D));
            }),
            py::arg("fluid"), py::arg("boundary"), py::arg("spacing"), py::arg("h"), py::arg("rho0") = 1000.0,
            py::arg("c0") = 20.0, py::arg("gamma") = 7.0, py::arg("viscosity") = 0.05, py::arg("dt") = 5e-4,
@@ -81,16 +79,16 @@ arrays are (N, )doc" + Ds + ").";
            },
            py::arg("positions"), py::arg("velocities"), ("positions, velocities (N, " + Ds + ").").c_str())
       .def("step",
-           [](Fluid& s, const OptArray& force, Index steps) {
-             const double* f = nullptr;
-             if (force) f = flat_points(*force, "force", D, s.size()).data();
-             if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
-             py::gil_scoped_release release;
-             for (Index k = 0; k < steps; ++k) s.step(f);
+           [](Fluid& s, const OptArray& force, Index steps, py::object progress) {
+             const Eigen::VectorXd none;
+             const CRefVec f = force ? CRefVec(flat_points(*force, "force", D, s.size())) : CRefVec(none);
+             Progress prog(progress);
+             prog.run([&](const ProgressFn* fn) { s.advance(steps, f, fn); });
            },
-           py::arg("force") = py::none(), py::arg("steps") = 1,
+           py::arg("force") = py::none(), py::arg("steps") = 1, py::arg("progress") = py::none(),
            ("Advance `steps` steps with finite per-particle forces (N, " + Ds +
-            ") held (GIL released); a diverging step raises ValueError.")
+            ") held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);\n"
+            "a diverging step raises ValueError naming the step.")
                .c_str())
       .def("prediction_model",
            [](Fluid& s, std::optional<double> dt) {

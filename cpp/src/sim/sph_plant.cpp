@@ -45,7 +45,7 @@ void SPHPlant<D>::begin_step(Index t) {
 
 template <int D>
 void SPHPlant<D>::advance(Index, const CRefVec& u) {
-  for (Index k = 0; k < frame_steps_; ++k) fluid_->step(u.data());
+  fluid_->advance(frame_steps_, u);
 }
 
 template class SPHPlant<2>;
