@@ -1,0 +1,1 @@
+"""Scenes and experiments built on the library (not part of its API)."""
