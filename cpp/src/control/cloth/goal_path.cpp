@@ -93,6 +93,20 @@ ClothPlan empty_plan(const std::vector<Window>& w, Index t_start, Index t_end) {
   return p;
 }
 
+//! Shifts path (m+1 x 3) by w(s) (goal - last point), w the smoothstep of the
+//! arc-length fraction s, so that it ends on goal.
+void end_on_goal(RowMatrix& path, const Eigen::Vector3d& goal) {
+  const Index m = path.rows() - 1;
+  const Eigen::RowVector3d e = goal.transpose() - path.row(m);
+  Eigen::VectorXd s(m + 1);
+  s[0] = 0.0;
+  for (Index i = 0; i < m; ++i) s[i + 1] = s[i] + (path.row(i + 1) - path.row(i)).norm();
+  for (Index i = 1; i <= m; ++i) {
+    const double f = s[m] > 0.0 ? s[i] / s[m] : static_cast<double>(i) / static_cast<double>(m);
+    path.row(i) += f * f * (3.0 - 2.0 * f) * e;
+  }
+}
+
 Eigen::Map<const Eigen::VectorXd> state_at(SeqView s, Index i) { return Eigen::Map<const Eigen::VectorXd>(s[i].data(), 3 * s.rows); }
 
 //! Second pass over windows w with targets (c x (n+1) x 3 over [t_start, t_end]).
@@ -291,11 +305,18 @@ ClothPlan plan_goal_paths(const PointMassSystem& system, SeqView px, SeqView pv,
       }
     }
     closest[k] = best_i;
-    // points 0..best_i, then the goal (which replaces the last point if it is on it)
-    const Index keep = best_d > 0.0 || best_i == 0 ? best_i + 1 : best_i;
-    RowMatrix cut(keep + 1, 3);
-    cut.topRows(keep) = generated[k].block(o, 0, keep, 3);
-    cut.row(keep) = w[k].goal.transpose();
+    // Points 0..best_i, shifted so that the last lands on the goal: the
+    // shift e = q# - q*_c grows with the arc length as a smoothstep, so the
+    // path keeps its start, its tangent there and its smoothness (appending
+    // q# would add a turn of about 90 degrees at the closest approach).
+    RowMatrix cut = generated[k].block(o, 0, best_i + 1, 3);
+    if (best_i == 0) {
+      cut.resize(2, 3);
+      cut.row(0) = generated[k].row(o);
+      cut.row(1) = w[k].goal.transpose();
+    } else {
+      end_on_goal(cut, w[k].goal);
+    }
     RowMatrix ref(nk + 1, 3), out(nk + 1, 3);
     for (Index i = 0; i <= nk; ++i) ref.row(i) = state_at(px, w[k].start + i).segment<3>(3 * w[k].node).transpose();
     retime_path(cut, ref, out);

@@ -3,8 +3,10 @@
 // Choi (sec. 3.5-4): a control window before the goal time (eq. 11-12), a
 // path generated step by step with the simulation in the loop (eq. 15-19),
 // the control forces by inverse dynamics (eq. 7), and the arrival fix the
-// paper's editing tools provide (cut at the closest approach, end on the
-// goal, re-time by the pilot's step lengths, eq. 20-24, and a second pass).
+// paper's editing tools provide: cut at the closest approach, end on the
+// goal (the remaining offset is spread along the cut path by a smoothstep of
+// its arc length), re-time by the pilot's step lengths (eq. 20-24) and
+// recompute the forces in a second pass.
 //
 // Inverse dynamics: eq. 7 and 18 divide by dt, which is inconsistent with
 // eq. 6; the force that makes a node reach q*_{i+1} in one symplectic step is
