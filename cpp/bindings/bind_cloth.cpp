@@ -100,6 +100,11 @@ void bind_cloth(py::module_& m) {
       .def_property_readonly("u", [](py::object self) { return node_seq(self.cast<PointMassRun&>().u, self); },
                              "(T, V, 3) applied control forces (N), read-only view.");
 
+  py::class_<ClothControlModel, Model, std::shared_ptr<ClothControlModel>>(m, "ClothControlModel", R"doc(
+The cloth as a Model: z = [q, q'] (6V), w = forces on the controlled nodes
+(3 per node), B = [0; M^-1 S], analytic Jacobian; step() is symplectic Euler.)doc")
+      .def_property_readonly("controlled", &ClothControlModel::controlled);
+
   py::class_<ClothModel, std::shared_ptr<ClothModel>>(m, "ClothModel", R"doc(
 Immutable mass-spring cloth (nx x ny nodes, node (i, j) = j*nx + i). Build
 a new one to change colliders: a model in use is never modified.)doc")
@@ -141,12 +146,12 @@ a new one to change colliders: a model in use is never modified.)doc")
         auto d = c.create_data();
         c.applied_forces(xs, vs, d->F, *d);
         return nodes_array(d->F);
-      }, py::arg("x"), py::arg("v"))
+      }, py::arg("x"), py::arg("v"), "F^A (V, 3) at x, v (V, 3).")
       .def("energy", [](const ClothModel& c, const Array& x) {
         auto xs = node_vectors(x, "x", c.node_count());
         check_finite("x", xs.data(), xs.size());
         return c.energy(xs);
-      }, py::arg("x"))
+      }, py::arg("x"), "Spring + gravity + collider potential (J).")
       .def("force_jacobians", [](const ClothModel& c, const Array& x, const Array& v) {
         auto xs = node_vectors(x, "x", c.node_count());
         auto vs = node_vectors(v, "v", c.node_count());
@@ -174,7 +179,8 @@ a new one to change colliders: a model in use is never modified.)doc")
         auto d = c.create_data(method);
         check_divergence("step", c.step(xs, vs, dt, up, method, *d), V, 0);
         return py::make_tuple(nodes_array(xs), nodes_array(vs));
-      }, py::arg("x"), py::arg("v"), py::arg("dt"), py::arg("u") = py::none(), py::arg("method") = ClothIntegrator::symplectic)
+      }, py::arg("x"), py::arg("v"), py::arg("dt"), py::arg("u") = py::none(), py::arg("method") = ClothIntegrator::symplectic,
+         "One step: (x+, v+), each (V, 3).")
       .def("rollout", [](const ClothModel& c, const Array& x0, const Array& v0, double dt, Index steps, const OptArray& u,
                          ClothIntegrator method, py::object progress) {
         const Index V = c.node_count();
@@ -186,15 +192,11 @@ a new one to change colliders: a model in use is never modified.)doc")
           return std::make_shared<ClothRollout>(cloth_rollout(c, xs, vs, dt, steps, us, method, fn));
         });
       }, py::arg("x0"), py::arg("v0"), py::arg("dt"), py::arg("steps"), py::arg("u") = py::none(),
-         py::arg("method") = ClothIntegrator::symplectic, py::arg("progress") = py::none())
+         py::arg("method") = ClothIntegrator::symplectic, py::arg("progress") = py::none(),
+         "steps steps in one call (GIL released): a ClothRollout.")
       .def("as_model", [](std::shared_ptr<ClothModel> c, std::vector<Index> controlled) {
         return std::make_shared<ClothControlModel>(c, std::move(controlled));
-      }, py::arg("controlled"));
-
-  py::class_<ClothControlModel, Model, std::shared_ptr<ClothControlModel>>(m, "ClothControlModel", R"doc(
-The cloth as a Model: z = [q, q'] (6V), w = forces on the controlled nodes
-(3 per node), B = [0; M^-1 S], analytic Jacobian; step() is symplectic Euler.)doc")
-      .def_property_readonly("controlled", &ClothControlModel::controlled);
+      }, py::arg("controlled"), "The cloth as a Model driven by forces on the controlled nodes.");
 
   py::class_<ClothPlan, std::shared_ptr<ClothPlan>>(m, "ClothPlan", "Paths and forces of goal-directed control.")
       .def_property_readonly("t_start", [](const ClothPlan& p) { return p.t_start; })
@@ -228,7 +230,8 @@ The cloth as a Model: z = [q, q'] (6V), w = forces on the controlled nodes
     return std::make_shared<ClothPlan>(plan_goal_paths(c, px, pv, g, dt, s));
   }, py::arg("cloth"), py::arg("pilot_x"), py::arg("pilot_v"), py::arg("goals"), py::arg("dt"), py::arg("alpha"),
      py::arg("beta"), py::arg("gamma"), py::arg("delta"), py::arg("seek_angle"), py::arg("samples"), py::arg("azimuths"),
-     py::arg("widen"), py::arg("f_max"), py::arg("length_ratio"), py::arg("tolerance"));
+     py::arg("widen"), py::arg("f_max"), py::arg("length_ratio"), py::arg("tolerance"),
+     "Goal-directed paths and forces for goals [(node, t_c, goal (3,))] over a pilot (T+1, V, 3); GIL released.");
 
   m.def("cloth_follow", [](const ClothModel& c, const Array& pilot_x, const Array& pilot_v, double dt,
                            std::vector<Index> nodes, std::vector<Index> window_start, std::vector<Index> window_end,
@@ -242,7 +245,8 @@ The cloth as a Model: z = [q, q'] (6V), w = forces on the controlled nodes
     py::gil_scoped_release release;
     return std::make_shared<ClothPlan>(follow_paths(c, px, pv, dt, nodes, window_start, window_end, tg, s));
   }, py::arg("cloth"), py::arg("pilot_x"), py::arg("pilot_v"), py::arg("dt"), py::arg("nodes"), py::arg("window_start"),
-     py::arg("window_end"), py::arg("paths"), py::arg("beta"), py::arg("gamma"), py::arg("f_max"), py::arg("tolerance"));
+     py::arg("window_end"), py::arg("paths"), py::arg("beta"), py::arg("gamma"), py::arg("f_max"), py::arg("tolerance"),
+     "Second pass along given paths (c, n+1, 3) over the nodes' windows; GIL released.");
 
   m.def("cloth_apply", [](const ClothModel& c, const Array& x0, const Array& v0, double dt, Index steps, Index t_start,
                           std::vector<Index> nodes, const Array& forces, py::object progress) {
@@ -255,25 +259,29 @@ The cloth as a Model: z = [q, q'] (6V), w = forces on the controlled nodes
       return std::make_shared<PointMassRun>(run_with_forces(c, xs, vs, dt, steps, t_start, nodes, f, fn));
     });
   }, py::arg("cloth"), py::arg("x0"), py::arg("v0"), py::arg("dt"), py::arg("steps"), py::arg("t_start"),
-     py::arg("nodes"), py::arg("forces"), py::arg("progress") = py::none());
+     py::arg("nodes"), py::arg("forces"), py::arg("progress") = py::none(),
+     "Symplectic run with forces (n, c, 3) on nodes from step t_start; GIL released.");
 
-  m.def("cloth_control_window", &control_window, py::arg("distance"), py::arg("alpha"), py::arg("t_c"));
+  m.def("cloth_control_window", &control_window, py::arg("distance"), py::arg("alpha"), py::arg("t_c"),
+        "Eq. 11: round(alpha distance^2) steps, clipped to [1, t_c].");
   m.def("cloth_retime", [](const Array& path, const Array& reference) {
     auto p = matrix(path, "path");
     auto r = matrix(reference, "reference");
     RowMatrix out(r.rows(), 3);
     retime_path(p, r, out);
     return out;
-  }, py::arg("path"), py::arg("reference"));
+  }, py::arg("path"), py::arg("reference"), "Re-timed path (n+1, 3) on path (m+1, 3) spaced like reference (n+1, 3).");
   m.def("cloth_blend", [](const Array& path, const Array& control_points, double weight) {
     auto p = matrix(path, "path");
     RowMatrix out(p.rows(), p.cols() == 3 ? 3 : p.cols());
     blend_path(p, matrix(control_points, "control_points"), weight, out);
     return out;
-  }, py::arg("path"), py::arg("control_points"), py::arg("weight"));
+  }, py::arg("path"), py::arg("control_points"), py::arg("weight"),
+     "(1 - weight) path + weight Newton curve through control_points (4, 3).");
   m.def("cloth_curl_goals", [](const Array& x, std::vector<Index> region, double curl_deg, double rotate_deg) {
     return curl_goals(matrix(x, "x_at_tc"), region, curl_deg, rotate_deg);
-  }, py::arg("x_at_tc"), py::arg("region"), py::arg("curl_deg"), py::arg("rotate_deg"));
+  }, py::arg("x_at_tc"), py::arg("region"), py::arg("curl_deg"), py::arg("rotate_deg"),
+     "Target pose goals (r, 3) of a region rotated by curl_deg about its hinge and rotate_deg about the normal.");
 }
 
 }  // namespace directable::py_bind
