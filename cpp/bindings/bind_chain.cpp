@@ -31,24 +31,6 @@ class PyArticulated : public Articulated {
   }
 };
 
-Eigen::VectorXd opt_vec(const OptArray& a, const std::string& name) {
-  return a ? Eigen::VectorXd(vector(*a, name)) : Eigen::VectorXd();
-}
-
-//! Optional (len,) parameter; a scalar is broadcast.
-Eigen::VectorXd bcast_vec(const OptArray& a, const std::string& name, Index len) {
-  if (!a) return Eigen::VectorXd();
-  if (a->ndim() == 0) return Eigen::VectorXd::Constant(len, *a->data());
-  return Eigen::VectorXd(vector(*a, name, len));
-}
-
-//! kp/kd: (n,) constant or (T, n) per step.
-SeqView gain_seq(const Array& a, const std::string& name) {
-  if (a.ndim() == 1) return SeqView(a.data(), 1, 1, a.shape(0), true);
-  if (a.ndim() == 2) return SeqView(a.data(), a.shape(0), 1, a.shape(1), false);
-  throw std::invalid_argument(name + " must be (n,) or (T, n), got a " + std::to_string(a.ndim()) + "-D array");
-}
-
 }  // namespace
 
 void bind_chain(py::module_& m) {
@@ -100,11 +82,11 @@ As a Model: z = [q, q'], control = tau (n,).)doc")
         p.masses = vector(masses, "masses", -1, true);
         p.lengths = vector(lengths, "lengths", -1, true);
         const Index L = p.masses.size(), n = L + (free_root ? 2 : 0);
-        p.inertias = bcast_vec(inertias, "inertias", L);
-        p.coms = bcast_vec(coms, "coms", L);
-        p.damping = bcast_vec(damping, "damping", n);
-        p.q_min = bcast_vec(q_min, "q_min", n);
-        p.q_max = bcast_vec(q_max, "q_max", n);
+        p.inertias = broadcast_vector(inertias, "inertias", L);
+        p.coms = broadcast_vector(coms, "coms", L);
+        p.damping = broadcast_vector(damping, "damping", n);
+        p.q_min = broadcast_vector(q_min, "q_min", n);
+        p.q_max = broadcast_vector(q_max, "q_max", n);
         p.gravity = gravity;
         p.free_root = free_root;
         return std::make_shared<PlanarChain>(std::move(p));
@@ -195,12 +177,12 @@ the valid part.)doc")
     TrackInputs in;
     in.q_ref = vector_seq(q_ref, "q_ref");
     in.qd_ref = vector_seq(qd_ref, "qd_ref");
-    if (kp) in.kp = gain_seq(*kp, "kp");
-    if (kd) in.kd = gain_seq(*kd, "kd");
+    if (kp) in.kp = vector_or_sequence(*kp, "kp");
+    if (kd) in.kd = vector_or_sequence(*kd, "kd");
     in.tau_ff = vector_seq(tau_ff, "tau_ff");
     in.tau_ext = vector_seq(tau_ext, "tau_ext");
-    in.tau_min = opt_vec(tau_min, "tau_min");
-    in.tau_max = opt_vec(tau_max, "tau_max");
+    in.tau_min = optional_vector(tau_min, "tau_min");
+    in.tau_max = optional_vector(tau_max, "tau_max");
     in.servo = servo;
     in.integrator = integrator;
     in.dt = dt;

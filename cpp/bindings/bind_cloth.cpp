@@ -10,22 +10,6 @@ namespace directable::py_bind {
 
 namespace {
 
-//! A (V, 3) array of node vectors seen as the flat 3V vector of eq. 1.
-Eigen::Map<const Eigen::VectorXd> node_vectors(const Array& a, const std::string& name, Index V) {
-  if (a.ndim() != 2 || a.shape(0) != V || a.shape(1) != 3) {
-    std::string got = "(";
-    for (py::ssize_t d = 0; d < a.ndim(); ++d) got += (d ? ", " : "") + std::to_string(a.shape(d));
-    throw_shape(name, "(" + std::to_string(V) + ", 3)", got + (a.ndim() == 1 ? ",)" : ")"));
-  }
-  return Eigen::Map<const Eigen::VectorXd>(a.data(), 3 * V);
-}
-
-py::array nodes_array(const Eigen::VectorXd& q) {
-  py::array_t<double> out({q.size() / 3, Index(3)});
-  std::copy(q.data(), q.data() + q.size(), out.mutable_data());
-  return out;
-}
-
 //! (T, V, 3) read-only view of a VectorSeq of flat 3V rows owned by `owner`.
 py::array node_seq(const VectorSeq& s, py::handle owner) {
   return readonly(py::array_t<double>({s.T(), s.dim() / 3, Index(3)}, s.data(), owner));
@@ -130,7 +114,7 @@ a new one to change colliders: a model in use is never modified.)doc")
          py::arg("k_bend2"), py::arg("colliders"))
       .def_property_readonly("node_count", &ClothModel::node_count, "V.")
       .def_property_readonly("spring_count", &ClothModel::spring_count, "Springs present.")
-      .def_property_readonly("positions0", [](const ClothModel& c) { return nodes_array(c.positions0()); }, "(V, 3) rest grid (m).")
+      .def_property_readonly("positions0", [](const ClothModel& c) { return as_points<3>(c.positions0()); }, "(V, 3) rest grid (m).")
       .def_property_readonly("pinned", [](const ClothModel& c) {
         std::vector<Index> out;
         for (Index a = 0; a < c.node_count(); ++a)
@@ -139,24 +123,19 @@ a new one to change colliders: a model in use is never modified.)doc")
       }, "Pinned node indices.")
       .def_property_readonly("colliders", &ClothModel::colliders)
       .def("forces", [](const ClothModel& c, const Array& x, const Array& v) {
-        auto xs = node_vectors(x, "x", c.node_count());
-        auto vs = node_vectors(v, "v", c.node_count());
-        check_finite("x", xs.data(), xs.size());
-        check_finite("v", vs.data(), vs.size());
+        auto xs = flat_points(x, "x", 3, c.node_count());
+        auto vs = flat_points(v, "v", 3, c.node_count());
         auto d = c.create_data();
         c.applied_forces(xs, vs, d->F, *d);
-        return nodes_array(d->F);
+        return as_points<3>(d->F);
       }, py::arg("x"), py::arg("v"), "F^A (V, 3) at x, v (V, 3).")
       .def("energy", [](const ClothModel& c, const Array& x) {
-        auto xs = node_vectors(x, "x", c.node_count());
-        check_finite("x", xs.data(), xs.size());
+        auto xs = flat_points(x, "x", 3, c.node_count());
         return c.energy(xs);
       }, py::arg("x"), "Spring + gravity + collider potential (J).")
       .def("force_jacobians", [](const ClothModel& c, const Array& x, const Array& v) {
-        auto xs = node_vectors(x, "x", c.node_count());
-        auto vs = node_vectors(v, "v", c.node_count());
-        check_finite("x", xs.data(), xs.size());
-        check_finite("v", vs.data(), vs.size());
+        auto xs = flat_points(x, "x", 3, c.node_count());
+        auto vs = flat_points(v, "v", 3, c.node_count());
         auto d = c.create_data();
         c.forces_and_jacobians(xs, vs, *d);
         auto ints = [](const std::vector<int>& v) { return py::array_t<int>(static_cast<py::ssize_t>(v.size()), v.data()); };
@@ -165,27 +144,24 @@ a new one to change colliders: a model in use is never modified.)doc")
       .def("step", [](const ClothModel& c, const Array& x, const Array& v, double dt, const OptArray& u,
                       ClothIntegrator method) {
         const Index V = c.node_count();
-        Eigen::VectorXd xs = node_vectors(x, "x", V), vs = node_vectors(v, "v", V);
-        check_finite("x", xs.data(), xs.size());
-        check_finite("v", vs.data(), vs.size());
+        Eigen::VectorXd xs = flat_points(x, "x", 3, V), vs = flat_points(v, "v", 3, V);
         check_positive("dt", dt);
         const double* up = nullptr;
         if (u) {
-          up = node_vectors(*u, "u", V).data();
-          check_finite("u", up, 3 * V);
+          up = flat_points(*u, "u", 3, V).data();
         }
         for (Index a = 0; a < V; ++a)
           if (c.pinned()[a]) vs.segment<3>(3 * a).setZero();
         auto d = c.create_data(method);
         check_divergence("step", c.step(xs, vs, dt, up, method, *d), V, 0);
-        return py::make_tuple(nodes_array(xs), nodes_array(vs));
+        return py::make_tuple(as_points<3>(xs), as_points<3>(vs));
       }, py::arg("x"), py::arg("v"), py::arg("dt"), py::arg("u") = py::none(), py::arg("method") = ClothIntegrator::symplectic,
          "One step: (x+, v+), each (V, 3).")
       .def("rollout", [](const ClothModel& c, const Array& x0, const Array& v0, double dt, Index steps, const OptArray& u,
                          ClothIntegrator method, py::object progress) {
         const Index V = c.node_count();
-        auto xs = node_vectors(x0, "x0", V);
-        auto vs = node_vectors(v0, "v0", V);
+        auto xs = flat_points(x0, "x0", 3, V);
+        auto vs = flat_points(v0, "v0", 3, V);
         SeqView us = u ? matrix_seq(*u, "u") : SeqView();
         Progress prog(progress);
         return prog.run([&](const ProgressFn* fn) {
@@ -251,8 +227,8 @@ a new one to change colliders: a model in use is never modified.)doc")
   m.def("cloth_apply", [](const ClothModel& c, const Array& x0, const Array& v0, double dt, Index steps, Index t_start,
                           std::vector<Index> nodes, const Array& forces, py::object progress) {
     const Index V = c.node_count();
-    auto xs = node_vectors(x0, "x0", V);
-    auto vs = node_vectors(v0, "v0", V);
+    auto xs = flat_points(x0, "x0", 3, V);
+    auto vs = flat_points(v0, "v0", 3, V);
     SeqView f = matrix_seq(forces, "plan.forces");
     Progress prog(progress);
     return prog.run([&](const ProgressFn* fn) {

@@ -1,25 +1,12 @@
 #include "common.hpp"
+#include "directable/core/parallel.hpp"
 #include "directable/linalg/expm.hpp"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace directable::py_bind {
 
 void bind_core(py::module_& m) {
-  m.def("max_threads", []() {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-  }, "Number of threads the parallel precomputations use (OMP_NUM_THREADS).");
-  m.def("set_max_threads", [](int n) {
-    if (n < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(n));
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#endif
-  }, py::arg("threads"), "Sets the thread count of the parallel precomputations.");
+  m.def("max_threads", &max_threads, "Number of threads the parallel precomputations use (OMP_NUM_THREADS).");
+  m.def("set_max_threads", &set_max_threads, py::arg("threads"), "Sets the thread count of the parallel precomputations.");
   m.def("build_info", []() {
     py::dict d;
     d["eigen"] = std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +

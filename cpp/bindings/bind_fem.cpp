@@ -7,24 +7,6 @@ namespace directable::py_bind {
 namespace {
 using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
-py::tuple csc(const SparseMatrix& K) {
-  const auto nnz = K.nonZeros();
-  py::array_t<int> indptr(K.outerSize() + 1), indices(nnz);
-  py::array_t<double> data(nnz);
-  std::copy(K.outerIndexPtr(), K.outerIndexPtr() + K.outerSize() + 1, indptr.mutable_data());
-  std::copy(K.innerIndexPtr(), K.innerIndexPtr() + nnz, indices.mutable_data());
-  std::copy(K.valuePtr(), K.valuePtr() + nnz, data.mutable_data());
-  return py::make_tuple(data, indices, indptr);
-}
-
-Eigen::Map<const RowMatrix> rows(const Array& a, const std::string& name, Index cols) {
-  if (a.ndim() != 2 || (cols >= 0 && a.shape(1) != cols)) {
-    std::string got = "(";
-    for (py::ssize_t d = 0; d < a.ndim(); ++d) got += (d ? ", " : "") + std::to_string(a.shape(d));
-    throw_shape(name, "(k, " + (cols >= 0 ? std::to_string(cols) : std::string("n")) + ")", got + ")");
-  }
-  return Eigen::Map<const RowMatrix>(a.data(), a.shape(0), a.shape(1));
-}
 }  // namespace
 
 void bind_fem(py::module_& m) {
@@ -36,7 +18,7 @@ unreferenced vertices raise.)doc")
         if (tets.ndim() != 2) throw std::invalid_argument("tets must be an (E, 4) integer array, got a " +
                                                           std::to_string(tets.ndim()) + "-D array");
         Eigen::Map<const IndexMatrix> T(tets.data(), tets.shape(0), tets.shape(1));
-        return std::make_shared<TetMesh>(rows(vertices, "vertices", -1), T);
+        return std::make_shared<TetMesh>(rows_view(vertices, "vertices", -1), T);
       }), py::arg("vertices"), py::arg("tets"))
       .def_property_readonly("vertices", [](const TetMesh& s) { return RowMatrix(s.vertices()); }, "(V, 3) rest positions.")
       .def_property_readonly("tets", [](const TetMesh& s) { return IndexMatrix(s.tets()); }, "(E, 4) vertex indices.")
@@ -63,7 +45,7 @@ fixed vertices. u (3V,) ordered [x0, y0, z0, x1, ...].)doc")
       .def("stiffness_csc", [](const StVKFEM& s, const Array& u) {
         SparseMatrix K;
         s.tangent_stiffness(vector(u, "u", s.dofs(), true), K);
-        return csc(K);
+        return compressed_arrays(K);
       }, py::arg("u"), "Tangent stiffness (3V, 3V) at u (3V,) as CSC arrays (data, indices, indptr).")
       .def_property_readonly("mass", [](const StVKFEM& s) { return Eigen::VectorXd(s.mass()); }, "Lumped mass diagonal (3V,).")
       .def_property_readonly("mu", &StVKFEM::mu, "Lame mu = E / (2 (1 + nu)).")
@@ -90,7 +72,7 @@ once). Holds the state u, v (3V,) each.)doc")
         return s.step(fv);
       }, py::arg("f_ext"), "One step with external forces (3V,) held; returns the Newton iterations.")
       .def("run", [](NewmarkFEM& s, const Array& forces, py::object progress) {
-        auto F = rows(forces, "forces", s.u().size());
+        auto F = rows_view(forces, "forces", s.u().size());
         Progress prog(progress);
         return prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
       }, py::arg("forces"), py::arg("progress") = py::none(),

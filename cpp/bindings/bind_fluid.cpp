@@ -4,29 +4,6 @@
 
 namespace directable::py_bind {
 
-namespace {
-
-std::string size_str(Index n) { return "(" + std::to_string(n) + ",)"; }
-
-Eigen::Map<const RowMatrix> points(const Array& a, const std::string& name) {
-  if (a.ndim() != 2 || a.shape(1) != 2)
-    throw std::invalid_argument(name + " must have shape (P, 2), got a " + std::to_string(a.ndim()) + "-D array" +
-                                (a.ndim() == 2 ? " of shape (" + std::to_string(a.shape(0)) + ", " +
-                                                     std::to_string(a.shape(1)) + ")"
-                                               : std::string()));
-  check_finite(name, a.data(), a.size());
-  return Eigen::Map<const RowMatrix>(a.data(), a.shape(0), 2);
-}
-
-Eigen::Map<const RowMatrix> basis_matrix(const Array& a, Index N) {
-  if (a.ndim() != 2 || a.shape(0) != N)
-    throw_shape("basis", "(" + std::to_string(N) + ", r)",
-                a.ndim() == 2 ? shape_str(a.shape(0), a.shape(1)) : std::to_string(a.ndim()) + "-D array");
-  return Eigen::Map<const RowMatrix>(a.data(), a.shape(0), a.shape(1));
-}
-
-}  // namespace
-
 void bind_fluid(py::module_& m) {
   using G = MACGrid2D;
   py::class_<G, std::shared_ptr<G>>(m, "MACGrid2D", R"doc(
@@ -72,7 +49,7 @@ The pressure Laplacian is factorised once, here.)doc")
       }, py::arg("u"), "Divergence-free, free-slip projection (N,) of u (N,) (sparse LDL', factorised once).")
       .def("velocity_at", [](const G& g, const Array& u, const Array& pts) {
         auto uu = vector(u, "u", g.n_faces(), true);
-        auto P = points(pts, "points");
+        auto P = rows_view(pts, "points", 2, -1, true);
         RowMatrix out(P.rows(), 2);
         for (Index k = 0; k < P.rows(); ++k) {
           double x = P(k, 0), y = P(k, 1);
@@ -92,7 +69,7 @@ The pressure Laplacian is factorised once, here.)doc")
         return out;
       }, py::arg("u"), py::arg("q"), py::arg("dt"), "Semi-Lagrangian advection of the cell field q (nx ny,) through u (N,).")
       .def("advect_particles", [](const G& g, const Array& u, const Array& pts, double dt) {
-        RowMatrix P = points(pts, "points");
+        RowMatrix P = rows_view(pts, "points", 2, -1, true);
         g.advect_particles(vector(u, "u", g.n_faces(), true), P, dt);
         return P;
       }, py::arg("u"), py::arg("points"), py::arg("dt"), "Points (P, 2) moved by one RK2 (midpoint) step through u (N,), clamped to the domain.")
@@ -124,7 +101,7 @@ implicit viscosity (factorised once), pressure projection; smoke density
                     [](FluidSim2D& s, const Array& q) { s.density() = vector(q, "density", s.grid().n_cells(), true); },
                     "Smoke density (nx ny,) (a copy; assign to set).")
       .def_property("particles", [](FluidSim2D& s) { return RowMatrix(s.particles()); },
-                    [](FluidSim2D& s, const Array& p) { s.particles() = points(p, "particles"); },
+                    [](FluidSim2D& s, const Array& p) { s.particles() = rows_view(p, "particles", 2, -1, true); },
                     "Particle positions (P, 2) (a copy; assign to set).")
       .def("step", [](FluidSim2D& s, const OptArray& force) {
         Eigen::VectorXd f;
@@ -142,7 +119,7 @@ divergence, as does one whose columns are not orthonormal). The r reduced advect
 stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc")
       .def(py::init([](std::shared_ptr<G> grid, const Array& basis, double viscosity, double divergence_tol, int threads,
                        py::object progress) {
-        auto B = basis_matrix(basis, grid->n_faces());
+        auto B = rows_view(basis, "basis", -1, grid->n_faces(), false, "k", "r");
         check_finite("basis", B.data(), B.size());
         const double div = grid->max_divergence(B);
         if (div > divergence_tol)
@@ -225,7 +202,7 @@ stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc")
       }, py::arg("x"), "(dPsi/dx, dPsi/dy), each (2, r), at x (2,) (zero across a clamped wall).")
       .def("velocity", [](const ReducedFluid& f, const Array& z, const Array& pts) {
         auto zz = vector(z, "z", f.r(), true);
-        auto P = points(pts, "points");
+        auto P = rows_view(pts, "points", 2, -1, true);
         RowMatrix out(P.rows(), 2);
         for (Index k = 0; k < P.rows(); ++k) out.row(k) = f.velocity(P(k, 0), P(k, 1), zz).transpose();
         return out;

@@ -18,11 +18,6 @@ CostWeight cost_weight(const Array& a, const std::string& name) {
   return w;
 }
 
-Eigen::VectorXd opt_vector(const OptArray& a, const std::string& name) {
-  if (!a) return {};
-  return vector(*a, name);
-}
-
 // Lets Python subclasses of PredictionModel drive the optimizer (each call
 // takes the GIL): define n, s (properties), step(x, u, i) and vjp(x, u, lam, i);
 // optionally has_jacobians and jacobians(x, u, i).
@@ -197,7 +192,7 @@ sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.)doc")
         o.time_budget = time_budget;
         o.memory = memory;
         o.method = method;
-        ControlLimits lim{opt_vector(lower, "lower"), opt_vector(upper, "upper")};
+        ControlLimits lim{optional_vector(lower, "lower"), optional_vector(upper, "upper")};
         return std::make_shared<HorizonOptimizer>(model, o, cost_weight(Q, "Q"), cost_weight(R, "R"),
                                                   cost_weight(C, "C"), lim);
       }), py::arg("model"), py::arg("horizon"), py::arg("Q"), py::arg("R"), py::arg("C"), py::arg("iterations") = 50,
@@ -285,7 +280,7 @@ cost, seconds, iterations (steps,).)doc");
   m.def("minimize_lbfgs", [](py::function fun, const Array& x0, const OptArray& lower, const OptArray& upper,
                              Index iterations, Index memory, double gtol) {
     Eigen::VectorXd x = vector(x0, "x0", -1, true);
-    Eigen::VectorXd lo = opt_vector(lower, "lower"), hi = opt_vector(upper, "upper");
+    Eigen::VectorXd lo = optional_vector(lower, "lower"), hi = optional_vector(upper, "upper");
     if (lo.size() && lo.size() != x.size()) throw_shape("lower", "(" + std::to_string(x.size()) + ",)", "(" + std::to_string(lo.size()) + ",)");
     if (hi.size() && hi.size() != x.size()) throw_shape("upper", "(" + std::to_string(x.size()) + ",)", "(" + std::to_string(hi.size()) + ",)");
     if (iterations < 0) throw std::invalid_argument("iterations must be >= 0");

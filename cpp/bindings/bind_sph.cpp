@@ -1,29 +1,10 @@
 #include "common.hpp"
-#include "directable/models/sph/sph.hpp"
+#include "directable/models/sph/fluid.hpp"
+#include "directable/models/sph/prediction.hpp"
 
 namespace directable::py_bind {
 
 namespace {
-
-template <int D>
-Eigen::Map<const Eigen::VectorXd> points(const Array& a, const std::string& name, Index rows = -1) {
-  const std::string cols = std::to_string(D);
-  if (a.ndim() != 2 || a.shape(1) != D || (rows >= 0 && a.shape(0) != rows))
-    throw_shape(name, rows >= 0 ? shape_str(rows, D) : "(N, " + cols + ")",
-                a.ndim() == 2 ? shape_str(a.shape(0), a.shape(1)) : std::to_string(a.ndim()) + "-D array");
-  check_finite(name, a.data(), a.size());
-  return Eigen::Map<const Eigen::VectorXd>(a.data(), a.size());
-}
-
-template <int D>
-Eigen::Matrix<double, D, 1> vecd(const Array& a, const std::string& name) {
-  return vector(a, name, D, true);
-}
-
-template <int D>
-RowMatrix as_points(const Eigen::VectorXd& v) {
-  return Eigen::Map<const RowMatrix>(v.data(), v.size() / D, D);
-}
 
 template <int D>
 void bind_dim(py::module_& m, const char* fluid_name, const char* pred_name) {
@@ -61,11 +42,11 @@ arrays are (N, )doc" + Ds + ").";
              p.gamma = gamma;
              p.viscosity = viscosity;
              p.dt = dt;
-             if (gravity) p.gravity = vecd<D>(*gravity, "gravity");
-             if (lo) p.lo = vecd<D>(*lo, "lo");
-             if (hi) p.hi = vecd<D>(*hi, "hi");
-             auto f = points<D>(fluid, "fluid");
-             auto b = points<D>(boundary, "boundary");
+             if (gravity) p.gravity = vector(*gravity, "gravity", D, true);
+             if (lo) p.lo = vector(*lo, "lo", D, true);
+             if (hi) p.hi = vector(*hi, "hi", D, true);
+             auto f = flat_points(fluid, "fluid", D);
+             auto b = flat_points(boundary, "boundary", D);
              return std::make_shared<Fluid>(p, f.data(), f.size() / D, b.data(), b.size() / D);
            }),
            py::arg("fluid"), py::arg("boundary"), py::arg("spacing"), py::arg("h"), py::arg("rho0") = 1000.0,
@@ -89,20 +70,20 @@ arrays are (N, )doc" + Ds + ").";
                              ("(" + Ds + ",) centre of the sphere.").c_str())
       .def("set_sphere",
            [](Fluid& s, const Array& centre, double radius, const Array& velocity) {
-             s.set_sphere(vecd<D>(centre, "centre"), radius, vecd<D>(velocity, "velocity"));
+             s.set_sphere(vector(centre, "centre", D, true), radius, vector(velocity, "velocity", D, true));
            },
            py::arg("centre"), py::arg("radius"), py::arg("velocity"),
            ("Moving rigid sphere: centre (" + Ds + ",) inside the domain, radius > 0, velocity (" + Ds + ",).").c_str())
       .def("remove_sphere", &Fluid::remove_sphere, "No sphere from now on.")
       .def("set_state",
            [](Fluid& s, const Array& positions, const Array& velocities) {
-             s.set_state(points<D>(positions, "positions", s.size()), points<D>(velocities, "velocities", s.size()));
+             s.set_state(flat_points(positions, "positions", D, s.size()), flat_points(velocities, "velocities", D, s.size()));
            },
            py::arg("positions"), py::arg("velocities"), ("positions, velocities (N, " + Ds + ").").c_str())
       .def("step",
            [](Fluid& s, const OptArray& force, Index steps) {
              const double* f = nullptr;
-             if (force) f = points<D>(*force, "force", s.size()).data();
+             if (force) f = flat_points(*force, "force", D, s.size()).data();
              if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
              py::gil_scoped_release release;
              for (Index k = 0; k < steps; ++k) s.step(f);

@@ -9,12 +9,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "directable/core/errors.hpp"
 #include "directable/core/sequence.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable::py_bind {
 
@@ -75,21 +77,89 @@ inline SeqView vector_seq(const Array& a, const std::string& name) {
 }
 inline SeqView vector_seq(const OptArray& a, const std::string& name) { return a ? vector_seq(*a, name) : SeqView(); }
 
+//! "(d0, d1, ...)" of an array argument, for error messages.
+inline std::string shape_of(const py::array& a) {
+  std::string got = "(";
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) got += (d ? ", " : "") + std::to_string(a.shape(d));
+  return got + (a.ndim() == 1 ? ",)" : ")");
+}
+
+//! A (n,) vector argument viewed in place; `expected` >= 0 fixes n.
 inline Eigen::Map<const Eigen::VectorXd> vector(const Array& a, const std::string& name, Index expected = -1,
                                                  bool finite = false) {
-  if (a.ndim() != 1 || (expected >= 0 && a.shape(0) != expected)) {
-    std::string got = "(";
-    for (py::ssize_t d = 0; d < a.ndim(); ++d) got += (d ? ", " : "") + std::to_string(a.shape(d));
-    got += a.ndim() == 1 ? ",)" : ")";
-    throw_shape(name, expected >= 0 ? "(" + std::to_string(expected) + ",)" : "(n,)", got);
-  }
+  if (a.ndim() != 1 || (expected >= 0 && a.shape(0) != expected))
+    throw_shape(name, expected >= 0 ? "(" + std::to_string(expected) + ",)" : "(n,)", shape_of(a));
   if (finite) check_finite(name, a.data(), a.shape(0));
   return Eigen::Map<const Eigen::VectorXd>(a.data(), a.shape(0));
+}
+
+//! An optional (n,) vector: empty when the argument is None.
+inline Eigen::VectorXd optional_vector(const OptArray& a, const std::string& name, Index expected = -1) {
+  return a ? Eigen::VectorXd(vector(*a, name, expected)) : Eigen::VectorXd();
+}
+
+//! An optional (len,) vector where a scalar stands for len equal entries;
+//! empty when the argument is None.
+inline Eigen::VectorXd broadcast_vector(const OptArray& a, const std::string& name, Index len) {
+  if (!a) return Eigen::VectorXd();
+  if (a->ndim() == 0) return Eigen::VectorXd::Constant(len, *a->data());
+  return Eigen::VectorXd(vector(*a, name, len));
+}
+
+//! A (rows, cols) matrix argument viewed in place; a negative rows or cols
+//! leaves that dimension free (e.g. (P, 3) points, (N, r) bases), named in
+//! messages by row_label / col_label.
+inline Eigen::Map<const RowMatrix> rows_view(const Array& a, const std::string& name, Index cols, Index rows = -1,
+                                             bool finite = false, const char* row_label = "k",
+                                             const char* col_label = "n") {
+  if (a.ndim() != 2 || (cols >= 0 && a.shape(1) != cols) || (rows >= 0 && a.shape(0) != rows)) {
+    const std::string r = rows >= 0 ? std::to_string(rows) : std::string(row_label);
+    const std::string c = cols >= 0 ? std::to_string(cols) : std::string(col_label);
+    throw_shape(name, "(" + r + ", " + c + ")", shape_of(a));
+  }
+  if (finite) check_finite(name, a.data(), a.size());
+  return Eigen::Map<const RowMatrix>(a.data(), a.shape(0), a.shape(1));
+}
+
+//! (count, dim) points x0, y0, ... checked finite and viewed as one flat
+//! vector of count * dim entries (the layout of the core's point states).
+inline Eigen::Map<const Eigen::VectorXd> flat_points(const Array& a, const std::string& name, Index dim,
+                                                     Index count = -1) {
+  auto P = rows_view(a, name, dim, count, true);
+  return Eigen::Map<const Eigen::VectorXd>(P.data(), P.size());
+}
+
+//! A (n,) vector constant in time or a (T, n) sequence of vectors, seen as
+//! matrices of shape (1, n).
+inline SeqView vector_or_sequence(const Array& a, const std::string& name) {
+  if (a.ndim() == 1) return SeqView(a.data(), 1, 1, a.shape(0), true);
+  if (a.ndim() == 2) return SeqView(a.data(), a.shape(0), 1, a.shape(1), false);
+  throw std::invalid_argument(name + " must be (n,) or (T, n), got shape " + shape_of(a));
+}
+
+//! A (dim,) C++ vector of points x0, y0, ..., as a (dim / D, D) copy.
+template <int D>
+RowMatrix as_points(const Eigen::VectorXd& v) {
+  return Eigen::Map<const RowMatrix>(v.data(), v.size() / D, D);
 }
 
 inline Eigen::MatrixXd matrix(const Array& a, const std::string& name) {
   if (a.ndim() != 2) throw std::invalid_argument(name + " must be a 2-D matrix, got a " + std::to_string(a.ndim()) + "-D array");
   return Eigen::Map<const RowMatrix>(a.data(), a.shape(0), a.shape(1));
+}
+
+//! A compressed sparse matrix as the (data, indices, indptr) triple SciPy's
+//! csc_matrix / csr_matrix constructors take (CSC for column-major Eigen
+//! storage, CSR for row-major).
+template <class Sparse>
+py::tuple compressed_arrays(const Sparse& K) {
+  const auto nnz = K.nonZeros();
+  py::array_t<int> indptr(K.outerSize() + 1), indices(nnz);
+  py::array_t<double> data(nnz);
+  std::copy(K.outerIndexPtr(), K.outerIndexPtr() + K.outerSize() + 1, indptr.mutable_data());
+  std::copy(K.innerIndexPtr(), K.innerIndexPtr() + nnz, indices.mutable_data());
+  std::copy(K.valuePtr(), K.valuePtr() + nnz, data.mutable_data());
+  return py::make_tuple(data, indices, indptr);
 }
 
 inline py::array readonly(py::array a) {

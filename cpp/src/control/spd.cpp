@@ -1,4 +1,5 @@
 #include "directable/control/spd.hpp"
+#include "directable/core/progress.hpp"
 
 #include <cmath>
 #include <limits>

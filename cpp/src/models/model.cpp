@@ -1,5 +1,6 @@
 #include "directable/core/parallel.hpp"
 #include "directable/models/model.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

@@ -1,4 +1,5 @@
 #include "directable/sim/simulate.hpp"
+#include "directable/core/progress.hpp"
 
 #include <algorithm>
 

@@ -16,6 +16,7 @@
 
 #include "directable/models/articulated.hpp"
 #include "directable/models/chain.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

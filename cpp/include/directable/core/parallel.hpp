@@ -7,13 +7,69 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
-#include "directable/core/errors.hpp"
+#include "directable/core/progress.hpp"
+#include "directable/core/types.hpp"
+#include "directable/core/progress.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 namespace directable {
+
+//! Threads a parallel region may use: OMP_NUM_THREADS / set_max_threads (1
+//! without OpenMP).
+inline int max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+//! Sets max_threads() for the calls that follow; threads >= 1.
+inline void set_max_threads(int threads) {
+  if (threads < 1) throw std::invalid_argument("threads must be >= 1, got " + std::to_string(threads));
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
+}
+
+//! The team size for a call that asked for `requested` threads: <= 0 means
+//! all, and no call gets more than max_threads().
+inline int resolve_threads(int requested) {
+  const int all = max_threads();
+  return requested > 0 ? std::min(requested, all) : all;
+}
+
+//! This thread's rank in the innermost parallel region (0 outside one).
+inline int thread_rank() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+//! Threads in the innermost parallel region (1 outside one).
+inline int team_size() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
+//! Whether the caller already runs inside a parallel region.
+inline bool in_parallel_region() {
+#ifdef _OPENMP
+  return omp_in_parallel();
+#else
+  return false;
+#endif
+}
 
 //! Team size chosen by measurement. On cores shared with other jobs a
 //! thread that loses its core stalls every barrier of a parallel loop
@@ -62,13 +118,7 @@ class TeamChooser {
   int best() const { return best_; }  //!< current verdict (1 or the team size)
 
  private:
-  static int available() {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-  }
+  static int available() { return max_threads(); }
   static constexpr int kProbe = 3, kMinPeriod = 64, kMaxPeriod = 1024;
   int fixed_max_, max_ = 1, best_ = 1, k_ = 0, period_ = kMinPeriod;
   double t_team_ = 0.0, t_one_ = 0.0;
@@ -87,11 +137,7 @@ void parallel_steps(Index count, int threads, const ProgressFn* progress, Index 
   std::atomic<Index> done{0};
   std::exception_ptr error;
   std::mutex mutex;
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
+  threads = resolve_threads(threads);
   if (count < threads) threads = int(count > 0 ? count : 1);
 #pragma omp parallel num_threads(threads)
   {
@@ -107,12 +153,7 @@ void parallel_steps(Index count, int threads, const ProgressFn* progress, Index 
         cancel = true;
       }
       const Index d = ++done;
-#ifdef _OPENMP
-      const bool caller = omp_get_thread_num() == 0;
-#else
-      const bool caller = true;
-#endif
-      if (caller && !throttle.report(d)) cancel = true;
+      if (thread_rank() == 0 && !throttle.report(d)) cancel = true;
     }
   }
   if (error) std::rethrow_exception(error);

@@ -3,20 +3,14 @@
 // arrays: each step is a row-major block, exactly NumPy's layout, so arrays
 // cross the Python boundary without copies.
 #include <Eigen/Core>
-#include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/memory.hpp"
+#include "directable/core/types.hpp"
 
 namespace directable {
-
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatMap = Eigen::Map<RowMatrix>;
-using ConstMatMap = Eigen::Map<const RowMatrix>;
-using VecMap = Eigen::Map<Eigen::VectorXd>;
-using ConstVecMap = Eigen::Map<const Eigen::VectorXd>;
 
 //! Read-only view of T matrices (rows x cols). step_stride == 0 means one
 //! matrix constant in time (then any step index is valid).
@@ -39,47 +33,6 @@ struct SeqView {
   //! Checks block shape and that the length is 1 (constant) or T.
   void check(const std::string& name, Index exp_rows, Index exp_cols, Index horizon) const;
   void check_finite(const std::string& name) const;
-};
-
-//! Allocator that leaves doubles uninitialized on resize, for outputs that
-//! are written in full right away (zero-filling 65 MB of gains is ~10% of a
-//! sweep).
-//! Large blocks (gain and cost-to-go schedules run to 100 MB) are 2 MB
-//! aligned and, on Linux, advised as transparent huge pages: first touch then
-//! costs one fault per 2 MB instead of one per 4 KB (~20 ms per 100 MB).
-//! A few freed blocks are kept for reuse by the next request of the same
-//! size (solutions re-made call after call then skip the faults).
-void* allocate_large(std::size_t bytes);
-void free_large(void* p, std::size_t bytes);
-constexpr std::size_t kLargeBlock = std::size_t(1) << 21;
-
-template <class T>
-struct NoInitAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = NoInitAllocator<U>;
-  };
-  NoInitAllocator() = default;
-  template <class U>
-  NoInitAllocator(const NoInitAllocator<U>&) {}
-  T* allocate(std::size_t count) {
-    if (count * sizeof(T) >= kLargeBlock) return static_cast<T*>(allocate_large(count * sizeof(T)));
-    return std::allocator<T>::allocate(count);
-  }
-  void deallocate(T* p, std::size_t count) {
-    if (count * sizeof(T) >= kLargeBlock)
-      free_large(p, count * sizeof(T));
-    else
-      std::allocator<T>::deallocate(p, count);
-  }
-  template <class U>
-  void construct(U* p) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
 };
 
 //! Owning sequence of T matrices; storage never moves after construction,

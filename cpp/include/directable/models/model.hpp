@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "directable/core/sequence.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 #include <vector>
 
+#include "directable/core/progress.hpp"
 #include "directable/core/sequence.hpp"
 #include "directable/models/point_mass_system.hpp"
 

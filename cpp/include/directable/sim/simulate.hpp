@@ -7,6 +7,7 @@
 
 #include "directable/control/lqr/tracker.hpp"
 #include "directable/models/model.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

@@ -7,6 +7,7 @@
 
 #include "directable/core/parallel.hpp"
 #include "directable/linalg/expm.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 
@@ -226,12 +227,7 @@ std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, do
   const Index n = A.rows, s = B.cols;
   check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
   check_finite("Q_final", Q_final.data(), Q_final.size());
-  int threads = options.threads;
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
+  const int threads = resolve_threads(options.threads);
   Discretization disc = allocate(T, A, B, Rc, dt, options);
   LQRSolution sol(T, n, s);
   const Index count = steps_to_compute(A, B, Qc, Rc, T);
@@ -282,7 +278,7 @@ std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, do
   {
     StepWorkspace ws(n, s, options);
 #ifdef _OPENMP
-    const bool sweeper = omp_get_thread_num() == 0;
+    const bool sweeper = thread_rank() == 0;
 #else
     const bool sweeper = true;
 #endif

@@ -8,41 +8,19 @@
 
 #include "directable/core/parallel.hpp"
 #include "riccati_kernels.hpp"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "directable/core/progress.hpp"
+#include "directable/core/clock.hpp"
 
 namespace directable {
 
 namespace {
 
 int max_sweep_threads(const LQRProblem& pb) {
-#ifdef _OPENMP
   // Below this size a step is too short for a team to pay. Inside a
   // parallel region (the pipeline of solve_continuous) the other threads
   // are busy discretizing.
-  if (pb.n() < 96 || omp_in_parallel()) return 1;
-  return pb.threads > 0 ? std::min(pb.threads, omp_get_max_threads()) : omp_get_max_threads();
-#else
-  (void)pb;
-  return 1;
-#endif
-}
-
-int thread_rank() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-
-int team_size() {
-#ifdef _OPENMP
-  return omp_get_num_threads();
-#else
-  return 1;
-#endif
+  if (pb.n() < 96 || in_parallel_region()) return 1;
+  return resolve_threads(pb.threads);
 }
 
 // Finiteness of step i of a sequence, checked where the sweep reads it

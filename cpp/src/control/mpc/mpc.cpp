@@ -1,4 +1,5 @@
 #include "directable/control/mpc/mpc.hpp"
+#include "directable/core/progress.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>

@@ -1,4 +1,5 @@
 #include "directable/models/fem/fem.hpp"
+#include "directable/core/progress.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>

@@ -1,4 +1,5 @@
 #include "directable/models/fem/reduced_stvk.hpp"
+#include "directable/core/progress.hpp"
 
 #include <Eigen/Dense>
 #include <cmath>

@@ -1,11 +1,11 @@
 #include "directable/models/fluid/reduced_fluid.hpp"
 
+#include "directable/core/parallel.hpp"
+#include "directable/core/progress.hpp"
+
 #include <Eigen/Eigenvalues>
 #include <cmath>
 #include <string>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace directable {
 
@@ -53,34 +53,11 @@ ReducedFluid::ReducedFluid(std::shared_ptr<const MACGrid2D> grid, const Eigen::R
   Dhat_ = Bc.transpose() * (grid_->laplacian() * Bc);
   Dhat_ = 0.5 * (Dhat_ + Dhat_.transpose()).eval();
   adv_.assign(r_, Eigen::MatrixXd::Zero(r_, r_));
-  ProgressThrottle throttle(progress, r_);
-  bool cancel = false;
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
-  Index done = 0;
-#pragma omp parallel num_threads(threads)
-  {
-    Eigen::MatrixXd M(N, r_);
-#pragma omp for schedule(dynamic)
-    for (Index k = 0; k < r_; ++k) {
-      if (cancel) continue;
-      for (Index j = 0; j < r_; ++j) advection_apply(*grid_, Bc.col(k), Bc.col(j), M.col(j));
-      adv_[k].noalias() = Bc.transpose() * M;
-#pragma omp critical
-      {
-        ++done;
-#ifdef _OPENMP
-        if (omp_get_thread_num() == 0 && !throttle.report(done)) cancel = true;
-#else
-        if (!throttle.report(done)) cancel = true;
-#endif
-      }
-    }
-  }
-  throttle.finish(r_);
+  parallel_steps(r_, threads, progress, r_, [&] { return Eigen::MatrixXd(N, r_); },
+                 [&](Index k, Eigen::MatrixXd& M) {
+                   for (Index j = 0; j < r_; ++j) advection_apply(*grid_, Bc.col(k), Bc.col(j), M.col(j));
+                   adv_[k].noalias() = Bc.transpose() * M;
+                 });
 }
 
 void ReducedFluid::advection_matrix(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::MatrixXd> A) const {

@@ -12,6 +12,7 @@
 
 #include "directable/control/lqr/riccati.hpp"
 #include "directable/core/sequence.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

@@ -17,6 +17,7 @@
 
 #include "directable/core/errors.hpp"
 #include "directable/core/sequence.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

@@ -22,6 +22,7 @@
 #include "directable/core/errors.hpp"
 #include "directable/core/sequence.hpp"
 #include "directable/models/model.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "directable/core/progress.hpp"
 #include "directable/core/sequence.hpp"
 #include "directable/models/point_mass_system.hpp"
 

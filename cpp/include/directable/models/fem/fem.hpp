@@ -14,6 +14,7 @@
 
 #include "directable/core/errors.hpp"
 #include "directable/core/sequence.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

@@ -20,6 +20,7 @@
 
 #include "directable/models/fem/fem.hpp"
 #include "directable/models/model.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 

@@ -17,6 +17,7 @@
 #include "directable/linalg/expm.hpp"
 #include "directable/models/fluid/mac_grid.hpp"
 #include "directable/models/model.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 
