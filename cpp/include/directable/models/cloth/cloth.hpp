@@ -52,8 +52,9 @@ struct Collider {
 
 //! Springs joining node (i, j) to node (i + di, j + dj) for every node where
 //! both exist: one "family" per offset, all with the same rest length and
-//! stiffness. The offset structure lets the force loop run over contiguous
-//! rows (structure of arrays, vectorised).
+//! stiffness. Their start nodes a and end nodes a + dj*nx + di are two
+//! contiguous index ranges, so the force loop runs over whole families on
+//! structure-of-arrays positions (vectorised).
 struct SpringFamily {
   int di = 0, dj = 0;
   double rest = 0.0;       //!< m
