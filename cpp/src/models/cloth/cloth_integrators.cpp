@@ -41,7 +41,8 @@ double ClothModel::step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorX
     d.dv = d.solver.solve(d.rhs);
   } else {
     d.cg.compute(d.A);
-    d.dv = d.cg.solve(d.rhs);
+    // warm start from the previous step's dv (zero for fresh data)
+    d.dv = d.cg.solveWithGuess(d.rhs, d.dv);
     if (d.cg.info() != Eigen::Success)
       throw std::domain_error("implicit step: conjugate gradients did not converge; reduce dt or use method=\"implicit\"");
   }
