@@ -230,7 +230,7 @@ def control_window(distance, alpha, t_c=None) -> int:
     return _core.cloth_control_window(real(distance, "distance"), real(alpha, "alpha"), t)
 
 
-def plan(cloth, pilot, goals, dt, alpha=500.0, beta=1.0, gamma=1e-4, delta=1.0, seek_angle=30.0, samples=33,
+def plan(cloth, pilot, goals, dt, alpha=500.0, beta=1.0, gamma=1e-6, delta=1.0, seek_angle=30.0, samples=33,
          azimuths=8, widen=0.3, f_max=None, length_ratio="squared", tolerance=1e-6) -> ClothPlan:
     """Goal-directed paths and control forces (Jeon & Choi sec. 3.5-4), in C++.
 
@@ -241,7 +241,9 @@ def plan(cloth, pilot, goals, dt, alpha=500.0, beta=1.0, gamma=1e-4, delta=1.0, 
     goals : list of ``(node, t_c, goal_xyz)``: node index, goal step in the pilot, goal (3,) m
     dt : the pilot's step (s)
     alpha : window scale, T_r = round(alpha |q# - q_n|^2) steps (eq. 11), steps/m^2
-    beta, gamma : weights of the goal distance (per m^2) and of the force (per N^2), eq. 14/19
+    beta, gamma : weights of the goal distance (per m^2) and of the force (per N^2), eq. 14/19. A node
+        of mass m displaced by d from its free landing needs |u| = m d / dt^2, so gamma ~ 1e-6 balances
+        beta = 1 for 10 g nodes at dt = 2 ms
     delta : scale of the radius vectors R_i (eq. 15)
     seek_angle : theta_max in degrees: candidates q*_i + Rot(theta) R_i lie on a cone of this half-angle
     samples, azimuths : polar angles from -theta to theta, times planes through R_i over a half turn
@@ -284,7 +286,7 @@ def plan(cloth, pilot, goals, dt, alpha=500.0, beta=1.0, gamma=1e-4, delta=1.0, 
                             _f_max(f_max), length_ratio, real(tolerance, "tolerance"))
 
 
-def follow(cloth, pilot, plan, paths, dt, beta=1.0, gamma=1e-4, f_max=None, tolerance=1e-6) -> ClothPlan:
+def follow(cloth, pilot, plan, paths, dt, beta=1.0, gamma=1e-6, f_max=None, tolerance=1e-6) -> ClothPlan:
     """The second pass alone along edited ``paths`` (nodes, n+1, 3) over
     ``plan``'s windows (e.g. ``plan.targets`` with a blended path put in):
     forces by inverse dynamics, simulation in the loop. Each node's goal is

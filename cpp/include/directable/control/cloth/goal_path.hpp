@@ -26,11 +26,11 @@ namespace directable {
 enum class LengthRatio { squared, linear };
 
 struct GoalPathSettings {
-  double alpha = 400.0;     //!< window scale (steps / m^2), eq. 11, >= 0
+  double alpha = 500.0;     //!< window scale (steps / m^2), eq. 11, >= 0
   double beta = 1.0;        //!< goal weight (1/m^2 units of J), eq. 14, >= 0
   double gamma = 1e-6;      //!< force weight (per N^2), eq. 14, >= 0
   double delta = 1.0;       //!< radius scale, eq. 15, > 0
-  double seek_angle = 0.5;  //!< theta_max (rad), in [0, pi]
+  double seek_angle = 0.5235987755982988;  //!< theta_max (rad, 30 degrees), in [0, pi]
   Index samples = 33;       //!< polar angles from -theta to theta, >= 1
   Index azimuths = 8;       //!< planes through R_i, spread over a half turn, >= 1
   double widen = 0.3;       //!< fraction of the window over which theta grows to theta_max, in [0, 1]
