@@ -31,6 +31,52 @@ def met(ok):
     return "met" if ok else "MISSED"
 
 
+def warp_step_seconds(bend2):
+    """Optional peer: NVIDIA Warp's CPU backend, the same springs (float32,
+    atomic scatter), symplectic Euler; None when warp-lang is not installed."""
+    try:
+        import warp as wp
+    except ImportError:
+        return None, None
+    wp.config.quiet = True
+    wp.init()
+
+    @wp.kernel
+    def springs(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), a: wp.array(dtype=int),
+                b: wp.array(dtype=int), rest: wp.array(dtype=float), k: wp.array(dtype=float), c: float,
+                f: wp.array(dtype=wp.vec3)):
+        s = wp.tid()
+        d = x[b[s]] - x[a[s]]
+        L = wp.length(d)
+        t = (k[s] * (L - rest[s]) + c * wp.dot(v[b[s]] - v[a[s]], d) / L) / L * d
+        wp.atomic_add(f, a[s], t)
+        wp.atomic_sub(f, b[s], t)
+
+    @wp.kernel
+    def integrate(x: wp.array(dtype=wp.vec3), v: wp.array(dtype=wp.vec3), f: wp.array(dtype=wp.vec3),
+                  inv_m: float, g: wp.vec3, dt: float):
+        i = wp.tid()
+        vn = v[i] + dt * (f[i] * inv_m + g)
+        v[i] = vn
+        x[i] = x[i] + dt * vn
+        f[i] = wp.vec3(0.0, 0.0, 0.0)
+
+    r = NumpyCloth(*ARGS, k_bend2=bend2)
+    x = wp.array(r.x0, dtype=wp.vec3, device="cpu")
+    v, f = wp.zeros(r.V, dtype=wp.vec3, device="cpu"), wp.zeros(r.V, dtype=wp.vec3, device="cpu")
+    a, b = wp.array(r.a.astype(np.int32), dtype=int, device="cpu"), wp.array(r.b.astype(np.int32), dtype=int, device="cpu")
+    rest = wp.array(r.rest.astype(np.float32), dtype=float, device="cpu")
+    k = wp.array(r.k.astype(np.float32), dtype=float, device="cpu")
+
+    def step():
+        wp.launch(springs, dim=len(r.a), inputs=[x, v, a, b, rest, k, ARGS[7], f], device="cpu")
+        wp.launch(integrate, dim=r.V, inputs=[x, v, f, 1.0 / ARGS[3], wp.vec3(0.0, 0.0, -9.81), DT], device="cpu")
+
+    step()
+    wp.synchronize()
+    return best_of(lambda: (step(), wp.synchronize()), 5, 200), wp.__version__
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-write", action="store_true", help="do not update benchmarks/RESULTS.md")
@@ -50,6 +96,11 @@ def main():
         t_np = best_of(lambda: r.step(x, v, DT), 7, 20)
         t_np_add = best_of(lambda: (r.forces_add_at(x, v), r.step(x, v, DT)), 5, 10) - t_np
         err = np.abs(c.rollout(x, v, DT, 1).x[1] - r.step(x, v, DT)[0]).max()
+        t_warp, warp_version = warp_step_seconds(bend2)
+        if t_warp is not None:
+            notes.append(f"Optional peer, {c.spring_count} springs: NVIDIA Warp {warp_version} on the CPU (float32, "
+                         f"one kernel launch for the springs with atomic adds, one for the update): "
+                         f"{t_warp * 1e6:.1f} us per step, {t_warp / t_cpp:.1f}x the C++ step.")
         rows.append((f"symplectic step, {c.spring_count} springs (C++ rollout of {steps} steps, per step)",
                      f"{t_cpp * 1e6:.1f} us", f"NumPy bincount {t_np * 1e6:.0f} us; np.add.at forces {t_np_add * 1e6:.0f} us",
                      f"{t_np / t_cpp:.0f}x", f"<= 20 us, >= 15x: {met(t_cpp <= 20e-6 and t_np / t_cpp >= 15)}",
@@ -114,7 +165,7 @@ def main():
     table = ["| measure | directable | NumPy reference | speed-up | target | max abs diff |",
              "|---|---:|---:|---:|---|---:|"]
     table += ["| " + " | ".join(row) + " |" for row in rows]
-    text = "\n".join(table) + "\n\n" + (f"Heuristic against the library's optimal control, {n} x {n} cloth "
+    text = "\n".join(table) + "\n\n" + "".join(note + "\n" for note in notes) + "\n" + (f"Heuristic against the library's optimal control, {n} x {n} cloth "
                                         f"({6 * n * n} states), one node, the same goal "
                                         f"(`directable.experiments.cloth.compare_optimal`; MPC and LQR get four "
                                         f"secant target corrections so that all end on the goal):\n\n") + \
