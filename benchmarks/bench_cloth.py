@@ -1,5 +1,5 @@
 """Mass-spring cloth and its goal-directed control: C++ against the NumPy
-reference of the same algorithms (tests/cloth_reference.py), on a 20 x 20
+reference of the same algorithms (tests/reference/cloth.py), on a 20 x 20
 cloth; and the heuristic against Gauss-Newton MPC and LQR (the experiments'
 comparison). Writes the "cloth" section of RESULTS.md.
 
@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import pathlib
-import sys
 import time
 
 import numpy as np
 
 from directable import cloth as dc
 from directable.experiments import cloth as ex
-from bench_common import best_of, host, write_section
+from bench_common import best_of, publish
+from reference.cloth import NumpyCloth, plan_single  # noqa: E402  (tests/reference, on the path through bench_common)
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
-from cloth_reference import NumpyCloth, plan_single  # noqa: E402
-
-BEGIN, END = "<!-- cloth:begin -->", "<!-- cloth:end -->"
 ARGS = (20, 20, 0.05, 0.01, 300.0, 60.0, 6.0, 0.02)
 DT = 0.002
 
@@ -173,16 +168,12 @@ def main():
     print(text)
     if args.no_write:
         return
-    section = (f"{BEGIN}\n## Cloth: mass-spring model and goal-directed control (Jeon & Choi)\n\n"
-               f"`python benchmarks/bench_cloth.py` on {host()} ({time.strftime('%Y-%m-%d %H:%M')} UTC), "
-               f"1-minute load average {load0:.1f} at start and {load1:.1f} at end (the 2 cores are shared with "
+    conditions = (f", {time.strftime('%H:%M')} UTC; 1-minute load average {load0:.1f} at start and {load1:.1f} at end (the 2 cores are shared with "
                f"other jobs: times are best of several runs, and the machine's load inflates them); "
                f"{time.perf_counter() - t_begin:.0f} s in all. 20 x 20 cloth, spacing 5 cm, 10 g nodes, "
-               f"k = 300 / 60 / 6 (/ 2) N/m, dt = {DT} s. NumPy reference: tests/cloth_reference.py (forces with an "
-               f"`np.bincount` scatter; the path search with one NumPy evaluation per step over all candidates).\n\n"
-               f"{text}\n{END}")
-    path = write_section(section, BEGIN, END)
-    print(f"wrote {path}")
+               f"k = 300 / 60 / 6 (/ 2) N/m, dt = {DT} s. NumPy reference: tests/reference/cloth.py (forces with an "
+               f"`np.bincount` scatter; the path search with one NumPy evaluation per step over all candidates).")
+    publish("cloth", "Cloth: mass-spring model and goal-directed control (Jeon & Choi)", conditions, text)
 
 
 if __name__ == "__main__":

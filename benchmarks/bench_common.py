@@ -1,15 +1,20 @@
-"""Shared by the benchmark scripts: a best-of timer, and the RESULTS.md
-writer (each script owns one section, delimited by ``<!-- name:begin -->`` /
-``<!-- name:end -->``, and replaces only that section, appending it the
-first time)."""
+"""Shared by the benchmark scripts: the timers, the independent references
+(``tests/reference``, importable as ``reference`` once this module is
+imported), and the RESULTS.md writer (each script owns one section,
+delimited by ``<!-- name:begin -->`` / ``<!-- name:end -->``, and replaces
+only that section, appending it the first time)."""
 from __future__ import annotations
 
 import os
 import pathlib
 import platform
+import sys
 import time
+import timeit
 
 RESULTS = pathlib.Path(__file__).with_name("RESULTS.md")
+# the references of the test suite, shared with the benchmarks
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
 
 
 def write_section(section: str, begin: str, end: str) -> pathlib.Path:
@@ -24,9 +29,52 @@ def write_section(section: str, begin: str, end: str) -> pathlib.Path:
     return RESULTS
 
 
+def publish(name: str, title: str, conditions: str, table: str) -> pathlib.Path:
+    """Write the section ``name`` of RESULTS.md: heading ``title``, the command
+    (``benchmarks/bench_<name>.py``), machine and date, then ``conditions``
+    (text after the date) and ``table``. Returns the path written."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    section = (f"{begin}\n## {title}\n\n`python benchmarks/bench_{name}.py` on {host()} "
+               f"({time.strftime('%Y-%m-%d')}){conditions}\n\n{table}\n{end}")
+    path = write_section(section, begin, end)
+    print(f"wrote {path}")
+    return path
+
+
 def host() -> str:
     """The machine line of a RESULTS.md section: architecture, cores, Python."""
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def best(fn, repeats=3, warmup=True, **kw):
+    """Minimum wall time of fn() over `repeats` runs (after one warm-up run); see best_cpu."""
+    return best_cpu(fn, repeats, warmup, **kw)[0]
+
+
+def best_cpu(fn, repeats=3, warmup=True, min_time=0.3, max_repeats=30):
+    """(minimum wall time, CPU time / wall time of that run): the second is the cores it kept busy.
+
+    Runs at least `repeats` times and, for cheap calls, keeps going until
+    `min_time` seconds have been spent (at most `max_repeats` runs), so that
+    short measurements get more chances to hit an undisturbed moment.
+    """
+    if warmup:
+        fn()
+    t, cores, spent, k = float("inf"), float("nan"), 0.0, 0
+    while k < repeats or (spent < min_time and k < max_repeats):
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        dt = time.perf_counter() - t0
+        spent += dt
+        k += 1
+        if dt < t:
+            t, cores = dt, (time.process_time() - c0) / dt
+    return t, cores
+
+
+def per_call(stmt, number, repeats=7):
+    """Best per-call time of a statement (callable) with timeit (garbage collection off)."""
+    return min(timeit.repeat(stmt, number=number, repeat=repeats)) / number
 
 
 def best_of(f, repeat=5, number=1) -> float:

@@ -1,4 +1,4 @@
-"""Reduced deformable benchmark (issue 3, sec. 6), against the paper's
+"""Reduced deformable benchmark, against the paper's
 tables 1 and 2 (Barbic & Popovic 2008, a 2008 laptop).
 
 Targets: reduced step at r = 30 (forces + stiffness + implicit solve)
@@ -19,11 +19,8 @@ import numpy as np
 
 import directable as dr
 from directable import fem, lqr, models
-from bench_common import host, best_of, write_section
-
-BEGIN, END = "<!-- fem:begin -->", "<!-- fem:end -->"
-
-
+from directable.experiments import fem_scenes
+from bench_common import best_of, publish
 
 
 def main():
@@ -33,7 +30,7 @@ def main():
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    s = fem.t_shape_scene(r=30, T=500, dt=0.01, runs=10, refine=args.refine)
+    s = fem_scenes.t_shape_scene(r=30, T=500, dt=0.01, runs=10, refine=args.refine)
     t_scene = time.perf_counter() - t0
     mesh, red, T, dt = s.mesh, s.red, s.T, s.dt
     t0 = time.perf_counter()
@@ -72,7 +69,7 @@ def main():
     t_ctrl = best_of(control_loop, 5) / calls
 
     # gain precomputation r = 24, T = 500: linearize + discretize + Riccati sweep
-    s24 = fem.t_shape_scene(r=24, T=500, dt=0.01, runs=10, refine=args.refine)
+    s24 = fem_scenes.t_shape_scene(r=24, T=500, dt=0.01, runs=10, refine=args.refine)
 
     def gains():
         A = models.linearize(s24.red, s24.z_ref, dt)
@@ -122,11 +119,8 @@ def main():
     print(table)
     if args.no_write:
         return
-    section = (f"{BEGIN}\n## Reduced deformable solids (issue 3)\n\n`python benchmarks/bench_fem.py` on {host()} "
-               f"({time.strftime('%Y-%m-%d')}); best of several runs; times per step from whole C++ runs "
-               f"(`directable.simulate`).\n\n{table}\n{END}")
-    path = write_section(section, BEGIN, END)
-    print(f"wrote {path}")
+    publish("fem", "Reduced deformable solids (issue 3)",
+            "; best of several runs; times per step from whole C++ runs (`directable.simulate`).", table)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Reduced fluid benchmark (issue 4 sec. 6).
+"""Reduced fluid benchmark.
 
 Measures, in one process: the reduced step at r = 64 (64x64 grid), the LQR
 control evaluation, the full 256x256 step and the speedup, the gain
@@ -16,18 +16,15 @@ import argparse
 import glob
 import pathlib
 import subprocess
-import time
 
 import numpy as np
 
 import directable as dr
 from directable import fluid as F
-from bench_common import host, best_of, write_section
+from directable.experiments import fluid_forcing
+from bench_common import best_of, publish
 
-BEGIN, END = "<!-- fluid:begin -->", "<!-- fluid:end -->"
 HERE = pathlib.Path(__file__).resolve().parent
-
-
 
 
 def expm_comparison(r=64):
@@ -57,7 +54,7 @@ def main(argv=None):
 
     # basis: PCA of a 64x64 full run with random winds
     g = F.MACGrid2D(64, 64)
-    run = F.full_run(g, 2 * r + 20, dt, F.random_winds(g, 30, 2 * r + 20, seed=0))
+    run = F.full_run(g, 2 * r + 20, dt, fluid_forcing.random_winds(g, 30, 2 * r + 20, seed=0))
     B = F.velocity_basis(g, run.velocities[1:], r)
     t_pre = best_of(lambda: dr.ReducedFluid(g, B, 0.01), repeat=2)
     fluid = dr.ReducedFluid(g, B, 0.01)
@@ -115,12 +112,9 @@ def main(argv=None):
     print(table)
     if args.no_write:
         return
-    section = (f"{BEGIN}\n## Reduced fluid (issue 4)\n\n`python benchmarks/bench_fluid.py` on {host()} "
-               f"({time.strftime('%Y-%m-%d')}), threads = {dr._core.max_threads()}; best of several runs; "
-               "dt = 0.01; viscosity 0.01 in the reduced step; the machine is shared, so times are upper bounds.\n\n"
-               f"{table}\n{END}")
-    path = write_section(section, BEGIN, END)
-    print(f"wrote {path}")
+    publish("fluid", "Reduced fluid (issue 4)",
+            f", threads = {dr._core.max_threads()}; best of several runs; dt = 0.01; viscosity 0.01 in the reduced "
+            "step; the machine is shared, so times are upper bounds.", table)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmarks of directable's LQR precomputation and runtime controller (issue 2, sec. 7).
+"""Benchmarks of directable's LQR precomputation and runtime controller.
 
     python benchmarks/bench_lqr.py [--quick] [--write]
 
@@ -12,7 +12,7 @@ are ratios of times measured back to back in the same process.
 
 Sections
   1/2  gain precomputation (discretize + Riccati sweep) vs a straightforward
-       NumPy/SciPy version of the same algorithm (reference_numpy.py), results
+       NumPy/SciPy version of the same algorithm (tests/reference/lqr.py), results
        checked first; directable on 1 thread vs all cores
   3    Riccati sweep alone vs NumPy, and vs the flop limit at the measured
        single-thread DGEMM rate
@@ -35,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import timeit
 from pathlib import Path
 
 import numpy as np
@@ -44,11 +43,11 @@ import scipy.linalg as sla
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import reference_numpy as ref  # noqa: E402
+from bench_common import best, best_cpu, per_call, write_section  # noqa: E402
+from reference import lqr as ref  # noqa: E402  (tests/reference, on the path through bench_common)
 
 import directable  # noqa: E402
 from directable import _core, lqr, models, sim  # noqa: E402
-from bench_common import write_section
 
 _SO_MTIME = Path(_core.__file__).stat().st_mtime  # to detect a rebuild during the run
 
@@ -69,35 +68,23 @@ def blas_threads(k):
     return threadpool_limits(limits=k, user_api="blas")
 
 
-def best(fn, repeats=3, warmup=True, **kw):
-    """Minimum wall time of fn() over `repeats` runs (after one warm-up run); see best_cpu."""
-    return best_cpu(fn, repeats, warmup, **kw)[0]
+def sweep_flops(n: int, s: int) -> float:
+    """Flops of one Riccati step as counted in RESULTS.md (general dense products).
 
-
-def best_cpu(fn, repeats=3, warmup=True, min_time=0.3, max_repeats=30):
-    """(minimum wall time, CPU time / wall time of that run): the second is the cores it kept busy.
-
-    Runs at least `repeats` times and, for cheap calls, keeps going until
-    `min_time` seconds have been spent (at most `max_repeats` runs), so that
-    short measurements get more chances to hit an undisturbed moment.
+    P A 2n^3, A'(PA) 2n^3, P B 2n^2 s, B'(PB) 2ns^2, B'(PA) 2sn^2, G'K 2n^2 s,
+    Cholesky s^3/3, two triangular solves with n right-hand sides 2s^2 n.
     """
-    if warmup:
-        fn()
-    t, cores, spent, k = float("inf"), float("nan"), 0.0, 0
-    while k < repeats or (spent < min_time and k < max_repeats):
-        c0, t0 = time.process_time(), time.perf_counter()
-        fn()
-        dt = time.perf_counter() - t0
-        spent += dt
-        k += 1
-        if dt < t:
-            t, cores = dt, (time.process_time() - c0) / dt
-    return t, cores
+    return 4.0 * n**3 + 6.0 * n**2 * s + 4.0 * n * s**2 + s**3 / 3.0
 
 
-def per_call(stmt, number, repeats=7):
-    """Best per-call time of a statement (callable) with timeit."""
-    return min(timeit.repeat(stmt, number=number, repeat=repeats)) / number
+def sweep_flops_sqrt(n: int, s: int) -> float:
+    """Flops of one step of directable's square-root sweep.
+
+    Cholesky of P n^3/3, L'[B A] n^2 (n+s), lower half of U'U n (n+s)^2,
+    Cholesky of H s^3/3, two triangular solves with n right-hand sides
+    2 s^2 n, lower half of the rank-s update Y'Y s n^2.
+    """
+    return n**3 / 3.0 + n**2 * (n + s) + n * (n + s) ** 2 + s**3 / 3.0 + 2.0 * s**2 * n + s * n**2
 
 
 def relerr(a, b):
@@ -402,7 +389,7 @@ class Bench:
             # Correctness: the full NumPy pipeline vs directable on a short horizon.
             Tc = min(T, 40 if n <= 64 else 12)
             sol_c = lqr.solve_continuous(A[:Tc], B, dt, Q, R, Qf)
-            Kc, Pc, _ = ref.solve_continuous(A[:Tc], B, dt, Q, R, Qf)
+            Kc, Pc, _ = ref.solve_continuous_scipy(A[:Tc], B, dt, Q, R, Qf)
             errK_full, errP_full = relerr(sol_c.K, Kc), relerr(sol_c.P, Pc)
 
             # directable as installed: threads=0 (all cores) and the threads=1 argument.
@@ -416,11 +403,11 @@ class Bench:
             # NumPy/SciPy: discretization on all steps (or a strided subset, scaled), sweep on all steps.
             idx = np.arange(T) if (n <= 48 or T <= self.np_subset) else \
                 np.unique(np.linspace(0, T - 1, self.np_subset).round().astype(int))
-            npd = ref.discretize(A[idx], B, dt, Q, R)
+            npd = ref.van_loan_scipy(A[idx], B, Q, R, dt)
             errD = max(relerr(x, np.asarray(y)[idx]) for x, y in
                        zip(npd, (disc.Phi, disc.Gamma, disc.Q, disc.N, disc.R)))
             Phi, Gam, Qd, Nd, Rd = (np.array(x) for x in (disc.Phi, disc.Gamma, disc.Q, disc.N, disc.R))
-            Kn, Pn = ref.riccati(Phi, Gam, Qd, Rd, Qf, Nd)
+            Kn, Pn = ref.riccati_sweep(Phi, Gam, Qd, Rd, Qf, Nd)
             sol_d = lqr.solve_discrete(Phi, Gam, Qd, Rd, Qf, N=Nd)
             errK_sweep = relerr(sol_d.K, Kn)
             np_t = {}
@@ -433,24 +420,24 @@ class Bench:
                         # probe a few steps first and time everything only when the probe is not far slower
                         # than one thread; otherwise report the probe, scaled (marked "probe").
                         pidx = idx[np.linspace(0, len(idx) - 1, min(5, len(idx))).round().astype(int)]
-                        tp = best(lambda: ref.discretize(A[pidx], B, dt, Q, R), 1, warmup=False,
+                        tp = best(lambda: ref.van_loan_scipy(A[pidx], B, Q, R, dt), 1, warmup=False,
                                   min_time=0) / len(pidx)
                         Tp = min(T, 50)
-                        sp = best(lambda: ref.riccati(Phi[:Tp], Gam[:Tp], Qd[:Tp], Rd[:Tp], Qf, Nd[:Tp]), 1,
+                        sp = best(lambda: ref.riccati_sweep(Phi[:Tp], Gam[:Tp], Qd[:Tp], Rd[:Tp], Qf, Nd[:Tp]), 1,
                                   warmup=False, min_time=0) / Tp
                         if tp * T > 2 * np_t[1][0]:
                             td, np_probe = tp * T, True
                         else:
-                            td = best(lambda: ref.discretize(A[idx], B, dt, Q, R), self.np_reps,
+                            td = best(lambda: ref.van_loan_scipy(A[idx], B, Q, R, dt), self.np_reps,
                                       warmup=False) * T / len(idx)
                         if sp * T > 2 * np_t[1][1]:
                             ts, np_probe = sp * T, True
                         else:
-                            ts = best(lambda: ref.riccati(Phi, Gam, Qd, Rd, Qf, Nd), self.np_reps, warmup=False)
+                            ts = best(lambda: ref.riccati_sweep(Phi, Gam, Qd, Rd, Qf, Nd), self.np_reps, warmup=False)
                     else:
-                        td = best(lambda: ref.discretize(A[idx], B, dt, Q, R), self.np_reps,
+                        td = best(lambda: ref.van_loan_scipy(A[idx], B, Q, R, dt), self.np_reps,
                                   warmup=not self.quick) * T / len(idx)
-                        ts = best(lambda: ref.riccati(Phi, Gam, Qd, Rd, Qf, Nd), self.np_reps, warmup=not self.quick)
+                        ts = best(lambda: ref.riccati_sweep(Phi, Gam, Qd, Rd, Qf, Nd), self.np_reps, warmup=not self.quick)
                     print(f"    NumPy BLAS threads={th or 'all'}: {time.perf_counter() - t0:.1f} s spent", flush=True)
                 np_t[th] = (td, ts)
             np_all, np_one = sum(np_t[None]), sum(np_t[1])
@@ -521,7 +508,7 @@ class Bench:
             s = n // 2
             st = self.store[n]
             T = st["T"]
-            flops = T * ref.sweep_flops(n, s)
+            flops = T * sweep_flops(n, s)
             e1 = max(eig["serial"].get(n, (0.0, 0.0)))
             eA = max(eig["parallel"].get(n, (0.0, 0.0)))
             r1 = max(np_rate1[n], e1)
@@ -532,7 +519,7 @@ class Bench:
             r_match = rA if c_def > 1.2 else r1
             lim_match = flops / (r_match * 1e9)
             lim1 = flops / (r1 * 1e9)
-            rows.append([n, s, T, f"{ref.sweep_flops(n, s) / 1e6:.3f}",
+            rows.append([n, s, T, f"{sweep_flops(n, s) / 1e6:.3f}",
                          f"{fmt_t(t_def)} ({c_def:.1f})", fmt_t(t_one),
                          f"{flops / t_def * 1e-9:.1f} / {flops / t_one * 1e-9:.1f}",
                          fmt_t(st["np_sweep_1"]), fmt_t(st["np_sweep_all"]),
@@ -540,8 +527,8 @@ class Bench:
                          f"{np_rate1[n]:.1f} / {np_rateA[n]:.1f}",
                          (f"{e1:.1f} / {eA:.1f}" if e1 else "—"),
                          f"**{t_def / lim_match:.2f}×** (at {r_match:.1f})", f"**{t_one / lim1:.2f}×** (at {r1:.1f})",
-                         f"{ref.sweep_flops_sqrt(n, s) / 1e6:.3f}",
-                         f"{t_one / (T * ref.sweep_flops_sqrt(n, s) / (r1 * 1e9)):.2f}×"])
+                         f"{sweep_flops_sqrt(n, s) / 1e6:.3f}",
+                         f"{t_one / (T * sweep_flops_sqrt(n, s) / (r1 * 1e9)):.2f}×"])
             if n == 128:
                 self.summary.append([f"Riccati sweep alone n=128, s=64, T={T}, as installed", fmt_t(t_def),
                                      f"flop limit {fmt_t(lim_match)} at {r_match:.1f} GFLOP/s "
@@ -603,14 +590,14 @@ class Bench:
         sol = lqr.retune(disc, Qf, alpha_Q=2.0, alpha_R=0.5)
         Rn = 2.0 * (np.asarray(disc.R) - dt * np.asarray(disc.Rc)) + 0.5 * dt * np.asarray(disc.Rc)
         Phi, Gam, Qd, Nd = (np.array(x) for x in (disc.Phi, disc.Gamma, disc.Q, disc.N))
-        Kn, _ = ref.riccati(Phi, Gam, 2.0 * Qd, Rn, Qf, 2.0 * Nd)
+        Kn, _ = ref.riccati_sweep(Phi, Gam, 2.0 * Qd, Rn, Qf, 2.0 * Nd)
         err = relerr(sol.K, Kn)
         with blas_threads(1):
-            t_np = best(lambda: ref.riccati(Phi, Gam, 2.0 * Qd, Rn, Qf, 2.0 * Nd), 2 if self.quick else 3)
+            t_np = best(lambda: ref.riccati_sweep(Phi, Gam, 2.0 * Qd, Rn, Qf, 2.0 * Nd), 2 if self.quick else 3)
         rate = numpy_gemm_rate(n, 1)
         eig = eigen_gemm_rates([n])
         r1 = max([rate] + (list(eig["serial"].get(n, ())) if isinstance(eig, dict) else []))
-        lim = T * ref.sweep_flops(n, s) / (r1 * 1e9)
+        lim = T * sweep_flops(n, s) / (r1 * 1e9)
         rows = [[n, s, T, fmt_t(t_same), f"**{fmt_t(t_diff)}** ({c_diff:.1f})", fmt_t(t_core), f"**{fmt_t(t_one)}**",
                  fmt_t(t_np), f"{t_np / t_diff:.1f}×", fmt_t(lim), f"{t_diff / lim:.2f}× / {t_one / lim:.2f}×",
                  f"{err:.1e}"]]
@@ -623,7 +610,7 @@ class Bench:
                  f"(re-tune α_Q=2, α_R=0.5: the rounds' best times range from {fmt_t(min(t_rounds))} to "
                  f"{fmt_t(max(t_rounds))}, median {fmt_t(float(np.median(t_rounds)))}). "
                  f"The one-core limit of the textbook flop count is {fmt_t(lim)}; of the square-root form's "
-                 f"flops {fmt_t(T * ref.sweep_flops_sqrt(n, s) / (r1 * 1e9))}. At n = 48 one step is "
+                 f"flops {fmt_t(T * sweep_flops_sqrt(n, s) / (r1 * 1e9))}. At n = 48 one step is "
                  f"~{t_diff / T * 1e6:.0f} µs, too short for a fork/join per product to pay on this machine, so the "
                  "re-tune runs on one core.")
         self.summary.append([f"re-tuning (sweep only) n={n}, T={T}", fmt_t(t_diff),

@@ -1,4 +1,4 @@
-"""MPC + SPH benchmark (issue 6, sec. 4).
+"""MPC + SPH benchmark.
 
 One controlled frame = one MPC solve (H = 5, 10 L-BFGS iterations, the
 simplified prediction model at the frame's state) + `substeps` simulation

@@ -11,14 +11,11 @@ between the markers <!-- spd:begin --> and <!-- spd:end -->.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 from directable import chain as dc
-from bench_common import host, best_of, write_section
-
-BEGIN, END = "<!-- spd:begin -->", "<!-- spd:end -->"
+from bench_common import best_of, publish
 
 
 def reference(T, n, dt):
@@ -26,8 +23,6 @@ def reference(T, n, dt):
     q = 0.3 * np.sin(t[:, None] + np.linspace(0, 1, n)[None, :])
     qd = 0.3 * np.cos(t[:, None] + np.linspace(0, 1, n)[None, :])
     return q, qd
-
-
 
 
 def numpy_spd(chain, q_ref, qd_ref, dt, kp, kd):
@@ -83,12 +78,9 @@ def main():
     print(table)
     if args.no_write:
         return
-    section = (f"{BEGIN}\n## Stable PD tracking (issue 5)\n\n`python benchmarks/bench_spd.py` on {host()} "
-               f"({time.strftime('%Y-%m-%d')}); best of several runs; explicit Euler, dt = 1/60, kp = 3e4, "
-               "kd = kp dt. NumPy SPD: M and C from the C++ chain, the SPD solve and step in NumPy.\n\n"
-               f"{table}\n{END}")
-    path = write_section(section, BEGIN, END)
-    print(f"wrote {path}")
+    publish("spd", "Stable PD tracking (issue 5)",
+            "; best of several runs; explicit Euler, dt = 1/60, kp = 3e4, kd = kp dt. NumPy SPD: M and C from the "
+            "C++ chain, the SPD solve and step in NumPy.", table)
 
 
 if __name__ == "__main__":

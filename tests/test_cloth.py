@@ -8,7 +8,7 @@ import pytest
 
 import directable as dr
 from directable import cloth as dc
-from cloth_reference import NumpyCloth
+from reference.cloth import NumpyCloth
 
 ARGS = (6, 5, 0.05, 0.01, 200.0, 50.0, 5.0, 0.02)
 

@@ -11,7 +11,7 @@ import pytest
 
 from directable import cloth as dc
 from directable.experiments import cloth as ex
-from cloth_reference import NumpyCloth, plan_single, retime as retime_ref
+from reference.cloth import NumpyCloth, plan_single, retime as retime_ref
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Discretization of the continuous LTV problem (appendix A), re-tuning and
-``solve_continuous`` (issue 2, sec. 2 and 4)."""
+``solve_continuous``."""
 from __future__ import annotations
 
 import gc
@@ -9,7 +9,9 @@ import pytest
 import scipy.linalg as sla
 
 from directable import lqr
-from reference import eig_discretize, random_spd, rel_err, rk4_discretize, van_loan_scipy
+from reference import rel_err
+from reference.lqr import eig_discretize, random_spd, rk4_discretize, van_loan_scipy
+from reference.problems import BAD_DTYPES, continuous_args, n, noncontiguous_views, s, SHAPE_CASES, small_lq, T
 
 FIELDS = ("Phi", "Gamma", "Q", "N", "R")
 
@@ -323,3 +325,125 @@ def test_continuous_gains_approach_care_for_small_dt(rng):
         assert rel_err(sol.P[0], P_care) < 10 * dt
     assert errs[0] > errs[1] > errs[2]
     assert errs[2] < 0.05
+
+
+@pytest.mark.parametrize("case", [c for c in SHAPE_CASES if SHAPE_CASES[c][0] in ("A", "B", "Q", "R")])
+def test_discretize_wrong_shapes(rng, case):
+    name, make = SHAPE_CASES[case]
+    a = small_lq(rng)
+    a[name] = make(a)
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        lqr.discretize(**continuous_args(a))
+
+
+@pytest.mark.parametrize("kind", ["complex", "object", "string"])
+@pytest.mark.parametrize("name", ["A", "B", "Q", "R"])
+def test_discretize_bad_dtypes(rng, name, kind):
+    a = small_lq(rng)
+    a[name] = BAD_DTYPES[kind](a[name])
+    with pytest.raises(TypeError, match=rf"\b{name}\b"):
+        lqr.discretize(**continuous_args(a))
+
+
+@pytest.mark.parametrize("name", ["A", "B", "Q", "R"])
+def test_discretize_noncontiguous_same_result(rng, name):
+    a = small_lq(rng)
+    ref = lqr.discretize(**continuous_args(a))
+    for kind, v in noncontiguous_views(a[name]).items():
+        got = lqr.discretize(**continuous_args(dict(a, **{name: v})))
+        for f in ("Phi", "Gamma", "Q", "N", "R"):
+            np.testing.assert_array_equal(getattr(got, f), getattr(ref, f), err_msg=f"{kind} {f}")
+
+
+def test_retune_noncontiguous_same_result(rng):
+    a = small_lq(rng)
+    d = lqr.discretize(**continuous_args(a))
+    Qf = np.arange(9.0).reshape(3, 3) / 10 + np.eye(3)
+    Rn = np.array([[2.0, 0.3], [0.3, 1.0]])
+    ref = lqr.retune(d, Qf, 1.0, 2.0, R=Rn)
+    for v in noncontiguous_views(Qf).values():
+        np.testing.assert_array_equal(lqr.retune(d, v, 1.0, 2.0, R=Rn).K, ref.K)
+    for v in noncontiguous_views(Rn).values():
+        np.testing.assert_array_equal(lqr.retune(d, Qf, 1.0, 2.0, R=v).K, ref.K)
+        np.testing.assert_array_equal(d.solve(Qf, 1.0, 2.0, v).K, ref.K)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("name", ["A", "B", "Q", "R"])
+def test_discretize_nonfinite(rng, name, bad):
+    a = small_lq(rng)
+    x = a[name].copy()
+    x.flat[-1] = bad
+    a[name] = x
+    with pytest.raises(ValueError, match=rf"\b{name}\b.*finite"):
+        lqr.discretize(**continuous_args(a))
+
+
+@pytest.mark.parametrize("R", [np.zeros((s, s)), np.diag([1.0, 0.0]), np.diag([1.0, -1e-3])],
+                         ids=["zero", "singular", "indefinite"])
+def test_retune_R_not_positive_definite(rng, R):
+    d = lqr.discretize(**continuous_args(small_lq(rng)))
+    with pytest.raises(ValueError, match=r"\bR\b.*positive definite"):
+        lqr.retune(d, np.eye(n), R=R)
+
+
+def test_retune_R_negative_definite(rng):
+    d = lqr.discretize(**continuous_args(small_lq(rng)))
+    with pytest.raises(ValueError, match=r"\bR\b.*positive definite"):
+        lqr.retune(d, np.eye(n), R=-np.eye(s))
+
+
+@pytest.mark.parametrize("dt", [0.0, -0.1, np.nan, np.inf, -np.inf])
+def test_dt_not_positive(rng, dt):
+    a = small_lq(rng)
+    with pytest.raises(ValueError, match=r"\bdt\b"):
+        lqr.discretize(**dict(continuous_args(a), dt=dt))
+    with pytest.raises(ValueError, match=r"\bdt\b"):
+        lqr.solve_continuous(a["A"], a["B"], dt, 1.0, 1.0, 1.0)
+
+
+def test_dt_wrong_type(rng):
+    a = small_lq(rng)
+    for dt in ("x", 0.1j, np.array([0.1, 0.2]), None):
+        with pytest.raises(TypeError, match=r"\bdt\b"):
+            lqr.discretize(**dict(continuous_args(a), dt=dt))
+
+
+@pytest.mark.parametrize("method", ["euler", "Exact", "", None, 1])
+def test_bad_method(rng, method):
+    a = small_lq(rng)
+    with pytest.raises(ValueError, match="method"):
+        lqr.discretize(**continuous_args(a), method=method)
+    with pytest.raises(ValueError, match="method"):
+        lqr.solve_continuous(a["A"], a["B"], 0.1, 1.0, 1.0, 1.0, method=method)
+
+
+@pytest.mark.parametrize("intervals", [3, 1, 0, -2, 11])
+def test_bad_simpson_intervals(rng, intervals):
+    a = small_lq(rng)
+    with pytest.raises(ValueError, match="intervals"):
+        lqr.discretize(**continuous_args(a), method="simpson", intervals=intervals)
+    # the exact method ignores them
+    lqr.discretize(**continuous_args(a), method="exact", intervals=intervals)
+
+
+def test_bad_retune_scales(rng):
+    d = lqr.discretize(**continuous_args(small_lq(rng)))
+    for aQ in (-1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="alpha_Q"):
+            lqr.retune(d, np.eye(n), aQ, 1.0)
+    for aR in (0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="alpha_R"):
+            lqr.retune(d, np.eye(n), 1.0, aR)
+    with pytest.raises(ValueError, match="Q_final"):
+        lqr.retune(d, np.eye(n + 1))
+    with pytest.raises(ValueError, match="Q_final"):
+        lqr.retune(d, np.full((n, n), np.nan))
+    with pytest.raises(TypeError, match="Q_final"):
+        lqr.retune(d, np.eye(n) + 0j)
+    with pytest.raises(ValueError, match=r"\bR\b"):
+        lqr.retune(d, np.eye(n), R=np.eye(s + 1))
+    with pytest.raises(ValueError, match=r"\bR\b"):
+        lqr.retune(d, np.eye(n), R=np.full((s, s), np.inf))
+    with pytest.raises(ValueError, match=r"\bR\b"):
+        lqr.retune(d, np.eye(n), R=np.tile(np.eye(s), (T + 1, 1, 1)))

@@ -21,10 +21,12 @@ import pytest
 import scipy.linalg as sla
 
 from directable import _core
-from reference import LONGDOUBLE_IS_EXTENDED, expm_longdouble, rel_err
+from reference import rel_err
+from reference.expm import LONGDOUBLE_IS_EXTENDED, expm_longdouble
 
 NORMS = [1e-4, 1e-2, 1.0, 10.0, 1e2, 1e3]
 KINDS = ["random", "nonnormal", "stable", "rotation"]
+
 
 
 def _matrix(rng, kind, m, norm):
@@ -129,3 +131,10 @@ def test_stiff_nonnormal_is_not_over_squared(rng):
 def test_expm_bad_input():
     with pytest.raises(ValueError, match="H"):
         _core.expm_bordered(np.zeros((3, 2)), np.zeros((3, 1)))
+
+
+def test_expm_bordered_bad_input():
+    with pytest.raises(ValueError, match=r"\bH\b"):
+        _core.expm_bordered(np.zeros((2, 3)), np.zeros((2, 1)))
+    with pytest.raises(ValueError, match=r"\bH\b"):
+        _core.expm_bordered(np.zeros(3), np.zeros((3, 1)))

@@ -1,4 +1,4 @@
-"""Full StVK FEM and the reduced StVK model (issue 3, secs. 1 and 3)."""
+"""Full StVK FEM and the reduced StVK model."""
 from __future__ import annotations
 
 import numpy as np

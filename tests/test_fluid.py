@@ -1,4 +1,4 @@
-"""Reduced fluids with immersed particles (issue 4): full MAC fluid, reduced
+"""Reduced fluids with immersed particles: full MAC fluid, reduced
 advection/diffusion, particles and the appendix-C Jacobian, bad input."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 import directable as dr
 from directable import fluid as F
+from directable.experiments import fluid_forcing
 
 
 # --- independent NumPy references -------------------------------------------------------------
@@ -71,7 +72,7 @@ def grid():
 
 @pytest.fixture(scope="module")
 def run(grid):
-    winds = F.random_winds(grid, 8, STEPS, seed=1)
+    winds = fluid_forcing.random_winds(grid, 8, STEPS, seed=1)
     return F.full_run(grid, STEPS, DT, winds, particles=[[0.3, 0.5], [0.6, 0.4]])
 
 
@@ -410,27 +411,27 @@ def test_divergence_free_basis_does_not_warn(grid, basis):
 
 def test_perlin_noise_continuous_and_seeded():
     t = np.linspace(0, 5, 5001)
-    n = F.perlin(t, seed=2, channels=3)
+    n = fluid_forcing.perlin(t, seed=2, channels=3)
     assert n.shape == (5001, 3)
     assert np.abs(np.diff(n, axis=0)).max() < 5e-3  # continuous
     np.testing.assert_allclose(n[::1000], 0, atol=1e-12)  # zero at the lattice points
     assert n.std() > 0.05
-    assert not np.allclose(n, F.perlin(t, seed=3, channels=3))
-    np.testing.assert_array_equal(n, F.perlin(t, seed=2, channels=3))
+    assert not np.allclose(n, fluid_forcing.perlin(t, seed=3, channels=3))
+    np.testing.assert_array_equal(n, fluid_forcing.perlin(t, seed=2, channels=3))
 
 
 def test_random_winds_biased_to_fast_regions(grid, run):
     u = run.velocities[40]
     pos = F.face_positions(grid)
     fast = pos[np.argsort(u ** 2)[-grid.n_faces // 10:]]  # the fastest 10% of the faces
-    winds = F.random_winds(grid, 200, 50, seed=3, velocity=u)
+    winds = fluid_forcing.random_winds(grid, 200, 50, seed=3, velocity=u)
     c = np.array([w.center for w in winds])
     near = np.min(np.linalg.norm(c[:, None] - fast[None], axis=2), axis=1) < 1e-12
     assert near.mean() > 0.4  # uniform placement would give about 0.1
-    at = F.random_winds(grid, 2, 50, centers=[[0.1, 0.2], [0.3, 0.4]])
+    at = fluid_forcing.random_winds(grid, 2, 50, centers=[[0.1, 0.2], [0.3, 0.4]])
     assert [w.center for w in at] == [(0.1, 0.2), (0.3, 0.4)]
     with pytest.raises(ValueError, match="centers"):
-        F.random_winds(grid, 3, 50, centers=[[0.1, 0.2]])
+        fluid_forcing.random_winds(grid, 3, 50, centers=[[0.1, 0.2]])
 
 
 def test_non_orthonormal_basis_warns(grid, basis):

@@ -1,10 +1,18 @@
-"""Long runs stop when the progress callback raises (real SIGINT: test_bad_input.py)."""
+"""Progress and interruption of the long runs: the callback reports (done,
+total), an exception from it stops the run, Ctrl-C (SIGINT) interrupts a
+GIL-free precomputation, and other Python threads run meanwhile."""
+import os
+import signal
+import sys
+import threading
 import time
 
 import numpy as np
 import pytest
 
 import directable as dr
+from directable import lqr, models, sim
+from reference.problems import continuous_args, small_lq, T
 
 
 class SlowModel(dr.Model):
@@ -56,3 +64,165 @@ def test_exception_in_progress_callback_stops_the_run(which):
             dr.models.linearize(SlowModel(), np.zeros((2001, 2)), 0.01, threads=1, progress=cb)
     assert calls and all(total > 0 and 0 <= done < total for done, total in calls)
     assert time.perf_counter() - t0 < 10.0
+
+
+def _sized_run(rng, which, seconds):
+    """(total steps, run(progress)) for a precomputation lasting ~``seconds`` here."""
+    A = rng.standard_normal((30, 30)) * 0.15
+    B = rng.standard_normal((30, 15))
+    Ad1 = rng.standard_normal((1, 20, 20))
+    Bd = rng.standard_normal((20, 10))
+
+    def make(T):
+        if which == "solve_discrete":
+            return lambda cb: lqr.solve_discrete(A, B, 1.0, 1.0, 1.0, horizon=T, progress=cb)
+        Ad = np.repeat(Ad1, T, axis=0)
+        return lambda cb: lqr.discretize(Ad, Bd, 0.1, 1.0, 1.0, progress=cb)
+
+    per_step = np.inf
+    for _ in range(3):  # the fastest of three calibration runs: a busy machine only makes the real run longer
+        t0 = time.perf_counter()
+        make(2000)(None)
+        per_step = min(per_step, (time.perf_counter() - t0) / 2000)
+    T = int(np.clip(seconds / per_step, 2000, 1_000_000))
+    return T, make(T)
+
+
+@pytest.mark.parametrize("which", ["solve_discrete", "discretize", "solve_continuous", "retune", "linearize",
+                                   "simulate"])
+def test_progress_called_with_done_total(rng, make_chain, which):
+    a = small_lq(rng)
+    chain = make_chain(2)
+    calls = []
+    cb = lambda done, total: calls.append((done, total))  # noqa: E731
+    run = {
+        "solve_discrete": lambda: lqr.solve_discrete(**a, progress=cb),
+        "discretize": lambda: lqr.discretize(**continuous_args(a), progress=cb),
+        "solve_continuous": lambda: lqr.solve_continuous(a["A"], a["B"], 0.1, 1.0, 1.0, 1.0, progress=cb),
+        "retune": lambda: lqr.retune(lqr.discretize(**continuous_args(a)), 1.0, 2.0, 1.0, progress=cb),
+        "linearize": lambda: models.linearize(chain, np.zeros((T + 1, 4)), 0.01, progress=cb),
+        "simulate": lambda: sim.simulate(chain, np.zeros(4), T, 0.01, progress=cb),
+    }[which]
+    run()
+    assert calls, "callback never called"
+    # solve_continuous counts the discretization's T steps and the sweep's T
+    work = 2 * T if which == "solve_continuous" else T
+    assert calls[-1] == (work, work)
+    for done, total in calls:
+        assert isinstance(done, int) and isinstance(total, int)
+        assert 0 <= done <= total == work
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+@pytest.mark.parametrize("which", ["solve_discrete", "discretize"])
+def test_progress_reports_midway_and_exception_stops_the_run(rng, which):
+    total, run = _sized_run(rng, which, 0.4)
+    calls = []
+    run(lambda d, t: calls.append((d, t)))
+    assert len(calls) >= 2 and calls[0][0] < total, calls  # reported during the run, not only at the end
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def stop(done, tot):
+        seen.append((done, tot))
+        raise Stop(f"stopped at {done}")
+
+    with pytest.raises(Stop, match="stopped at"):
+        run(stop)
+    assert len(seen) == 1  # no further report after the exception: the computation stopped
+    assert seen[0][0] < total
+
+
+@pytest.mark.parametrize("which", ["solve_continuous", "linearize", "simulate", "retune"])
+def test_progress_exception_propagates(rng, make_chain, which):
+    a = small_lq(rng)
+    chain = make_chain(2)
+
+    def boom(done, total):
+        raise KeyError("from the callback")
+
+    run = {
+        "solve_continuous": lambda: lqr.solve_continuous(a["A"], a["B"], 0.1, 1.0, 1.0, 1.0, progress=boom),
+        "linearize": lambda: models.linearize(chain, np.zeros((T + 1, 4)), 0.01, progress=boom),
+        "simulate": lambda: sim.simulate(chain, np.zeros(4), T, 0.01, progress=boom),
+        "retune": lambda: lqr.retune(lqr.discretize(**continuous_args(a)), 1.0, progress=boom),
+    }[which]
+    with pytest.raises(KeyError, match="from the callback"):
+        run()
+
+
+def test_progress_bar_and_bad_progress(rng, capsys):
+    a = small_lq(rng)
+    ref = lqr.solve_continuous(a["A"], a["B"], 0.1, 1.0, 1.0, 1.0)
+    bar = lqr.solve_continuous(a["A"], a["B"], 0.1, 1.0, 1.0, 1.0, progress=True)
+    np.testing.assert_array_equal(bar.K, ref.K)
+    with pytest.raises(TypeError, match="progress"):
+        lqr.solve_discrete(**a, progress=3)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("which", ["solve_discrete", "discretize"])
+def test_ctrl_c_interrupts_a_long_precomputation(rng, which):
+    """SIGINT during the GIL-free C++ loop: the Python handler runs and its
+    exception ends the computation early (no callback needed). In-process,
+    with a private handler so that pytest itself is never interrupted."""
+    _, run_cb = _sized_run(rng, which, 0.5)
+    run = lambda: run_cb(None)  # noqa: E731
+
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted()
+
+    t0 = time.perf_counter()
+    run()
+    full = time.perf_counter() - t0
+    old = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        t0 = time.perf_counter()
+        timer.start()
+        with pytest.raises(Interrupted):
+            run()
+            time.sleep(1.0)  # (a signal arriving after the run still lands here, and the time check fails)
+        elapsed = time.perf_counter() - t0
+    finally:
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, old)
+    assert full > 0.15, full  # long enough for the check below to mean something
+    assert elapsed < 0.5 * full, (elapsed, full)
+
+
+@pytest.mark.parametrize("which", ["solve_discrete", "discretize"])
+def test_gil_is_released_during_precomputation(rng, which):
+    """Another Python thread keeps running while the C++ loop works: it gets
+    far more than the ~1% of its idle rate it would get if the GIL were held
+    (one 5 ms switch interval out of a 0.5 s computation)."""
+    _, run = _sized_run(rng, which, 0.5)
+    started, done = threading.Event(), threading.Event()
+
+    def work():
+        started.set()
+        run(None)
+        done.set()
+
+    count, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < 0.05:  # the idle rate of this loop
+        count += 1
+    rate = count / (time.perf_counter() - t0)
+    worker = threading.Thread(target=work)
+    worker.start()
+    started.wait()
+    count, t0 = 0, time.perf_counter()
+    while not done.is_set():
+        time.perf_counter()
+        count += 1
+    elapsed = time.perf_counter() - t0
+    worker.join()
+    assert elapsed > 0.1, elapsed
+    assert count > 0.05 * rate * elapsed, (count, rate * elapsed)

@@ -1,4 +1,4 @@
-"""Saving and loading precomputations (.npz, lossless) -- issue 2, sec. 2."""
+"""Saving and loading precomputations (.npz, lossless)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,8 @@ import pytest
 
 import directable as dr
 from directable import lqr
-from reference import random_spd
+from reference.lqr import random_spd
+
 
 
 def _disc(rng, method="exact", T=6, n=4, s=2):
@@ -91,23 +92,7 @@ def test_tracker_round_trip(rng, tmp_path, loop, constant_gain, gain_dtype):
         assert tr.index == tr2.index
 
 
-@pytest.mark.parametrize("flag, gain_dtype", [(True, "float32"), (False, "float64")])
-def test_tracker_files_with_the_older_float32_flag_load(rng, tmp_path, flag, gain_dtype):
-    # Trackers saved before gain_dtype stored a float32_gains flag instead.
-    K, z_ref = rng.standard_normal((4, 2, 3)), rng.standard_normal((5, 3))
-    tr = lqr.tracker(K, z_ref, gain_dtype=gain_dtype)
-    dr.save(tmp_path / "new.npz", tr)
-    with np.load(tmp_path / "new.npz") as f:
-        old = {k: f[k] for k in f.files if k != "gain_dtype"}
-    np.savez(tmp_path / "old.npz", float32_gains=np.bool_(flag), **old)
-    tr2, extra = dr.load(tmp_path / "old.npz")
-    assert tr2.gain_dtype == gain_dtype and extra == {}
-    z = rng.standard_normal(3)
-    np.testing.assert_array_equal(tr2.control(z), tr.control(z))
-
-
 def test_tracker_limits_round_trip(rng, tmp_path):
-    # regression: w_min/w_max were once not saved
     K = rng.standard_normal((4, 2, 3)) * 10
     tr = lqr.tracker(K, rng.standard_normal((5, 3)), None, w_min=np.array([-0.1, -0.2]),
                      w_max=np.array([0.1, 0.2]))
@@ -141,3 +126,10 @@ def test_extra_name_colliding_with_a_field_is_not_lost(rng, tmp_path):
 def test_save_rejects_unknown_objects(tmp_path):
     with pytest.raises(TypeError, match="cannot save"):
         dr.save(tmp_path / "x.npz", object())
+
+
+def test_save_load_same_path_without_suffix(tmp_path):
+    sol = lqr.solve_discrete(np.eye(2), np.ones((2, 1)), 1.0, 1.0, 1.0, horizon=2)
+    dr.save(tmp_path / "gains", sol)
+    obj, _ = dr.load(tmp_path / "gains")
+    np.testing.assert_array_equal(obj.K, sol.K)

@@ -1,5 +1,5 @@
 """Reduced models: the Model interface, the Duffing spring chain and the
-linearizer (issue 2, sec. 3)."""
+linearizer."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,8 @@ import pytest
 
 import directable as dr
 from directable import models, sim
-from reference import chain_control_matrix, chain_dynamics, chain_energy, rel_err, rk4_step
+from reference.spring_chain import chain_control_matrix, chain_dynamics, chain_energy, rk4_step
+
 
 
 def _fd_jacobian(f, z, eps=1e-6):
@@ -250,3 +251,34 @@ def test_rollout_is_open_loop_simulation(rng, make_chain):
     for i in range(30):
         z = chain.step(z, W[i], 0.01)
     np.testing.assert_array_equal(states[-1], z)
+
+
+def test_models_bad_input(rng, make_chain):
+    chain = make_chain(2)
+    cases = [
+        (ValueError, "masses", lambda: models.spring_chain(0)),
+        (ValueError, "masses", lambda: make_chain(2, mass=[1.0, -1.0])),
+        (ValueError, "masses", lambda: make_chain(2, mass=[1.0, np.inf])),
+        (ValueError, "stiffness", lambda: make_chain(2, stiffness=[1.0, np.nan])),
+        (ValueError, "damping", lambda: make_chain(2, damping=[-1.0, 0.0])),
+        (TypeError, "masses", lambda: models.spring_chain(np.ones(2) + 0j)),
+        (ValueError, "actuated", lambda: make_chain(2, actuated=[2])),
+        (ValueError, "actuated", lambda: make_chain(2, actuated=[-1])),
+        (ValueError, "actuated", lambda: make_chain(2, actuated=np.ones((3, 1)))),
+        (ValueError, "stiffness", lambda: models.spring_chain(np.ones(3), stiffness=np.ones(2), cubic=np.ones(3),
+                                                              damping=np.ones(3))),
+        (ValueError, r"\bz\b", lambda: chain.dynamics(np.zeros(3))),
+        (ValueError, r"\bz\b", lambda: chain.jacobian(np.zeros(5))),
+        (ValueError, r"\bz\b", lambda: chain.energy(np.zeros(3))),
+        (ValueError, r"\bw\b", lambda: chain.step(np.zeros(4), np.zeros(3), 0.01)),
+        (ValueError, "non-finite", lambda: chain.step(np.array([np.nan, 0, 0, 0]), np.zeros(2), 0.01)),
+        (ValueError, "z_ref", lambda: models.linearize(chain, np.zeros((5, 3)), 0.01)),
+        (ValueError, "z_ref", lambda: models.linearize(chain, np.zeros(4), 0.01)),
+        (ValueError, "z_ref", lambda: models.linearize(chain, np.full((5, 4), np.nan), 0.01)),
+        (TypeError, "z_ref", lambda: models.linearize(chain, np.zeros((5, 4)) + 0j, 0.01)),
+        (ValueError, "z_ref", lambda: models.linearize(chain, np.zeros((3, 4)), 0.01, horizon=5)),
+        (ValueError, r"\bw\b", lambda: models.rollout(chain, np.zeros(4), np.zeros(3), 0.01)),
+    ]
+    for exc, name, f in cases:
+        with pytest.raises(exc, match=name):
+            f()

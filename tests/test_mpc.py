@@ -1,4 +1,4 @@
-"""MPC horizon optimizer (issue 6, sec. 1): adjoint gradient, projected L-BFGS,
+"""MPC horizon optimizer: adjoint gradient, projected L-BFGS,
 Gauss-Newton via the Riccati sweep, warm start, receding-horizon loop."""
 from __future__ import annotations
 

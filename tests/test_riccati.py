@@ -1,4 +1,4 @@
-"""Discrete time-varying LQR: ``directable.lqr.solve_discrete`` (issue 2, sec. 2 and 4)."""
+"""Discrete time-varying LQR: ``directable.lqr.solve_discrete``."""
 from __future__ import annotations
 
 import gc
@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from directable import lqr
-from reference import closed_loop, dare_gain, dense_lq, lq_cost, random_lq, random_spd, random_stable, rel_err
+from reference import rel_err
+from reference.lqr import closed_loop, dare_gain, dense_lq, lq_cost, random_lq, random_spd, random_stable
+from reference.problems import BAD_DTYPES, continuous_args, n, noncontiguous_views, s, SHAPE_CASES, small_lq, T
 
 SIZES = [(1, 1, 1), (5, 3, 2), (20, 6, 3), (40, 10, 10)]
 
@@ -305,3 +307,169 @@ def test_solution_from_arrays_copies(rng):
     np.testing.assert_array_equal(sol.P, P)
     K[:] = 0
     assert not np.array_equal(sol.K, K)
+
+
+@pytest.mark.parametrize("case", list(SHAPE_CASES))
+def test_solve_discrete_wrong_shapes(rng, case):
+    name, make = SHAPE_CASES[case]
+    a = small_lq(rng)
+    a[name] = make(a)
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        lqr.solve_discrete(**a)
+
+
+def test_shape_message_gives_expected_shape(rng):
+    a = small_lq(rng)
+    a["B"] = a["B"][:, :2]
+    with pytest.raises(ValueError, match=r"B must have shape \(3, 2\) or \(4, 3, 2\), got \(4, 2, 2\)"):
+        lqr.solve_discrete(**a)
+
+
+def test_mismatched_horizons(rng):
+    a = small_lq(rng)
+    for name in ("B", "Q", "R", "N"):
+        b = dict(a)
+        b[name] = a[name][:T - 1]
+        with pytest.raises(ValueError, match=rf"{name} has {T - 1} steps but the horizon is {T}"):
+            lqr.solve_discrete(**b)
+    with pytest.raises(ValueError, match="horizon"):
+        lqr.solve_discrete(**a, horizon=T + 1)
+    with pytest.raises(ValueError, match=r"\bB\b.*horizon"):
+        lqr.discretize(**continuous_args(dict(a, B=a["B"][:2])))
+    with pytest.raises(ValueError, match="horizon"):
+        lqr.discretize(**continuous_args(a), horizon=T + 3)
+
+
+def test_horizon_missing_or_invalid(rng):
+    a = small_lq(rng)
+    const = dict(A=a["A"][0], B=a["B"][0], Q=np.eye(n), R=np.eye(s), Q_final=np.eye(n), N=a["N"][0])
+    with pytest.raises(ValueError, match="horizon"):
+        lqr.solve_discrete(**const)
+    with pytest.raises(ValueError, match="horizon"):
+        lqr.discretize(const["A"], const["B"], 0.1, 1.0, 1.0)
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match="horizon"):
+            lqr.solve_discrete(**const, horizon=bad)
+        with pytest.raises(ValueError, match="horizon"):
+            lqr.discretize(const["A"], const["B"], 0.1, 1.0, 1.0, horizon=bad)
+    for bad in (3.0, "3", True):
+        with pytest.raises(TypeError, match="horizon"):
+            lqr.solve_discrete(**const, horizon=bad)
+    with pytest.raises(ValueError, match="horizon"):  # an empty sequence is no horizon either
+        lqr.solve_discrete(a["A"][:0], a["B"][:0], 1.0, 1.0, 1.0)
+    assert lqr.solve_discrete(**const, horizon=np.int64(3)).horizon == 3
+
+
+@pytest.mark.parametrize("name,kind", [(nm, k) for nm in ("A", "B", "Q", "R", "Q_final", "N") for k in BAD_DTYPES
+                                       if not (nm == "N" and k == "None")])  # N=None: no cross term
+def test_solve_discrete_bad_dtypes(rng, name, kind):
+    a = small_lq(rng)
+    a[name] = BAD_DTYPES[kind](a[name])
+    with pytest.raises(TypeError, match=rf"\b{name}\b"):
+        lqr.solve_discrete(**a)
+
+
+def test_complex_scalar_weight(rng):
+    a = small_lq(rng)
+    with pytest.raises(TypeError, match=r"\bQ\b"):
+        lqr.solve_discrete(a["A"], a["B"], 1 + 1j, 1.0, 1.0)
+
+
+def test_other_real_dtypes_are_converted(rng):
+    """int / float32 / bool-free real input: same result as the float64 values."""
+    A = rng.integers(-2, 3, (T, n, n)).astype(np.int32)
+    B = rng.integers(-2, 3, (T, n, s)).astype(np.int64)
+    Q32 = np.eye(n, dtype=np.float32) * 2
+    ref = lqr.solve_discrete(A.astype(float) * 0.25, B.astype(float), Q32.astype(float), 1.0, 1.0)
+    got = lqr.solve_discrete((A * 0.25).astype(np.float32), B, Q32, np.eye(s, dtype=np.int16), 1)
+    np.testing.assert_array_equal(got.K, ref.K)
+    lists = lqr.solve_discrete((A * 0.25).tolist(), B.tolist(), Q32.tolist(), np.eye(s).tolist(), 1.0)
+    np.testing.assert_array_equal(lists.K, ref.K)
+
+
+@pytest.mark.parametrize("name", ["A", "B", "Q", "R", "N", "Q_final"])
+def test_solve_discrete_noncontiguous_same_result(rng, name):
+    a = small_lq(rng)
+    a["Q"] = a["Q"] + 0.1 * np.swapaxes(a["A"], 1, 2) @ a["A"]  # not a multiple of I
+    a["Q_final"] = a["Q"][0] + np.diag([0.0, 1.0, 2.0])
+    ref = lqr.solve_discrete(**a)
+    for kind, v in noncontiguous_views(a[name]).items():
+        got = lqr.solve_discrete(**dict(a, **{name: v}))
+        np.testing.assert_array_equal(got.K, ref.K, err_msg=kind)
+        np.testing.assert_array_equal(got.P, ref.P, err_msg=kind)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("where", ["first", "last"])
+@pytest.mark.parametrize("name", ["A", "B", "Q", "R", "N", "Q_final"])
+def test_solve_discrete_nonfinite(rng, name, where, bad):
+    a = small_lq(rng)
+    x = a[name].copy()
+    x.flat[0 if where == "first" else -1] = bad
+    a[name] = x
+    with pytest.raises(ValueError, match=rf"\b{name}\b.*finite"):
+        lqr.solve_discrete(**a)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_nonfinite_scalar_weights(rng):
+    a = small_lq(rng)
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"\bQ\b"):
+            lqr.solve_discrete(a["A"], a["B"], bad, 1.0, 1.0)
+        with pytest.raises(ValueError, match=r"\bQ_final\b"):
+            lqr.solve_discrete(a["A"], a["B"], 1.0, 1.0, bad)
+        with pytest.raises(ValueError, match=r"\bR\b"):
+            lqr.discretize(a["A"], a["B"], 0.1, 1.0, bad)
+
+
+def test_overflowing_problems_raise_instead_of_nan(rng):
+    a = small_lq(rng)
+    with pytest.raises(ValueError, match="non-finite"):
+        lqr.solve_discrete(**dict(a, A=a["A"] * 1e80))
+    with pytest.raises(ValueError, match="reduce dt"):
+        lqr.discretize(np.eye(n) * 800, a["B"][0], 1.0, 1.0, 1.0, horizon=2)
+    with pytest.raises(ValueError, match="reduce dt"):
+        lqr.discretize(np.eye(n) * 1e10, a["B"][0], 1.0, 1.0, 1.0, horizon=2)
+
+
+@pytest.mark.parametrize("R", [-np.eye(s), np.zeros((s, s)), np.diag([1.0, 0.0]), np.diag([1.0, -1e-3]),
+                               np.array([[1.0, 5.0], [0.0, 1.0]])],
+                         ids=["negative", "zero", "singular", "indefinite", "nonsym-indefinite"])
+def test_R_not_positive_definite(rng, R):
+    _both_refuse_R(small_lq(rng), R, r"\bR\b.*positive definite")
+
+
+def test_R_sequence_with_one_bad_step_names_the_step(rng):
+    a = small_lq(rng)
+    R = a["R"].copy()
+    R[2] = -np.eye(s)
+    _both_refuse_R(a, R, r"R\[2\].*positive definite")
+
+
+def _both_refuse_R(a, R, match):
+    """solve_discrete and discretize of the problem ``a`` with ``R`` raise a ValueError matching ``match``."""
+    with pytest.raises(ValueError, match=match):
+        lqr.solve_discrete(**dict(a, R=R))
+    with pytest.raises(ValueError, match=match):
+        lqr.discretize(a["A"], a["B"], 0.1, a["Q"], R)
+
+
+def test_scalar_R_not_positive(rng):
+    a = small_lq(rng)
+    for bad in (0.0, -1.0):
+        with pytest.raises(ValueError, match=r"\bR\b"):
+            lqr.solve_discrete(a["A"], a["B"], 1.0, bad, 1.0)
+        with pytest.raises(ValueError, match=r"\bR\b"):
+            lqr.solve_continuous(a["A"], a["B"], 0.1, 1.0, bad, 1.0)
+
+
+def test_empty_control_dimension():
+    """s = 0 (no control): either a ValueError or the plain cost of the free motion."""
+    try:
+        sol = lqr.solve_discrete(np.eye(2) * 0.5, np.zeros((2, 0)), 1.0, np.zeros((0, 0)), 1.0, horizon=3)
+    except ValueError as exc:
+        assert "s = 0" in str(exc) or "B" in str(exc)
+        return
+    assert sol.K.shape == (3, 0, 2)
+    np.testing.assert_allclose(sol.P[0], (1 + 0.25 + 0.25**2 + 0.25**3) * np.eye(2), rtol=1e-15)

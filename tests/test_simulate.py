@@ -1,5 +1,5 @@
 """The controlled simulation loop in C++: ``directable.sim.simulate`` and the
-per-step ``directable.Simulation`` (issue 2, sec. 3 and 4)."""
+per-step ``directable.Simulation``."""
 from __future__ import annotations
 
 import gc
@@ -9,6 +9,7 @@ import pytest
 
 import directable as dr
 from directable import lqr, models, sim
+from reference.problems import noncontiguous_views
 
 
 def _setup(rng, make_chain, m=3, T=60, dt=0.01, cubic=400.0, loop=False):
@@ -249,3 +250,117 @@ def test_push_helper():
         sim.push(10, 2, at=3, force=np.ones(3))
     with pytest.raises(ValueError, match="push"):
         sim.push(10, 2, at=10, force=np.ones(2))
+
+
+def test_tracker_and_simulation_noncontiguous_same_result(rng, make_chain):
+    chain = make_chain(2)
+    Tt = 10
+    K = rng.standard_normal((Tt, 2, 4))
+    z_ref = 0.1 * rng.standard_normal((Tt + 1, 4))
+    w_ff = rng.standard_normal((Tt, 2))
+    D = rng.standard_normal((Tt, 2))
+    kicks = 0.01 * rng.standard_normal((Tt, 4))
+    z0 = np.array([0.1, -0.1, 0.0, 0.2])
+    ref = sim.simulate(chain, z0, Tt, 0.01, controller=lqr.tracker(K, z_ref, w_ff), disturbance=D, kicks=kicks)
+    tr = lqr.tracker(K, z_ref, w_ff)
+    w_ref = tr.control(z0)
+    for kind, Kv in noncontiguous_views(K).items():
+        zr, ff = noncontiguous_views(z_ref)[kind], noncontiguous_views(w_ff)[kind]
+        tv = lqr.tracker(Kv, zr, ff)
+        # also the raw class (direct C++ binding)
+        tv2 = lqr.Tracker(Kv, zr, ff)
+        for t in (tv, tv2):
+            np.testing.assert_array_equal(t.K, K)
+            np.testing.assert_array_equal(t.control(z0), w_ref)
+        res = sim.simulate(chain, noncontiguous_views(z0)["stepped"], Tt, 0.01, controller=tv,
+                           disturbance=noncontiguous_views(D)[kind], kicks=noncontiguous_views(kicks)[kind])
+        np.testing.assert_array_equal(res.states, ref.states, err_msg=kind)
+    # per-step calls with strided vectors
+    for v in noncontiguous_views(z0).values():
+        np.testing.assert_array_equal(tr.control(v), w_ref)
+        np.testing.assert_array_equal(chain.step(v, noncontiguous_views(w_ref)["stepped"], 0.01),
+                                      chain.step(z0, w_ref, 0.01))
+        np.testing.assert_array_equal(chain.jacobian(v), chain.jacobian(z0))
+        np.testing.assert_array_equal(chain.dynamics(v), chain.dynamics(z0))
+        assert tr.nearest_index(v, weights=noncontiguous_views(np.arange(1.0, 5.0))["stepped"]) == \
+            tr.nearest_index(z0, weights=np.arange(1.0, 5.0))
+    Z = 0.2 * rng.standard_normal((6, 4))
+    for kind, v in noncontiguous_views(Z).items():
+        np.testing.assert_array_equal(models.linearize(chain, v, 0.01), models.linearize(chain, Z, 0.01))
+
+
+def test_dt_in_models_and_simulation(rng, make_chain):
+    chain = make_chain(2)
+    for dt in (0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"\bdt\b"):
+            sim.simulate(chain, np.zeros(4), 3, dt)
+        with pytest.raises(ValueError, match=r"\bdt\b"):
+            dr.Simulation(chain, np.zeros(4), dt)
+        with pytest.raises(ValueError, match=r"\bdt\b"):
+            chain.step(np.zeros(4), np.zeros(2), dt)
+        with pytest.raises(ValueError, match=r"\bdt\b"):
+            models.linearize(chain, np.zeros((3, 4)), dt)
+
+
+def test_simulate_bad_input(rng, make_chain):
+    chain = make_chain(2)
+    tr = lqr.tracker(np.zeros((5, 2, 4)), np.zeros((6, 4)))
+    cases = [
+        (ValueError, "z0", lambda: sim.simulate(chain, np.zeros(3), 5, 0.01)),
+        (TypeError, "z0", lambda: sim.simulate(chain, np.zeros(4) + 0j, 5, 0.01)),
+        (ValueError, "z0", lambda: sim.simulate(chain, np.array([np.nan, 0, 0, 0]), 5, 0.01)),
+        (ValueError, "steps", lambda: sim.simulate(chain, np.zeros(4), 0, 0.01)),
+        (ValueError, "steps", lambda: sim.simulate(chain, np.zeros(4), -2, 0.01)),
+        (ValueError, "disturbance", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, disturbance=np.zeros((4, 2)))),
+        (ValueError, "disturbance", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, disturbance=np.zeros((5, 3)))),
+        (ValueError, "disturbance", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01,
+                                                         disturbance=np.full((5, 2), np.inf))),
+        (TypeError, "disturbance", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01,
+                                                        disturbance=np.zeros((5, 2)).astype(str))),
+        (ValueError, "open_loop", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, open_loop=np.zeros((5, 1)))),
+        (ValueError, "open_loop", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01,
+                                                       open_loop=np.full((5, 2), np.nan))),
+        (ValueError, "open_loop", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, controller=tr,
+                                                       open_loop=np.zeros((5, 2)))),
+        (ValueError, "kicks", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, kicks=np.zeros((5, 2)))),
+        (ValueError, "kicks", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, kicks=np.full((5, 4), np.nan))),
+        (ValueError, "jump_steps", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, controller=tr,
+                                                        jump_steps=[5])),
+        (ValueError, "jump_steps", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, controller=tr,
+                                                        jump_steps=[-1])),
+        (ValueError, "jump_steps", lambda: sim.simulate(chain, np.zeros(4), 5, 0.01, jump_steps=[1])),
+        (ValueError, "controller", lambda: sim.simulate(make_chain(3), np.zeros(6), 5, 0.01, controller=tr)),
+    ]
+    for exc, name, f in cases:
+        with pytest.raises(exc, match=name):
+            f()
+    # divergence is reported, not returned as NaN/inf states
+    with pytest.raises(ValueError, match="non-finite|diverged"):
+        sim.simulate(chain, np.array([1e200, 0.0, 0.0, 0.0]), 3, 0.01)
+    stepper = dr.Simulation(chain, np.zeros(4), 0.01)
+    with pytest.raises(ValueError, match="w_ext"):
+        stepper.step(w_ext=np.array([np.nan, 0.0]))
+    with pytest.raises(ValueError, match="w_ext"):
+        stepper.step(w_ext=np.zeros(3))
+    with pytest.raises(ValueError, match="kick"):
+        stepper.step(kick=np.full(4, np.inf))
+    with pytest.raises(ValueError, match="w_open"):
+        stepper.step(w_open=np.zeros(1))
+    with pytest.raises(ValueError, match=r"\bz\b|state"):
+        stepper.state = np.array([np.nan, 0, 0, 0])
+    with pytest.raises(ValueError, match="z0"):
+        dr.Simulation(chain, np.zeros(5), 0.01)
+    with pytest.raises(ValueError, match="controller"):
+        dr.Simulation(make_chain(3), np.zeros(6), 0.01, controller=tr)
+    assert stepper.steps == 0  # the failed calls did not step
+
+
+def test_simulate_controller_wrong_type(make_chain):
+    # a TypeError that names the argument, not an AttributeError from inside
+    with pytest.raises(TypeError, match="controller"):
+        sim.simulate(make_chain(2), np.zeros(4), 5, 0.01, controller="lqr")
+
+
+def test_simulate_controller_wrong_type_without_start_index(make_chain):
+    with pytest.raises(TypeError):
+        sim.simulate(make_chain(2), np.zeros(4), 5, 0.01, controller="lqr", start_index=None)

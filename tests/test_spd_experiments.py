@@ -1,4 +1,4 @@
-"""The paper's experiments (issue 5, sec. 3): the qualitative claims of
+"""The paper's experiments: the qualitative claims of
 Tan, Liu & Turk (2011), tables 1-2, figure 4, sec. 4.2 and 4.3, and a
 PD / SPD / LQR comparison on one tracking task with a push. Sizes are small
 (a few hundred steps); the notebook shows the full figures."""
@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 import directable as dr
-from chain_reference import two_link_reference
+from reference.chain import two_link_reference
 from directable import chain as dc
-from directable import spd_constraints as sc
 
 GAINS = (3e1, 3e2, 3e3, 3e4)
 
@@ -123,19 +122,6 @@ def test_crossfade_profile():
     # mid-way the gain has faded to about 0.005 kt and the target is the next key
     assert kp[4, 0] == pytest.approx(2.0 * (0.5 ** 24 * 2 + 0.005), rel=1e-6)
     assert q_ref[5, 0] == pytest.approx((0.5 ** 24 * 0 + (0.5 ** 24 + 0.005) * 1) / (2 * 0.5 ** 24 + 0.005))
-
-
-@pytest.mark.parametrize("segments", [2400, 24])
-def test_spd_constraints_helix_and_rod(segments):
-    curve = sc.helix(segments)
-    dt, steps = 1 / 60, 200
-    run = sc.helix_and_rod(curve, steps, dt, kp=1e16)  # kd = 1.5 kp dt
-    assert np.all(np.isfinite(run.x1)) and np.all(np.isfinite(run.x2))
-    assert run.curve_error.max() < 0.05
-    assert np.abs(run.rod_error).max() < 0.02
-    assert run.x1[-1, 2] < -0.2  # it slides down the helix
-    # oscillations at sharp corners damp out and never accumulate
-    assert run.curve_error[-50:].max() <= run.curve_error.max()
 
 
 def test_pd_spd_lqr_with_a_push():

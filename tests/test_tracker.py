@@ -1,5 +1,5 @@
 """Runtime tracking controller ``w = w_ff[i] + K[i] (z - z_ref[i])`` and the PD
-baseline (issue 2, sec. 2; the paper's sec. 4, 7 and eq. 14)."""
+baseline (the paper's sec. 4, 7 and eq. 14)."""
 from __future__ import annotations
 
 import gc
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from directable import lqr
+from reference.problems import n, noncontiguous_views, s, T
 
 
 def _data(rng, T=6, n=4, s=2):
@@ -411,3 +412,89 @@ def test_pd_tracker_is_the_pd_law(rng):
         q, qd = z[:m], z[m:]
         expect = w_ff[i] - kp * (q - z_ref[i, :m]) - kd * (qd - z_ref[i, m:])
         np.testing.assert_allclose(tr.control(z), expect, rtol=1e-14, atol=1e-14)
+
+
+def test_tracker_bad_input(rng):
+    K = rng.standard_normal((T, s, n))
+    z_ref = rng.standard_normal((T + 1, n))
+    w_ff = rng.standard_normal((T, s))
+    cases = [
+        (TypeError, "K", lambda: lqr.tracker(K + 0j, z_ref)),
+        (TypeError, "z_ref", lambda: lqr.tracker(K, z_ref.astype(str))),
+        (TypeError, "w_ff", lambda: lqr.tracker(K, z_ref, w_ff.astype(object))),
+        (ValueError, "K", lambda: lqr.tracker(K[:, :, :2], z_ref)),
+        (ValueError, "K", lambda: lqr.tracker(K[:2], z_ref)),
+        (ValueError, "z_ref", lambda: lqr.tracker(K, z_ref[0])),
+        (ValueError, "z_ref", lambda: lqr.tracker(K, z_ref[:1])),
+        (ValueError, "w_ff", lambda: lqr.tracker(K, z_ref, w_ff[:2])),
+        (ValueError, "w_ff", lambda: lqr.tracker(K, z_ref, w_ff[:, :1])),
+        (ValueError, "w_min", lambda: lqr.tracker(K, z_ref, w_min=np.zeros(s + 1))),
+        (ValueError, "w_max", lambda: lqr.tracker(K, z_ref, w_max=np.zeros(s + 1))),
+        (ValueError, "w_min", lambda: lqr.tracker(K, z_ref, w_min=np.ones(s), w_max=-np.ones(s))),
+        (ValueError, "K", lambda: lqr.tracker(np.where(np.arange(K.size).reshape(K.shape) == 7, np.nan, K), z_ref)),
+        (ValueError, "z_ref", lambda: lqr.tracker(K, np.where(np.arange(z_ref.size).reshape(z_ref.shape) == 5,
+                                                              np.inf, z_ref))),
+        (ValueError, "w_ff", lambda: lqr.tracker(K, z_ref, np.full((T, s), np.nan))),
+    ]
+    for exc, name, f in cases:
+        with pytest.raises(exc, match=rf"\b{name}\b"):
+            f()
+    tr = lqr.tracker(K, z_ref, w_ff)
+    with pytest.raises(ValueError, match=r"\bz\b"):
+        tr.control(np.zeros(n + 1))
+    with pytest.raises(ValueError, match=r"\bz\b"):
+        tr.control(np.zeros((1, n)))
+    with pytest.raises(ValueError, match=r"\bw\b"):
+        tr.control_into(np.zeros(n), np.zeros(s + 1), np.zeros(s))
+    ro = np.zeros(s)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        tr.control_into(np.zeros(n), ro, np.zeros(s))
+
+
+@pytest.mark.parametrize("out", ["float32", "int64", "strided"])
+def test_control_into_never_silently_drops_the_output(rng, out):
+    tr = lqr.tracker(np.ones((T, s, n)), np.zeros((T + 1, n)), np.ones((T, s)))
+    z = np.arange(1.0, n + 1)
+    expect = tr.control(z)
+    if out == "strided":
+        buf = np.zeros(2 * s)
+        w = buf[::2]
+    else:
+        w = np.zeros(s, dtype=out)
+    try:
+        tr.control_into(z, w, np.zeros(s))
+    except (TypeError, ValueError):
+        return  # refusing the array is fine
+    np.testing.assert_array_equal(w, expect.astype(w.dtype))
+
+
+_SILENT_NAN_CASES = {
+    "Tracker.control(z with NaN)": ("z", lambda tr: tr.control(np.array([np.nan, 0.0, 0.0, 0.0]))),
+    "Tracker.control(z with inf)": ("z", lambda tr: tr.control(np.array([np.inf, 0.0, 0.0, 0.0]))),
+    "nearest_index(z with NaN)": ("z", lambda tr: tr.nearest_index(np.array([np.nan, 0.0, 0.0, 0.0]))),
+    "nearest_index(weights NaN)": ("weights", lambda tr: tr.nearest_index(np.zeros(4),
+                                                                         weights=np.array([np.nan, 1, 1, 1]))),
+    "nearest_index(weights < 0)": ("weights", lambda tr: tr.nearest_index(np.zeros(4), weights=-np.ones(4))),
+    "tracker(w_min NaN)": ("w_min", lambda tr: lqr.tracker(np.zeros((5, 2, 4)), np.zeros((6, 4)),
+                                                          w_min=np.array([np.nan, 0.0]))),
+    "tracker(w_max NaN)": ("w_max", lambda tr: lqr.tracker(np.zeros((5, 2, 4)), np.zeros((6, 4)),
+                                                          w_max=np.array([np.nan, 0.0]))),
+}
+
+
+@pytest.mark.parametrize("case", list(_SILENT_NAN_CASES))
+def test_tracker_nonfinite_runtime_input(case):
+    name, f = _SILENT_NAN_CASES[case]
+    tr = lqr.tracker(np.ones((5, 2, 4)), np.linspace(0, 1, 24).reshape(6, 4))
+    with pytest.raises(ValueError, match=name):
+        f(tr)
+
+
+def test_pd_gain_noncontiguous(rng):
+    kp = np.array([1.0, 2.0, 3.0])
+    S = np.array([[1.0, 0.0], [0.0, 0.5], [0.0, 1.0]])  # (m, s), as a model's actuation
+    ref = lqr.pd_gain(kp[:2], 0.5, 6, actuated=S)
+    for v in noncontiguous_views(S).values():
+        np.testing.assert_array_equal(lqr.pd_gain(kp[:2], 0.5, 6, actuated=v), ref)
+    np.testing.assert_array_equal(lqr.pd_gain(np.array([1.0, 9.0, 2.0])[::2], 0.5, 6, actuated=S), ref)

@@ -7,7 +7,7 @@ Time-varying LQR tracking of reduced simulations with gentle control forces
     import directable as dr
     sol = dr.lqr.solve_continuous(A, B, dt, Q, R, Q_final)
 """
-from . import _core, chain, cloth, fem, fluid, io, lqr, models, mpc, reduce, sim, spd_constraints, sph
+from . import _core, chain, cloth, fem, fluid, io, lqr, models, mpc, reduce, sim, sph
 from .fem import ReducedStVK
 from .io import load, save
 from .lqr import discretize, solve_continuous, solve_discrete

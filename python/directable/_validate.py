@@ -27,6 +27,18 @@ def as_float_array(x, name: str) -> np.ndarray:
     return np.asarray(arr, dtype=np.float64, order="C")
 
 
+def index_array(x, name: str, shape_hint: str) -> np.ndarray:
+    """Indices as a C-contiguous int64 array; floats pass only when they are
+    finite whole numbers, anything else is a TypeError naming ``name``."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "iu":
+        if a.dtype.kind == "f" and a.size and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
+            a = a.astype(np.int64)
+        else:
+            raise TypeError(f"{name} must be an integer array {shape_hint}, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
 def optional_array(x, name: str):
     return None if x is None else as_float_array(x, name)
 
@@ -60,6 +72,16 @@ def integer(x, name: str, allow_none: bool = False):
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an int, got {x!r}")
     return int(x)
+
+
+def broadcast(x, size: int, name: str, optional: bool = False):
+    """A per-entry parameter: a scalar means that value for each of ``size``
+    entries, (size,); arrays pass unchanged (their shape is checked in C++).
+    ``optional``: None passes as None (otherwise it is a TypeError)."""
+    if x is None and optional:
+        return None
+    arr = as_float_array(x, name)
+    return np.full(size, float(arr)) if arr.ndim == 0 else arr
 
 
 def weight(x, dim: int, name: str) -> np.ndarray:

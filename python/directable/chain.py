@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, optional_array, real, run_with_progress
+from ._validate import as_float_array, broadcast, integer, optional_array, real, run_with_progress
 
 PlanarChain = _core.PlanarChain
 Articulated = _core.Articulated
@@ -67,34 +67,24 @@ class ExternalModel(Articulated):
         return np.asarray(self._C(np.asarray(q), np.asarray(qd)), dtype=float)
 
 
-def _gain(k, n, T, name):
-    k = as_float_array(k, name)
-    if k.ndim == 0:
-        return np.full(n, float(k))
-    if k.ndim == 1 and k.shape != (n,):
-        raise ValueError(f"{name} must be a scalar, ({n},) or ({T}, {n}), got shape {k.shape}")
-    if k.ndim == 2 and k.shape != (T, n):
-        raise ValueError(f"{name} must be a scalar, ({n},) or ({T}, {n}), got shape {k.shape}")
-    if k.ndim > 2:
-        raise ValueError(f"{name} must be a scalar, ({n},) or ({T}, {n}), got shape {k.shape}")
-    return k
-
-
 def _limits(tau_limit, tau_min, tau_max, n):
-    def vec(v, name):
-        if v is None:
-            return None
-        v = as_float_array(v, name)
-        return np.full(n, float(v)) if v.ndim == 0 else v
-
     if tau_limit is not None:
         if tau_min is not None or tau_max is not None:
             raise ValueError("give either tau_limit or tau_min/tau_max, not both")
-        lim = vec(tau_limit, "tau_limit")
+        lim = broadcast(tau_limit, n, "tau_limit")
         if np.any(lim < 0):
             raise ValueError(f"tau_limit must be >= 0, got {lim}")
         return -lim, lim
-    return vec(tau_min, "tau_min"), vec(tau_max, "tau_max")
+    return broadcast(tau_min, n, "tau_min", optional=True), broadcast(tau_max, n, "tau_max", optional=True)
+
+
+def _gain(k, n, T, name):
+    """A servo gain as (n,) or (T, n); checked here because the SPD stability
+    warning compares kp and kd before the core sees them."""
+    k = broadcast(k, n, name)
+    if k.shape not in ((n,), (T, n)):
+        raise ValueError(f"{name} must be a scalar, ({n},) or ({T}, {n}), got shape {k.shape}")
+    return k
 
 
 def _dofs(model):
@@ -186,7 +176,7 @@ def spd_step(M, C, q, qd, q_ref_next, qd_ref_next, kp, kd, dt):
     qd_ref_next = np.zeros(max(n, 0)) if qd_ref_next is None else qd_ref_next
     return _core.spd_step(as_float_array(M, "M"), as_float_array(C, "C"), q, as_float_array(qd, "qd"),
                           as_float_array(q_ref_next, "q_ref_next"), as_float_array(qd_ref_next, "qd_ref_next"),
-                          _gain(kp, n, 1, "kp"), _gain(kd, n, 1, "kd"), real(dt, "dt"))
+                          broadcast(kp, max(n, 0), "kp"), broadcast(kd, max(n, 0), "kd"), real(dt, "dt"))
 
 
 def linearize(chain, q_ref, qd_ref, tau_ref=None, threads=0):

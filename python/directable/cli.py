@@ -53,7 +53,7 @@ def main(argv=None) -> int:
 
             # Plots are written to files only: never need a display.
             os.environ.setdefault("MPLBACKEND", "Agg")
-        from .demo import run_demo
+        from .experiments.demo import run_demo
 
         try:
             run_demo(out_dir=args.out, masses=args.masses, steps=args.steps, plots=not args.no_plots,

@@ -20,21 +20,11 @@ import itertools
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, real, run_with_progress
+from ._validate import as_float_array, index_array, integer, real, run_with_progress
 
 __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cantilever", "t_shape", "stem",
            "load_mesh", "vertices_where", "bottom_vertices", "surface_triangles", "centerline", "enrich",
-           "reduced_forces", "project_states", "tip_positions", "Scene", "t_shape_scene", "plant_scene"]
-
-
-def _index_array(x, name, shape_hint):
-    a = np.asarray(x)
-    if a.dtype.kind not in "iu":
-        if a.dtype.kind == "f" and a.size and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
-            a = a.astype(np.int64)
-        else:
-            raise TypeError(f"{name} must be an integer array {shape_hint}, got dtype {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.int64)
+           "reduced_forces", "project_states", "tip_positions"]
 
 
 class TetMesh(_core.TetMesh):
@@ -46,7 +36,7 @@ class TetMesh(_core.TetMesh):
     """
 
     def __init__(self, vertices, tets):
-        super().__init__(as_float_array(vertices, "vertices"), _index_array(tets, "tets", "(E, 4)"))
+        super().__init__(as_float_array(vertices, "vertices"), index_array(tets, "tets", "(E, 4)"))
 
 
 class StVKModel(_core.StVKFEM):
@@ -62,7 +52,7 @@ class StVKModel(_core.StVKFEM):
         if not isinstance(mesh, _core.TetMesh):
             raise TypeError(f"mesh must be a directable.fem.TetMesh, got {type(mesh).__name__}")
         fx = np.asarray(fixed)
-        fx = np.zeros(0, np.int64) if fx.size == 0 else _index_array(fx, "fixed", "(k,)")
+        fx = np.zeros(0, np.int64) if fx.size == 0 else index_array(fx, "fixed", "(k,)")
         if fx.ndim != 1:
             raise ValueError(f"fixed must be a 1-D list of vertex indices, got shape {fx.shape}")
         super().__init__(mesh, real(young, "young"), real(poisson, "poisson"), real(density, "density"),
@@ -119,8 +109,6 @@ class ReducedStVK(_core.ReducedStVK):
         if not isinstance(full_model, _core.StVKFEM):
             raise TypeError(f"full_model must be a directable.fem.StVKModel, got {type(full_model).__name__}")
         U = as_float_array(U, "U")
-        if U.ndim != 2 or U.shape[0] != full_model.dofs:
-            raise ValueError(f"U must have shape ({full_model.dofs}, r), got {U.shape}")
         a = -1.0 if alpha is None else real(alpha, "alpha")
         b = -1.0 if beta is None else real(beta, "beta")
         if (alpha is not None and a < 0) or (beta is not None and b < 0):
@@ -343,108 +331,3 @@ def tip_positions(mesh, u, vertices) -> np.ndarray:
     u = np.atleast_2d(as_float_array(u, "u"))
     X = np.asarray(mesh.vertices)
     return X[vertices][None] + u.reshape(len(u), -1, 3)[:, vertices]
-
-
-# ---------------------------------------------------------------- scenes
-
-class Scene:
-    """A ready reduced scene (the paper's sec. 5.3 pipeline up to the gains).
-
-    Attributes: mesh, model (full), dt, top (driven vertices), forces (T, 3V) scripted centre-line
-    forces, u, v (T+1, 3V) centre-line run, basis (reduce.Basis), red
-    (ReducedStVK), w_ff (T, r) feed-forward, z_ref (T+1, 2r) reduced
-    reference, tips (vertex indices of the targets), T, r.
-    """
-
-    def output_matrix(self) -> np.ndarray:
-        """C (3 m, 2r): positions of the tip vertices' displacements from z."""
-        dofs = (3 * np.asarray(self.tips)[:, None] + np.arange(3)).ravel()
-        C = np.zeros((dofs.size, 2 * self.r))
-        C[:, :self.r] = self.basis.U[dofs]
-        return C
-
-    def tip_positions(self, z) -> np.ndarray:
-        """World positions (k, m, 3) of the tips for reduced states z (k, 2r)."""
-        z = np.atleast_2d(as_float_array(z, "z"))
-        return tip_positions(self.mesh, self.red.full_displacement(z[:, :self.r]), self.tips)
-
-    def push(self, at, force, duration=1) -> np.ndarray:
-        """Reduced disturbance (T, r): a full force (3V,) held on steps [at, at + duration)."""
-        from .sim import push
-        return push(self.T, self.r, at, self.basis.U.T @ as_float_array(force, "force"), duration)
-
-
-def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
-                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine", refine=1) -> Scene:
-    """The T-shape of the paper's figure 1, end to end up to the reference.
-
-    Full centre-line run: the top bar is swung sideways (x) by a total force
-    ``amplitude sin(2 pi t / (T dt))`` (N) spread evenly over its vertices; enrichment with ``runs``
-    impulses of ``fraction`` of that force; mass-orthonormal PCA basis of r
-    modes; reduced model; feed-forward ``w_ff = U' f``; reference: the
-    reduced re-simulation (``reference="reduced"``) or the projection of
-    the full run (``"projected"``). Tips: the two ends of the bar.
-    ``refine`` subdivides the mesh (see ``t_shape``). ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
-    force and its rate vanish at both ends, so a long enough period brings
-    the T almost back to rest at its start (endless looping, sec. 5.4).
-    """
-    mesh = t_shape(h=h, refine=refine)
-    X = np.asarray(mesh.vertices)
-    driven = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)  # the bar
-    tips = np.array([np.argmin(X[:, 0] - 1e-3 * X[:, 2]), np.argmax(X[:, 0] + 1e-3 * X[:, 2])])
-    return _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha,
-                  beta, seed, profile)
-
-
-def plant_scene(r=10, T=200, dt=0.02, amplitude=60.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
-                height=8, leaves=((3, 2), (6, -2)), young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005,
-                seed=0, profile="loop") -> Scene:
-    """The "flower" of the paper's sec. 5.4: a ``stem`` with leaves, rooted at
-    its base, swayed in x by a total force ``amplitude`` (N) shaped by
-    ``profile`` on its top cell (default "loop": it returns almost to rest,
-    for endless looping). Tips: the top of the stem and the leaf ends.
-    Other arguments as ``t_shape_scene``."""
-    mesh = stem(h=h, height=height, leaves=leaves)
-    X = np.asarray(mesh.vertices)
-    driven = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)
-    tips = [int(np.argmax(X[:, 2] + 1e-3 * X[:, 0]))]
-    for level, length in leaves:
-        row = np.flatnonzero(np.abs(X[:, 2] - (level + 1) * h) < 1e-9 * max(1.0, h))
-        tips.append(int(row[np.argmax(np.sign(length) * X[row, 0])]))
-    return _scene(mesh, driven, np.array(tips), r, T, dt, amplitude, runs, fraction, reference, young, poisson,
-                  density, alpha, beta, seed, profile)
-
-
-def _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha, beta,
-           seed, profile) -> Scene:
-    from . import models, reduce
-    s = Scene()
-    s.mesh = mesh
-    s.model = StVKModel(s.mesh, young, poisson, density, fixed=bottom_vertices(s.mesh), alpha=alpha, beta=beta)
-    s.dt, s.T = real(dt, "dt"), integer(T, "T")
-    s.top = np.asarray(driven)
-    s.tips = np.asarray(tips)
-    t = np.arange(s.T) * s.dt
-    s.forces = np.zeros((s.T, s.model.dofs))
-    ph = t / (s.T * s.dt)
-    if profile == "sine":
-        shape = np.sin(2 * np.pi * ph)
-    elif profile == "loop":
-        shape = np.sin(2 * np.pi * ph) * np.sin(np.pi * ph) ** 2
-    else:
-        raise ValueError(f"profile must be 'sine' or 'loop', got {profile!r}")
-    s.forces[:, 3 * s.top] = (amplitude / s.top.size * shape)[:, None]
-    s.u, s.v, a = centerline(s.model, s.dt, s.forces, return_acceleration=True)
-    snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, a=a, seed=seed)
-    s.basis = reduce.pca(snaps, r, mass=s.model.mass)
-    s.r = s.basis.r
-    s.red = ReducedStVK(s.model, s.basis.U)
-    s.w_ff = reduced_forces(s.basis.U, s.forces)
-    s.z_proj = project_states(s.red, s.u, s.v)
-    if reference == "reduced":
-        s.z_ref = models.rollout(s.red, s.z_proj[0], s.w_ff, s.dt)
-    elif reference == "projected":
-        s.z_ref = s.z_proj
-    else:
-        raise ValueError(f"reference must be 'reduced' or 'projected', got {reference!r}")
-    return s

@@ -55,7 +55,7 @@ def load(path):
     keys = {
         "LQRSolution": ("K", "P"),
         "Discretization": ("Phi", "Gamma", "Q", "N", "R", "Rc", "dt", "method"),
-        "Tracker": ("K", "z_ref", "w_ff", "loop", "w_min", "w_max", "gain_dtype", "float32_gains"),
+        "Tracker": ("K", "z_ref", "w_ff", "loop", "w_min", "w_max", "gain_dtype"),
         "arrays": (),
     }[kind]
     parts = {k: data.pop(k, None) for k in keys}
@@ -67,12 +67,8 @@ def load(path):
                                    float(parts["dt"]), method)
     elif kind == "Tracker":
         K = parts["K"]
-        if parts["gain_dtype"] is not None:
-            gain_dtype = str(parts["gain_dtype"])
-        else:  # files written before gain_dtype replaced the float32_gains flag
-            gain_dtype = "float32" if parts["float32_gains"] is not None and bool(parts["float32_gains"]) else "float64"
         obj = _core.Tracker(K[0] if K.shape[0] == 1 else K, parts["z_ref"], parts["w_ff"], bool(parts["loop"]),
-                            parts["w_min"], parts["w_max"], gain_dtype)
+                            parts["w_min"], parts["w_max"], str(parts["gain_dtype"]))
     else:
         obj = None
     return obj, data

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validate import actuation_matrix, as_float_array, integer, optional_array, real, run_with_progress, weight
+from ._validate import actuation_matrix, as_float_array, broadcast, integer, optional_array, real, run_with_progress, weight
 
 LQRSolution = _core.LQRSolution
 Discretization = _core.Discretization
@@ -23,11 +23,8 @@ _METHODS = {"exact": _core.DiscretizeMethod.exact, "simpson": _core.DiscretizeMe
 
 
 def _dims(A, B):
-    if A.ndim not in (2, 3) or B.ndim not in (2, 3):
-        raise ValueError(
-            f"A must be (n, n) or (T, n, n) and B (n, s) or (T, n, s), got A {A.shape} and B {B.shape}"
-        )
-    return A.shape[-1], B.shape[-1]
+    """(n, s) for sizing scalar weights; the core checks the shapes of A and B."""
+    return (A.shape[-1] if A.ndim else 0), (B.shape[-1] if B.ndim else 0)
 
 
 def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> LQRSolution:
@@ -156,15 +153,8 @@ def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, gain_dtype=
     K = as_float_array(K, "K")
     z_ref = as_float_array(z_ref, "z_ref")
     s = K.shape[-2] if K.ndim >= 2 else 0
-
-    def limit(v, name):
-        if v is None:
-            return None
-        v = as_float_array(v, name)
-        return np.full(s, float(v)) if v.ndim == 0 else v
-
-    return Tracker(K, z_ref, optional_array(w_ff, "w_ff"), bool(loop), limit(w_min, "w_min"), limit(w_max, "w_max"),
-                   _gain_dtype_name(gain_dtype))
+    return Tracker(K, z_ref, optional_array(w_ff, "w_ff"), bool(loop), broadcast(w_min, s, "w_min", optional=True),
+                   broadcast(w_max, s, "w_max", optional=True), _gain_dtype_name(gain_dtype))
 
 
 def _gain_dtype_name(gain_dtype) -> str:

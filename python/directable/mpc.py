@@ -24,13 +24,12 @@ active control limits (limits are enforced by clamping in the forward pass).
 """
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, optional_array, real, run_with_progress
+from ._validate import as_float_array, broadcast, integer, optional_array, real, run_with_progress
 
 PredictionModel = _core.PredictionModel
 minimize_lbfgs = _core.minimize_lbfgs
@@ -63,16 +62,6 @@ def Substeps(model, count) -> _core.SubstepPrediction:
     if not isinstance(model, PredictionModel):
         raise TypeError(f"model must be a directable.mpc prediction model, got {type(model).__name__}")
     return _core.SubstepPrediction(model, integer(count, "count"))
-
-
-def _weight(x, dim, name):
-    """scalar -> (dim,) diagonal; (dim,) diagonal or (dim, dim) dense pass."""
-    if isinstance(x, numbers.Real) and not isinstance(x, bool):
-        return np.full(dim, float(x))
-    arr = as_float_array(x, name)
-    if arr.ndim == 0:
-        return np.full(dim, float(arr))
-    return arr
 
 
 @dataclass(frozen=True)
@@ -138,9 +127,10 @@ class HorizonOptimizer:
             raise ValueError(f"time_budget must be None or > 0 seconds, got {time_budget!r}")
         self.model = model
         self._core = _core.HorizonOptimizer(
-            model, integer(horizon, "horizon"), _weight(Q, n, "Q"), _weight(R, s, "R"), _weight(C, n, "C"),
+            model, integer(horizon, "horizon"), broadcast(Q, n, "Q"), broadcast(R, s, "R"), broadcast(C, n, "C"),
             iterations=integer(iterations, "iterations"), time_budget=budget, memory=integer(memory, "memory"),
-            method=_METHODS[method], lower=_limit(lower, s, "lower"), upper=_limit(upper, s, "upper"))
+            method=_METHODS[method], lower=broadcast(lower, s, "lower", optional=True),
+            upper=broadcast(upper, s, "upper", optional=True))
 
     @property
     def horizon(self) -> int:
@@ -190,14 +180,6 @@ class HorizonOptimizer:
                               reference=as_float_array(reference, "reference"), steps=integer(steps, "steps"))
         return RecedingRun(states=d["states"], controls=d["controls"], cost=d["cost"],
                            cost_initial=d["cost_initial"], iterations=d["iterations"], seconds=d["seconds"])
-
-
-def _limit(x, s, name):
-    if x is None:
-        return None
-    if isinstance(x, numbers.Real) and not isinstance(x, bool):
-        return np.full(s, float(x))
-    return as_float_array(x, name)
 
 
 __all__ = ["LinearModel", "EulerModel", "Substeps", "HorizonOptimizer", "MPCResult", "RecedingRun", "PredictionModel", "minimize_lbfgs"]

@@ -1,1 +1,22 @@
-"""Scenes and experiments built on the library (not part of its API)."""
+"""The papers' experiments, built on the library (``directable``) and kept
+apart from it. Each module is one experiment or scene family:
+
+=======================  ===================================================
+``demo``                 LQR vs PD vs uncontrolled on the spring chain after
+                         a push (``directable demo``)
+``fem_scenes``           the T-shape and the flower: reduced StVK scenes up
+                         to the reference (Barbic & Popovic 2008 fig. 1, 5.4)
+``fluid_forcing``        wind impulses and Perlin-noise forces for fluids
+``reduced_fluid_paths``  particles steered along paths through a reduced
+                         fluid, LQR vs P/PD gain searches (sec. 6)
+``mpc_vs_lqr``           MPC against precomputed LQR on the reduced T-shape
+``sph_shape``            an SPH fluid shape held by MPC against an impact
+``spd_constraints``      SPD constraints of Tan, Liu & Turk (sec. 4.3)
+``cloth``                Jeon & Choi's cloth control (Fig. 3-5, parameters)
+                         and the heuristic against MPC / LQR
+=======================  ===================================================
+
+    from directable.experiments import fem_scenes
+    scene = fem_scenes.t_shape_scene(r=10, T=100)
+"""
+__all__ = ["demo", "fem_scenes", "fluid_forcing", "reduced_fluid_paths", "mpc_vs_lqr", "sph_shape", "spd_constraints", "cloth"]

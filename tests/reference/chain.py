@@ -1,5 +1,5 @@
-"""Independent NumPy references for the planar chain and the PD/SPD servos
-(issue 5): kinematics written out link by link, the mass matrix from
+"""Independent NumPy references for the planar chain and the PD/SPD servos:
+kinematics written out link by link, the mass matrix from
 finite-difference Jacobians of the centres of mass, the bias forces from
 finite differences of the Lagrangian, and the servo loop of the paper
 (eq. 1, 4, 5, 11) stepped in Python."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, integer, real
+from .._validate import as_float_array, integer, real
 
 
 def helix(segments, radius=1.0, pitch=0.5, turns=2.0) -> np.ndarray:

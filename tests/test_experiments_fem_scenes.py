@@ -1,16 +1,17 @@
-"""Paper experiments on the reduced deformable T-shape (issue 3, sec. 5)."""
+"""Paper experiments on the reduced deformable T-shape."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import directable as dr
-from directable import fem, lqr, models
+from directable import lqr, models
+from directable.experiments import fem_scenes
 
 
 @pytest.fixture(scope="module")
 def scene():
-    return fem.t_shape_scene(r=10, T=100, dt=0.02)
+    return fem_scenes.t_shape_scene(r=10, T=100, dt=0.02)
 
 
 def _miss(scene, run, steps):
@@ -96,8 +97,8 @@ def test_lqr_vs_pd_final_cost_only(scene):
 
 
 LOOP_SCENES = {
-    "flower": lambda: fem.plant_scene(r=8, T=200, dt=0.02, runs=4),
-    "t_shape": lambda: fem.t_shape_scene(r=8, T=200, dt=0.02, amplitude=192.0, profile="loop", runs=4),
+    "flower": lambda: fem_scenes.plant_scene(r=8, T=200, dt=0.02, runs=4),
+    "t_shape": lambda: fem_scenes.t_shape_scene(r=8, T=200, dt=0.02, amplitude=192.0, profile="loop", runs=4),
 }
 
 

@@ -1,5 +1,5 @@
 """MPC vs the LQR tracker on the reduced T-shape under a small and a large
-push (issue 6, sec. 3, beyond the paper). Measured at this size (r = 10,
+push (beyond the paper). Measured at this size (r = 10,
 T = 100, H = 10, 3 Gauss-Newton steps per window): small push (24 N per bar
 vertex) -- both 0.0015 m mean tip error after the push, effort 1.6e3 each;
 large push (240 N) -- LQR 0.0214 m, MPC 0.0170 m, effort 1.53e5 vs 1.18e5."""
@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from directable import fem, mpc_experiments as me
+from directable.experiments import fem_scenes, mpc_vs_lqr as me
 
 
 @pytest.fixture(scope="module")
 def runs():
-    scene = fem.t_shape_scene(r=10, T=100, dt=0.02)
+    scene = fem_scenes.t_shape_scene(r=10, T=100, dt=0.02)
     return {p: me.mpc_vs_lqr(push=p, scene=scene) for p in (24.0, 240.0)}
 
 

@@ -1,23 +1,17 @@
-"""Independent NumPy/SciPy reference implementations for the test suite.
+"""Independent NumPy/SciPy references for the LQR core: random LQ problems, the
+optimal control as one dense linear system, SciPy's DARE, the Van Loan
+discretization by SciPy's expm (also timed by ``benchmarks/bench_lqr.py``), a
+brute-force RK4 discretization, a closed form for diagonalisable A, and the
+plain Riccati sweep.
 
-Nothing here calls ``directable``: every function re-derives what the C++
-core computes from its definition (DESIGN.md, the Barbic-Popovic appendix A)
-by a different algorithm, so that agreement is evidence of correctness.
+Nothing here calls ``directable``: each function re-derives what the C++ core
+computes from its definition (the Barbic-Popovic appendix A) by a different
+algorithm, so that agreement is evidence of correctness.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-
-
-# --------------------------------------------------------------------- helpers
-def rel_err(a, b) -> float:
-    """||a - b|| / ||b|| (Frobenius over all entries); absolute when b == 0."""
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    nb = np.linalg.norm(b)
-    d = np.linalg.norm(a - b)
-    return float(d / nb) if nb > 0 else float(d)
 
 
 def random_spd(rng, n, floor=0.2):
@@ -128,29 +122,44 @@ def _seq(x, T):
     return np.broadcast_to(x, (T,) + x.shape[-2:]) if x.ndim == 2 else x
 
 
+def van_loan_step(A, B, dt, Qc, Rc):
+    """Exact discretization of one step (A (n, n), B (n, s)): Phi, Gamma, Q, N, R.
+
+    One SciPy expm of the Van Loan matrix ``[[-F', blkdiag(Qc, 0)], [0, F]] dt``
+    with ``F = [[A, B], [0, 0]]``: ``e^{F dt} = [[Phi, Gamma], [0, I]]`` and
+    ``int_0^dt e^{F't} blkdiag(Qc, 0) e^{Ft} dt = E22' E12`` (Van Loan 1978,
+    thm 1) give ``[[Q, N], [N', R - Rc dt]]``. No structure is exploited.
+    """
+    n, s = B.shape
+    m = n + s
+    F = np.zeros((m, m))
+    F[:n, :n] = A
+    F[:n, n:] = B
+    Qbar = np.zeros((m, m))
+    Qbar[:n, :n] = Qc
+    M = np.zeros((2 * m, 2 * m))
+    M[:m, :m] = -F.T
+    M[:m, m:] = Qbar
+    M[m:, m:] = F
+    E = sla.expm(M * dt)
+    E22 = E[m:, m:]  # e^{F dt} = [[Phi, Gamma], [0, I]]
+    W = E22.T @ E[:m, m:]  # int_0^dt e^{F't} Qbar e^{Ft} dt
+    W = 0.5 * (W + W.T)
+    Phi = E22[:n, :n].copy()
+    Gam = E22[:n, n:].copy()
+    return Phi, Gam, W[:n, :n].copy(), W[:n, n:].copy(), W[n:, n:] + dt * Rc
+
+
 def van_loan_scipy(A, B, Qc, Rc, dt, T=None):
-    """Phi, Gamma, Q, N, R by ONE scipy expm of the full Van Loan matrix per
-    step: with F = [[A, B], [0, 0]] and W = blkdiag(Qc, Rc),
-    expm([[-F', W], [0, F]] dt) = [[., E12], [0, E22]], int_0^dt e^{F't} W
-    e^{Ft} dt = E22' E12 (Van Loan 1978, thm 1)."""
+    """Phi, Gamma, Q, N, R (each (T, ...)) by :func:`van_loan_step` per step;
+    A (T, n, n) or (n, n) (then T steps, default 1), B, Qc, Rc per step or constant."""
     A = np.asarray(A, float)
     T = T or (A.shape[0] if A.ndim == 3 else 1)
     A, B, Qc, Rc = _seq(A, T), _seq(B, T), _seq(Qc, T), _seq(Rc, T)
     n, s = B.shape[1:]
-    m = n + s
     out = [np.empty((T, n, n)), np.empty((T, n, s)), np.empty((T, n, n)), np.empty((T, n, s)), np.empty((T, s, s))]
     for i in range(T):
-        F = np.zeros((m, m))
-        F[:n, :n] = A[i]
-        F[:n, n:] = B[i]
-        C = np.zeros((2 * m, 2 * m))
-        C[:m, :m] = -F.T
-        C[:m, m:] = sla.block_diag(Qc[i], Rc[i])
-        C[m:, m:] = F
-        E = sla.expm(C * dt)
-        E22, E12 = E[m:, m:], E[:m, m:]
-        W = E22.T @ E12
-        for k, v in enumerate((E22[:n, :n], E22[:n, n:], W[:n, :n], W[:n, n:], W[n:, n:])):
+        for k, v in enumerate(van_loan_step(A[i], B[i], dt, Qc[i], Rc[i])):
             out[k][i] = v
     return out
 
@@ -235,62 +244,36 @@ def eig_discretize(A, B, Qc, Rc, dt):
     return tuple(np.real(x) for x in (Phi, Gam, Q, N, R))
 
 
-# ------------------------------------------------------ extended-precision expm
-def expm_longdouble(M):
-    """exp(M) by Taylor series + scaling and squaring in np.longdouble
-    (80-bit on x86-64: ~1e-19 unit round-off), rounded back to float64.
-    A reference about 1000x more precise than any float64 algorithm, for
-    the moderate sizes used in the tests."""
-    M = np.asarray(M, dtype=np.longdouble)
-    m = M.shape[0]
-    if m == 0:
-        return np.zeros((0, 0))
-    nrm = float(np.max(np.sum(np.abs(M), axis=0)))
-    s = max(0, int(np.ceil(np.log2(nrm))) + 2) if nrm > 0 else 0
-    X = M / np.longdouble(2.0) ** s
-    E = np.eye(m, dtype=np.longdouble)
-    term = np.eye(m, dtype=np.longdouble)
-    for k in range(1, 30):
-        term = term @ X / k
-        E = E + term
-    for _ in range(s):
-        E = E @ E
-    return E.astype(np.float64)
+# ------------------------------------------------------------ Riccati sweep
+def riccati_sweep(A, B, Q, R, Q_final, N=None):
+    """Backward sweep of the discrete LTV LQR with cross terms, written the
+    obvious way: ``K = -(R + B'PB)^{-1} (N' + B'PA)`` (Cholesky via
+    ``scipy.linalg.cho_factor``), ``P = Q + A'PA + G'K`` (symmetrized).
+    A (T, n, n); B, Q, R per step or constant. Returns K (T, s, n), P (T+1, n, n)."""
+    A = np.asarray(A, dtype=float)
+    T, n = A.shape[0], A.shape[1]
+    B, Q, R = _seq(B, T), _seq(Q, T), _seq(R, T)
+    s = B.shape[2]
+    K = np.empty((T, s, n))
+    P = np.empty((T + 1, n, n))
+    P[T] = 0.5 * (Q_final + Q_final.T)
+    for i in range(T - 1, -1, -1):
+        Ai, Bi, Pn = A[i], B[i], P[i + 1]
+        PA = Pn @ Ai
+        PB = Pn @ Bi
+        H = R[i] + Bi.T @ PB
+        G = Bi.T @ PA
+        if N is not None:
+            G += N[i].T
+        K[i] = -sla.cho_solve(sla.cho_factor(H, lower=True, check_finite=False), G, check_finite=False)
+        Pi = Q[i] + Ai.T @ PA + G.T @ K[i]
+        P[i] = 0.5 * (Pi + Pi.T)
+    return K, P
 
 
-LONGDOUBLE_IS_EXTENDED = np.finfo(np.longdouble).eps < 1e-18
-
-
-# ------------------------------------------------------------- spring chain
-def chain_dynamics(masses, k, k3, c, S, z):
-    """F(z) of the damped Duffing chain (first mass tied to a wall), NumPy."""
-    m = len(masses)
-    x, v = z[:m], z[m:]
-    d = np.diff(np.concatenate([[0.0], x]))
-    dd = np.diff(np.concatenate([[0.0], v]))
-    t = k * d + k3 * d**3 + c * dd  # tension of spring j (joins j-1 and j)
-    f = -t.copy()
-    f[:-1] += t[1:]
-    return np.concatenate([v, f / masses])
-
-
-def chain_energy(masses, k, k3, z):
-    m = len(masses)
-    x, v = z[:m], z[m:]
-    d = np.diff(np.concatenate([[0.0], x]))
-    return 0.5 * np.sum(masses * v**2) + np.sum(0.5 * k * d**2 + 0.25 * k3 * d**4)
-
-
-def chain_control_matrix(masses, S):
-    m = len(masses)
-    S = np.eye(m) if S is None else np.asarray(S, float)
-    return np.vstack([np.zeros((m, S.shape[1])), S / np.asarray(masses)[:, None]])
-
-
-def rk4_step(f, z, t, dt, Bw):
-    """Classical RK4 of z' = f(z, t) + Bw with Bw held over the step."""
-    k1 = f(z, t) + Bw
-    k2 = f(z + 0.5 * dt * k1, t + 0.5 * dt) + Bw
-    k3 = f(z + 0.5 * dt * k2, t + 0.5 * dt) + Bw
-    k4 = f(z + dt * k3, t + dt) + Bw
-    return z + (dt / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+def solve_continuous_scipy(A, B, dt, Qc, Rc, Q_final):
+    """:func:`van_loan_scipy` then :func:`riccati_sweep`: K (T, s, n), P (T+1, n, n)
+    and the discretization (Phi, Gamma, Q, N, R)."""
+    Phi, Gam, Q, N, R = van_loan_scipy(A, B, Qc, Rc, dt)
+    K, P = riccati_sweep(Phi, Gam, Q, R, Q_final, N)
+    return K, P, (Phi, Gam, Q, N, R)

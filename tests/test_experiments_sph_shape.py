@@ -1,4 +1,4 @@
-"""The shape-holding experiment (issue 6, sec. 3): a fluid fin held against
+"""The shape-holding experiment: a fluid fin held against
 gravity, hit by a sphere; MPC with every horizon H in {1, 3, 5, 10} restores
 it, no control does not. CI size: 56 frames, impact at frame 10, two
 prediction steps per frame, 15 L-BFGS iterations per frame."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from directable import mpc_sph
+from directable.experiments import sph_shape
 
 TOL = 0.005  # mean particle distance to the reference (m): a quarter of the particle spacing
 SMALL = dict(frames=56, impact=10, prediction_substeps=2, iterations=15)
@@ -16,9 +16,9 @@ HORIZONS = (1, 3, 5, 10)
 
 @pytest.fixture(scope="module")
 def runs():
-    out = {c: mpc_sph.shape_experiment(c, **SMALL) for c in ("none", "pd")}
+    out = {c: sph_shape.shape_experiment(c, **SMALL) for c in ("none", "pd")}
     for H in HORIZONS:
-        out[H] = mpc_sph.shape_experiment("mpc", horizon=H, **SMALL)
+        out[H] = sph_shape.shape_experiment("mpc", horizon=H, **SMALL)
     return out
 
 
@@ -28,7 +28,7 @@ def test_mpc_holds_then_restores_shape(runs, H):
     assert run.error[:10].max() < 1e-5  # held against gravity before the impact
     assert run.error[10:].max() > 0.01  # the sphere did knock it (half a particle spacing on average)
     assert run.error[-1] < TOL  # restored
-    assert run.positions.shape == (57, len(mpc_sph.fin_shape()), 2)
+    assert run.positions.shape == (57, len(sph_shape.fin_shape()), 2)
     assert run.forces.shape == (56, run.positions.shape[1], 2)
     assert np.isfinite(run.energy) and run.energy > 0
 
@@ -57,18 +57,18 @@ def test_pd_recovers_slower_than_mpc(runs):
 
 def test_bad_controller():
     with pytest.raises(ValueError, match="controller"):
-        mpc_sph.shape_experiment("lqr", frames=1)
+        sph_shape.shape_experiment("lqr", frames=1)
     with pytest.raises(ValueError, match="prediction_substeps"):
-        mpc_sph.shape_experiment("mpc", frames=1, prediction_substeps=0)
+        sph_shape.shape_experiment("mpc", frames=1, prediction_substeps=0)
     with pytest.raises(ValueError, match="velocity_weight"):
-        mpc_sph.shape_experiment("mpc", frames=1, velocity_weight=-1.0)
+        sph_shape.shape_experiment("mpc", frames=1, velocity_weight=-1.0)
 
 
 def test_prediction_error_grows_with_horizon():
     """Simplified model (pressure + gravity, frozen neighbours) vs the full
     simulation of a collapsing column: accurate for one frame, drifting with
     the horizon -- why every window restarts from the actual state."""
-    err = mpc_sph.prediction_error(horizon=6)
+    err = sph_shape.prediction_error(horizon=6)
     assert err.shape == (6,)
     assert 0 < err[0] < 0.002  # a tenth of a particle spacing after one frame
     assert np.all(np.diff(err) > 0) and err[-1] > 100 * err[0]
@@ -78,8 +78,8 @@ def test_substepped_prediction_stays_close():
     """One explicit step per frame (pressure CFL 3.8) blows up within a few
     frames; the frame predicted in the simulation's own steps stays within a
     tenth of a particle spacing over 6 frames."""
-    one = mpc_sph.prediction_error(horizon=6)
-    sub = mpc_sph.prediction_error(horizon=6, prediction_substeps=10)
+    one = sph_shape.prediction_error(horizon=6)
+    sub = sph_shape.prediction_error(horizon=6, prediction_substeps=10)
     assert one[-1] > 0.1  # 10 cm: five particle spacings
     assert sub[-1] < 0.002 and sub[-1] < 0.01 * one[-1]
 

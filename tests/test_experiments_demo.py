@@ -1,4 +1,4 @@
-"""The demo (issue 2, sec. 6) and the paper's sec. 6 claim, measured."""
+"""The demo and the paper's sec. 6 claim, measured."""
 import os
 import subprocess
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from directable import demo
+from directable.experiments import demo
 
 MASSES, STEPS = 4, 300
 PNGS = ("trajectories.png", "tracking_error.png", "control_effort.png", "error_vs_effort.png")
@@ -61,7 +61,7 @@ def test_metrics_are_recomputable(out):
     # The returned numbers are what a fresh run of the same pieces measures.
     _, r = out
     scn = demo.make_scenario(MASSES, STEPS, seed=0)
-    res = demo.simulate(scn, demo.pd_controller(scn, r["pd_gain"]))
+    res = demo.run_scenario(scn, demo.pd_controller(scn, r["pd_gain"]))
     met = demo.metrics(scn, res)
     assert met["final_distance"] == pytest.approx(r["results"]["pd"]["final_distance"], rel=1e-12)
     err = np.linalg.norm(np.asarray(res.states) - scn.z_ref, axis=1)
@@ -114,7 +114,7 @@ def test_console_script(tmp_path):
 def test_match_pd_survives_unstable_gains():
     # Gains far beyond the RK4 stability limit make the run diverge; the bisection backs off instead of failing.
     scn = demo.make_scenario(2, 120, seed=0)
-    target = demo.metrics(scn, demo.simulate(scn, demo.pd_controller(scn, 1.0)))["feedback_effort"]
+    target = demo.metrics(scn, demo.run_scenario(scn, demo.pd_controller(scn, 1.0)))["feedback_effort"]
     g, _, met = demo.match_pd(scn, target, hi=1e9, rtol=1e-4)
     assert g == pytest.approx(1.0, rel=1e-2)
     assert met["feedback_effort"] == pytest.approx(target, rel=1e-4)

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import fluid as F
-from . import lqr, models, sim
-from .fluid import FluidParticles, ReducedFluid
+from .. import fluid as F
+from .. import lqr, models, sim
+from ..fluid import FluidParticles, ReducedFluid
+from .fluid_forcing import PerlinForce, random_winds
 
-__all__ = ["FluidScenario", "make_scenario", "lqr_controller", "run", "path_error", "p_gain", "pd_gain",
+__all__ = ["FluidScenario", "make_scenario", "lqr_controller", "run_reduced", "path_error", "p_gain", "pd_gain",
            "gain_search"]
 
 # S path: the wind that carries the leaf turns right, up, left, up (an S lying on its side).
@@ -77,7 +78,7 @@ def make_scenario(n=32, r=16, steps=120, dt=0.01, particles=1, viscosity=0.0, ma
     rng = np.random.default_rng(seed + 1)
     for e in range(enrich):
         pts = full.particles[rng.integers(1, steps, size=6), rng.integers(0, particles, size=6)]
-        winds = F.random_winds(grid, 6, steps // 2, seed=seed + 10 + e, centers=pts, magnitude=(10.0, 40.0))
+        winds = random_winds(grid, 6, steps // 2, seed=seed + 10 + e, centers=pts, magnitude=(10.0, 40.0))
         snaps.append(F.full_run(grid, steps // 2, dt, winds, u0=full.velocities[rng.integers(steps)],
                                 viscosity=viscosity).velocities[1:])
     basis = F.velocity_basis(grid, np.vstack(snaps), r)
@@ -99,11 +100,11 @@ def lqr_controller(scn: FluidScenario, particle_weight=1e5, velocity_weight=1.0,
     return sol
 
 
-def run(scn: FluidScenario, controller=None, noise=0.0, seed=0, period=0.3, pushes=None):
+def run_reduced(scn: FluidScenario, controller=None, noise=0.0, seed=0, period=0.3, pushes=None):
     """Reduced run from x_ref[0] with a Perlin-noise force (amplitude ``noise``,
     continuous in time) and optional pushes (steps, r); ``controller`` a
     Tracker or None. Returns a SimulationResult."""
-    d = F.PerlinForce(scn.r, noise, period, seed).series(scn.steps, scn.dt) if noise else np.zeros((scn.steps, scn.r))
+    d = PerlinForce(scn.r, noise, period, seed).series(scn.steps, scn.dt) if noise else np.zeros((scn.steps, scn.r))
     if pushes is not None:
         d = d + pushes
     return sim.simulate(scn.model, scn.x_ref[0], scn.steps, scn.dt, controller=controller, disturbance=d)
@@ -144,7 +145,7 @@ def gain_search(scn: FluidScenario, budget, noise, seed=0, grid_size=10):
     for kind, g in settings:
         K = p_gain(scn, *g) if kind == "P" else pd_gain(scn, *g)
         try:
-            res = run(scn, lqr.tracker(np.broadcast_to(K, (scn.steps,) + K.shape).copy(), scn.x_ref), noise, seed)
+            res = run_reduced(scn, lqr.tracker(np.broadcast_to(K, (scn.steps,) + K.shape).copy(), scn.x_ref), noise, seed)
         except ValueError:  # diverged
             continue
         tried += 1

@@ -1,4 +1,4 @@
-"""Paper experiments on the reduced fluid (issue 4 sec. 5; Barbic & Popovic
+"""Paper experiments on the reduced fluid (Barbic & Popovic
 2008 figures 2, 5 and 7) at a test-sized 32x32 grid."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import directable as dr
-from directable import fluid_experiments as E
+from directable.experiments import reduced_fluid_paths as E
 
 NOISE = 5.0
 
@@ -30,15 +30,15 @@ def test_reference_is_an_s_path(leaf):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_leaf_follows_path_under_perlin_noise(leaf, seed):
     scn, sol = leaf
-    ctrl = E.run(scn, dr.lqr.tracker(sol, scn.x_ref), noise=NOISE, seed=seed)
-    free = E.run(scn, None, noise=NOISE, seed=seed)
+    ctrl = E.run_reduced(scn, dr.lqr.tracker(sol, scn.x_ref), noise=NOISE, seed=seed)
+    free = E.run_reduced(scn, None, noise=NOISE, seed=seed)
     e_ctrl = E.path_error(scn, ctrl.states)[:, 0]
     e_free = E.path_error(scn, free.states)[:, 0]
     assert e_ctrl.max() < 0.03  # stated distance: within 0.03 (one cell of 1/32) all along
     assert e_ctrl[-1] < 0.01
     assert e_free[-1] > 0.3     # uncontrolled: leaves the path
     # the noise is a real perturbation: without control the two seeds end apart
-    other = E.run(scn, None, noise=NOISE, seed=1 - seed)
+    other = E.run_reduced(scn, None, noise=NOISE, seed=1 - seed)
     assert np.linalg.norm(other.states[-1, :2] - free.states[-1, :2]) > 1e-3
 
 
@@ -51,12 +51,12 @@ def test_three_particles_three_costs():
     finals, rel = [], []
     for alpha_R in (1e-3, 1e-2, 1e-1):
         sol = E.lqr_controller(scn, alpha_R=alpha_R)
-        res = E.run(scn, dr.lqr.tracker(sol, scn.x_ref), pushes=pushes)
+        res = E.run_reduced(scn, dr.lqr.tracker(sol, scn.x_ref), pushes=pushes)
         e = E.path_error(scn, res.states)
         z, zr = res.states[:, 6:], scn.x_ref[:, 6:]
         rel.append(np.linalg.norm(z - zr, axis=1).max() / np.linalg.norm(zr, axis=1).max())
         finals.append(e[-1].max())
-    free = E.path_error(scn, E.run(scn, None, pushes=pushes).states)[-1].max()
+    free = E.path_error(scn, E.run_reduced(scn, None, pushes=pushes).states)[-1].max()
     assert finals[0] < 0.01 and finals[1] < 0.02     # every particle back on its path
     assert finals[0] <= finals[1] < finals[2] < free  # cheaper control tracks better
     assert rel[0] < rel[1] < rel[2]
@@ -64,7 +64,7 @@ def test_three_particles_three_costs():
 
 def test_lqr_beats_p_and_pd_under_same_budget(leaf):
     scn, sol = leaf
-    res = E.run(scn, dr.lqr.tracker(sol, scn.x_ref), noise=NOISE, seed=3)
+    res = E.run_reduced(scn, dr.lqr.tracker(sol, scn.x_ref), noise=NOISE, seed=3)
     budget = float(np.sum(res.controls ** 2) * scn.dt)
     lqr_err = E.path_error(scn, res.states)[-1, 0]
     best = E.gain_search(scn, budget, NOISE, seed=3)

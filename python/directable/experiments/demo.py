@@ -10,7 +10,7 @@ The story, each step a function so that notebooks and tests can reuse it:
    time-varying LQR gains of ``int z'Q z + w'R w dt + z_T' Q_final z_T`` in
    the paper's "gentle forces" regime: ``Q = alpha_Q I`` small, ``R = alpha_R
    I``, ``Q_final`` large.
-3. ``simulate``: three runs under the same push: uncontrolled (``w = w_ff``
+3. ``run_scenario``: three runs under the same push: uncontrolled (``w = w_ff``
    open loop), PD (``w = w_ff - kp dx - kd dv``) and LQR
    (``w = w_ff + K_i (z - z_ref[i])``).
 4. ``match_pd``: the scalar PD gain ``g`` (``kp = g``, ``kd = 2 sqrt(g m)``,
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import lqr, models, sim
+from .. import lqr, models, sim
 
 __all__ = [
     "Scenario",
@@ -41,7 +41,7 @@ __all__ = [
     "reference_forces",
     "make_scenario",
     "lqr_solution",
-    "simulate",
+    "run_scenario",
     "metrics",
     "pd_controller",
     "match_pd",
@@ -133,7 +133,7 @@ def lqr_solution(scn: Scenario, alpha_Q=ALPHA_Q, alpha_R=ALPHA_R, q_final=Q_FINA
     return lqr.solve_continuous(A, B, scn.dt, alpha_Q, alpha_R, q_final, method=method, progress=progress)
 
 
-def simulate(scn: Scenario, controller=None, progress=None):
+def run_scenario(scn: Scenario, controller=None, progress=None):
     """One run under the scenario's push: ``controller=None`` is open loop
     (``w = w_ff``), otherwise a Tracker (its ``w_ff`` must be the scenario's).
     The Tracker's index advances: use a fresh (or rewound) one per run."""
@@ -191,7 +191,7 @@ def match_pd(scn: Scenario, target: float, key="feedback_effort", rtol=1e-3, lo=
 
     def evaluate(g):
         try:
-            res = simulate(scn, pd_controller(scn, g))
+            res = run_scenario(scn, pd_controller(scn, g))
         except ValueError as exc:  # the explicit integrator blew up: the gain is too high
             if "diverged" not in str(exc):
                 raise
@@ -252,7 +252,7 @@ def format_table(rows: dict, title="") -> str:
 def _save_plots(out_dir, scn, runs, points, sweep) -> list:
     from matplotlib.figure import Figure
 
-    from . import plotting
+    from .. import plotting
 
     dt, push = scn.dt, scn.push_steps
     files = []
@@ -315,8 +315,8 @@ def run_demo(out_dir="demo-output", masses=8, steps=800, plots=True, progress=Tr
     timings["lqr_precompute"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    res_unc = simulate(scn)
-    res_lqr = simulate(scn, lqr.tracker(sol, scn.z_ref, scn.w_ff))
+    res_unc = run_scenario(scn)
+    res_lqr = run_scenario(scn, lqr.tracker(sol, scn.z_ref, scn.w_ff))
     timings["simulate_two_runs"] = time.perf_counter() - t
     met_unc, met_lqr = metrics(scn, res_unc), metrics(scn, res_lqr)
 

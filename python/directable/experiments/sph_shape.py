@@ -1,4 +1,4 @@
-"""The MPC/SPH paper's experiment (issue 6, sec. 3): a fluid shape held
+"""The MPC/SPH paper's experiment: a fluid shape held
 against gravity, hit by a fast sphere, restored by the controller.
 
 Each frame (``substeps`` simulation steps, control held) the controller
@@ -13,7 +13,7 @@ computes per-particle forces:
   sphere -- is corrected by the restart).
 
 Two choices make every horizon H in {1, 3, 5, 10} restore the shape (measured
-in ``tests/test_mpc_sph.py`` and notebook 05):
+in ``tests/test_experiments_sph_shape.py`` and notebook 05):
 
 - The prediction integrates each frame in ``prediction_substeps`` steps
   (:func:`directable.mpc.Substeps`), the control held. One explicit step per
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import mpc, sph
+from .. import mpc, sph
 
 
 def fin_shape(spacing=0.02, centre=(0.5, 0.4), width=0.4, height=0.2) -> np.ndarray:

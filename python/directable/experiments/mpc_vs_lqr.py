@@ -1,8 +1,8 @@
 """MPC against the time-varying LQR tracker on the reduced deformable T-shape
-(issue 6, sec. 3, beyond the paper).
+(beyond the paper).
 
 Both controllers track the same reduced reference ``z_ref`` of
-:func:`directable.fem.t_shape_scene` (the bar swung sideways by a
+:func:`directable.experiments.fem_scenes.t_shape_scene` (the bar swung sideways by a
 feed-forward ``w_ff``) with the same weights, while a push hits the bar
 out of plane:
 
@@ -21,7 +21,7 @@ large one moves the T far from it (the reduced StVK forces are cubic in the
 displacement) and the precomputed gains act on a linearization that no longer
 describes the state.
 
-    from directable import mpc_experiments as me
+    from directable.experiments import mpc_vs_lqr as me
     res = me.mpc_vs_lqr(push=24.0)      # small push
     res.error["lqr"], res.error["mpc"]  # (T+1,) tip distance to the reference (m)
     res.effort                          # {"lqr": ..., "mpc": ...}: sum |w - w_ff|^2 dt
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import lqr, models, mpc
-from ._validate import integer, real
+from .. import lqr, models, mpc
+from .._validate import integer, real
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def tip_error(scene, states) -> np.ndarray:
 
 def mpc_vs_lqr(push=24.0, scene=None, horizon=10, iterations=3, substeps=50, q=1e4, r=1e-3, push_at=None,
                push_duration=1, terminal=10.0) -> Comparison:
-    """Tracks ``scene``'s reference (default ``fem.t_shape_scene(r=10, T=100,
+    """Tracks ``scene``'s reference (default ``fem_scenes.t_shape_scene(r=10, T=100,
     dt=0.02)``) with the LQR tracker and with receding-horizon MPC under the
     same push: ``push`` newtons on every bar vertex, out of plane (y), for
     ``push_duration`` steps from step ``push_at`` (default T // 5).
@@ -83,7 +83,8 @@ def mpc_vs_lqr(push=24.0, scene=None, horizon=10, iterations=3, substeps=50, q=1
     window's end; ``iterations`` Gauss-Newton steps per window (warm-started),
     ``substeps`` explicit Euler steps per control step in the prediction.
     """
-    from . import fem, sim
+    from .. import sim
+    from .fem_scenes import t_shape_scene
 
     push_v = real(push, "push")
     if not np.isfinite(push_v):
@@ -96,7 +97,7 @@ def mpc_vs_lqr(push=24.0, scene=None, horizon=10, iterations=3, substeps=50, q=1
     q, r, terminal = real(q, "q"), real(r, "r"), real(terminal, "terminal")
     if not (q > 0 and r > 0 and terminal >= 0 and np.isfinite(q + r + terminal)):
         raise ValueError(f"q and r must be > 0 and terminal >= 0 (finite), got q={q!r}, r={r!r}, terminal={terminal!r}")
-    s = fem.t_shape_scene(r=10, T=100, dt=0.02) if scene is None else scene
+    s = t_shape_scene(r=10, T=100, dt=0.02) if scene is None else scene
     T, dt, n, m = s.T, s.dt, 2 * s.r, s.r
     at = T // 5 if push_at is None else integer(push_at, "push_at")
     if not 0 <= at < T:
@@ -147,7 +148,7 @@ def mpc_vs_lqr(push=24.0, scene=None, horizon=10, iterations=3, substeps=50, q=1
 def plot_comparison(results, ax=None, log=True):
     """Tip error over time for a mapping {label: Comparison} (e.g. small and
     large push): LQR solid, MPC dashed, open loop dotted; returns the Axes."""
-    from .plotting import _axes
+    from ..plotting import _axes
 
     ax = _axes(ax)
     for i, (label, c) in enumerate(results.items()):
