@@ -99,22 +99,26 @@ def bench(count, frames=5):
         t0 = time.perf_counter()
         res = opt.solve(x0, np.tile(x_ref, (HORIZON + 1, 1)), u0=u0)
         t_solve = time.perf_counter() - t0
-        # prediction and adjoint of one evaluation, timed call by call
-        # (window step i passed on, so that the VJP reuses the forward tape as in the solve).
-        # The tapes are invalidated first: the solve's last rollout left them at these very
-        # states, and a step at its tape's positions reuses the taped pressure acceleration
-        # (in the solve, only step 0 does so, from the second evaluation on: this times
-        # every step in full).
+        # prediction and adjoint of one evaluation, timed call by call with one
+        # data (window step i passed on, so that the VJP reuses the forward tape
+        # as in the solve). A first untimed pass sizes the data's tapes; the
+        # refreeze then invalidates them: a step at its tape's positions reuses
+        # the taped pressure acceleration (in the solve, only step 0 does so,
+        # from the second evaluation on: this times every step in full).
         cp0 = time.process_time()
+        data, xs = pred.create_data(), [x0]
+        for i in range(HORIZON):
+            xs.append(pred.step(xs[-1], res.u[i], i, data=data))
         pred.refreeze(fluid)
         xs, t0 = [x0], time.perf_counter()
         for i in range(HORIZON):
-            xs.append(pred.step(xs[-1], res.u[i], i))
+            xs.append(pred.step(xs[-1], res.u[i], i, data=data))
         t_pred = time.perf_counter() - t0
         lam, t0 = np.ones(4 * N), time.perf_counter()
         for i in reversed(range(1, HORIZON)):
-            lam = pred.vjp(xs[i], res.u[i], lam, i)[0]
-        pred.vjp_controls(xs[0], res.u[0], lam, 0)  # as the solve: the first step's gradient in x0 is not needed
+            lam = pred.vjp(xs[i], res.u[i], lam, i, data=data)[0]
+        # as the solve: the first step's gradient in x0 is not needed
+        pred.vjp_controls(xs[0], res.u[0], lam, 0, data=data)
         t_adj = time.perf_counter() - t0
         cp_split = time.process_time() - cp0
         t0 = time.perf_counter()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import directable as dr
-from directable import lqr, models, sim
+from directable import lqr, models, sim, sph
 from reference.problems import continuous_args, small_lq, T
 
 
@@ -74,6 +74,10 @@ def _sized_run(rng, which, seconds):
     Bd = rng.standard_normal((20, 10))
 
     def make(T):
+        if which == "sph_step":  # T steps of a 2D block settling in a box, in one call
+            dx = 0.02
+            return lambda cb: sph.SPHFluid2D(sph.block((0.3, 0.0), (0.5, 0.2), dx), sph.box_walls((0, 0), (1, 1), dx),
+                                             spacing=dx, h=1.3 * dx).step(steps=T, progress=cb)
         if which == "solve_discrete":
             return lambda cb: lqr.solve_discrete(A, B, 1.0, 1.0, 1.0, horizon=T, progress=cb)
         Ad = np.repeat(Ad1, T, axis=0)
@@ -114,7 +118,7 @@ def test_progress_called_with_done_total(rng, make_chain, which):
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
 
 
-@pytest.mark.parametrize("which", ["solve_discrete", "discretize"])
+@pytest.mark.parametrize("which", ["solve_discrete", "discretize", "sph_step"])
 def test_progress_reports_midway_and_exception_stops_the_run(rng, which):
     total, run = _sized_run(rng, which, 0.4)
     calls = []
@@ -164,7 +168,7 @@ def test_progress_bar_and_bad_progress(rng, capsys):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-@pytest.mark.parametrize("which", ["solve_discrete", "discretize"])
+@pytest.mark.parametrize("which", ["solve_discrete", "discretize", "sph_step"])
 def test_ctrl_c_interrupts_a_long_precomputation(rng, which):
     """SIGINT during the GIL-free C++ loop: the Python handler runs and its
     exception ends the computation early (no callback needed). In-process,
@@ -198,7 +202,7 @@ def test_ctrl_c_interrupts_a_long_precomputation(rng, which):
     assert elapsed < 0.5 * full, (elapsed, full)
 
 
-@pytest.mark.parametrize("which", ["solve_discrete", "discretize"])
+@pytest.mark.parametrize("which", ["solve_discrete", "discretize", "sph_step"])
 def test_gil_is_released_during_precomputation(rng, which):
     """Another Python thread keeps running while the C++ loop works: it gets
     far more than the ~1% of its idle rate it would get if the GIL were held

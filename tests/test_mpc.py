@@ -650,3 +650,210 @@ def test_substeps_nonlinear_model_equals_finite_differences(make_chain, rng):
         x = inner.step(x, u, j)
     np.testing.assert_allclose(pred.step(x0, u), x, rtol=1e-14, atol=1e-14)
     _assert_derivatives_match_fd(pred, x0, u, lam)
+
+
+# ------------------------------------------------------------ the receding-horizon loop in C++
+def test_receding_run_on_a_model_plant_equals_the_python_loop(make_chain, rng):
+    """run() with a Model plant (its own step, substeps), a feed-forward per
+    window, a first-window start and a disturbance: the same states and
+    controls as solve() + simulate() step by step with warm starts."""
+    chain, pred, x0, _ = _chain_problem(make_chain, rng)
+    H, steps, dt, sub = 4, 8, 0.02, 2
+    n, s = pred.n, pred.s
+    opt = mpc.HorizonOptimizer(mpc.Substeps(mpc.EulerModel(chain, dt=dt / sub), sub), H, 1.0, 0.1, 5.0,
+                               iterations=3, method="gauss_newton")
+    ref = 0.1 * rng.standard_normal((steps + H + 1, n))
+    u_ref = 0.2 * rng.standard_normal((steps + H, s))
+    dist = np.zeros((steps, s))
+    dist[3] = 0.5
+    run = opt.run(chain, x0, ref, steps, u_reference=u_ref, u0=u_ref[:H], dt=dt, substeps=sub, disturbance=dist)
+    ws, z, states, controls = opt.create_workspace(), x0, [x0], []
+    for k in range(steps):
+        res = opt.solve(z, ref[k:k + H + 1], u0=u_ref[:H] if k == 0 else None, u_reference=u_ref[k:k + H],
+                        workspace=ws)
+        w = np.repeat((res.u[0] + dist[k])[None], sub, axis=0)
+        z = dr.simulate(chain, z, sub, dt / sub, t0=k * dt, open_loop=w).states[-1]
+        states.append(z)
+        controls.append(res.u[0])
+    np.testing.assert_array_equal(run.controls, np.array(controls))
+    np.testing.assert_array_equal(run.states, np.array(states))
+    assert run.iterations.shape == (steps,) and np.all(run.cost <= run.cost_initial)
+
+
+def test_receding_run_bad_arguments(make_chain, rng):
+    chain, pred, x0, _ = _chain_problem(make_chain, rng)
+    H, steps = 3, 4
+    opt = mpc.HorizonOptimizer(pred, H, 1.0, 0.1, 1.0, iterations=2)
+    ref = np.zeros((steps + H + 1, pred.n))
+    with pytest.raises(ValueError, match=r"u_reference.*\(7, 2\).*\(6, 2\)"):
+        opt.run(pred, x0, ref, steps, u_reference=np.zeros((steps + H - 1, pred.s)))
+    with pytest.raises(ValueError, match="u_reference"):
+        opt.run(pred, x0, ref, steps, u_reference=np.full((steps + H, pred.s), np.nan))
+    with pytest.raises(ValueError, match=r"u0.*\(3, 2\)"):
+        opt.run(pred, x0, ref, steps, u0=np.zeros((H + 1, pred.s)))
+    with pytest.raises(ValueError, match="disturbance"):
+        opt.run(pred, x0, ref, steps, disturbance=np.full((steps, pred.s), np.inf))
+    with pytest.raises(ValueError, match="disturbance"):
+        opt.run(chain, x0, ref, steps, dt=0.02, disturbance=np.zeros((steps, pred.s + 1)))
+    with pytest.raises(TypeError, match="dt"):
+        opt.run(chain, x0, ref, steps)
+    with pytest.raises(ValueError, match="substeps"):
+        opt.run(chain, x0, ref, steps, dt=0.02, substeps=0)
+    with pytest.raises(ValueError, match="dt"):
+        opt.run(chain, x0, ref, steps, dt=-1.0)
+    with pytest.raises(TypeError, match="plant"):
+        opt.run("chain", x0, ref, steps)
+    plant = mpc.ModelPlant(chain, x0, 0.02)
+    with pytest.raises(ValueError, match="x0"):
+        opt.run(plant, x0, ref, steps)
+    run = opt.run(plant, None, ref, steps)  # the plant object keeps its state
+    np.testing.assert_array_equal(plant.state, run.states[-1])
+
+
+def test_receding_run_reports_a_diverging_plant_with_its_step():
+    """The plant's state overflows the window's cost at step 1: the error names the step."""
+    unstable = mpc.LinearModel(np.array([[1e200]]), np.array([[1.0]]))
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(np.eye(1), np.ones((1, 1))), 2, 1.0, 1.0, 1.0, iterations=1)
+    with pytest.raises(ValueError, match=r"step 1\b.*not finite"):
+        opt.run(unstable, np.ones(1), np.zeros((8, 1)), 5)
+
+
+def _sph_fluid():
+    from directable import sph
+
+    pts = sph.block((0.3, 0.0), (0.42, 0.1), 0.02)
+    return sph.SPHFluid2D(pts, sph.box_walls((0.0, 0.0), (1.0, 1.0), 0.02), spacing=0.02, h=0.026)
+
+
+def test_sph_plant_with_refreeze_equals_a_fresh_model_per_frame():
+    """One run() call on an SPHPlant2D (the prediction refrozen every frame,
+    warm starts, a sphere launched at frame 2) = a Python loop that builds
+    a new prediction model and optimizer every frame and starts each window
+    from the previous plan shifted by one step."""
+    from directable import sph
+
+    H, frames, sub = 2, 4, 5
+    launch = ([0.2, 0.05], 0.04, [3.0, 0.0])
+    kw = dict(iterations=3)
+
+    def optimizer(model, n):
+        W = np.r_[1e4 * np.ones(n // 2), np.zeros(n // 2)]
+        return mpc.HorizonOptimizer(mpc.Substeps(model, 2), H, W, 1e-8, W, **kw)
+
+    fluid = _sph_fluid()
+    x_ref = sph.state(fluid)
+    ref = np.tile(x_ref, (frames + H + 1, 1))
+    model = fluid.prediction_model(dt=sub * fluid.dt / 2)
+    opt = optimizer(model, model.n)
+    plant = mpc.SPHPlant2D(fluid, sub, prediction=model)
+    plant.launch_sphere(2, *launch)
+    run = opt.run(plant, None, ref, frames)
+
+    fluid = _sph_fluid()
+    states, u0 = [sph.state(fluid)], None
+    for f in range(frames):
+        if f == 2:
+            fluid.set_sphere(*launch)
+        fresh = fluid.prediction_model(dt=sub * fluid.dt / 2)
+        res = optimizer(fresh, fresh.n).solve(sph.state(fluid), ref[f:f + H + 1], u0=u0)
+        u0 = np.vstack([res.u[1:], res.u[-1:]])
+        fluid.step(res.u[0].reshape(-1, 2), steps=sub)
+        states.append(sph.state(fluid))
+    np.testing.assert_array_equal(run.states, np.array(states))
+    assert np.abs(run.states[-1] - run.states[2]).max() > 1e-3  # the sphere hit it
+
+
+def test_sph_plant_bad_arguments():
+    fluid = _sph_fluid()
+    with pytest.raises(ValueError, match="frame_steps"):
+        mpc.SPHPlant2D(fluid, 0)
+    other = _sph_fluid().prediction_model()
+    small = mpc.SPHPlant2D(fluid, 1, prediction=other)  # same counts: fine
+    assert small.n == 2 * small.s == 4 * fluid.size
+    with pytest.raises(ValueError, match="radius"):
+        small.launch_sphere(0, [0.2, 0.05], 0.0, [1.0, 0.0])
+    with pytest.raises(ValueError, match="centre"):
+        small.launch_sphere(0, [0.2, np.nan], 0.1, [1.0, 0.0])
+    with pytest.raises(ValueError, match="frame"):
+        small.launch_sphere(-1, [0.2, 0.05], 0.1, [1.0, 0.0])
+
+
+def test_receding_run_reports_progress_and_stops_on_an_exception():
+    """run() reports (done, total) from the C++ loop; an exception from the
+    callback (Ctrl-C) stops it at the next step."""
+    n, H, steps = 8, 5, 20_000
+    model = mpc.LinearModel(0.99 * np.eye(n), np.ones((n, 2)))
+    opt = mpc.HorizonOptimizer(model, H, 1.0, 0.1, 1.0, iterations=20)
+    ref = np.ones((steps + H + 1, n))
+    calls = []
+
+    def cb(done, total):
+        calls.append((done, total))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        opt.run(model, np.zeros(n), ref, steps, progress=cb)
+    assert len(calls) == 2 and all(total == steps and 0 < done < steps for done, total in calls)
+    seen = []
+    opt.run(model, np.zeros(n), ref[:10 + H + 1], 10, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (10, 10)
+
+
+def test_receding_run_stops_inside_a_long_window():
+    """A stop request is honoured between the iterations of a window's solve,
+    not only between windows: one window here runs for minutes (ill
+    conditioned, 1000 iterations, 2 ms per model call)."""
+    import time
+
+    class Slow(mpc.PredictionModel):
+        n, s = 2, 1
+
+        def step(self, x, u, i):
+            time.sleep(1e-3)
+            return np.array([x[0] + 0.1 * x[1], x[1] + 0.1 * u[0]])
+
+        def vjp(self, x, u, lam, i):
+            time.sleep(1e-3)
+            return np.array([lam[0], 0.1 * lam[0] + lam[1]]), np.array([0.1 * lam[1]])
+
+    H = 30
+    ref = np.zeros((2 + H + 1, 2))
+    ref[:, 0] = np.linspace(0, 1, 2 + H + 1) ** 3
+    kw = dict(iterations=1000)
+    budget = mpc.HorizonOptimizer(Slow(), H, [1.0, 0.0], 1e-9, [1e3, 1e3], time_budget=1.0, **kw)
+    first = budget.solve(np.zeros(2), ref[:H + 1])
+    assert first.seconds >= 1.0 and first.iterations < 1000  # the window outlasts 1 s
+
+    def cb(done, total):
+        raise KeyboardInterrupt
+
+    opt = mpc.HorizonOptimizer(Slow(), H, [1.0, 0.0], 1e-9, [1e3, 1e3], **kw)
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        opt.run(opt.model, np.zeros(2), ref, 2, progress=cb)
+    assert time.perf_counter() - t0 < 0.5
+
+
+def test_sph_plant_3d_holds_a_cube_in_one_call():
+    """The 3D plant: a floating cube held against gravity by one run() call
+    (the prediction refrozen every frame) falls far less than without control."""
+    from directable import sph
+
+    DX = 0.02
+    ref = sph.block((0.4, 0.4, 0.5), (0.48, 0.48, 0.58), DX)
+    N, sub, frames, H = len(ref), 5, 20, 2
+    fluid = sph.SPHFluid3D(ref, np.zeros((0, 3)), spacing=DX, h=1.3 * DX, viscosity=0.2)
+    free = sph.SPHFluid3D(ref, np.zeros((0, 3)), spacing=DX, h=1.3 * DX, viscosity=0.2)
+    free.step(steps=sub * frames)
+    model = fluid.prediction_model(dt=sub * fluid.dt)
+    W = np.r_[1e4 * np.ones(3 * N), np.zeros(3 * N)]
+    opt = mpc.HorizonOptimizer(model, H, W, 1e-8, W, iterations=8)
+    x_ref = np.concatenate([ref.ravel(), np.zeros(3 * N)])
+    hover = np.tile(np.tile([0.0, 0.0, 9.81 * fluid.mass], N), (H, 1))
+    run = opt.run(mpc.SPHPlant3D(fluid, sub, prediction=model), None, np.tile(x_ref, (frames + H + 1, 1)), frames,
+                  u0=hover)
+    np.testing.assert_array_equal(run.states[-1, :3 * N], fluid.positions.ravel())
+    fell = np.linalg.norm(free.positions - ref, axis=1).mean()
+    held = np.linalg.norm(fluid.positions - ref, axis=1).mean()
+    assert fell > 0.01 and held < 0.3 * fell

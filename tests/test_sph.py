@@ -199,15 +199,16 @@ def test_step_reuses_the_tape_only_at_its_positions(rng):
     fresh = lambda: fluid.prediction_model(dt=5 * fluid.dt)  # noqa: E731
     x = np.concatenate([pts.ravel(), rng.standard_normal(2 * N) * 0.01])
     u1, u2 = rng.standard_normal((2, 2 * N)) * 1e-3
-    pred.step(x, u1, 0)
+    data = pred.create_data()  # the tapes live in the data that successive calls share
+    pred.step(x, u1, 0, data=data)
     x_v = x.copy()
     x_v[2 * N:] += 0.01  # same positions, other velocities
     # (to rounding: the reusing path has its own copy of the update)
-    np.testing.assert_allclose(pred.step(x_v, u2, 0), fresh().step(x_v, u2, 0), rtol=1e-14, atol=0)
+    np.testing.assert_allclose(pred.step(x_v, u2, 0, data=data), fresh().step(x_v, u2, 0), rtol=1e-14, atol=0)
     x2 = x.copy()
     x2[:2 * N] += 1e-4 * rng.standard_normal(2 * N)
-    pred.vjp(x2, u1, rng.standard_normal(4 * N), 0)  # re-tapes step 0 at x2, without the acceleration
-    np.testing.assert_allclose(pred.step(x2, u2, 0), fresh().step(x2, u2, 0), rtol=1e-14, atol=0)
+    pred.vjp(x2, u1, rng.standard_normal(4 * N), 0, data=data)  # re-tapes step 0 at x2, without the acceleration
+    np.testing.assert_allclose(pred.step(x2, u2, 0, data=data), fresh().step(x2, u2, 0), rtol=1e-14, atol=0)
 
 
 def test_refreeze_equals_a_fresh_model(rng):
@@ -217,15 +218,16 @@ def test_refreeze_equals_a_fresh_model(rng):
     pred = fluid.prediction_model(dt=5 * fluid.dt)
     u = rng.standard_normal(2 * N) * 1e-3
     lam = rng.standard_normal(4 * N)
+    data = pred.create_data()
     for _ in range(3):
         x = sph.state(fluid)
-        pred.step(x, u, 1), pred.vjp(x, u, lam, 1)  # fills the tape of step 1
+        pred.step(x, u, 1, data=data), pred.vjp(x, u, lam, 1, data=data)  # fills the tape of step 1
         fluid.step(steps=20)
         pred.refreeze(fluid)
         fresh = fluid.prediction_model(dt=5 * fluid.dt)
         x = sph.state(fluid)
-        np.testing.assert_array_equal(pred.step(x, u, 1), fresh.step(x, u, 1))
-        for a, b in zip(pred.vjp(x, u, lam, 1), fresh.vjp(x, u, lam, 1)):
+        np.testing.assert_array_equal(pred.step(x, u, 1, data=data), fresh.step(x, u, 1))
+        for a, b in zip(pred.vjp(x, u, lam, 1, data=data), fresh.vjp(x, u, lam, 1)):
             np.testing.assert_array_equal(a, b)
     other, _, _ = _small_fluid(rng)
     other.step()

@@ -1,5 +1,6 @@
 #include "common.hpp"
 #include "directable/control/spd.hpp"
+#include "directable/sim/servo_tracking.hpp"
 #include "directable/models/chain.hpp"
 
 namespace directable::py_bind {
@@ -33,7 +34,9 @@ class PyArticulated : public Articulated {
 
 }  // namespace
 
-void bind_chain(py::module_& m) {
+namespace {
+
+void bind_servo_enums(py::module_& m) {
   py::enum_<Integrator>(m, "Integrator", "Time integrator of the articulated-body loops.")
       .value("explicit_euler", Integrator::explicit_euler)
       .value("semi_implicit_euler", Integrator::semi_implicit_euler)
@@ -42,7 +45,9 @@ void bind_chain(py::module_& m) {
       .value("none", Servo::none)
       .value("pd", Servo::pd)
       .value("spd", Servo::spd);
+}
 
+void bind_articulated(py::module_& m) {
   py::class_<Articulated, PyArticulated, std::shared_ptr<Articulated>>(m, "Articulated", R"doc(
 Articulated body in generalized coordinates, M(q) q'' + C(q, q') = tau.
 
@@ -64,49 +69,13 @@ Python twice per step, four times more with RK4).)doc")
         self.bias_forces(vector(q, "q", self.dofs(), true), vector(qd, "qd", self.dofs(), true), C, *ws);
         return C;
       }, py::arg("q"), py::arg("qd"), "C(q, qd): (n,) Coriolis/centrifugal, gravity and damping forces.");
+}
 
-  py::class_<PlanarChain, Model, Articulated, std::shared_ptr<PlanarChain>>(m, "PlanarChain", R"doc(
-Planar chain of L rigid links joined by hinges (generalized coordinates).
+using PlanarChainClass = py::class_<PlanarChain, Model, Articulated, std::shared_ptr<PlanarChain>>;
 
-The root joint is pinned at the origin (free_root: q = [x, y, theta_1..L]
-adds the root position); joint angles are relative to the parent link; q = 0
-hangs straight down, gravity along -y. Links are uniform rods (centre of mass
-at l/2, inertia m l^2/12 about it) unless inertias/coms are given. damping
-(n,) is viscous per coordinate; q_min/q_max (n,) are hard joint limits.
-M q'' + C = tau with C = Coriolis/centrifugal + gravity + damping q'.
-As a Model: z = [q, q'], control = tau (n,).)doc")
-      .def(py::init([](const Array& masses, const Array& lengths, double gravity, const OptArray& inertias,
-                       const OptArray& coms, const OptArray& damping, const OptArray& q_min, const OptArray& q_max,
-                       bool free_root) {
-        ChainParams p;
-        p.masses = vector(masses, "masses", -1, true);
-        p.lengths = vector(lengths, "lengths", -1, true);
-        const Index L = p.masses.size(), n = L + (free_root ? 2 : 0);
-        p.inertias = broadcast_vector(inertias, "inertias", L);
-        p.coms = broadcast_vector(coms, "coms", L);
-        p.damping = broadcast_vector(damping, "damping", n);
-        p.q_min = broadcast_vector(q_min, "q_min", n);
-        p.q_max = broadcast_vector(q_max, "q_max", n);
-        p.gravity = gravity;
-        p.free_root = free_root;
-        return std::make_shared<PlanarChain>(std::move(p));
-      }), py::arg("masses"), py::arg("lengths"), py::arg("gravity") = 9.81, py::arg("inertias") = py::none(),
-         py::arg("coms") = py::none(), py::arg("damping") = py::none(), py::arg("q_min") = py::none(),
-         py::arg("q_max") = py::none(), py::arg("free_root") = false,
-         "masses (L,) > 0, lengths (L,) > 0, inertias (L,) about the COMs, coms (L,) distances from the joints, "
-         "damping/q_min/q_max (n,) with n = L (+2 with free_root); scalars are broadcast.")
-      .def_property_readonly("links", &PlanarChain::links, "Number of links L.")
-      .def_property_readonly("n", &PlanarChain::dofs, "Number of coordinates n = L (+2 with a free root).")
-      .def_property_readonly("free_root", [](const PlanarChain& c) { return c.params().free_root; })
-      .def_property_readonly("masses", [](const PlanarChain& c) { return c.params().masses; }, "(L,)")
-      .def_property_readonly("lengths", [](const PlanarChain& c) { return c.params().lengths; }, "(L,)")
-      .def_property_readonly("inertias", [](const PlanarChain& c) { return c.params().inertias; }, "(L,) about the COMs")
-      .def_property_readonly("coms", [](const PlanarChain& c) { return c.params().coms; }, "(L,)")
-      .def_property_readonly("damping", [](const PlanarChain& c) { return c.params().damping; }, "(n,)")
-      .def_property_readonly("q_min", [](const PlanarChain& c) { return c.params().q_min; }, "(n,)")
-      .def_property_readonly("q_max", [](const PlanarChain& c) { return c.params().q_max; }, "(n,)")
-      .def_property_readonly("gravity", [](const PlanarChain& c) { return c.params().gravity; })
-      .def("inverse_dynamics", [](const PlanarChain& self, const Array& q, const Array& qd, const Array& qdd) {
+//! Dynamics, energies, kinematics and linearization.
+void bind_planar_chain_dynamics(PlanarChainClass& cls) {
+  cls.def("inverse_dynamics", [](const PlanarChain& self, const Array& q, const Array& qd, const Array& qdd) {
         const Index n = self.dofs();
         auto ws = self.create_data();
         Eigen::VectorXd tau(n);
@@ -141,6 +110,25 @@ As a Model: z = [q, q'], control = tau (n,).)doc")
         RowMatrix P = self.joint_positions(vector(q, "q", self.dofs(), true)).transpose();
         return P;
       }, py::arg("q"), "(L+1, 2) positions of the root and of each link's far end.")
+      .def("inverse_dynamics_along", [](const PlanarChain& self, const Array& q, const Array& qd, const Array& qdd) {
+        auto Q = rows_view(q, "q", -1, -1, false, "T");
+        RowMatrix tau(Q.rows(), self.dofs());
+        self.inverse_dynamics_along(Q, rows_view(qd, "qd", -1, -1, false, "T"), rows_view(qdd, "qdd", -1, -1, false, "T"),
+                                    tau);
+        return tau;
+      }, py::arg("q"), py::arg("qd"), py::arg("qdd"), "tau = M qdd + C along a trajectory: (T, n) for q, qd, qdd (T, n).")
+      .def("energies_along", [](const PlanarChain& self, const Array& q, const Array& qd) {
+        auto Q = rows_view(q, "q", -1, -1, false, "T");
+        Eigen::VectorXd energy(Q.rows());
+        self.energies_along(Q, rows_view(qd, "qd", -1, -1, false, "T"), energy);
+        return energy;
+      }, py::arg("q"), py::arg("qd"), "Kinetic + potential energy along a trajectory: (T,) for q, qd (T, n).")
+      .def("joint_positions_along", [](const PlanarChain& self, const Array& q) {
+        auto Q = rows_view(q, "q", -1, -1, false, "T");
+        RowMatrix positions(Q.rows(), 2 * (self.links() + 1));
+        self.joint_positions_along(Q, positions);
+        return py::cast(std::move(positions)).attr("reshape")(Q.rows(), self.links() + 1, 2);
+      }, py::arg("q"), "Joint positions along a trajectory: (T, L+1, 2) for q (T, n).")
       .def("linearize", [](const PlanarChain& self, const Array& z_ref, const OptArray& tau_ref, int threads) {
         SeqView z = vector_seq(z_ref, "z_ref");
         SeqView t = vector_seq(tau_ref, "tau_ref");
@@ -156,7 +144,54 @@ As a Model: z = [q, q'], control = tau (n,).)doc")
          R"doc((A, B) of f(z, tau) = [qd; M^-1 (tau - C)] along a reference: A (T, 2n, 2n)
 and B (T, 2n, n) at z_ref[i] (T+1, 2n), tau_ref[i] (T, n) (zero if None),
 for directable.lqr.discretize/solve_continuous. GIL released.)doc");
+}
 
+void bind_planar_chain(py::module_& m) {
+  PlanarChainClass cls(m, "PlanarChain", R"doc(
+Planar chain of L rigid links joined by hinges (generalized coordinates).
+
+The root joint is pinned at the origin (free_root: q = [x, y, theta_1..L]
+adds the root position); joint angles are relative to the parent link; q = 0
+hangs straight down, gravity along -y. Links are uniform rods (centre of mass
+at l/2, inertia m l^2/12 about it) unless inertias/coms are given. damping
+(n,) is viscous per coordinate; q_min/q_max (n,) are hard joint limits.
+M q'' + C = tau with C = Coriolis/centrifugal + gravity + damping q'.
+As a Model: z = [q, q'], control = tau (n,).)doc");
+  cls.def(py::init([](const Array& masses, const Array& lengths, double gravity, const OptArray& inertias,
+                       const OptArray& coms, const OptArray& damping, const OptArray& q_min, const OptArray& q_max,
+                       bool free_root) {
+        ChainParams p;
+        p.masses = vector(masses, "masses", -1, true);
+        p.lengths = vector(lengths, "lengths", -1, true);
+        const Index L = p.masses.size(), n = L + (free_root ? 2 : 0);
+        p.inertias = broadcast_vector(inertias, "inertias", L);
+        p.coms = broadcast_vector(coms, "coms", L);
+        p.damping = broadcast_vector(damping, "damping", n);
+        p.q_min = broadcast_vector(q_min, "q_min", n);
+        p.q_max = broadcast_vector(q_max, "q_max", n);
+        p.gravity = gravity;
+        p.free_root = free_root;
+        return std::make_shared<PlanarChain>(std::move(p));
+      }), py::arg("masses"), py::arg("lengths"), py::arg("gravity") = 9.81, py::arg("inertias") = py::none(),
+         py::arg("coms") = py::none(), py::arg("damping") = py::none(), py::arg("q_min") = py::none(),
+         py::arg("q_max") = py::none(), py::arg("free_root") = false,
+         "masses (L,) > 0, lengths (L,) > 0, inertias (L,) about the COMs, coms (L,) distances from the joints, "
+         "damping/q_min/q_max (n,) with n = L (+2 with free_root); scalars are broadcast.")
+      .def_property_readonly("links", &PlanarChain::links, "Number of links L.")
+      .def_property_readonly("n", &PlanarChain::dofs, "Number of coordinates n = L (+2 with a free root).")
+      .def_property_readonly("free_root", [](const PlanarChain& c) { return c.params().free_root; })
+      .def_property_readonly("masses", [](const PlanarChain& c) { return c.params().masses; }, "(L,)")
+      .def_property_readonly("lengths", [](const PlanarChain& c) { return c.params().lengths; }, "(L,)")
+      .def_property_readonly("inertias", [](const PlanarChain& c) { return c.params().inertias; }, "(L,) about the COMs")
+      .def_property_readonly("coms", [](const PlanarChain& c) { return c.params().coms; }, "(L,)")
+      .def_property_readonly("damping", [](const PlanarChain& c) { return c.params().damping; }, "(n,)")
+      .def_property_readonly("q_min", [](const PlanarChain& c) { return c.params().q_min; }, "(n,)")
+      .def_property_readonly("q_max", [](const PlanarChain& c) { return c.params().q_max; }, "(n,)")
+      .def_property_readonly("gravity", [](const PlanarChain& c) { return c.params().gravity; });
+  bind_planar_chain_dynamics(cls);
+}
+
+void bind_servo_tracking(py::module_& m) {
   py::class_<TrackResult, std::shared_ptr<TrackResult>>(m, "TrackResult", R"doc(
 A PD/SPD tracking run (arrays are read-only views of this object's memory).
 Rows after a divergence are NaN: q[:diverged_at+1] and tau[:diverged_at] are
@@ -219,6 +254,15 @@ the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).)doc");
      R"doc(One SPD evaluation (eq. 5/11) from given M (n, n) and C (n,): returns (tau,
 qdd), each (n,). q, qd, q_ref_next, qd_ref_next, kp, kd (n,). For models of
 another engine: apply tau there and step it.)doc");
+}
+
+}  // namespace
+
+void bind_chain(py::module_& m) {
+  bind_servo_enums(m);
+  bind_articulated(m);
+  bind_planar_chain(m);
+  bind_servo_tracking(m);
 }
 
 }  // namespace directable::py_bind

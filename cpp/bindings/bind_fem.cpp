@@ -5,11 +5,10 @@
 namespace directable::py_bind {
 
 namespace {
+
 using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
-}  // namespace
-
-void bind_fem(py::module_& m) {
+void bind_mesh_and_material(py::module_& m) {
   py::class_<TetMesh, std::shared_ptr<TetMesh>>(m, "TetMesh", R"doc(
 Tetrahedral mesh: vertices (V, 3), tets (E, 4) vertex indices, each tet
 positively oriented. Degenerate or inverted tets, indices out of range and
@@ -54,31 +53,45 @@ fixed vertices. u (3V,) ordered [x0, y0, z0, x1, ...].)doc")
       .def_property_readonly("beta", &StVKFEM::beta, "Rayleigh stiffness factor.")
       .def_property_readonly("fixed", &StVKFEM::fixed, "Fixed vertex indices.")
       .def_property_readonly("dofs", &StVKFEM::dofs, "3V.");
+}
 
+void bind_newmark(py::module_& m) {
   py::class_<NewmarkFEM>(m, "NewmarkFEM", R"doc(
 Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
 Newton iterations on a sparse LDL' factorization (symbolic analysis done
-once). Holds the state u, v (3V,) each.)doc")
-      .def(py::init<const StVKFEM&, double, int, double>(), py::arg("model"), py::arg("dt"),
-           py::arg("max_iterations") = 20, py::arg("tolerance") = 1e-8, py::keep_alive<1, 2>())
+once). Holds the state u, v (3V,) each; the StVKFEM is shared read-only.)doc")
+      .def(py::init([](std::shared_ptr<StVKFEM> model, double dt, int max_iterations, double tolerance) {
+        return std::make_unique<NewmarkFEM>(model, dt, max_iterations, tolerance);
+      }), py::arg("model"), py::arg("dt"),
+           py::arg("max_iterations") = 20, py::arg("tolerance") = 1e-8)
       .def("set_state", [](NewmarkFEM& s, const Array& u, const Array& v, const OptArray& a) {
-        if (a) s.set_state(vector(u, "u"), vector(v, "v"), vector(*a, "a"));
-        else s.set_state(vector(u, "u"), vector(v, "v"));
+        s.set_state(vector(u, "u"), vector(v, "v"), optional_vector(a, "a"));
       }, py::arg("u"), py::arg("v"), py::arg("a") = py::none(),
          "Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.")
       .def("step", [](NewmarkFEM& s, const Array& f) {
-        auto fv = vector(f, "f_ext", s.u().size());
+        auto fv = vector(f, "f_ext");
         py::gil_scoped_release rel;
         return s.step(fv);
       }, py::arg("f_ext"), "One step with external forces (3V,) held; returns the Newton iterations.")
       .def("run", [](NewmarkFEM& s, const Array& forces, py::object progress) {
-        auto F = rows_view(forces, "forces", s.u().size());
+        auto F = rows_view(forces, "forces", -1, -1, false, "T", "3V");
         Progress prog(progress);
-        return prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
+        NewmarkRun run = prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
+        return RowMatrix(std::move(run.displacement));
       }, py::arg("forces"), py::arg("progress") = py::none(),
          "Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.")
+      .def("run_states", [](NewmarkFEM& s, const Array& forces, py::object progress) {
+        auto F = rows_view(forces, "forces", -1, -1, false, "T", "3V");
+        Progress prog(progress);
+        NewmarkRun run = prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
+        return std::make_tuple(std::move(run.displacement), std::move(run.velocity), std::move(run.acceleration));
+      }, py::arg("forces"), py::arg("progress") = py::none(),
+         R"doc(Runs T steps under forces (T, 3V) from the current state: (u, v, a), each
+(T+1, 3V), the initial state first (a[0] is NaN when the initial acceleration
+is left to the first step). GIL released, throttled progress(done, total),
+Ctrl-C stops it; a Newton failure names its step.)doc")
       .def("static_solve", [](NewmarkFEM& s, const Array& f, int iters) {
-        auto fv = vector(f, "f_ext", s.u().size());
+        auto fv = vector(f, "f_ext");
         py::gil_scoped_release rel;
         return s.static_solve(fv, iters);
       }, py::arg("f_ext"), py::arg("max_iterations") = 50, "Static equilibrium u (3V,) under f_ext (3V,).")
@@ -86,7 +99,9 @@ once). Holds the state u, v (3V,) each.)doc")
       .def_property_readonly("v", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.v()); }, "(3V,)")
       .def_property_readonly("a", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.a()); }, "(3V,) Newmark acceleration.")
       .def_property_readonly("dt", &NewmarkFEM::dt, "Time step.");
+}
 
+void bind_reduced_stvk(py::module_& m) {
   py::class_<ReducedStVK, Model, std::shared_ptr<ReducedStVK>>(m, "ReducedStVK", R"doc(
 Reduced StVK model on a basis U (3V, r): internal forces U' f(U p) as
 precomputed cubic polynomials in p. A Model with z = [p, p'] (n = 2r), control
@@ -127,6 +142,14 @@ w (r,) reduced forces, B = [0; (U'MU)^-1], implicit Newmark step.)doc")
       .def_property_readonly("beta", &ReducedStVK::beta, "Reduced Rayleigh stiffness factor.")
       .def_property("damping_hessian", &ReducedStVK::damping_hessian, &ReducedStVK::set_damping_hessian,
                     "Whether jacobian() includes the damping-Hessian term beta dK/dp : p'.");
+}
+
+}  // namespace
+
+void bind_fem(py::module_& m) {
+  bind_mesh_and_material(m);
+  bind_newmark(m);
+  bind_reduced_stvk(m);
 }
 
 }  // namespace directable::py_bind

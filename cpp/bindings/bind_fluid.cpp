@@ -4,135 +4,79 @@
 
 namespace directable::py_bind {
 
-void bind_fluid(py::module_& m) {
-  using G = MACGrid2D;
-  py::class_<G, std::shared_ptr<G>>(m, "MACGrid2D", R"doc(
-2D MAC grid on [0, nx h] x [0, ny h] with free-slip walls.
+namespace {
 
-A velocity field is a flat (N,) vector, N = ny (nx+1) + (ny+1) nx: all
-x-faces first (ny rows x (nx+1) columns, row-major, face (i, j) at
-(i h, (j+1/2) h)), then all y-faces ((ny+1) rows x nx columns, face (i, j) at
-((i+1/2) h, j h)). Cell quantities (pressure, smoke) are (ny * nx,) row-major.
-The pressure Laplacian is factorised once, here.)doc")
-      .def(py::init([](Index nx, Index ny, std::optional<double> h) {
-        if (nx < 2 || ny < 2) throw std::invalid_argument("nx and ny must be >= 2, got nx=" + std::to_string(nx) + ", ny=" + std::to_string(ny));
-        return std::make_shared<G>(nx, ny, h.value_or(1.0 / double(nx)));
-      }), py::arg("nx"), py::arg("ny"), py::arg("h") = py::none(), "Grid of nx x ny cells of size h (default 1/nx).")
-      .def_property_readonly("nx", &G::nx)
-      .def_property_readonly("ny", &G::ny)
-      .def_property_readonly("h", &G::h)
-      .def_property_readonly("n_faces", &G::n_faces, "N, the size of a velocity vector.")
-      .def_property_readonly("n_xfaces", &G::n_xfaces, "ny (nx+1).")
-      .def_property_readonly("n_yfaces", &G::n_yfaces, "(ny+1) nx.")
-      .def_property_readonly("n_cells", &G::n_cells, "nx ny.")
-      .def("wall_mask", [](const G& g) {
-        py::array_t<bool> out(g.n_faces());
-        auto a = out.mutable_unchecked<1>();
-        for (Index f = 0; f < g.n_faces(); ++f) a(f) = g.is_wall_face(f);
-        return out;
-      }, "(N,) bool: the faces on the walls (always zero in a free-slip field).")
-      .def("divergence", [](const G& g, const Array& u) {
-        Eigen::VectorXd d(g.n_cells());
-        g.divergence(vector(u, "u", g.n_faces(), true), d);
-        return d;
-      }, py::arg("u"), "Discrete divergence (nx ny,) of u (N,).")
-      .def("max_divergence", [](const G& g, const Array& U) {
-        Eigen::MatrixXd M = matrix(U, "basis");
-        return g.max_divergence(M);
-      }, py::arg("basis"),
-         "Largest |div| h or |wall-face value| over the columns of basis (N, r): 0 for divergence-free free-slip fields.")
-      .def("project", [](const G& g, const Array& u) {
-        Eigen::VectorXd out = vector(u, "u", g.n_faces(), true);
-        Eigen::VectorXd p(g.n_cells());
-        g.project(out, p);
-        return out;
-      }, py::arg("u"), "Divergence-free, free-slip projection (N,) of u (N,) (sparse LDL', factorised once).")
-      .def("velocity_at", [](const G& g, const Array& u, const Array& pts) {
-        auto uu = vector(u, "u", g.n_faces(), true);
-        auto P = rows_view(pts, "points", 2, -1, true);
-        RowMatrix out(P.rows(), 2);
-        for (Index k = 0; k < P.rows(); ++k) {
-          double x = P(k, 0), y = P(k, 1);
-          g.clamp(x, y);
-          out.row(k) = g.velocity_at(uu, x, y).transpose();
-        }
-        return out;
-      }, py::arg("u"), py::arg("points"), "Bilinearly interpolated velocities (P, 2) of u (N,) at points (P, 2) (clamped to the domain).")
-      .def("advect_velocity", [](const G& g, const Array& u, double dt) {
-        Eigen::VectorXd out(g.n_faces());
-        g.advect_velocity(vector(u, "u", g.n_faces(), true), dt, out);
-        return out;
-      }, py::arg("u"), py::arg("dt"), "Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).")
-      .def("advect_cells", [](const G& g, const Array& u, const Array& q, double dt) {
-        Eigen::VectorXd out(g.n_cells());
-        g.advect_cells(vector(u, "u", g.n_faces(), true), vector(q, "q", g.n_cells(), true), dt, out);
-        return out;
-      }, py::arg("u"), py::arg("q"), py::arg("dt"), "Semi-Lagrangian advection of the cell field q (nx ny,) through u (N,).")
-      .def("advect_particles", [](const G& g, const Array& u, const Array& pts, double dt) {
-        RowMatrix P = rows_view(pts, "points", 2, -1, true);
-        g.advect_particles(vector(u, "u", g.n_faces(), true), P, dt);
-        return P;
-      }, py::arg("u"), py::arg("points"), py::arg("dt"), "Points (P, 2) moved by one RK2 (midpoint) step through u (N,), clamped to the domain.")
-      .def("wind", [](const G& g, const Array& center, const Array& direction, double magnitude, double width) {
-        auto c = vector(center, "center", 2, true);
-        auto d = vector(direction, "direction", 2, true);
-        check_positive("width", width);
-        if (!std::isfinite(magnitude)) throw std::domain_error("magnitude must be finite");
-        Eigen::VectorXd f = Eigen::VectorXd::Zero(g.n_faces());
-        g.add_wind(f, c[0], c[1], d[0], d[1], magnitude, width);
-        return f;
-      }, py::arg("center"), py::arg("direction"), py::arg("magnitude"), py::arg("width"),
-         "Wind impulse force field (N,): magnitude * direction (2,) * exp(-|x - center (2,)|^2 / width^2) on the non-wall faces.");
+using ReducedFluidClass = py::class_<ReducedFluid, std::shared_ptr<ReducedFluid>>;
 
-  py::class_<FluidSim2D, std::shared_ptr<FluidSim2D>>(m, "FluidSim2D", R"doc(
-Full (unreduced) MAC fluid: per step force, semi-Lagrangian advection,
-implicit viscosity (factorised once), pressure projection; smoke density
-(cells) and particles (P, 2) advected through the new field.)doc")
-      .def(py::init([](std::shared_ptr<G> grid, double viscosity, double dt) {
-        return std::make_shared<FluidSim2D>(grid, viscosity, dt);
-      }), py::arg("grid"), py::arg("viscosity") = 0.0, py::arg("dt") = 0.01)
-      .def_property_readonly("grid", [](const FluidSim2D& s) { return std::const_pointer_cast<G>(s.grid_ptr()); })
-      .def_property_readonly("dt", &FluidSim2D::dt)
-      .def_property_readonly("viscosity", &FluidSim2D::viscosity)
-      .def_property("velocity", [](FluidSim2D& s) { return Eigen::VectorXd(s.velocity()); },
-                    [](FluidSim2D& s, const Array& u) { s.velocity() = vector(u, "velocity", s.grid().n_faces(), true); },
-                    "Velocity (N,) (a copy; assign to set).")
-      .def_property("density", [](FluidSim2D& s) { return Eigen::VectorXd(s.density()); },
-                    [](FluidSim2D& s, const Array& q) { s.density() = vector(q, "density", s.grid().n_cells(), true); },
-                    "Smoke density (nx ny,) (a copy; assign to set).")
-      .def_property("particles", [](FluidSim2D& s) { return RowMatrix(s.particles()); },
-                    [](FluidSim2D& s, const Array& p) { s.particles() = rows_view(p, "particles", 2, -1, true); },
-                    "Particle positions (P, 2) (a copy; assign to set).")
-      .def("step", [](FluidSim2D& s, const OptArray& force) {
-        Eigen::VectorXd f;
-        if (force) f = vector(*force, "force", s.grid().n_faces(), true);
+//! Stepping and evaluation at points.
+void bind_reduced_fluid_steps(ReducedFluidClass& cls) {
+  cls.def("step", [](const ReducedFluid& f, const Array& z, const Array& w, double dt,
+                      std::shared_ptr<ReducedFluidData> data) {
+        auto zv = vector(z, "z");
+        auto wv = vector(w, "w");
+        Eigen::VectorXd out(f.r());
         py::gil_scoped_release release;
-        s.step(f);
-      }, py::arg("force") = py::none(), "One step with the acceleration field force (N,) or none.");
+        if (!data) data = f.create_data();
+        f.step(zv, wv, dt, out, *data);
+        return out;
+      }, py::arg("z"), py::arg("w"), py::arg("dt"), py::arg("data") = py::none(),
+         R"doc(Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
 
-  py::class_<ReducedFluid, std::shared_ptr<ReducedFluid>>(m, "ReducedFluid", R"doc(
+data: buffers from create_data(), owned by the calling thread (None: fresh
+ones for this call). GIL released.)doc")
+      .def("rollout", [](const ReducedFluid& f, const Array& z0, const Array& w, double dt) {
+        auto zz = vector(z0, "z0");
+        auto W = rows_view(w, "w", f.r(), -1, false, "T");
+        py::gil_scoped_release release;
+        return f.rollout(zz, W, dt);
+      }, py::arg("z0"), py::arg("w"), py::arg("dt"), "States (T+1, r) from z0 (r,) under controls w (T, r).")
+      .def("modes", [](const ReducedFluid& f, const Array& x) {
+        auto p = vector(x, "x", 2, true);
+        RowMatrix Psi(2, f.r());
+        f.modes(p[0], p[1], Psi);
+        return Psi;
+      }, py::arg("x"), "Psi(x), (2, r) at the point x (2,) (clamped to the domain).")
+      .def("mode_gradients", [](const ReducedFluid& f, const Array& x) {
+        auto p = vector(x, "x", 2, true);
+        RowMatrix Psi(2, f.r()), dx, dy;
+        f.modes(p[0], p[1], Psi, &dx, &dy);
+        return py::make_tuple(dx, dy);
+      }, py::arg("x"), "(dPsi/dx, dPsi/dy), each (2, r), at x (2,) (zero across a clamped wall).")
+      .def("velocity", [](const ReducedFluid& f, const Array& z, const Array& pts) {
+        auto P = rows_view(pts, "points", -1);
+        RowMatrix out(P.rows(), 2);
+        f.velocities(vector(z, "z"), P, out);
+        return out;
+      }, py::arg("z"), py::arg("points"), "Psi(p) z for each point: (P, 2) for z (r,), points (P, 2).");
+}
+
+void bind_reduced_fluid(py::module_& m) {
+  using G = MACGrid2D;
+  py::class_<ReducedFluidData, std::shared_ptr<ReducedFluidData>>(m, "ReducedFluidData", R"doc(
+Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
+the ReducedFluid itself is read-only and may be shared by threads.)doc");
+
+  ReducedFluidClass cls(m, "ReducedFluid", R"doc(
 Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
 
 basis (N, r): orthonormal columns (plain dot product), divergence-free and
 zero on the wall faces (a basis that is not gets a RuntimeWarning with its
 divergence, as does one whose columns are not orthonormal). The r reduced advection matrices B' A(b_k) B (conservation-form
-stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc")
-      .def(py::init([](std::shared_ptr<G> grid, const Array& basis, double viscosity, double divergence_tol, int threads,
+stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc");
+  cls.def(py::init([](std::shared_ptr<G> grid, const Array& basis, double viscosity, double divergence_tol, int threads,
                        py::object progress) {
-        auto B = rows_view(basis, "basis", -1, grid->n_faces(), false, "k", "r");
-        check_finite("basis", B.data(), B.size());
-        const double div = grid->max_divergence(B);
-        if (div > divergence_tol)
-          PyErr_WarnEx(PyExc_RuntimeWarning,
-                       ("basis is not divergence-free and free-slip: max |div| h (or wall value) = " +
-                        std::to_string(div) + " > " + std::to_string(divergence_tol) +
-                        "; project its columns (MACGrid2D.project) first")
-                           .c_str(),
-                       1);
+        auto B = rows_view(basis, "basis", -1, -1, false, "N", "r");
         Progress prog(progress);
         auto f = prog.run([&](const ProgressFn* fn) {
           return std::make_shared<ReducedFluid>(grid, B, viscosity, threads, fn);
         });
+        if (f->divergence_error() > divergence_tol)
+          PyErr_WarnEx(PyExc_RuntimeWarning,
+                       ("basis is not divergence-free and free-slip: max |div| h (or wall value) = " +
+                        std::to_string(f->divergence_error()) + " > " + std::to_string(divergence_tol) +
+                        "; project its columns (MACGrid2D.project) first")
+                           .c_str(),
+                       1);
         if (f->orthonormality_error() > 1e-8)
           PyErr_WarnEx(PyExc_RuntimeWarning,
                        ("basis columns are not orthonormal: max |B'B - I| = " +
@@ -145,6 +89,10 @@ stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc")
       .def_property_readonly("r", &ReducedFluid::r)
       .def_property_readonly("viscosity", &ReducedFluid::viscosity)
       .def_property_readonly("orthonormality_error", &ReducedFluid::orthonormality_error, "max |B'B - I|.")
+      .def_property_readonly("divergence_error", &ReducedFluid::divergence_error,
+                             "max |div| h or |wall-face value| over the basis columns.")
+      .def("create_data", [](const ReducedFluid& f) { return std::shared_ptr<ReducedFluidData>(f.create_data()); },
+           "Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).")
       .def_property_readonly("grid", [](const ReducedFluid& f) { return std::const_pointer_cast<G>(f.grid_ptr()); })
       .def_property_readonly("basis", [](const ReducedFluid& f) { return f.basis(); }, "(N, r)")
       .def("advection_matrix", [](const ReducedFluid& f, const Array& z) {
@@ -170,44 +118,148 @@ stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc")
         RowMatrix J = RowMatrix::Zero(f.r(), f.r());
         f.add_jacobian(vector(z, "z", f.r(), true), J);
         return J;
-      }, py::arg("z"), "d(A(z) z + nu D z)/dz, (r, r).")
-      .def("step", [](const ReducedFluid& f, const Array& z, const Array& w, double dt) {
-        check_positive("dt", dt);
-        Eigen::VectorXd out(f.r());
-        f.step(vector(z, "z", f.r(), true), vector(w, "w", f.r(), true), dt, out);
-        return out;
-      }, py::arg("z"), py::arg("w"), py::arg("dt"),
-         "Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).")
-      .def("rollout", [](const ReducedFluid& f, const Array& z0, const Array& w, double dt) {
-        check_positive("dt", dt);
-        auto zz = vector(z0, "z0", f.r(), true);
-        Eigen::Map<const RowMatrix> W(w.data(), w.ndim() == 2 ? w.shape(0) : 0, w.ndim() == 2 ? w.shape(1) : 0);
-        if (w.ndim() != 2 || w.shape(1) != f.r())
-          throw std::invalid_argument("w must have shape (T, " + std::to_string(f.r()) + ")");
-        check_finite("w", w.data(), w.size());
-        py::gil_scoped_release release;
-        return f.rollout(zz, W, dt);
-      }, py::arg("z0"), py::arg("w"), py::arg("dt"), "States (T+1, r) from z0 (r,) under controls w (T, r).")
-      .def("modes", [](const ReducedFluid& f, const Array& x) {
-        auto p = vector(x, "x", 2, true);
-        RowMatrix Psi(2, f.r());
-        f.modes(p[0], p[1], Psi);
-        return Psi;
-      }, py::arg("x"), "Psi(x), (2, r) at the point x (2,) (clamped to the domain).")
-      .def("mode_gradients", [](const ReducedFluid& f, const Array& x) {
-        auto p = vector(x, "x", 2, true);
-        RowMatrix Psi(2, f.r()), dx, dy;
-        f.modes(p[0], p[1], Psi, &dx, &dy);
-        return py::make_tuple(dx, dy);
-      }, py::arg("x"), "(dPsi/dx, dPsi/dy), each (2, r), at x (2,) (zero across a clamped wall).")
-      .def("velocity", [](const ReducedFluid& f, const Array& z, const Array& pts) {
-        auto zz = vector(z, "z", f.r(), true);
-        auto P = rows_view(pts, "points", 2, -1, true);
-        RowMatrix out(P.rows(), 2);
-        for (Index k = 0; k < P.rows(); ++k) out.row(k) = f.velocity(P(k, 0), P(k, 1), zz).transpose();
-        return out;
-      }, py::arg("z"), py::arg("points"), "Psi(p) z for each point: (P, 2) for z (r,), points (P, 2).");
+      }, py::arg("z"), "d(A(z) z + nu D z)/dz, (r, r).");
+  bind_reduced_fluid_steps(cls);
+}
 
+void bind_mac_grid(py::module_& m) {
+  using G = MACGrid2D;
+  py::class_<G, std::shared_ptr<G>>(m, "MACGrid2D", R"doc(
+2D MAC grid on [0, nx h] x [0, ny h] with free-slip walls.
+
+A velocity field is a flat (N,) vector, N = ny (nx+1) + (ny+1) nx: all
+x-faces first (ny rows x (nx+1) columns, row-major, face (i, j) at
+(i h, (j+1/2) h)), then all y-faces ((ny+1) rows x nx columns, face (i, j) at
+((i+1/2) h, j h)). Cell quantities (pressure, smoke) are (ny * nx,) row-major.
+The pressure Laplacian is factorised once, here.)doc")
+      .def(py::init([](Index nx, Index ny, std::optional<double> h) {
+        return std::make_shared<G>(nx, ny, h.value_or(1.0 / double(nx)));
+      }), py::arg("nx"), py::arg("ny"), py::arg("h") = py::none(), "Grid of nx x ny cells of size h (default 1/nx).")
+      .def_property_readonly("nx", &G::nx)
+      .def_property_readonly("ny", &G::ny)
+      .def_property_readonly("h", &G::h)
+      .def_property_readonly("n_faces", &G::n_faces, "N, the size of a velocity vector.")
+      .def_property_readonly("n_xfaces", &G::n_xfaces, "ny (nx+1).")
+      .def_property_readonly("n_yfaces", &G::n_yfaces, "(ny+1) nx.")
+      .def_property_readonly("n_cells", &G::n_cells, "nx ny.")
+      .def("wall_mask", &G::wall_mask, "(N,) bool: the faces on the walls (always zero in a free-slip field).")
+      .def("divergence", [](const G& g, const Array& u) {
+        Eigen::VectorXd d(g.n_cells());
+        g.divergence(vector(u, "u", g.n_faces(), true), d);
+        return d;
+      }, py::arg("u"), "Discrete divergence (nx ny,) of u (N,).")
+      .def("max_divergence", [](const G& g, const Array& U) {
+        return g.max_divergence(rows_view(U, "basis", -1));
+      }, py::arg("basis"),
+         "Largest |div| h or |wall-face value| over the columns of basis (N, r): 0 for divergence-free free-slip fields.")
+      .def("project", [](const G& g, const Array& u) -> py::object {
+        if (u.ndim() == 2) {
+          RowMatrix fields = rows_view(u, "u", -1, -1, false, "k", "N");
+          {
+            py::gil_scoped_release release;
+            g.project_rows(fields);
+          }
+          return py::cast(std::move(fields));
+        }
+        Eigen::VectorXd out = vector(u, "u", g.n_faces(), true);
+        Eigen::VectorXd p(g.n_cells());
+        g.project(out, p);
+        return py::cast(std::move(out));
+      }, py::arg("u"),
+         "Divergence-free, free-slip projection of u (N,), or of each row of u (k, N) (sparse LDL', factorised once).")
+      .def("velocity_at", [](const G& g, const Array& u, const Array& pts) {
+        auto P = rows_view(pts, "points", -1);
+        RowMatrix out(P.rows(), 2);
+        g.velocities_at(vector(u, "u"), P, out);
+        return out;
+      }, py::arg("u"), py::arg("points"), "Bilinearly interpolated velocities (P, 2) of u (N,) at points (P, 2) (clamped to the domain).")
+      .def("advect_velocity", [](const G& g, const Array& u, double dt) {
+        Eigen::VectorXd out(g.n_faces());
+        g.advect_velocity(vector(u, "u", g.n_faces(), true), dt, out);
+        return out;
+      }, py::arg("u"), py::arg("dt"), "Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).")
+      .def("advect_cells", [](const G& g, const Array& u, const Array& q, double dt) {
+        Eigen::VectorXd out(g.n_cells());
+        g.advect_cells(vector(u, "u", g.n_faces(), true), vector(q, "q", g.n_cells(), true), dt, out);
+        return out;
+      }, py::arg("u"), py::arg("q"), py::arg("dt"), "Semi-Lagrangian advection of the cell field q (nx ny,) through u (N,).")
+      .def("advect_particles", [](const G& g, const Array& u, const Array& pts, double dt) {
+        RowMatrix P = rows_view(pts, "points", 2, -1, true);
+        g.advect_particles(vector(u, "u", g.n_faces(), true), P, dt);
+        return P;
+      }, py::arg("u"), py::arg("points"), py::arg("dt"), "Points (P, 2) moved by one RK2 (midpoint) step through u (N,), clamped to the domain.")
+      .def("wind", [](const G& g, const Array& center, const Array& direction, double magnitude, double width) {
+        auto c = vector(center, "center", 2);
+        auto d = vector(direction, "direction", 2);
+        Eigen::VectorXd f = Eigen::VectorXd::Zero(g.n_faces());
+        g.add_wind(f, c[0], c[1], d[0], d[1], magnitude, width);
+        return f;
+      }, py::arg("center"), py::arg("direction"), py::arg("magnitude"), py::arg("width"),
+         "Wind impulse force field (N,): magnitude * direction (2,) * exp(-|x - center (2,)|^2 / width^2) on the non-wall faces.");
+}
+
+//! A FluidRun as (velocities (T+1, N), particles (T+1, P, 2), density (T+1,
+//! n_cells) or None): the arrays take over the matrices (moved, not copied).
+py::tuple run_arrays(FluidRun run) {
+  const py::ssize_t T1 = run.particles.rows(), P = run.particles.cols() / 2;
+  py::object density = py::none();
+  if (run.density.size() > 0) density = py::cast(std::move(run.density));
+  py::object particles = py::cast(std::move(run.particles)).attr("reshape")(T1, P, 2);
+  return py::make_tuple(py::cast(std::move(run.velocities)), particles, density);
+}
+
+void bind_fluid_sim(py::module_& m) {
+  using G = MACGrid2D;
+  py::class_<FluidSim2D, std::shared_ptr<FluidSim2D>>(m, "FluidSim2D", R"doc(
+Full (unreduced) MAC fluid: per step force, semi-Lagrangian advection,
+implicit viscosity (factorised once), pressure projection; smoke density
+(cells) and particles (P, 2) advected through the new field.)doc")
+      .def(py::init([](std::shared_ptr<G> grid, double viscosity, double dt) {
+        return std::make_shared<FluidSim2D>(grid, viscosity, dt);
+      }), py::arg("grid"), py::arg("viscosity") = 0.0, py::arg("dt") = 0.01)
+      .def_property_readonly("grid", [](const FluidSim2D& s) { return std::const_pointer_cast<G>(s.grid_ptr()); })
+      .def_property_readonly("dt", &FluidSim2D::dt)
+      .def_property_readonly("viscosity", &FluidSim2D::viscosity)
+      .def_property("velocity", [](const FluidSim2D& s) { return Eigen::VectorXd(s.velocity()); },
+                    [](FluidSim2D& s, const Array& u) { s.set_velocity(vector(u, "velocity")); },
+                    "Velocity (N,) (a copy; assign to set).")
+      .def_property("density", [](const FluidSim2D& s) { return Eigen::VectorXd(s.density()); },
+                    [](FluidSim2D& s, const Array& q) { s.set_density(vector(q, "density")); },
+                    "Smoke density (nx ny,) (a copy; assign to set).")
+      .def_property("particles", [](const FluidSim2D& s) { return RowMatrix(s.particles()); },
+                    [](FluidSim2D& s, const Array& p) { s.set_particles(rows_view(p, "particles", -1)); },
+                    "Particle positions (P, 2) (a copy; assign to set).")
+      .def("step", [](FluidSim2D& s, const OptArray& force) {
+        Eigen::VectorXd f = optional_vector(force, "force");
+        py::gil_scoped_release release;
+        s.step(f);
+      }, py::arg("force") = py::none(), "One step with the acceleration field force (N,) or none.")
+      .def("run", [](FluidSim2D& s, const Array& forces, bool record_density, py::object progress) {
+        auto F = rows_view(forces, "forces", -1, -1, false, "T", "N");
+        Progress prog(progress);
+        return run_arrays(prog.run([&](const ProgressFn* fn) { return s.run(F, record_density, fn); }));
+      }, py::arg("forces"), py::arg("record_density") = false, py::arg("progress") = py::none(),
+         R"doc(Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
+
+Returns (velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny)
+or None unless record_density), the initial state first; the simulator
+ends in the last state. GIL released, throttled progress(done, total),
+Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.)doc")
+      .def("run_particle_winds", [](FluidSim2D& s, const Array& directions, const Array& magnitudes, double width,
+                                    py::object progress) {
+        auto D = rows_view(directions, "directions", -1, -1, false, "T", "2");
+        auto m = vector(magnitudes, "magnitudes");
+        Progress prog(progress);
+        return run_arrays(prog.run([&](const ProgressFn* fn) { return s.run_particle_winds(D, m, width, fn); }));
+      }, py::arg("directions"), py::arg("magnitudes"), py::arg("width"), py::arg("progress") = py::none(),
+         R"doc(Runs T steps under winds that follow the particles: at step t a wind of
+direction directions[t] (T, 2) and magnitude magnitudes[k] (P,) blows at
+particle k's position (as MACGrid2D.wind, Gaussian of the given width).
+Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().)doc");
+}
+
+void bind_fluid_particles(py::module_& m) {
+  using G = MACGrid2D;
   py::class_<FluidParticles, Model, std::shared_ptr<FluidParticles>>(m, "FluidParticles", R"doc(
 P particles in a reduced fluid as a Model (Barbic & Popovic appendix C):
 state [p_1 .. p_P (2 each), z (r)], control w (r,), B = [0; I],
@@ -218,6 +270,15 @@ plus RK2 particles (clamped to the domain).)doc")
       }), py::arg("fluid"), py::arg("particles"))
       .def_property_readonly("particles", &FluidParticles::particles)
       .def_property_readonly("fluid", [](const FluidParticles& p) { return std::const_pointer_cast<ReducedFluid>(p.fluid_ptr()); });
+}
+
+}  // namespace
+
+void bind_fluid(py::module_& m) {
+  bind_mac_grid(m);
+  bind_fluid_sim(m);
+  bind_reduced_fluid(m);
+  bind_fluid_particles(m);
 }
 
 }  // namespace directable::py_bind

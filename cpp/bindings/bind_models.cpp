@@ -26,16 +26,26 @@ class PyModel : public Model {
     check_shape("jacobian(z, t)", Jm.rows(), Jm.cols(), J.rows(), J.cols());
     J = Jm;
   }
+  //! B is constant: fetched from Python on the first call, under the GIL
+  //! (which orders the fill before every later read), and never rewritten,
+  //! so the reference handed out stays valid and threads may share it.
   const Eigen::MatrixXd& control_matrix() const override {
     py::gil_scoped_acquire gil;
-    py::function f = py::get_override(static_cast<const Model*>(this), "control_matrix");
-    if (!f) throw std::runtime_error("Model subclass must define control_matrix()");
-    B_ = matrix(f().cast<Array>(), "control_matrix()");
-    return B_;
+    if (!control_->filled) {
+      py::function f = py::get_override(static_cast<const Model*>(this), "control_matrix");
+      if (!f) throw std::runtime_error("Model subclass must define control_matrix()");
+      control_->B = matrix(f().cast<Array>(), "control_matrix()");
+      control_->filled = true;
+    }
+    return control_->B;
   }
 
  private:
-  mutable Eigen::MatrixXd B_;
+  struct ControlMatrix {
+    bool filled = false;
+    Eigen::MatrixXd B;  //!< n x s
+  };
+  const std::unique_ptr<ControlMatrix> control_ = std::make_unique<ControlMatrix>();
 };
 
 }  // namespace
@@ -45,7 +55,8 @@ void bind_models(py::module_& m) {
 Reduced dynamics z' = F(z, t) + B w, the interface controllers drive.
 
 Subclass it in Python by defining state_dim(), control_dim(), dynamics(z, t)
--> (n,), jacobian(z, t) -> (n, n) and control_matrix() -> (n, s); the C++
+-> (n,), jacobian(z, t) -> (n, n) and control_matrix() -> (n, s) (constant:
+read once); the C++
 loop then calls back into Python (slow, but handy for prototyping).)doc")
       .def(py::init<>())
       .def("state_dim", &Model::state_dim, "n")

@@ -1,6 +1,14 @@
+#include <utility>
+
 #include "common.hpp"
-#include "directable/control/mpc/mpc.hpp"
+#include "directable/control/mpc/optimizer.hpp"
+#include "directable/linalg/lbfgs.hpp"
 #include "directable/models/model.hpp"
+#include "directable/models/prediction/euler.hpp"
+#include "directable/models/prediction/linear.hpp"
+#include "directable/models/prediction/substeps.hpp"
+#include "directable/sim/receding_horizon.hpp"
+#include "directable/sim/sph_plant.hpp"
 
 namespace directable::py_bind {
 
@@ -20,7 +28,8 @@ CostWeight cost_weight(const Array& a, const std::string& name) {
 
 // Lets Python subclasses of PredictionModel drive the optimizer (each call
 // takes the GIL): define n, s (properties), step(x, u, i) and vjp(x, u, lam, i);
-// optionally has_jacobians and jacobians(x, u, i).
+// optionally has_jacobians and jacobians(x, u, i). The data argument is
+// unused: a Python model keeps what it needs itself.
 class PyPredictionModel : public PredictionModel {
  public:
   Index n() const override {
@@ -31,12 +40,13 @@ class PyPredictionModel : public PredictionModel {
     py::gil_scoped_acquire gil;
     return attr("s").cast<Index>();
   }
-  void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const override {
+  void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i, PredictionData&) const override {
     py::gil_scoped_acquire gil;
     Array r = call("step")(Eigen::VectorXd(x), Eigen::VectorXd(u), i);
     x_next = vector(r, "step(x, u, i)", x_next.size(), true);
   }
-  void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i) const override {
+  void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i,
+           PredictionData&) const override {
     py::gil_scoped_acquire gil;
     py::tuple r = call("vjp")(Eigen::VectorXd(x), Eigen::VectorXd(u), Eigen::VectorXd(lam), i);
     if (r.size() != 2) throw std::invalid_argument("vjp(x, u, lam, i) must return (gx (n,), gu (s,))");
@@ -49,16 +59,13 @@ class PyPredictionModel : public PredictionModel {
     if (py::type::of(self).attr("has_jacobians").is(py::type::of<PredictionModel>().attr("has_jacobians"))) return false;
     return self.attr("has_jacobians").cast<bool>();
   }
-  void jacobians(const CRefVec& x, const CRefVec& u, Eigen::Ref<RowMatrix> A, Eigen::Ref<RowMatrix> B,
-                 Index i) const override {
+  void jacobians(const CRefVec& x, const CRefVec& u, Eigen::Ref<RowMatrix> A, Eigen::Ref<RowMatrix> B, Index i,
+                 PredictionData&) const override {
     py::gil_scoped_acquire gil;
     py::tuple r = call("jacobians")(Eigen::VectorXd(x), Eigen::VectorXd(u), i);
     if (r.size() != 2) throw std::invalid_argument("jacobians(x, u, i) must return (A (n, n), B (n, s))");
-    Eigen::MatrixXd Am = matrix(r[0].cast<Array>(), "jacobians(...)[0]"), Bm = matrix(r[1].cast<Array>(), "jacobians(...)[1]");
-    check_shape("jacobians(...)[0]", Am.rows(), Am.cols(), A.rows(), A.cols());
-    check_shape("jacobians(...)[1]", Bm.rows(), Bm.cols(), B.rows(), B.cols());
-    A = Am;
-    B = Bm;
+    A = rows_view(r[0].cast<Array>(), "jacobians(...)[0]", A.cols(), A.rows(), true);
+    B = rows_view(r[1].cast<Array>(), "jacobians(...)[1]", B.cols(), B.rows(), true);
   }
 
  private:
@@ -76,94 +83,121 @@ class PyPredictionModel : public PredictionModel {
   }
 };
 
-// u_reference (H, s) or None -> the optimizer's control reference (empty = zero).
-void set_u_reference(HorizonOptimizer& self, const OptArray& ur) {
-  if (!ur) {
-    self.set_control_reference(Eigen::VectorXd());
-    return;
-  }
-  if (ur->ndim() != 2 || ur->shape(0) != self.horizon() || ur->shape(1) != self.s())
-    throw_shape("u_reference", shape_str(self.horizon(), self.s()),
-                ur->ndim() == 2 ? shape_str(ur->shape(0), ur->shape(1)) : std::to_string(ur->ndim()) + "-D array");
-  self.set_control_reference(Eigen::Map<const Eigen::VectorXd>(ur->data(), ur->size()));
-}
-
-py::dict stats_dict(const MPCStats& st) {
+py::dict stats_dict(double cost_initial, double cost, Index iterations, Index evaluations, Index gradients,
+                    double seconds) {
   py::dict d;
-  d["cost_initial"] = st.cost_initial;
-  d["cost"] = st.cost;
-  d["iterations"] = st.iterations;
-  d["evaluations"] = st.evaluations;
-  d["gradients"] = st.gradients;
-  d["seconds"] = st.seconds;
+  d["cost_initial"] = cost_initial;
+  d["cost"] = cost;
+  d["iterations"] = iterations;
+  d["evaluations"] = evaluations;
+  d["gradients"] = gradients;
+  d["seconds"] = seconds;
   return d;
 }
 
-}  // namespace
+RowMatrix as_rows(const double* data, Index rows, Index cols) { return Eigen::Map<const RowMatrix>(data, rows, cols); }
 
-void bind_mpc(py::module_& m) {
+// The caller's data, or a fresh one for this call.
+PredictionData& data_or_fresh(const PredictionModel& model, PredictionData* data,
+                              std::unique_ptr<PredictionData>& fresh) {
+  if (data) {
+    model.check_data(*data);
+    return *data;
+  }
+  fresh = model.create_data();
+  return *fresh;
+}
+
+// (gx, gu) of vjp, or of vjp_controls (gx unspecified) with controls_only.
+std::pair<Eigen::VectorXd, Eigen::VectorXd> vjp_call(const PredictionModel& self, const Array& x, const Array& u,
+                                                     const Array& lam, Index i, PredictionData* data,
+                                                     bool controls_only) {
+  auto xv = vector(x, "x");
+  auto uv = vector(u, "u");
+  self.check_arguments(xv, "x", uv, "u");
+  auto lv = vector(lam, "lam", self.n(), true);
+  Eigen::VectorXd gx(self.n()), gu(self.s());
+  std::unique_ptr<PredictionData> fresh;
+  PredictionData& d = data_or_fresh(self, data, fresh);
+  {
+    py::gil_scoped_release release;
+    if (controls_only)
+      self.vjp_controls(xv, uv, lv, gx, gu, i, d);
+    else
+      self.vjp(xv, uv, lv, gx, gu, i, d);
+  }
+  return {gx, gu};
+}
+
+// One chained declaration per class (long, but declarations only).
+void bind_prediction_models(py::module_& m) {
+  py::class_<PredictionData>(m, "PredictionData", R"doc(
+Buffers of a prediction model's calls (tapes, scratch), from its
+create_data(); one per thread. Passing the same data to successive calls
+lets a model reuse what it recorded (e.g. the SPH model's tapes).)doc");
+
   py::class_<PredictionModel, PyPredictionModel, std::shared_ptr<PredictionModel>>(m, "PredictionModel", R"doc(
 Discrete prediction model x+ = step(x, u) with its vector-Jacobian product.
 
 Subclass it in Python by defining the properties n and s, step(x, u, i) ->
 (n,) and vjp(x, u, lam, i) -> ((n,), (s,)); for method='gauss_newton' also
 has_jacobians = True and jacobians(x, u, i) -> ((n, n), (n, s)). The C++
-optimizer then calls back into Python (slow, but any model can be driven).)doc")
+optimizer then calls back into Python (slow, but any model can be driven).
+The C++ models are immutable: one may be used from several threads at once.)doc")
       .def(py::init<>())
       .def_property_readonly("n", &PredictionModel::n, "State dimension.")
       .def_property_readonly("s", &PredictionModel::s, "Control dimension.")
       .def_property_readonly("has_jacobians", &PredictionModel::has_jacobians,
                              "Whether jacobians() is available (Gauss-Newton method).")
-      .def("step", [](const PredictionModel& self, const Array& x, const Array& u, Index i) {
-        auto xv = vector(x, "x", self.n(), true);
-        auto uv = vector(u, "u", self.s(), true);
+      .def("create_data", &PredictionModel::create_data, "Buffers for this model's calls (one per thread).")
+      .def("step", [](const PredictionModel& self, const Array& x, const Array& u, Index i, PredictionData* data) {
+        auto xv = vector(x, "x");
+        auto uv = vector(u, "u");
+        self.check_arguments(xv, "x", uv, "u");
         Eigen::VectorXd out(self.n());
-        self.step(xv, uv, out, i);
+        std::unique_ptr<PredictionData> fresh;
+        PredictionData& d = data_or_fresh(self, data, fresh);
+        py::gil_scoped_release release;
+        self.step(xv, uv, out, i, d);
         return out;
-      }, py::arg("x"), py::arg("u"), py::arg("i") = 0, "x (n,), u (s,) -> x+ (n,) at window step i.")
-      .def("vjp", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i) {
-        auto xv = vector(x, "x", self.n(), true);
-        auto uv = vector(u, "u", self.s(), true);
-        auto lv = vector(lam, "lam", self.n(), true);
-        Eigen::VectorXd gx(self.n()), gu(self.s());
-        self.vjp(xv, uv, lv, gx, gu, i);
-        return py::make_tuple(gx, gu);
-      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0,
+      }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
+         "x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).")
+      .def("vjp", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
+                     PredictionData* data) { return vjp_call(self, x, u, lam, i, data, false); },
+         py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
          "x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).")
-      .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i) {
-        auto xv = vector(x, "x", self.n(), true);
-        auto uv = vector(u, "u", self.s(), true);
-        auto lv = vector(lam, "lam", self.n(), true);
-        Eigen::VectorXd gx(self.n()), gu(self.s());
-        self.vjp_controls(xv, uv, lv, gx, gu, i);
-        return gu;
-      }, py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0,
+      .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
+                              PredictionData* data) { return vjp_call(self, x, u, lam, i, data, true).second; },
+         py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
          "(dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step\n"
          "(cheaper than vjp where the model offers it).")
-      .def("jacobians", [](const PredictionModel& self, const Array& x, const Array& u, Index i) {
-        auto xv = vector(x, "x", self.n(), true);
-        auto uv = vector(u, "u", self.s(), true);
+      .def("jacobians", [](const PredictionModel& self, const Array& x, const Array& u, Index i, PredictionData* data) {
+        auto xv = vector(x, "x");
+        auto uv = vector(u, "u");
+        self.check_arguments(xv, "x", uv, "u");
         RowMatrix A(self.n(), self.n()), B(self.n(), self.s());
-        self.jacobians(xv, uv, A, B, i);
+        std::unique_ptr<PredictionData> fresh;
+        self.jacobians(xv, uv, A, B, i, data_or_fresh(self, data, fresh));
         return py::make_tuple(A, B);
-      }, py::arg("x"), py::arg("u"), py::arg("i") = 0, "x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).");
+      }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
+         "x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).");
 
-  py::class_<LinearPredictionModel, PredictionModel, std::shared_ptr<LinearPredictionModel>>(
-      m, "LinearPredictionModel", "Discrete linear model x+ = A x + B u.")
+  py::class_<LinearPrediction, PredictionModel, std::shared_ptr<LinearPrediction>>(
+      m, "LinearPrediction", "Discrete linear model x+ = A x + B u.")
       .def(py::init([](const Array& A, const Array& B) {
-        return std::make_shared<LinearPredictionModel>(matrix(A, "A"), matrix(B, "B"));
+        return std::make_shared<LinearPrediction>(matrix(A, "A"), matrix(B, "B"));
       }), py::arg("A"), py::arg("B"), "A (n, n), B (n, s) (copied).")
-      .def_property_readonly("A", [](const LinearPredictionModel& s) { return RowMatrix(s.A()); }, "(n, n) copy.")
-      .def_property_readonly("B", [](const LinearPredictionModel& s) { return RowMatrix(s.B()); }, "(n, s) copy.");
+      .def_property_readonly("A", [](const LinearPrediction& s) { return RowMatrix(s.A()); }, "(n, n) copy.")
+      .def_property_readonly("B", [](const LinearPrediction& s) { return RowMatrix(s.B()); }, "(n, s) copy.");
 
-  py::class_<ModelEulerPrediction, PredictionModel, std::shared_ptr<ModelEulerPrediction>>(m, "ModelEulerPrediction", R"doc(
+  py::class_<EulerPrediction, PredictionModel, std::shared_ptr<EulerPrediction>>(m, "EulerPrediction", R"doc(
 Prediction with a Model z' = F(z, t) + B w: one explicit Euler step
 x+ = x + dt (F(x, t0 + i dt) + B u) per window step i (a simplified
 predictor); exact VJP and Jacobians of that step.)doc")
       .def(py::init([](std::shared_ptr<Model> model, double dt, double t0) {
-        return std::make_shared<ModelEulerPrediction>(model, dt, t0);
+        return std::make_shared<EulerPrediction>(model, dt, t0);
       }), py::arg("model"), py::arg("dt"), py::arg("t0") = 0.0, "model: a Model (n states, s controls); dt > 0.")
-      .def_property_readonly("dt", &ModelEulerPrediction::dt, "Step length.");
+      .def_property_readonly("dt", &EulerPrediction::dt, "Step length.");
 
   py::class_<SubstepPrediction, PredictionModel, std::shared_ptr<SubstepPrediction>>(m, "SubstepPrediction", R"doc(
 `count` steps of another prediction model per step, the control held (e.g.
@@ -175,14 +209,59 @@ a frame of simulation steps); VJP and Jacobians chained exactly.)doc")
       .def_property_readonly("model", [](const SubstepPrediction& s) {
         return std::const_pointer_cast<PredictionModel>(s.inner());
       }, "The inner model.");
+}
 
+void bind_plants(py::module_& m) {
+  py::class_<Plant, std::shared_ptr<Plant>>(m, "Plant", R"doc(
+The system a receding-horizon loop drives (HorizonOptimizer.run): its state
+(n,), advanced one control step at a time with the control (s,) held.)doc")
+      .def_property_readonly("n", &Plant::n, "State dimension.")
+      .def_property_readonly("s", &Plant::s, "Control dimension.")
+      .def_property_readonly("state", [](const Plant& self) {
+        Eigen::VectorXd x(self.n());
+        self.state(x);
+        return x;
+      }, "Current state (n,) (a copy).");
+
+  py::class_<ModelPlant, Plant, std::shared_ptr<ModelPlant>>(m, "ModelPlant", R"doc(
+A Model integrated by its own step: substeps steps of dt / substeps per
+control step, w = u + disturbance[t].)doc")
+      .def(py::init([](std::shared_ptr<Model> model, const Array& x0, double dt, Index substeps, double t0,
+                       const OptArray& disturbance) {
+        return std::make_shared<ModelPlant>(model, vector(x0, "x0"), dt, substeps, t0,
+                                            vector_seq(disturbance, "disturbance"));
+      }), py::arg("model"), py::arg("x0"), py::arg("dt"), py::arg("substeps") = 1, py::arg("t0") = 0.0,
+         py::arg("disturbance") = py::none(),
+         "x0 (n,); dt > 0 seconds per control step; disturbance (T, s) forces added at steps t < T, or None.");
+
+  py::class_<DiscretePlant, Plant, std::shared_ptr<DiscretePlant>>(m, "DiscretePlant", R"doc(
+A prediction model as the plant: x+ = step(x, u + disturbance[t]).)doc")
+      .def(py::init([](std::shared_ptr<PredictionModel> model, const Array& x0, const OptArray& disturbance) {
+        return std::make_shared<DiscretePlant>(model, vector(x0, "x0"), vector_seq(disturbance, "disturbance"));
+      }), py::arg("model"), py::arg("x0"), py::arg("disturbance") = py::none(),
+         "x0 (n,); disturbance (T, s) added to the control at steps t < T, or None.");
+}
+
+// One chained declaration per class (long, but declarations only).
+void bind_optimizer(py::module_& m) {
   py::enum_<MPCMethod>(m, "MPCMethod")
       .value("lbfgs", MPCMethod::LBFGS)
       .value("gauss_newton", MPCMethod::GaussNewton);
 
+  py::class_<HorizonWorkspace>(m, "HorizonWorkspace", R"doc(
+Buffers of one thread's solves with a HorizonOptimizer, and the previous
+solution (the warm start of the next solve). Make one per thread with
+HorizonOptimizer.create_workspace().)doc")
+      .def_property_readonly("has_solution", [](const HorizonWorkspace& w) { return w.has_solution; },
+                             "Whether a previous solution exists (used as warm start).")
+      .def("reset", [](HorizonWorkspace& w) { w.has_solution = false; },
+           "Forget the previous solution (the next solve starts from u = 0).");
+
   py::class_<HorizonOptimizer, std::shared_ptr<HorizonOptimizer>>(m, "HorizonOptimizer", R"doc(
 Optimises the controls of one window of J = ||x_H - r_H||^2_C +
-sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.)doc")
+sum_{i<H} ||x_i - r_i||^2_Q + ||u_i - ur_i||^2_R over a PredictionModel.
+Immutable: one optimizer may solve from several threads, each with its own
+HorizonWorkspace.)doc")
       .def(py::init([](std::shared_ptr<PredictionModel> model, Index horizon, const Array& Q, const Array& R,
                        const Array& C, Index iterations, double time_budget, Index memory, MPCMethod method,
                        const OptArray& lower, const OptArray& upper) {
@@ -203,99 +282,120 @@ sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.)doc")
       .def_property_readonly("n", &HorizonOptimizer::n)
       .def_property_readonly("s", &HorizonOptimizer::s)
       .def_property_readonly("horizon", &HorizonOptimizer::horizon)
-      .def_property_readonly("has_solution", &HorizonOptimizer::has_solution,
-                             "Whether a previous solution exists (used as warm start).")
-      .def("reset", &HorizonOptimizer::reset, "Forget the previous solution (next solve starts from u = 0).")
-      .def("cost_and_gradient", [](HorizonOptimizer& self, const Array& x0, const Array& reference, const Array& u,
-                                   const OptArray& u_reference) {
-        if (u.ndim() != 2 || u.shape(0) != self.horizon() || u.shape(1) != self.s())
-          throw_shape("u", shape_str(self.horizon(), self.s()), u.ndim() == 2 ? shape_str(u.shape(0), u.shape(1)) : "another rank");
-        check_finite("u", u.data(), u.size());
-        auto xv = vector(x0, "x0", self.n());
-        const SeqView ref = vector_seq(reference, "reference");
-        self.check_inputs(xv, ref);
-        set_u_reference(self, u_reference);
-        Eigen::VectorXd uv = Eigen::Map<const Eigen::VectorXd>(u.data(), u.size()), g;
+      .def("create_workspace", &HorizonOptimizer::create_workspace, "A new workspace (no previous solution).")
+      .def("cost_and_gradient", [](const HorizonOptimizer& self, HorizonWorkspace& ws, const Array& x0,
+                                   const Array& reference, const Array& u, const OptArray& u_reference) {
+        auto xv = vector(x0, "x0");
+        const SeqView ref = vector_seq(reference, "reference"), uv = vector_seq(u, "u"),
+                      ur = vector_seq(u_reference, "u_reference");
         double J;
         {
           py::gil_scoped_release release;
-          J = self.cost_and_gradient(xv, ref, uv, &g);
+          J = self.cost_and_gradient(ws, xv, ref, uv, ur);
         }
-        RowMatrix G = Eigen::Map<const RowMatrix>(g.data(), self.horizon(), self.s());
-        return py::make_tuple(J, G);
-      }, py::arg("x0"), py::arg("reference"), py::arg("u"), py::arg("u_reference") = py::none(),
+        return py::make_tuple(J, as_rows(ws.gradient.data(), self.horizon(), self.s()));
+      }, py::arg("workspace"), py::arg("x0"), py::arg("reference"), py::arg("u"), py::arg("u_reference") = py::none(),
          "x0 (n,), reference (H+1, n), u (H, s), u_reference (H, s) or None (zero) -> (J, dJ/du (H, s)) by one "
          "adjoint pass; the control term is ||u - u_reference||^2_R.")
-      .def("solve", [](HorizonOptimizer& self, const Array& x0, const Array& reference, const OptArray& u0,
-                       const OptArray& u_reference) {
-        auto xv = vector(x0, "x0", self.n());
-        const SeqView ref = vector_seq(reference, "reference");
-        set_u_reference(self, u_reference);
-        Eigen::VectorXd start;
-        if (u0) {
-          if (u0->ndim() != 2 || u0->shape(0) != self.horizon() || u0->shape(1) != self.s())
-            throw_shape("u0", shape_str(self.horizon(), self.s()),
-                        u0->ndim() == 2 ? shape_str(u0->shape(0), u0->shape(1)) : "another rank");
-          start = Eigen::Map<const Eigen::VectorXd>(u0->data(), u0->size());
-        }
+      .def("solve", [](const HorizonOptimizer& self, HorizonWorkspace& ws, const Array& x0, const Array& reference,
+                       const OptArray& u0, const OptArray& u_reference) {
+        auto xv = vector(x0, "x0");
+        const SeqView ref = vector_seq(reference, "reference"), start = vector_seq(u0, "u0"),
+                      ur = vector_seq(u_reference, "u_reference");
         MPCStats st;
         {
           py::gil_scoped_release release;
-          st = self.solve(xv, ref, u0 ? &start : nullptr);
+          st = self.solve(ws, xv, ref, start, ur);
         }
-        py::dict d = stats_dict(st);
-        d["u"] = RowMatrix(Eigen::Map<const RowMatrix>(self.controls().data(), self.horizon(), self.s()));
-        d["states"] = RowMatrix(Eigen::Map<const RowMatrix>(self.states().data(), self.horizon() + 1, self.n()));
+        py::dict d = stats_dict(st.cost_initial, st.cost, st.iterations, st.evaluations, st.gradients, st.seconds);
+        d["u"] = as_rows(ws.u.data(), self.horizon(), self.s());
+        d["states"] = as_rows(ws.states.data(), self.horizon() + 1, self.n());
         return d;
-      }, py::arg("x0"), py::arg("reference"), py::arg("u0") = py::none(), py::arg("u_reference") = py::none(),
-         R"doc(Optimise one window (GIL released).
+      }, py::arg("workspace"), py::arg("x0"), py::arg("reference"), py::arg("u0") = py::none(),
+         py::arg("u_reference") = py::none(),
+         R"doc(Optimise one window (GIL released) with the buffers of `workspace`.
 
-x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the previous
-solution shifted by one step, zeros the first time), u_reference (H, s) or
-None: the control term is ||u_i - u_reference_i||^2_R (e.g. a feed-forward). Returns a dict with u
-(H, s), states (H+1, n), cost, cost_initial, iterations, evaluations (cost), gradients,
-seconds.)doc")
-      .def("run", [](HorizonOptimizer& self, std::shared_ptr<PredictionModel> plant, const Array& x0,
-                     const Array& reference, Index steps, py::object progress) {
-        auto xv = vector(x0, "x0", self.n(), true);
-        const SeqView ref = vector_seq(reference, "reference");
-        self.set_control_reference(Eigen::VectorXd());  // the loop weighs ||u||^2_R
+x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the workspace's
+previous solution shifted by one step, zeros the first time), u_reference
+(H, s) or None: the control term is ||u_i - u_reference_i||^2_R (e.g. a
+feed-forward). Returns a dict with u (H, s), states (H+1, n), cost,
+cost_initial, iterations, evaluations (cost), gradients, seconds.)doc")
+      .def("run", [](const HorizonOptimizer& self, std::shared_ptr<Plant> plant, const Array& reference, Index steps,
+                     const OptArray& u_reference, const OptArray& u0, py::object progress) {
+        if (!plant) throw std::invalid_argument("plant is missing");
+        const SeqView ref = vector_seq(reference, "reference"), ur = vector_seq(u_reference, "u_reference"),
+                      start = vector_seq(u0, "u0");
         Progress prog(progress);
-        auto res = prog.run([&](const ProgressFn* fn) { return run_receding(self, *plant, xv, ref, steps, fn); });
+        auto res = prog.run([&](const ProgressFn* fn) { return run_receding(self, *plant, ref, steps, ur, start, fn); });
         py::dict d;
-        d["states"] = RowMatrix(Eigen::Map<const RowMatrix>(res.states.data(), steps + 1, self.n()));
-        d["controls"] = RowMatrix(Eigen::Map<const RowMatrix>(res.controls.data(), steps, self.s()));
+        d["states"] = as_rows(res.states.data(), steps + 1, self.n());
+        d["controls"] = as_rows(res.controls.data(), steps, self.s());
         d["cost_initial"] = res.cost_initial;
         d["cost"] = res.cost;
         d["seconds"] = res.seconds;
         d["iterations"] = res.iterations;
         return d;
-      }, py::arg("plant"), py::arg("x0"), py::arg("reference"), py::arg("steps"), py::arg("progress") = py::none(),
+      }, py::arg("plant"), py::arg("reference"), py::arg("steps"), py::arg("u_reference") = py::none(),
+         py::arg("u0") = py::none(), py::arg("progress") = py::none(),
          R"doc(Receding-horizon loop (GIL released): at each step optimise the window
 reference[t : t+H+1] from the plant's actual state (warm-started), apply the
-first control to plant, shift. x0 (n,), reference (steps+H+1, n). Returns a
-dict with states (steps+1, n), controls (steps, s), and per step cost_initial,
-cost, seconds, iterations (steps,).)doc");
+first control to plant, shift. reference (steps+H+1, n); u_reference
+(steps+H, s) or None; u0 (H, s): the first window's starting controls, or
+None. Returns a dict with states (steps+1, n), controls (steps, s), and per
+step cost_initial, cost, seconds, iterations (steps,).)doc");
+}
+
+template <int D>
+void bind_sph_plant(py::module_& m, const char* name) {
+  using Vec = Eigen::Matrix<double, D, 1>;
+  const std::string Ds = std::to_string(D);
+  py::class_<SPHPlant<D>, Plant, std::shared_ptr<SPHPlant<D>>>(
+      m, name,
+      ("The " + Ds + "D SPH fluid as a receding-horizon plant: state (" + std::to_string(2 * D) +
+       "N,) = [positions; velocities],\ncontrol (" + Ds +
+       "N,) per-particle forces held over frame_steps simulation steps. Steps the fluid in place.")
+          .c_str())
+      .def(py::init([](std::shared_ptr<SPHFluid<D>> fluid, Index frame_steps,
+                       std::shared_ptr<SPHPredictionT<D>> prediction) {
+        return std::make_shared<SPHPlant<D>>(fluid, frame_steps, prediction);
+      }), py::arg("fluid"), py::arg("frame_steps"), py::arg("prediction") = py::none(),
+         "prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.")
+      .def("launch_sphere", [](SPHPlant<D>& self, Index frame, const Array& centre, double radius,
+                               const Array& velocity) {
+        self.launch_sphere(frame, Vec(vector(centre, "centre", D)), radius, Vec(vector(velocity, "velocity", D)));
+      }, py::arg("frame"), py::arg("centre"), py::arg("radius"), py::arg("velocity"),
+         ("Launch the rigid sphere (centre (" + Ds + ",), radius > 0, velocity (" + Ds +
+          ",)) at the start of control step `frame`.").c_str());
+}
+
+}  // namespace
+
+void bind_sph_plants(py::module_& m) {
+  bind_sph_plant<2>(m, "SPHPlant2D");
+  bind_sph_plant<3>(m, "SPHPlant3D");
+}
+
+void bind_mpc(py::module_& m) {
+  bind_prediction_models(m);
+  bind_plants(m);
+  bind_optimizer(m);
 
   m.def("minimize_lbfgs", [](py::function fun, const Array& x0, const OptArray& lower, const OptArray& upper,
                              Index iterations, Index memory, double gtol) {
     Eigen::VectorXd x = vector(x0, "x0", -1, true);
-    Eigen::VectorXd lo = optional_vector(lower, "lower"), hi = optional_vector(upper, "upper");
-    if (lo.size() && lo.size() != x.size()) throw_shape("lower", "(" + std::to_string(x.size()) + ",)", "(" + std::to_string(lo.size()) + ",)");
-    if (hi.size() && hi.size() != x.size()) throw_shape("upper", "(" + std::to_string(x.size()) + ",)", "(" + std::to_string(hi.size()) + ",)");
-    if (iterations < 0) throw std::invalid_argument("iterations must be >= 0");
     LBFGSOptions o;
     o.iterations = iterations;
     o.memory = memory;
     o.gtol = gtol;
     auto fg = [&](const Eigen::VectorXd& v, Eigen::VectorXd& g) {
       py::tuple r = fun(Eigen::VectorXd(v));
-      g = r[1].cast<Eigen::VectorXd>();
-      if (g.size() != v.size()) throw std::invalid_argument("fun must return (f, gradient of shape (N,))");
+      if (r.size() != 2) throw std::invalid_argument("fun must return (f, gradient of shape (N,))");
+      g = vector(r[1].cast<Array>(), "fun(x)[1]", v.size());
       return r[0].cast<double>();
     };
-    const MPCStats st = minimize_lbfgs(fg, x, lo, hi, o);
-    py::dict d = stats_dict(st);
+    const LBFGSResult st =
+        minimize_lbfgs(fg, x, optional_vector(lower, "lower"), optional_vector(upper, "upper"), o);
+    py::dict d = stats_dict(st.cost_initial, st.cost, st.iterations, st.evaluations, st.gradients, st.seconds);
     d["x"] = x;
     return d;
   }, py::arg("fun"), py::arg("x0"), py::arg("lower") = py::none(), py::arg("upper") = py::none(),

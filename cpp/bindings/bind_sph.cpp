@@ -19,8 +19,8 @@ arrays are (N, )doc" + Ds + ").";
   py::class_<Pred, PredictionModel, std::shared_ptr<Pred>> pred_cls(
       m, pred_name,
       ("Simplified " + Ds + "D SPH prediction model (pressure + body forces, frozen neighbours),\n"
-       "with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape\n"
-       "per window step i that vjp(x, u, lam, i) reuses at the same positions.")
+       "with its exact VJP; a PredictionModel for the HorizonOptimizer. Within a solve (or calls\n"
+       "that share one data), the step of window step i keeps a tape that the VJP at the same positions reuses.")
           .c_str());
   pred_cls.def("pressure_acceleration",
            [](const Pred& s, const Array& positions) {
@@ -45,9 +45,7 @@ arrays are (N, )doc" + Ds + ").";
              if (gravity) p.gravity = vector(*gravity, "gravity", D, true);
              if (lo) p.lo = vector(*lo, "lo", D, true);
              if (hi) p.hi = vector(*hi, "hi", D, true);
-             auto f = flat_points(fluid, "fluid", D);
-             auto b = flat_points(boundary, "boundary", D);
-             return std::make_shared<Fluid>(p, f.data(), f.size() / D, b.data(), b.size() / D);
+             return std::make_shared<Fluid>(p, flat_points(fluid, "fluid", D), flat_points(boundary, "boundary", D));
            }),
            py::arg("fluid"), py::arg("boundary"), py::arg("spacing"), py::arg("h"), py::arg("rho0") = 1000.0,
            py::arg("c0") = 20.0, py::arg("gamma") = 7.0, py::arg("viscosity") = 0.05, py::arg("dt") = 5e-4,
@@ -81,16 +79,16 @@ arrays are (N, )doc" + Ds + ").";
            },
            py::arg("positions"), py::arg("velocities"), ("positions, velocities (N, " + Ds + ").").c_str())
       .def("step",
-           [](Fluid& s, const OptArray& force, Index steps) {
-             const double* f = nullptr;
-             if (force) f = flat_points(*force, "force", D, s.size()).data();
-             if (steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(steps));
-             py::gil_scoped_release release;
-             for (Index k = 0; k < steps; ++k) s.step(f);
+           [](Fluid& s, const OptArray& force, Index steps, py::object progress) {
+             const Eigen::VectorXd none;
+             const CRefVec f = force ? CRefVec(flat_points(*force, "force", D, s.size())) : CRefVec(none);
+             Progress prog(progress);
+             prog.run([&](const ProgressFn* fn) { s.advance(steps, f, fn); });
            },
-           py::arg("force") = py::none(), py::arg("steps") = 1,
+           py::arg("force") = py::none(), py::arg("steps") = 1, py::arg("progress") = py::none(),
            ("Advance `steps` steps with finite per-particle forces (N, " + Ds +
-            ") held (GIL released); a diverging step raises ValueError.")
+            ") held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);\n"
+            "a diverging step raises ValueError naming the step.")
                .c_str())
       .def("prediction_model",
            [](Fluid& s, std::optional<double> dt) {
@@ -111,9 +109,9 @@ arrays are (N, )doc" + Ds + ").";
                  self.refreeze(fluid);
                },
                py::arg("fluid"),
-               "Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),\n"
-               "reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a\n"
-               "whole receding-horizon run (GIL released; not while the model is in use elsewhere).");
+               "Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts):\n"
+               "one model, and one HorizonOptimizer on it, for a whole receding-horizon run (GIL released;\n"
+               "not while the model is in use elsewhere).");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ void bind_fluid(py::module_& m);
 void bind_fem(py::module_& m);
 void bind_mpc(py::module_& m);
 void bind_sph(py::module_& m);
+void bind_sph_plants(py::module_& m);
 void bind_cloth(py::module_& m);
 }  // namespace directable::py_bind
 
@@ -26,5 +27,6 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_fem(m);
   directable::py_bind::bind_mpc(m);
   directable::py_bind::bind_sph(m);
+  directable::py_bind::bind_sph_plants(m);
   directable::py_bind::bind_cloth(m);
 }

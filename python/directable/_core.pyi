@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Discretization', 'DiscretizeMethod', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'Integrator', 'LQRSolution', 'LinearPredictionModel', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelEulerPrediction', 'NewmarkFEM', 'PlanarChain', 'PointMassRun', 'PredictionModel', 'ReducedFluid', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -235,7 +235,8 @@ class Model:
     Reduced dynamics z' = F(z, t) + B w, the interface controllers drive.
     
     Subclass it in Python by defining state_dim(), control_dim(), dynamics(z, t)
-    -> (n,), jacobian(z, t) -> (n, n) and control_matrix() -> (n, s); the C++
+    -> (n,), jacobian(z, t) -> (n, n) and control_matrix() -> (n, s) (constant:
+    read once); the C++
     loop then calls back into Python (slow, but handy for prototyping).
     """
     def __init__(self) -> None:
@@ -506,6 +507,10 @@ class PlanarChain(Model, Articulated):
         """
         d qdd / d[q, qd]: (n, 2n), exact (forward-mode differentiation of Newton-Euler).
         """
+    def energies_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Kinetic + potential energy along a trajectory: (T,) for q, qd (T, n).
+        """
     def forward_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         qdd = M(q)^-1 (tau - C(q, qd)): (n,).
@@ -514,9 +519,17 @@ class PlanarChain(Model, Articulated):
         """
         tau = M(q) qdd + C(q, qd): (n,) for q, qd, qdd (n,).
         """
+    def inverse_dynamics_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        tau = M qdd + C along a trajectory: (T, n) for q, qd, qdd (T, n).
+        """
     def joint_positions(self, q: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         (L+1, 2) positions of the root and of each link's far end.
+        """
+    def joint_positions_along(self, q: numpy.ndarray[numpy.float64]) -> typing.Any:
+        """
+        Joint positions along a trajectory: (T, L+1, 2) for q (T, n).
         """
     def kinetic_energy(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> float:
         """
@@ -651,15 +664,15 @@ class MACGrid2D:
         """
         Largest |div| h or |wall-face value| over the columns of basis (N, r): 0 for divergence-free free-slip fields.
         """
-    def project(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def project(self, u: numpy.ndarray[numpy.float64]) -> typing.Any:
         """
-        Divergence-free, free-slip projection (N,) of u (N,) (sparse LDL', factorised once).
+        Divergence-free, free-slip projection of u (N,), or of each row of u (k, N) (sparse LDL', factorised once).
         """
     def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         Bilinearly interpolated velocities (P, 2) of u (N,) at points (P, 2) (clamped to the domain).
         """
-    def wall_mask(self) -> numpy.typing.NDArray[numpy.bool]:
+    def wall_mask(self) -> typing.Annotated[numpy.typing.NDArray[numpy.bool], "[m, 1]"]:
         """
         (N,) bool: the faces on the walls (always zero in a free-slip field).
         """
@@ -704,6 +717,22 @@ class FluidSim2D:
     """
     def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01) -> None:
         ...
+    def run(self, forces: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
+        """
+        Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
+        
+        Returns (velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny)
+        or None unless record_density), the initial state first; the simulator
+        ends in the last state. GIL released, throttled progress(done, total),
+        Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.
+        """
+    def run_particle_winds(self, directions: numpy.ndarray[numpy.float64], magnitudes: numpy.ndarray[numpy.float64], width: typing.SupportsFloat | typing.SupportsIndex, progress: typing.Any = None) -> tuple:
+        """
+        Runs T steps under winds that follow the particles: at step t a wind of
+        direction directions[t] (T, 2) and magnitude magnitudes[k] (P,) blows at
+        particle k's position (as MACGrid2D.wind, Gaussian of the given width).
+        Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().
+        """
     def step(self, force: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
         One step with the acceleration field force (N,) or none.
@@ -741,6 +770,11 @@ class FluidSim2D:
     @property
     def viscosity(self) -> float:
         ...
+class ReducedFluidData:
+    """
+    Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
+    the ReducedFluid itself is read-only and may be shared by threads.
+    """
 class ReducedFluid:
     """
     Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
@@ -759,6 +793,10 @@ class ReducedFluid:
     def advection_tensor(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (r, r, r): [k] = B' A(b_k) B.
+        """
+    def create_data(self) -> ReducedFluidData:
+        """
+        Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).
         """
     def diffusion_matrix(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
@@ -784,9 +822,12 @@ class ReducedFluid:
         """
         States (T+1, r) from z0 (r,) under controls w (T, r).
         """
-    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
+        
+        data: buffers from create_data(), owned by the calling thread (None: fresh
+        ones for this call). GIL released.
         """
     def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
@@ -796,6 +837,11 @@ class ReducedFluid:
     def basis(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         (N, r)
+        """
+    @property
+    def divergence_error(self) -> float:
+        """
+        max |div| h or |wall-face value| over the basis columns.
         """
     @property
     def grid(self) -> MACGrid2D:
@@ -918,13 +964,20 @@ class NewmarkFEM:
     """
     Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
     Newton iterations on a sparse LDL' factorization (symbolic analysis done
-    once). Holds the state u, v (3V,) each.
+    once). Holds the state u, v (3V,) each; the StVKFEM is shared read-only.
     """
     def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
         ...
     def run(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.
+        """
+    def run_states(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        Runs T steps under forces (T, 3V) from the current state: (u, v, a), each
+        (T+1, 3V), the initial state first (a[0] is NaN when the initial acceleration
+        is left to the first step). GIL released, throttled progress(done, total),
+        Ctrl-C stops it; a Newton failure names its step.
         """
     def set_state(self, u: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], a: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
@@ -1014,6 +1067,12 @@ class ReducedStVK(Model):
         """
         U'MU, (r, r).
         """
+class PredictionData:
+    """
+    Buffers of a prediction model's calls (tapes, scratch), from its
+    create_data(); one per thread. Passing the same data to successive calls
+    lets a model reuse what it recorded (e.g. the SPH model's tapes).
+    """
 class PredictionModel:
     """
     Discrete prediction model x+ = step(x, u) with its vector-Jacobian product.
@@ -1022,22 +1081,27 @@ class PredictionModel:
     (n,) and vjp(x, u, lam, i) -> ((n,), (s,)); for method='gauss_newton' also
     has_jacobians = True and jacobians(x, u, i) -> ((n, n), (n, s)). The C++
     optimizer then calls back into Python (slow, but any model can be driven).
+    The C++ models are immutable: one may be used from several threads at once.
     """
     def __init__(self) -> None:
         ...
-    def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def create_data(self) -> PredictionData:
+        """
+        Buffers for this model's calls (one per thread).
+        """
+    def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
         """
         x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).
         """
-    def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
-        x (n,), u (s,) -> x+ (n,) at window step i.
+        x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).
         """
-    def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+    def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
         """
         x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).
         """
-    def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         (dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step
         (cheaper than vjp where the model offers it).
@@ -1057,7 +1121,7 @@ class PredictionModel:
         """
         Control dimension.
         """
-class LinearPredictionModel(PredictionModel):
+class LinearPrediction(PredictionModel):
     """
     Discrete linear model x+ = A x + B u.
     """
@@ -1075,7 +1139,7 @@ class LinearPredictionModel(PredictionModel):
         """
         (n, s) copy.
         """
-class ModelEulerPrediction(PredictionModel):
+class EulerPrediction(PredictionModel):
     """
     Prediction with a Model z' = F(z, t) + B w: one explicit Euler step
     x+ = x + dt (F(x, t0 + i dt) + B u) per window step i (a simplified
@@ -1108,6 +1172,43 @@ class SubstepPrediction(PredictionModel):
     def model(self) -> PredictionModel:
         """
         The inner model.
+        """
+class Plant:
+    """
+    The system a receding-horizon loop drives (HorizonOptimizer.run): its state
+    (n,), advanced one control step at a time with the control (s,) held.
+    """
+    @property
+    def n(self) -> int:
+        """
+        State dimension.
+        """
+    @property
+    def s(self) -> int:
+        """
+        Control dimension.
+        """
+    @property
+    def state(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Current state (n,) (a copy).
+        """
+class ModelPlant(Plant):
+    """
+    A Model integrated by its own step: substeps steps of dt / substeps per
+    control step, w = u + disturbance[t].
+    """
+    def __init__(self, model: Model, x0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, substeps: typing.SupportsInt | typing.SupportsIndex = 1, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        x0 (n,); dt > 0 seconds per control step; disturbance (T, s) forces added at steps t < T, or None.
+        """
+class DiscretePlant(Plant):
+    """
+    A prediction model as the plant: x+ = step(x, u + disturbance[t]).
+    """
+    def __init__(self, model: PredictionModel, x0: numpy.ndarray[numpy.float64], disturbance: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        x0 (n,); disturbance (T, s) added to the control at steps t < T, or None.
         """
 class MPCMethod:
     """
@@ -1154,45 +1255,58 @@ class MPCMethod:
     @property
     def value(self) -> int:
         ...
-class HorizonOptimizer:
+class HorizonWorkspace:
     """
-    Optimises the controls of one window of J = ||x_H - r_H||^2_C +
-    sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R over a PredictionModel.
+    Buffers of one thread's solves with a HorizonOptimizer, and the previous
+    solution (the warm start of the next solve). Make one per thread with
+    HorizonOptimizer.create_workspace().
     """
-    def __init__(self, model: PredictionModel, horizon: typing.SupportsInt | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], iterations: typing.SupportsInt | typing.SupportsIndex = 50, time_budget: typing.SupportsFloat | typing.SupportsIndex = 0.0, memory: typing.SupportsInt | typing.SupportsIndex = 10, method: MPCMethod = ..., lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None) -> None:
-        """
-        Q, C (n,) diagonal or (n, n); R (s,) or (s, s), positive definite; lower/upper (s,) or None; time_budget seconds per solve (<= 0: none).
-        """
-    def cost_and_gradient(self, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], u_reference: numpy.ndarray[numpy.float64] | None = None) -> tuple[float, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
-        """
-        x0 (n,), reference (H+1, n), u (H, s), u_reference (H, s) or None (zero) -> (J, dJ/du (H, s)) by one adjoint pass; the control term is ||u - u_reference||^2_R.
-        """
     def reset(self) -> None:
         """
-        Forget the previous solution (next solve starts from u = 0).
-        """
-    def run(self, plant: PredictionModel, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> dict:
-        """
-        Receding-horizon loop (GIL released): at each step optimise the window
-        reference[t : t+H+1] from the plant's actual state (warm-started), apply the
-        first control to plant, shift. x0 (n,), reference (steps+H+1, n). Returns a
-        dict with states (steps+1, n), controls (steps, s), and per step cost_initial,
-        cost, seconds, iterations (steps,).
-        """
-    def solve(self, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u0: numpy.ndarray[numpy.float64] | None = None, u_reference: numpy.ndarray[numpy.float64] | None = None) -> dict:
-        """
-        Optimise one window (GIL released).
-        
-        x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the previous
-        solution shifted by one step, zeros the first time), u_reference (H, s) or
-        None: the control term is ||u_i - u_reference_i||^2_R (e.g. a feed-forward). Returns a dict with u
-        (H, s), states (H+1, n), cost, cost_initial, iterations, evaluations (cost), gradients,
-        seconds.
+        Forget the previous solution (the next solve starts from u = 0).
         """
     @property
     def has_solution(self) -> bool:
         """
         Whether a previous solution exists (used as warm start).
+        """
+class HorizonOptimizer:
+    """
+    Optimises the controls of one window of J = ||x_H - r_H||^2_C +
+    sum_{i<H} ||x_i - r_i||^2_Q + ||u_i - ur_i||^2_R over a PredictionModel.
+    Immutable: one optimizer may solve from several threads, each with its own
+    HorizonWorkspace.
+    """
+    def __init__(self, model: PredictionModel, horizon: typing.SupportsInt | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], iterations: typing.SupportsInt | typing.SupportsIndex = 50, time_budget: typing.SupportsFloat | typing.SupportsIndex = 0.0, memory: typing.SupportsInt | typing.SupportsIndex = 10, method: MPCMethod = ..., lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        Q, C (n,) diagonal or (n, n); R (s,) or (s, s), positive definite; lower/upper (s,) or None; time_budget seconds per solve (<= 0: none).
+        """
+    def cost_and_gradient(self, workspace: HorizonWorkspace, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], u_reference: numpy.ndarray[numpy.float64] | None = None) -> tuple[float, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        x0 (n,), reference (H+1, n), u (H, s), u_reference (H, s) or None (zero) -> (J, dJ/du (H, s)) by one adjoint pass; the control term is ||u - u_reference||^2_R.
+        """
+    def create_workspace(self) -> HorizonWorkspace:
+        """
+        A new workspace (no previous solution).
+        """
+    def run(self, plant: Plant, reference: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, u_reference: numpy.ndarray[numpy.float64] | None = None, u0: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> dict:
+        """
+        Receding-horizon loop (GIL released): at each step optimise the window
+        reference[t : t+H+1] from the plant's actual state (warm-started), apply the
+        first control to plant, shift. reference (steps+H+1, n); u_reference
+        (steps+H, s) or None; u0 (H, s): the first window's starting controls, or
+        None. Returns a dict with states (steps+1, n), controls (steps, s), and per
+        step cost_initial, cost, seconds, iterations (steps,).
+        """
+    def solve(self, workspace: HorizonWorkspace, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u0: numpy.ndarray[numpy.float64] | None = None, u_reference: numpy.ndarray[numpy.float64] | None = None) -> dict:
+        """
+        Optimise one window (GIL released) with the buffers of `workspace`.
+        
+        x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the workspace's
+        previous solution shifted by one step, zeros the first time), u_reference
+        (H, s) or None: the control term is ||u_i - u_reference_i||^2_R (e.g. a
+        feed-forward). Returns a dict with u (H, s), states (H+1, n), cost,
+        cost_initial, iterations, evaluations (cost), gradients, seconds.
         """
     @property
     def horizon(self) -> int:
@@ -1206,8 +1320,8 @@ class HorizonOptimizer:
 class SPHPrediction(PredictionModel):
     """
     Simplified 2D SPH prediction model (pressure + body forces, frozen neighbours),
-    with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape
-    per window step i that vjp(x, u, lam, i) reuses at the same positions.
+    with its exact VJP; a PredictionModel for the HorizonOptimizer. Within a solve (or calls
+    that share one data), the step of window step i keeps a tape that the VJP at the same positions reuses.
     """
     def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -1215,9 +1329,9 @@ class SPHPrediction(PredictionModel):
         """
     def refreeze(self, fluid: SPHFluid2D) -> None:
         """
-        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),
-        reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a
-        whole receding-horizon run (GIL released; not while the model is in use elsewhere).
+        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts):
+        one model, and one HorizonOptimizer on it, for a whole receding-horizon run (GIL released;
+        not while the model is in use elsewhere).
         """
 class SPHFluid2D:
     """
@@ -1249,9 +1363,10 @@ class SPHFluid2D:
         """
         positions, velocities (N, 2).
         """
-    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1, progress: typing.Any = None) -> None:
         """
-        Advance `steps` steps with finite per-particle forces (N, 2) held (GIL released); a diverging step raises ValueError.
+        Advance `steps` steps with finite per-particle forces (N, 2) held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);
+        a diverging step raises ValueError naming the step.
         """
     @property
     def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
@@ -1301,8 +1416,8 @@ class SPHFluid2D:
 class SPHPrediction3D(PredictionModel):
     """
     Simplified 3D SPH prediction model (pressure + body forces, frozen neighbours),
-    with its exact VJP; a PredictionModel for the HorizonOptimizer. step(x, u, i) keeps a tape
-    per window step i that vjp(x, u, lam, i) reuses at the same positions.
+    with its exact VJP; a PredictionModel for the HorizonOptimizer. Within a solve (or calls
+    that share one data), the step of window step i keeps a tape that the VJP at the same positions reuses.
     """
     def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -1310,9 +1425,9 @@ class SPHPrediction3D(PredictionModel):
         """
     def refreeze(self, fluid: SPHFluid3D) -> None:
         """
-        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts),
-        reusing this model's buffers and tapes: one model, and one HorizonOptimizer on it, for a
-        whole receding-horizon run (GIL released; not while the model is in use elsewhere).
+        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts):
+        one model, and one HorizonOptimizer on it, for a whole receding-horizon run (GIL released;
+        not while the model is in use elsewhere).
         """
 class SPHFluid3D:
     """
@@ -1344,9 +1459,10 @@ class SPHFluid3D:
         """
         positions, velocities (N, 3).
         """
-    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1, progress: typing.Any = None) -> None:
         """
-        Advance `steps` steps with finite per-particle forces (N, 3) held (GIL released); a diverging step raises ValueError.
+        Advance `steps` steps with finite per-particle forces (N, 3) held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);
+        a diverging step raises ValueError naming the step.
         """
     @property
     def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
@@ -1392,6 +1508,32 @@ class SPHFluid3D:
     def velocities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         (N, 3) copy.
+        """
+class SPHPlant2D(Plant):
+    """
+    The 2D SPH fluid as a receding-horizon plant: state (4N,) = [positions; velocities],
+    control (2N,) per-particle forces held over frame_steps simulation steps. Steps the fluid in place.
+    """
+    def __init__(self, fluid: SPHFluid2D, frame_steps: typing.SupportsInt | typing.SupportsIndex, prediction: SPHPrediction = None) -> None:
+        """
+        prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.
+        """
+    def launch_sphere(self, frame: typing.SupportsInt | typing.SupportsIndex, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
+        """
+        Launch the rigid sphere (centre (2,), radius > 0, velocity (2,)) at the start of control step `frame`.
+        """
+class SPHPlant3D(Plant):
+    """
+    The 3D SPH fluid as a receding-horizon plant: state (6N,) = [positions; velocities],
+    control (3N,) per-particle forces held over frame_steps simulation steps. Steps the fluid in place.
+    """
+    def __init__(self, fluid: SPHFluid3D, frame_steps: typing.SupportsInt | typing.SupportsIndex, prediction: SPHPrediction3D = None) -> None:
+        """
+        prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.
+        """
+    def launch_sphere(self, frame: typing.SupportsInt | typing.SupportsIndex, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
+        """
+        Launch the rigid sphere (centre (3,), radius > 0, velocity (3,)) at the start of control step `frame`.
         """
 def build_info() -> dict:
     """

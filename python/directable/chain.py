@@ -197,11 +197,9 @@ def state(q, qd) -> np.ndarray:
 
 def inverse_dynamics(chain, q, qd, qdd) -> np.ndarray:
     """``tau = M qdd + C`` along a trajectory: (T, n) from q, qd, qdd (T, n)
-    (feed-forward torques of a reference)."""
+    (feed-forward torques of a reference), in one C++ call."""
     q, qd, qdd = (np.atleast_2d(as_float_array(a, name)) for a, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
-    if not q.shape == qd.shape == qdd.shape:
-        raise ValueError(f"q, qd and qdd must have the same shape, got {q.shape}, {qd.shape}, {qdd.shape}")
-    return np.array([chain.inverse_dynamics(a, b, c) for a, b, c in zip(q, qd, qdd)])
+    return chain.inverse_dynamics_along(q, qd, qdd)
 
 
 def positions(chain, q) -> np.ndarray:
@@ -209,7 +207,7 @@ def positions(chain, q) -> np.ndarray:
     q = as_float_array(q, "q")
     if q.ndim == 1:
         return chain.joint_positions(q)
-    return np.array([chain.joint_positions(x) for x in q])
+    return chain.joint_positions_along(q)
 
 
 def energy(chain, q, qd) -> np.ndarray:
@@ -218,7 +216,7 @@ def energy(chain, q, qd) -> np.ndarray:
     qd = as_float_array(qd, "qd")
     if q.ndim == 1:
         return chain.kinetic_energy(q, qd) + chain.potential_energy(q)
-    return np.array([chain.kinetic_energy(a, b) + chain.potential_energy(a) for a, b in zip(q, qd)])
+    return chain.energies_along(q, qd)
 
 
 def tracking_errors(q, q_ref):

@@ -80,9 +80,12 @@ class Simulator(_core.NewmarkFEM):
     """Implicit Newmark (beta 1/4, gamma 1/2) full simulation with Newton.
 
     ``step(f_ext)`` advances one step; ``run(forces (T, 3V))`` returns the
-    displacements (T+1, 3V) (GIL released, ``progress=True`` shows a bar);
-    ``static_solve(f_ext)`` solves f_int(u) = f_ext. Newton failing to
-    converge raises RuntimeError.
+    displacements (T+1, 3V) and ``run_states(forces)`` the displacements,
+    velocities and accelerations (u, v, a), each (T+1, 3V) (GIL released,
+    ``progress=True`` shows a bar); ``static_solve(f_ext)`` solves
+    f_int(u) = f_ext. Newton failing to converge raises RuntimeError (naming
+    the step in a run). The model is shared read-only; the state belongs to
+    this simulator.
     """
 
     def __init__(self, model, dt, max_iterations=20, tolerance=1e-8):
@@ -91,6 +94,26 @@ class Simulator(_core.NewmarkFEM):
 
     def run(self, forces, progress=None):
         return run_with_progress(super().run, progress, "full simulation", forces=as_float_array(forces, "forces"))
+
+    def run_states(self, forces, progress=None):
+        """Runs T steps from the current state in one C++ call.
+
+        Parameters
+        ----------
+        forces : (T, 3V) array
+            External force of each step (N).
+        progress : None, bool or callable(done, total)
+            Progress report (GIL released, Ctrl-C stops the run).
+
+        Returns
+        -------
+        (u, v, a), each (T+1, 3V)
+            Displacements, velocities and Newmark accelerations, the current
+            state first (``a[0]`` is NaN when the initial acceleration is left
+            to the first step); the simulator ends in the last state.
+        """
+        return run_with_progress(super().run_states, progress, "full simulation",
+                                 forces=as_float_array(forces, "forces"))
 
 
 class ReducedStVK(_core.ReducedStVK):
@@ -236,36 +259,38 @@ def load_mesh(path) -> TetMesh:
 # ---------------------------------------------------------------- pipeline (paper sec. 5)
 
 def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, return_acceleration=False):
-    """Full centre-line run under scripted forces (T, 3V): (u, v), each (T+1, 3V)
-    (and the Newmark accelerations a (T+1, 3V) with ``return_acceleration``).
+    """Full centre-line run under scripted forces, in one C++ call.
 
-    Implicit Newmark with Newton (``Simulator``); velocities (and
-    accelerations) are kept so that enrichment runs and projected references
-    can restart anywhere exactly.
+    Parameters
+    ----------
+    model : StVKModel
+    dt : float
+        Time step (s).
+    forces : (T, 3V) array
+        External force of each step (N).
+    u0, v0 : (3V,) arrays, optional
+        Initial displacement and velocity (default rest).
+    a0 : (3V,) array, optional
+        Initial Newmark acceleration; default: consistent with the first
+        step's force (then ``a[0]`` is NaN).
+    progress : None, bool or callable(done, total)
+        Progress report (GIL released, Ctrl-C stops the run).
+    return_acceleration : bool
+        Also return the accelerations.
+
+    Returns
+    -------
+    (u, v) or (u, v, a), each (T+1, 3V)
+        Implicit Newmark with Newton (``Simulator``); velocities (and
+        accelerations) are kept so that enrichment runs and projected
+        references can restart anywhere exactly.
     """
-    forces = as_float_array(forces, "forces")
-    if forces.ndim != 2 or forces.shape[1] != model.dofs:
-        raise ValueError(f"forces must have shape (T, {model.dofs}), got {forces.shape}")
     sim = Simulator(model, dt)
     N = model.dofs
     sim.set_state(np.zeros(N) if u0 is None else as_float_array(u0, "u0"),
                   np.zeros(N) if v0 is None else as_float_array(v0, "v0"),
                   None if a0 is None else as_float_array(a0, "a0"))
-    u = np.empty((forces.shape[0] + 1, N))
-    v = np.empty_like(u)
-    a = np.empty_like(u)
-    u[0], v[0] = sim.u, sim.v
-    a[0] = np.nan if a0 is None else sim.a
-    from ._validate import progress_callback
-    cb, close = progress_callback(progress, "centre-line")
-    try:
-        for t, f in enumerate(forces):
-            sim.step(f)
-            u[t + 1], v[t + 1], a[t + 1] = sim.u, sim.v, sim.a
-            if cb is not None:
-                cb(t + 1, len(forces))
-    finally:
-        close()
+    u, v, a = sim.run_states(forces, progress=progress)
     return (u, v, a) if return_acceleration else (u, v)
 
 

@@ -12,21 +12,55 @@ Velocity fields are flat MAC vectors (all x-faces, then all y-faces; see
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, real
+from ._validate import as_float_array, integer, real, run_with_progress
 from .reduce import pca
 
 MACGrid2D = _core.MACGrid2D
 FluidSim2D = _core.FluidSim2D
-ReducedFluid = _core.ReducedFluid
 FluidParticles = _core.FluidParticles
 
 __all__ = ["MACGrid2D", "FluidSim2D", "ReducedFluid", "FluidParticles", "FullRun", "full_run", "velocity_basis",
            "project", "face_positions", "cell_image"]
+
+
+class ReducedFluid(_core.ReducedFluid):
+    __doc__ = _core.ReducedFluid.__doc__
+
+    def step(self, z, w, dt, data=None):
+        """One reduced step: force, exact advection exp(dt A(z)), diffusion exp(dt nu D).
+
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        w : (r,) array
+            Reduced force (acceleration), held over the step.
+        dt : float
+            Step length (s), > 0.
+        data : ReducedFluidData, optional
+            Buffers from ``create_data()``, used by one thread at a time. By
+            default each calling thread gets its own, kept for its later
+            steps; the model itself is read-only and may be shared by threads.
+
+        Returns
+        -------
+        (r,) array
+            The next reduced velocity.
+        """
+        if data is None:
+            local = self.__dict__.get("_thread_data")
+            if local is None:
+                local = self.__dict__.setdefault("_thread_data", threading.local())
+            data = getattr(local, "data", None)
+            if data is None:
+                data = local.data = self.create_data()
+        return super().step(z, w, dt, data)
 
 
 @dataclass
@@ -56,41 +90,55 @@ def cell_image(grid, q) -> np.ndarray:
 
 
 def full_run(grid, steps, dt, winds=(), particles=None, viscosity=0.0, density=None, u0=None,
-             extra_force=None) -> FullRun:
-    """Runs the full simulator ``steps`` steps. winds: wind impulses, each
-    with ``field(grid)`` (N,), ``start`` and ``duration`` in steps (e.g.
-    ``directable.experiments.fluid_forcing.Wind``), applied on steps
-    [start, start + duration);
-    particles (P, 2) initial positions; density (nx ny,) initial smoke;
-    extra_force(i) -> (N,) or None per step. Returns every state."""
+             extra_force=None, progress=None) -> FullRun:
+    """Runs the full simulator ``steps`` steps in one C++ call.
+
+    Parameters
+    ----------
+    grid : MACGrid2D
+    steps : int
+        Number of steps T.
+    dt : float
+        Time step (s).
+    winds : sequence
+        Wind impulses, each with ``field(grid)`` (N,), ``start`` and
+        ``duration`` in steps (e.g. ``directable.experiments.fluid_forcing.Wind``),
+        applied on steps [start, start + duration).
+    particles : (P, 2) array, optional
+        Initial particle positions.
+    viscosity : float
+        Kinematic viscosity (>= 0).
+    density : (nx ny,) array, optional
+        Initial smoke density; its states are then recorded.
+    u0 : (N,) array, optional
+        Initial velocity (projected first).
+    extra_force : callable, optional
+        ``extra_force(i) -> (N,)`` or None: one more acceleration field per step.
+    progress : None, bool or callable(done, total)
+        Progress report of the run (GIL released, Ctrl-C stops it).
+
+    Returns
+    -------
+    FullRun
+        velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny) or None.
+    """
     steps = integer(steps, "steps")
     sim = FluidSim2D(grid, real(viscosity, "viscosity"), real(dt, "dt"))
     if u0 is not None:
         sim.velocity = grid.project(as_float_array(u0, "u0"))
-    P = np.zeros((0, 2)) if particles is None else as_float_array(particles, "particles").reshape(-1, 2)
-    sim.particles = P
+    sim.particles = np.zeros((0, 2)) if particles is None else as_float_array(particles, "particles").reshape(-1, 2)
     if density is not None:
         sim.density = as_float_array(density, "density")
-    fields = [(w, w.field(grid)) for w in winds]
-    U = np.empty((steps + 1, grid.n_faces))
-    X = np.empty((steps + 1, P.shape[0], 2))
-    Dn = np.empty((steps + 1, grid.n_cells)) if density is not None else None
-    U[0], X[0] = sim.velocity, sim.particles
-    if Dn is not None:
-        Dn[0] = sim.density
-    for i in range(steps):
-        f = np.zeros(grid.n_faces)
-        for w, fw in fields:
-            if w.start <= i < w.start + w.duration:
-                f += fw
-        if extra_force is not None:
+    forces = np.zeros((steps, grid.n_faces))
+    for w in winds:
+        forces[max(w.start, 0):max(w.start + w.duration, 0)] += w.field(grid)
+    if extra_force is not None:
+        for i in range(steps):  # the caller's forcing, sampled once per step before the run
             e = extra_force(i)
             if e is not None:
-                f += e
-        sim.step(f)
-        U[i + 1], X[i + 1] = sim.velocity, sim.particles
-        if Dn is not None:
-            Dn[i + 1] = sim.density
+                forces[i] += e
+    U, X, Dn = run_with_progress(sim.run, progress, "full fluid run", forces=forces,
+                                 record_density=density is not None)
     return FullRun(U, X, Dn, float(dt), list(winds))
 
 
@@ -101,7 +149,7 @@ def velocity_basis(grid, snapshots, r, method="auto", seed=0) -> np.ndarray:
     S = as_float_array(snapshots, "snapshots")
     if S.ndim != 2 or S.shape[1] != grid.n_faces:
         raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got {S.shape}")
-    S = np.array([grid.project(s) for s in S])
+    S = grid.project(S)
     keep = np.linalg.norm(S, axis=1) > 0
     if not keep.any():
         raise ValueError("snapshots are all zero: no velocity basis")

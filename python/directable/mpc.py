@@ -2,11 +2,12 @@
 
 At every step the controls ``u`` (H, s) of a window minimise
 
-    J = ||x_H - r_H||^2_C + sum_{i<H} ||x_i - r_i||^2_Q + ||u_i||^2_R,
+    J = ||x_H - r_H||^2_C + sum_{i<H} ||x_i - r_i||^2_Q + ||u_i - ur_i||^2_R,
     x_0 = the actual state,  x_{i+1} = model.step(x_i, u_i),  lower <= u <= upper,
 
-the first control is applied, the window shifts and the next solve starts
-from the previous solution shifted by one step (warm start).
+(``ur`` an optional control reference, zero by default); the first control
+is applied, the window shifts and the next solve starts from the previous
+solution shifted by one step (warm start).
 
 ``method="lbfgs"`` (default): projected L-BFGS, the gradient from one adjoint
 (backward) pass with the model's vector-Jacobian products; a fixed iteration
@@ -20,10 +21,16 @@ active control limits (limits are enforced by clamping in the forward pass).
     opt = dr.mpc.HorizonOptimizer(model, horizon=10, Q=1.0, R=0.1, C=10.0)
     res = opt.solve(x0, reference)          # reference (horizon+1, n)
     res.u, res.cost, res.iterations
-    run = opt.run(model, x0, reference, steps=100)   # closed loop
+    run = opt.run(model, x0, reference, steps=100)   # closed loop, one C++ call
+
+Threads: the optimizer and the prediction models are immutable; the buffers
+of a solve and its warm start live in a workspace. Plain :meth:`HorizonOptimizer.solve`
+calls use the optimizer's own workspace (one call at a time); threads that
+solve at once pass their own (``workspace=opt.create_workspace()``).
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,23 +40,32 @@ from ._validate import as_float_array, broadcast, integer, optional_array, real,
 
 PredictionModel = _core.PredictionModel
 minimize_lbfgs = _core.minimize_lbfgs
+# Plants of the receding-horizon loop (HorizonOptimizer.run): a Model
+# integrated by its own step, a PredictionModel, the SPH fluid stepped frame
+# by frame. run() wraps a Model or PredictionModel itself.
+Plant = _core.Plant
+ModelPlant = _core.ModelPlant
+DiscretePlant = _core.DiscretePlant
+SPHPlant2D = _core.SPHPlant2D
+SPHPlant3D = _core.SPHPlant3D
 
 _METHODS = {"lbfgs": _core.MPCMethod.lbfgs, "gauss_newton": _core.MPCMethod.gauss_newton}
 
 
-def LinearModel(A, B) -> _core.LinearPredictionModel:
+def LinearModel(A, B) -> _core.LinearPrediction:
     """Discrete linear prediction model ``x+ = A x + B u``; A (n, n), B (n, s)."""
-    return _core.LinearPredictionModel(as_float_array(A, "A"), as_float_array(B, "B"))
+    return _core.LinearPrediction(as_float_array(A, "A"), as_float_array(B, "B"))
 
 
-def EulerModel(model, dt, t0=0.0) -> _core.ModelEulerPrediction:
+def EulerModel(model, dt, t0=0.0) -> _core.EulerPrediction:
     """Prediction with a ``directable.Model`` (z' = F(z, t) + B w): one explicit
     Euler step ``x+ = x + dt (F(x, t0 + i dt) + B u)`` per window step, with
     exact VJP and Jacobians (so both methods apply). A cheap simplified
-    predictor; drive the true system with ``plant`` in :meth:`HorizonOptimizer.run`."""
+    predictor; drive the true system (the model integrated by its own step)
+    with ``plant=model`` in :meth:`HorizonOptimizer.run`."""
     if not isinstance(model, _core.Model):
         raise TypeError(f"model must be a directable.Model, got {type(model).__name__}")
-    return _core.ModelEulerPrediction(model, real(dt, "dt"), real(t0, "t0"))
+    return _core.EulerPrediction(model, real(dt, "dt"), real(t0, "t0"))
 
 
 def Substeps(model, count) -> _core.SubstepPrediction:
@@ -131,6 +147,8 @@ class HorizonOptimizer:
             iterations=integer(iterations, "iterations"), time_budget=budget, memory=integer(memory, "memory"),
             method=_METHODS[method], lower=broadcast(lower, s, "lower", optional=True),
             upper=broadcast(upper, s, "upper", optional=True))
+        self._workspace = self._core.create_workspace()
+        self._workspace_lock = threading.Lock()
 
     @property
     def horizon(self) -> int:
@@ -144,17 +162,35 @@ class HorizonOptimizer:
     def s(self) -> int:
         return self._core.s
 
+    @property
+    def has_solution(self) -> bool:
+        """Whether the optimizer's own workspace holds a solution (the next plain solve warm-starts)."""
+        return self._workspace.has_solution
+
+    def create_workspace(self) -> _core.HorizonWorkspace:
+        """A new workspace (buffers and warm start) for one thread's solves."""
+        return self._core.create_workspace()
+
     def reset(self) -> None:
-        """Forget the previous solution: the next solve starts from u = 0."""
-        self._core.reset()
+        """Forget the previous solution of the optimizer's own workspace: the next solve starts from u = 0."""
+        self._workspace.reset()
 
-    def cost_and_gradient(self, x0, reference, u, u_reference=None):
+    def _call(self, fn, workspace, *args):
+        if workspace is not None:
+            if not isinstance(workspace, _core.HorizonWorkspace):
+                raise TypeError(f"workspace must come from create_workspace(), got {type(workspace).__name__}")
+            return fn(workspace, *args)
+        with self._workspace_lock:
+            return fn(self._workspace, *args)
+
+    def cost_and_gradient(self, x0, reference, u, u_reference=None, workspace=None):
         """(J, dJ/du (H, s)) at controls u (H, s) from x0 (n,), reference (H+1, n);
-        u_reference (H, s) or None as in :meth:`solve`."""
-        return self._core.cost_and_gradient(as_float_array(x0, "x0"), as_float_array(reference, "reference"),
-                                            as_float_array(u, "u"), optional_array(u_reference, "u_reference"))
+        u_reference (H, s) or None and workspace as in :meth:`solve`."""
+        return self._call(self._core.cost_and_gradient, workspace, as_float_array(x0, "x0"),
+                          as_float_array(reference, "reference"), as_float_array(u, "u"),
+                          optional_array(u_reference, "u_reference"))
 
-    def solve(self, x0, reference, u0=None, u_reference=None) -> MPCResult:
+    def solve(self, x0, reference, u0=None, u_reference=None, workspace=None) -> MPCResult:
         """Optimise one window from state x0 (n,) for reference (horizon+1, n).
 
         u0 (H, s): starting controls; None: warm start from the previous
@@ -162,24 +198,59 @@ class HorizonOptimizer:
         u_reference (H, s): the control term becomes ``||u_i - u_reference_i||^2_R``
         (e.g. a feed-forward that the controls correct, as the LQR tracker's
         ``w = w_ff + K (z - z_ref)`` weighs only the feedback); None: ``||u_i||^2_R``.
+        workspace: from :meth:`create_workspace` (one per thread; it carries
+        the warm start); None: the optimizer's own.
         """
-        d = self._core.solve(as_float_array(x0, "x0"), as_float_array(reference, "reference"),
-                             optional_array(u0, "u0"), optional_array(u_reference, "u_reference"))
+        d = self._call(self._core.solve, workspace, as_float_array(x0, "x0"), as_float_array(reference, "reference"),
+                       optional_array(u0, "u0"), optional_array(u_reference, "u_reference"))
         return MPCResult(u=d["u"], states=d["states"], cost=d["cost"], cost_initial=d["cost_initial"],
                          iterations=d["iterations"], evaluations=d["evaluations"], seconds=d["seconds"],
                          gradients=d["gradients"])
 
-    def run(self, plant, x0, reference, steps, progress=None) -> RecedingRun:
-        """Receding-horizon loop over ``steps`` steps driving ``plant`` (a
-        PredictionModel, e.g. the true system; the optimizer predicts with its
-        own model). reference (steps+horizon+1, n). Restarts every window from
-        the plant's actual state; warm-starts from the shifted solution."""
-        if not isinstance(plant, PredictionModel):
-            raise TypeError(f"plant must be a directable.mpc prediction model, got {type(plant).__name__}")
-        d = run_with_progress(self._core.run, progress, "MPC", plant=plant, x0=as_float_array(x0, "x0"),
-                              reference=as_float_array(reference, "reference"), steps=integer(steps, "steps"))
+    def run(self, plant, x0, reference, steps, progress=None, u_reference=None, u0=None, dt=None, substeps=1,
+            t0=0.0, disturbance=None) -> RecedingRun:
+        """Receding-horizon loop over ``steps`` steps, one C++ call (GIL
+        released, progress, Ctrl-C): every window is optimised from the
+        plant's actual state, warm-started from the previous window's
+        solution shifted by one step; its first control drives the plant.
+
+        Parameters
+        ----------
+        plant : the system driven (the optimizer predicts with its own model):
+            a PredictionModel (``x+ = plant.step(x, u + disturbance[t])``);
+            a ``directable.Model`` integrated by its own step, ``substeps``
+            steps of ``dt / substeps`` per control step, from time ``t0``,
+            with ``w = u + disturbance[t]``; or a plant object such as
+            ``directable.mpc.SPHPlant2D`` (then ``x0`` is None: the plant
+            has its state).
+        x0 : (n,) the plant's initial state, or None for a plant object.
+        reference : (steps + horizon + 1, n)
+        u_reference : None or (steps + horizon, s); window t weighs
+            ``||u_i - u_reference[t + i]||^2_R`` (a feed-forward the controls correct).
+        u0 : None or (horizon, s): the first window's starting controls (zeros if None).
+        dt : seconds per control step (a Model plant only).
+        disturbance : None or (T, s) added to the control at steps t < T
+            (PredictionModel and Model plants).
+        """
+        if isinstance(plant, _core.Plant):
+            if x0 is not None or disturbance is not None:
+                raise ValueError("x0 and disturbance must be None for a plant object (it keeps its own state)")
+        elif isinstance(plant, PredictionModel):
+            plant = _core.DiscretePlant(plant, as_float_array(x0, "x0"), optional_array(disturbance, "disturbance"))
+        elif isinstance(plant, _core.Model):
+            if dt is None:
+                raise TypeError("dt (seconds per control step) is required when plant is a directable.Model")
+            plant = _core.ModelPlant(plant, as_float_array(x0, "x0"), real(dt, "dt"), integer(substeps, "substeps"),
+                                     real(t0, "t0"), optional_array(disturbance, "disturbance"))
+        else:
+            raise TypeError("plant must be a directable.mpc prediction model, a directable.Model or a plant "
+                            f"object, got {type(plant).__name__}")
+        d = run_with_progress(self._core.run, progress, "MPC", plant=plant,
+                              reference=as_float_array(reference, "reference"), steps=integer(steps, "steps"),
+                              u_reference=optional_array(u_reference, "u_reference"), u0=optional_array(u0, "u0"))
         return RecedingRun(states=d["states"], controls=d["controls"], cost=d["cost"],
                            cost_initial=d["cost_initial"], iterations=d["iterations"], seconds=d["seconds"])
 
 
-__all__ = ["LinearModel", "EulerModel", "Substeps", "HorizonOptimizer", "MPCResult", "RecedingRun", "PredictionModel", "minimize_lbfgs"]
+__all__ = ["LinearModel", "EulerModel", "Substeps", "HorizonOptimizer", "MPCResult", "RecedingRun", "PredictionModel",
+           "Plant", "ModelPlant", "DiscretePlant", "SPHPlant2D", "SPHPlant3D", "minimize_lbfgs"]

@@ -125,24 +125,14 @@ def mpc_vs_lqr(push=24.0, scene=None, horizon=10, iterations=3, substeps=50, q=1
     tail = np.repeat(s.w_ff[-1:], H, axis=0)
     ref = np.vstack([s.z_ref, models.rollout(s.red, s.z_ref[-1], tail, dt)[1:]])
     w_ff = np.vstack([s.w_ff, tail])
-    z = s.z_ref[0].copy()
-    states, fb, iters, t_mpc = [z], [], [], 0.0
-    for k in range(T):
-        t0 = time.perf_counter()
-        u0 = w_ff[k:k + H] if k == 0 else None  # first window starts on the feed-forward, then warm starts
-        res = opt.solve(z, ref[k:k + H + 1], u0=u0, u_reference=w_ff[k:k + H])
-        t_mpc += time.perf_counter() - t0
-        w = res.u[0]
-        z = sim.simulate(s.red, z, 1, dt, open_loop=(w + dist[k])[None]).states[-1]
-        states.append(z)
-        fb.append(w - s.w_ff[k])
-        iters.append(res.iterations)
-    X = {"open loop": run_open.states, "lqr": run_lqr.states, "mpc": np.array(states)}
-    feedback = {"lqr": np.asarray(run_lqr.feedback), "mpc": np.array(fb)}
+    # one closed-loop call: the first window starts on the feed-forward, later ones warm-start
+    run = opt.run(s.red, s.z_ref[0], ref, T, u_reference=w_ff, u0=w_ff[:H], dt=dt, disturbance=dist)
+    X = {"open loop": run_open.states, "lqr": run_lqr.states, "mpc": run.states}
+    feedback = {"lqr": np.asarray(run_lqr.feedback), "mpc": run.controls - s.w_ff}
     return Comparison(
         t=np.arange(T + 1) * dt, error={k: tip_error(s, v) for k, v in X.items()}, states=X, feedback=feedback,
-        effort={k: float(np.sum(v ** 2) * dt) for k, v in feedback.items()}, seconds={"lqr": t_lqr, "mpc": t_mpc},
-        push=dist, push_at=at, iterations=np.array(iters))
+        effort={k: float(np.sum(v ** 2) * dt) for k, v in feedback.items()},
+        seconds={"lqr": t_lqr, "mpc": float(run.seconds.sum())}, push=dist, push_at=at, iterations=run.iterations)
 
 
 def plot_comparison(results, ax=None, log=True):

@@ -45,23 +45,16 @@ class FluidScenario:
 
 def _guided_run(grid, starts, steps, dt, schedule, magnitude, width, viscosity, seed=0):
     """Full run whose winds follow the particles: at every step a wind blows
-    at each particle's current position, in the direction the schedule gives."""
+    at each particle's current position, in the direction the schedule gives
+    (one C++ call, ``FluidSim2D.run_particle_winds``)."""
     s = F.FluidSim2D(grid, viscosity, dt)
     s.particles = np.asarray(starts, float)
-    U = [s.velocity]
-    X = [s.particles]
     rng = np.random.default_rng(seed)
-    turns = [np.asarray(schedule[k % len(schedule)], float) for k in range(len(schedule))]
+    turns = np.array([np.asarray(schedule[k % len(schedule)], float) for k in range(len(schedule))])
     jitter = rng.uniform(0.8, 1.2, size=len(starts))
-    for i in range(steps):
-        d = turns[min(i * len(turns) // steps, len(turns) - 1)]
-        f = np.zeros(grid.n_faces)
-        for k, p in enumerate(s.particles):
-            f += grid.wind(p, d, magnitude * jitter[k], width)
-        s.step(f)
-        U.append(s.velocity)
-        X.append(s.particles)
-    return F.FullRun(np.array(U), np.array(X), None, dt)
+    directions = turns[np.minimum(np.arange(steps) * len(turns) // steps, len(turns) - 1)]
+    U, X, _ = s.run_particle_winds(directions, magnitude * jitter, width)
+    return F.FullRun(U, X, None, dt)
 
 
 def make_scenario(n=32, r=16, steps=120, dt=0.01, particles=1, viscosity=0.0, magnitude=25.0, enrich=3,

@@ -7,10 +7,12 @@ computes per-particle forces:
 - ``"none"``: no force;
 - ``"pd"``: per-particle PD with gravity compensation, ``m (kp (r - x) - kd v + g)``;
 - ``"mpc"``: the horizon optimizer over the simplified prediction model
-  (pressure and gravity only, neighbour sets frozen at the frame's actual
-  state), ``horizon`` frames, restarted every frame from the actual fluid
-  state (the mismatch with the full model -- viscosity, new neighbours, the
-  sphere -- is corrected by the restart).
+  (pressure and gravity only, neighbour sets refrozen at every frame's
+  actual state), ``horizon`` frames, restarted every frame from the actual
+  fluid state and warm-started from the previous frame's plan (the mismatch
+  with the full model -- viscosity, new neighbours, the sphere -- is
+  corrected by the restart). The whole run is one C++ call
+  (:meth:`directable.mpc.HorizonOptimizer.run` on a :class:`directable.mpc.SPHPlant2D`).
 
 Two choices make every horizon H in {1, 3, 5, 10} restore the shape (measured
 in ``tests/test_experiments_sph_shape.py`` and notebook 05):
@@ -53,7 +55,8 @@ def fin_shape(spacing=0.02, centre=(0.5, 0.4), width=0.4, height=0.2) -> np.ndar
 class ShapeRun:
     """``error`` (frames,): mean particle distance to the reference after each
     frame; ``energy``: sum over frames of |F|^2 * frame time; ``positions``
-    (frames+1, N, 2); ``forces`` (frames, N, 2); ``seconds`` per frame (frames,)."""
+    (frames+1, N, 2); ``forces`` (frames, N, 2); ``seconds`` (frames,): the
+    controller's time per frame (MPC: the window's solve)."""
 
     error: np.ndarray
     energy: float
@@ -88,26 +91,35 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     Q = np.r_[q * np.ones(2 * N), np.zeros(2 * N)]
     C = np.r_[q * np.ones(2 * N), velocity_weight * q * (substeps * dt) ** 2 * np.ones(2 * N)]
     hover = np.tile(np.tile(m * g, N), (horizon, 1))
-    err, secs, pos, forces, energy = [], [], [fluid.positions], [], 0.0
-    for f in range(frames):
-        if f == impact:
-            fluid.set_sphere([0.05, ref[:, 1].mean()], 0.06, [sphere_speed, 0.0])
-        t0 = time.perf_counter()
-        if controller == "none":
-            F = np.zeros((N, 2))
-        elif controller == "pd":
-            F = m * (kp * (ref - fluid.positions) - kd * fluid.velocities + g)
-        else:
-            pred = mpc.Substeps(fluid.prediction_model(dt=substeps * dt / ps), ps)
-            opt = mpc.HorizonOptimizer(pred, horizon, Q, r, C, iterations=iterations)
-            F = opt.solve(sph.state(fluid), np.tile(x_ref, (horizon + 1, 1)), u0=hover).u[0].reshape(N, 2)
-        fluid.step(F, steps=substeps)
-        secs.append(time.perf_counter() - t0)
+    launch = ([0.05, ref[:, 1].mean()], 0.06, [sphere_speed, 0.0])
+    if controller == "mpc":
+        # one closed-loop call: the prediction model refrozen at the fluid's
+        # state every frame, the first window started hovering, later ones warm
+        model = fluid.prediction_model(dt=substeps * dt / ps)
+        opt = mpc.HorizonOptimizer(mpc.Substeps(model, ps), horizon, Q, r, C, iterations=iterations)
+        plant = mpc.SPHPlant2D(fluid, substeps, prediction=model)
+        plant.launch_sphere(impact, *launch)
+        run = opt.run(plant, None, np.tile(x_ref, (frames + horizon + 1, 1)), frames, u0=hover)
+        pos = run.states[:, :2 * N].reshape(frames + 1, N, 2)
+        forces = run.controls.reshape(frames, N, 2)
+        secs = run.seconds
+    else:
+        pos, forces, secs = [fluid.positions], [], []
+        for f in range(frames):
+            if f == impact:
+                fluid.set_sphere(*launch)
+            t0 = time.perf_counter()
+            F = np.zeros((N, 2)) if controller == "none" else m * (kp * (ref - fluid.positions) - kd * fluid.velocities + g)
+            secs.append(time.perf_counter() - t0)
+            fluid.step(F, steps=substeps)
+            pos.append(fluid.positions)
+            forces.append(F)
+        pos, forces, secs = np.array(pos), np.array(forces), np.array(secs)
+    energy = 0.0
+    for F in forces:
         energy += float((F**2).sum()) * substeps * dt
-        pos.append(fluid.positions)
-        forces.append(F)
-        err.append(np.linalg.norm(fluid.positions - ref, axis=1).mean())
-    return ShapeRun(np.array(err), energy, np.array(pos), np.array(forces), np.array(secs))
+    err = np.linalg.norm(pos[1:] - ref, axis=2).mean(axis=1)
+    return ShapeRun(err, energy, pos, forces, secs)
 
 
 

@@ -11,6 +11,10 @@
 
 namespace directable {
 
+//! Time integrators of the equations of motion, for the loops that step an
+//! articulated body with their own servo torques (the body's own step() is RK4).
+enum class Integrator { explicit_euler = 0, semi_implicit_euler = 1, rk4 = 2 };
+
 class Articulated {
  public:
   virtual ~Articulated() = default;

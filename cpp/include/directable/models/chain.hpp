@@ -31,8 +31,6 @@
 
 namespace directable {
 
-enum class Integrator { explicit_euler = 0, semi_implicit_euler = 1, rk4 = 2 };
-
 struct ChainParams {
   Eigen::VectorXd masses;   //!< L, > 0
   Eigen::VectorXd lengths;  //!< L, > 0
@@ -51,11 +49,12 @@ struct ChainData : ModelData {
   Eigen::Matrix2Xd p, c, d, ap, ac, f;   //!< joints (L+1), COMs, directions, accelerations, forces
   Eigen::VectorXd qdd, tau, C, rhs, zeros;  //!< n
   Eigen::VectorXd zq;                    //!< 2n contiguous [q, qd] for the recursion
+  Eigen::VectorXd state;                 //!< 2n contiguous copy of the state a step starts from
   Eigen::MatrixXd M;                     //!< n x n
   Eigen::LLT<Eigen::MatrixXd> llt;
-  Eigen::VectorXd g_m;                   //!< L subtree masses
-  Eigen::Matrix2Xd g_h;                  //!< L subtree first moments about joint k
-  Eigen::VectorXd g_J;                   //!< L subtree inertia about joint k
+  Eigen::VectorXd subtree_mass;      //!< L+1: mass of links >= k (0 past the last)
+  Eigen::Matrix2Xd subtree_moment;   //!< 2 x (L+1): their first moment about joint k
+  Eigen::VectorXd subtree_inertia;   //!< L+1: their rotational inertia about joint k
 };
 
 class PlanarChain final : public Model, public Articulated {
@@ -63,7 +62,7 @@ class PlanarChain final : public Model, public Articulated {
   explicit PlanarChain(ChainParams params);
 
   // Articulated
-  Index dofs() const override { return n_; }
+  Index dofs() const override { return dofs_; }
   std::unique_ptr<ModelData> create_workspace() const override { return create_data(); }
   void mass_matrix(const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::MatrixXd> M,
                    ModelData& ws) const override;
@@ -88,9 +87,20 @@ class PlanarChain final : public Model, public Articulated {
   //! Joint positions (the root first, then each link's far end): 2 x (L+1).
   Eigen::Matrix2Xd joint_positions(const Eigen::Ref<const Eigen::VectorXd>& q) const;
 
+  // Along a trajectory: row i of each T x n argument is sample i; shapes and
+  // finiteness are checked; one workspace serves every sample.
+  //! tau_i = M(q_i) qdd_i + C(q_i, qd_i), written to tau (T x n).
+  void inverse_dynamics_along(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& qd,
+                              const Eigen::Ref<const RowMatrix>& qdd, Eigen::Ref<RowMatrix> tau) const;
+  //! Kinetic plus potential energy of each sample, written to energy (T).
+  void energies_along(const Eigen::Ref<const RowMatrix>& q, const Eigen::Ref<const RowMatrix>& qd,
+                      Eigen::Ref<Eigen::VectorXd> energy) const;
+  //! Joint positions of each sample, written to positions (T x 2(L+1), x0 y0 x1 y1 ...).
+  void joint_positions_along(const Eigen::Ref<const RowMatrix>& q, Eigen::Ref<RowMatrix> positions) const;
+
   // Model (z = [q, qd], w = tau)
-  Index state_dim() const override { return 2 * n_; }
-  Index control_dim() const override { return n_; }
+  Index state_dim() const override { return 2 * dofs_; }
+  Index control_dim() const override { return dofs_; }
   void dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, double t, Eigen::Ref<Eigen::VectorXd> F) const override;
   void jacobian(const Eigen::Ref<const Eigen::VectorXd>& z, double t, Eigen::Ref<RowMatrix> J) const override;
   const Eigen::MatrixXd& control_matrix() const override { return B_rest_; }
@@ -103,19 +113,22 @@ class PlanarChain final : public Model, public Articulated {
   //! (z_ref[i], tau_ref[i]) for i < T; tau_ref may be empty (zero torque).
   void linearize_along(SeqView z_ref, SeqView tau_ref, MatrixSeq& A, MatrixSeq& B, int threads = 0) const;
 
-  Index links() const { return L_; }
-  Index root_dofs() const { return r_; }
-  const ChainParams& params() const { return P_; }
+  Index links() const { return links_; }
+  Index root_dofs() const { return root_dofs_; }
+  const ChainParams& params() const { return params_; }
 
  private:
   template <class S>
   void rnea(const S* q, const S* qd, const S* qdd, S* tau) const;
   void kinematics(const Eigen::Ref<const Eigen::VectorXd>& q, ChainData& ws) const;
+  void check_samples(const char* name, const Eigen::Ref<const RowMatrix>& x, Index rows) const;
   ChainData& cast(ModelData& ws) const;
 
-  ChainParams P_;
-  Index L_, r_, n_;
-  Eigen::MatrixXd B_rest_;
+  ChainParams params_;       //!< validated, defaults filled in
+  Index links_;              //!< L
+  Index root_dofs_;          //!< 2 with a free root, else 0
+  Index dofs_;               //!< n = L + root_dofs_
+  Eigen::MatrixXd B_rest_;   //!< 2n x n, B at q = 0
 };
 
 }  // namespace directable

@@ -45,54 +45,59 @@ MACGrid2D::MACGrid2D(Index nx, Index ny, double h) : nx_(nx), ny_(ny), h_(h) {
     throw std::invalid_argument("grid size (nx, ny) must be at least (2, 2), got (" + std::to_string(nx) + ", " +
                                 std::to_string(ny) + ")");
   if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
-  const double ih2 = 1.0 / (h * h);
-  // Pressure: Neumann cell Laplacian (SPD after pinning cell 0, which the
-  // compatible right-hand side leaves at zero), factorised once.
-  {
-    std::vector<Trip> t;
-    auto cell = [&](Index i, Index j) { return j * nx_ + i; };
-    for (Index j = 0; j < ny_; ++j)
-      for (Index i = 0; i < nx_; ++i) {
-        const Index c = cell(i, j);
-        if (i + 1 < nx_) {
-          const Index d = cell(i + 1, j);
-          t.emplace_back(c, c, ih2), t.emplace_back(d, d, ih2), t.emplace_back(c, d, -ih2), t.emplace_back(d, c, -ih2);
-        }
-        if (j + 1 < ny_) {
-          const Index d = cell(i, j + 1);
-          t.emplace_back(c, c, ih2), t.emplace_back(d, d, ih2), t.emplace_back(c, d, -ih2), t.emplace_back(d, c, -ih2);
-        }
+  factor_pressure_laplacian();
+  assemble_face_laplacian();
+}
+
+// Pressure: Neumann cell Laplacian (SPD after pinning cell 0, which the
+// compatible right-hand side leaves at zero), factorised once.
+void MACGrid2D::factor_pressure_laplacian() {
+  const double ih2 = 1.0 / (h_ * h_);
+  std::vector<Trip> t;
+  auto cell = [&](Index i, Index j) { return j * nx_ + i; };
+  for (Index j = 0; j < ny_; ++j)
+    for (Index i = 0; i < nx_; ++i) {
+      const Index c = cell(i, j);
+      if (i + 1 < nx_) {
+        const Index d = cell(i + 1, j);
+        t.emplace_back(c, c, ih2), t.emplace_back(d, d, ih2), t.emplace_back(c, d, -ih2), t.emplace_back(d, c, -ih2);
       }
-    t.emplace_back(0, 0, ih2);
-    Eigen::SparseMatrix<double> A(n_cells(), n_cells());
-    A.setFromTriplets(t.begin(), t.end());
-    pressure_.compute(A);
-    if (pressure_.info() != Eigen::Success) throw std::runtime_error("pressure factorisation failed");
-  }
-  // Face Laplacian: graph Laplacian among the non-wall faces of each
-  // component; wall faces are zero Dirichlet neighbours.
-  {
-    std::vector<Trip> t;
-    auto link = [&](Index a, Index b) {  // a non-wall; b a face or -1 (no neighbour)
-      if (b < 0) return;
-      t.emplace_back(a, a, -ih2);
-      if (!is_wall_face(b)) t.emplace_back(a, b, ih2);
-    };
-    for (Index j = 0; j < ny_; ++j)
-      for (Index i = 1; i < nx_; ++i) {
-        const Index a = xface(i, j);
-        link(a, xface(i - 1, j)), link(a, xface(i + 1, j));
-        link(a, j > 0 ? xface(i, j - 1) : -1), link(a, j + 1 < ny_ ? xface(i, j + 1) : -1);
+      if (j + 1 < ny_) {
+        const Index d = cell(i, j + 1);
+        t.emplace_back(c, c, ih2), t.emplace_back(d, d, ih2), t.emplace_back(c, d, -ih2), t.emplace_back(d, c, -ih2);
       }
-    for (Index j = 1; j < ny_; ++j)
-      for (Index i = 0; i < nx_; ++i) {
-        const Index a = yface(i, j);
-        link(a, yface(i, j - 1)), link(a, yface(i, j + 1));
-        link(a, i > 0 ? yface(i - 1, j) : -1), link(a, i + 1 < nx_ ? yface(i + 1, j) : -1);
-      }
-    D_.resize(n_faces(), n_faces());
-    D_.setFromTriplets(t.begin(), t.end());
-  }
+    }
+  t.emplace_back(0, 0, ih2);
+  Eigen::SparseMatrix<double> A(n_cells(), n_cells());
+  A.setFromTriplets(t.begin(), t.end());
+  pressure_solver_.compute(A);
+  if (pressure_solver_.info() != Eigen::Success) throw std::runtime_error("pressure factorisation failed");
+}
+
+// Face Laplacian: graph Laplacian among the non-wall faces of each
+// component; wall faces are zero Dirichlet neighbours.
+void MACGrid2D::assemble_face_laplacian() {
+  const double ih2 = 1.0 / (h_ * h_);
+  std::vector<Trip> t;
+  auto link = [&](Index a, Index b) {  // a non-wall; b a face or -1 (no neighbour)
+    if (b < 0) return;
+    t.emplace_back(a, a, -ih2);
+    if (!is_wall_face(b)) t.emplace_back(a, b, ih2);
+  };
+  for (Index j = 0; j < ny_; ++j)
+    for (Index i = 1; i < nx_; ++i) {
+      const Index a = xface(i, j);
+      link(a, xface(i - 1, j)), link(a, xface(i + 1, j));
+      link(a, j > 0 ? xface(i, j - 1) : -1), link(a, j + 1 < ny_ ? xface(i, j + 1) : -1);
+    }
+  for (Index j = 1; j < ny_; ++j)
+    for (Index i = 0; i < nx_; ++i) {
+      const Index a = yface(i, j);
+      link(a, yface(i, j - 1)), link(a, yface(i, j + 1));
+      link(a, i > 0 ? yface(i - 1, j) : -1), link(a, i + 1 < nx_ ? yface(i + 1, j) : -1);
+    }
+  laplacian_.resize(n_faces(), n_faces());
+  laplacian_.setFromTriplets(t.begin(), t.end());
 }
 
 bool MACGrid2D::is_wall_face(Index f) const {
@@ -102,6 +107,12 @@ bool MACGrid2D::is_wall_face(Index f) const {
   }
   const Index j = (f - n_xfaces()) / nx_;
   return j == 0 || j == ny_;
+}
+
+Eigen::Array<bool, Eigen::Dynamic, 1> MACGrid2D::wall_mask() const {
+  Eigen::Array<bool, Eigen::Dynamic, 1> mask(n_faces());
+  for (Index f = 0; f < n_faces(); ++f) mask[f] = is_wall_face(f);
+  return mask;
 }
 
 void MACGrid2D::divergence(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<Eigen::VectorXd> div) const {
@@ -130,12 +141,23 @@ void MACGrid2D::project(Eigen::Ref<Eigen::VectorXd> u, Eigen::Ref<Eigen::VectorX
   for (Index i = 0; i < nx_; ++i) u[yface(i, 0)] = 0.0, u[yface(i, ny_)] = 0.0;
   divergence(u, p);
   p = -p;
-  p = pressure_.solve(p);
+  p = pressure_solver_.solve(p);
   const double ih = 1.0 / h_;
   for (Index j = 0; j < ny_; ++j)
     for (Index i = 1; i < nx_; ++i) u[xface(i, j)] -= (p[j * nx_ + i] - p[j * nx_ + i - 1]) * ih;
   for (Index j = 1; j < ny_; ++j)
     for (Index i = 0; i < nx_; ++i) u[yface(i, j)] -= (p[j * nx_ + i] - p[(j - 1) * nx_ + i]) * ih;
+}
+
+void MACGrid2D::project_rows(Eigen::Ref<RowMatrix> fields) const {
+  if (fields.cols() != n_faces())
+    throw_shape("u", "(k, " + std::to_string(n_faces()) + ")", shape_str(fields.rows(), fields.cols()));
+  check_finite("u", fields.data(), fields.size());
+  Eigen::VectorXd pressure(n_cells());
+  for (Index k = 0; k < fields.rows(); ++k) {
+    auto u = fields.row(k).transpose();
+    project(u, pressure);
+  }
 }
 
 void MACGrid2D::clamp(double& x, double& y) const {
@@ -166,6 +188,20 @@ Eigen::Vector2d MACGrid2D::velocity_at(const Eigen::Ref<const Eigen::VectorXd>& 
   x_stencil(x, y, sx);
   y_stencil(x, y, sy);
   return {apply(sx, u), apply(sy, u)};
+}
+
+void MACGrid2D::velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const RowMatrix>& points,
+                              Eigen::Ref<RowMatrix> out) const {
+  if (u.size() != n_faces()) throw_shape("u", "(" + std::to_string(n_faces()) + ",)", "(" + std::to_string(u.size()) + ",)");
+  check_finite("u", u.data(), u.size());
+  check_shape("points", points.rows(), points.cols(), points.rows(), 2);
+  check_finite("points", points.data(), points.size());
+  check_shape("out", out.rows(), out.cols(), points.rows(), 2);
+  for (Index k = 0; k < points.rows(); ++k) {
+    double x = points(k, 0), y = points(k, 1);
+    clamp(x, y);
+    out.row(k) = velocity_at(u, x, y).transpose();
+  }
 }
 
 void MACGrid2D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt,
@@ -221,6 +257,11 @@ void MACGrid2D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& u, Eig
 
 void MACGrid2D::add_wind(Eigen::Ref<Eigen::VectorXd> f, double cx, double cy, double dirx, double diry,
                          double magnitude, double width) const {
+  check_positive("width", width);
+  if (!std::isfinite(magnitude)) throw std::domain_error("magnitude must be finite, got " + std::to_string(magnitude));
+  if (!std::isfinite(cx) || !std::isfinite(cy)) throw std::domain_error("center must be finite");
+  if (!std::isfinite(dirx) || !std::isfinite(diry)) throw std::domain_error("direction must be finite");
+  if (f.size() != n_faces()) throw_shape("f", "(" + std::to_string(n_faces()) + ",)", "(" + std::to_string(f.size()) + ",)");
   const double iw2 = 1.0 / (width * width);
   auto g = [&](double x, double y) { return magnitude * std::exp(-((x - cx) * (x - cx) + (y - cy) * (y - cy)) * iw2); };
   for (Index j = 0; j < ny_; ++j)
@@ -230,38 +271,125 @@ void MACGrid2D::add_wind(Eigen::Ref<Eigen::VectorXd> f, double cx, double cy, do
 }
 
 FluidSim2D::FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt)
-    : grid_(std::move(grid)), nu_(viscosity), dt_(dt) {
+    : grid_(std::move(grid)), viscosity_(viscosity), dt_(dt) {
   if (!(viscosity >= 0.0) || !std::isfinite(viscosity))
     throw std::domain_error("viscosity must be finite and >= 0, got " + std::to_string(viscosity));
   check_positive("dt", dt);
   const Index N = grid_->n_faces();
-  if (nu_ > 0.0) {
+  if (viscosity_ > 0.0) {
     Eigen::SparseMatrix<double> I(N, N);
     I.setIdentity();
-    Eigen::SparseMatrix<double> M = I - (nu_ * dt_) * grid_->laplacian();
-    diffusion_.compute(M);
-    if (diffusion_.info() != Eigen::Success) throw std::runtime_error("diffusion factorisation failed");
+    Eigen::SparseMatrix<double> M = I - (viscosity_ * dt_) * grid_->laplacian();
+    diffusion_solver_.compute(M);
+    if (diffusion_solver_.info() != Eigen::Success) throw std::runtime_error("diffusion factorisation failed");
   }
-  u_.setZero(N), tmp_.setZero(N);
-  rho_.setZero(grid_->n_cells()), tmp_rho_.setZero(grid_->n_cells()), pressure_.setZero(grid_->n_cells());
-  p_.resize(0, 2);
+  velocity_.setZero(N), advected_.setZero(N);
+  const Index C = grid_->n_cells();
+  density_.setZero(C), advected_density_.setZero(C), pressure_.setZero(C);
+  particles_.resize(0, 2);
+}
+
+void FluidSim2D::set_velocity(const Eigen::Ref<const Eigen::VectorXd>& u) {
+  const Index N = grid_->n_faces();
+  if (u.size() != N) throw_shape("velocity", "(" + std::to_string(N) + ",)", "(" + std::to_string(u.size()) + ",)");
+  check_finite("velocity", u.data(), N);
+  velocity_ = u;
+}
+
+void FluidSim2D::set_density(const Eigen::Ref<const Eigen::VectorXd>& rho) {
+  const Index C = grid_->n_cells();
+  if (rho.size() != C) throw_shape("density", "(" + std::to_string(C) + ",)", "(" + std::to_string(rho.size()) + ",)");
+  check_finite("density", rho.data(), C);
+  density_ = rho;
+}
+
+void FluidSim2D::set_particles(const Eigen::Ref<const RowMatrix>& p) {
+  check_shape("particles", p.rows(), p.cols(), p.rows(), 2);
+  check_finite("particles", p.data(), p.size());
+  particles_ = p;
 }
 
 void FluidSim2D::step(const Eigen::Ref<const Eigen::VectorXd>& f) {
-  const MACGrid2D& g = *grid_;
   if (f.size() != 0) {
-    check_shape("force", f.size(), 1, g.n_faces(), 1);
-    u_ += dt_ * f;
+    const Index N = grid_->n_faces();
+    if (f.size() != N) throw_shape("force", "(" + std::to_string(N) + ",)", "(" + std::to_string(f.size()) + ",)");
+    check_finite("force", f.data(), N);
   }
-  g.advect_velocity(u_, dt_, tmp_);
-  if (nu_ > 0.0)
-    u_ = diffusion_.solve(tmp_);
+  advance(f);
+}
+
+void FluidSim2D::advance(const Eigen::Ref<const Eigen::VectorXd>& f) {
+  const MACGrid2D& g = *grid_;
+  if (f.size() != 0) velocity_ += dt_ * f;
+  g.advect_velocity(velocity_, dt_, advected_);
+  if (viscosity_ > 0.0)
+    velocity_ = diffusion_solver_.solve(advected_);
   else
-    u_.swap(tmp_);
-  g.project(u_, pressure_);
-  g.advect_cells(u_, rho_, dt_, tmp_rho_);
-  rho_.swap(tmp_rho_);
-  g.advect_particles(u_, p_, dt_);
+    velocity_.swap(advected_);
+  g.project(velocity_, pressure_);
+  g.advect_cells(velocity_, density_, dt_, advected_density_);
+  density_.swap(advected_density_);
+  g.advect_particles(velocity_, particles_, dt_);
+}
+
+template <class ForceFn>
+FluidRun FluidSim2D::run_with(Index T, bool record_density, const ProgressFn* progress, ForceFn force) {
+  const Index N = grid_->n_faces(), P = particles_.rows();
+  FluidRun out;
+  out.velocities.resize(T + 1, N);
+  out.particles.resize(T + 1, 2 * P);
+  if (record_density) out.density.resize(T + 1, grid_->n_cells());
+  auto record = [&](Index t) {
+    out.velocities.row(t) = velocity_.transpose();
+    out.particles.row(t) = Eigen::Map<const Eigen::RowVectorXd>(particles_.data(), 2 * P);
+    if (record_density) out.density.row(t) = density_.transpose();
+  };
+  record(0);
+  Eigen::VectorXd f(N);
+  ProgressThrottle throttle(progress, T);
+  for (Index t = 0; t < T; ++t) {
+    f.setZero();
+    force(t, f);
+    advance(f);
+    if (!velocity_.allFinite())
+      throw std::domain_error("fluid run: the velocity became non-finite at step " + std::to_string(t) +
+                              ": reduce dt or the forces");
+    record(t + 1);
+    if (!throttle.report(t + 1)) throw Cancelled();
+  }
+  throttle.finish(T);
+  return out;
+}
+
+FluidRun FluidSim2D::run(const Eigen::Ref<const RowMatrix>& forces, bool record_density, const ProgressFn* progress) {
+  const Index T = forces.rows(), N = grid_->n_faces();
+  check_shape("forces", T, forces.cols(), T, N);
+  check_finite("forces", forces.data(), forces.size());
+  return run_with(T, record_density, progress, [&](Index t, Eigen::VectorXd& f) { f = forces.row(t).transpose(); });
+}
+
+FluidRun FluidSim2D::run_particle_winds(const Eigen::Ref<const RowMatrix>& directions,
+                                        const Eigen::Ref<const Eigen::VectorXd>& magnitudes, double width,
+                                        const ProgressFn* progress) {
+  const Index T = directions.rows(), P = particles_.rows();
+  check_shape("directions", T, directions.cols(), T, 2);
+  check_finite("directions", directions.data(), directions.size());
+  if (magnitudes.size() != P)
+    throw_shape("magnitudes", "(" + std::to_string(P) + ",) (one per particle)",
+                "(" + std::to_string(magnitudes.size()) + ",)");
+  check_finite("magnitudes", magnitudes.data(), P);
+  check_positive("width", width);
+  const MACGrid2D& g = *grid_;
+  // each wind into its own field first, then summed: the same rounding as
+  // adding MACGrid2D.wind fields one by one (no fused multiply-add across winds)
+  Eigen::VectorXd wind(g.n_faces());
+  return run_with(T, false, progress, [&](Index t, Eigen::VectorXd& f) {
+    for (Index k = 0; k < P; ++k) {
+      wind.setZero();
+      g.add_wind(wind, particles_(k, 0), particles_(k, 1), directions(t, 0), directions(t, 1), magnitudes[k], width);
+      f += wind;
+    }
+  });
 }
 
 }  // namespace directable

@@ -39,50 +39,69 @@ void advection_apply(const MACGrid2D& g, const Eigen::Ref<const Eigen::VectorXd>
 
 ReducedFluid::ReducedFluid(std::shared_ptr<const MACGrid2D> grid, const Eigen::Ref<const RowMatrix>& basis,
                            double viscosity, int threads, const ProgressFn* progress)
-    : grid_(std::move(grid)), r_(basis.cols()), nu_(viscosity), B_(basis) {
+    : grid_(std::move(grid)), r_(basis.cols()), viscosity_(viscosity), basis_(basis) {
   const Index N = grid_->n_faces();
   if (basis.rows() != N || r_ < 1)
     throw_shape("basis", "(" + std::to_string(N) + ", r) with r >= 1 for a " + std::to_string(grid_->nx()) + "x" +
                              std::to_string(grid_->ny()) + " grid",
                 shape_str(basis.rows(), basis.cols()));
-  check_finite("basis", B_.data(), B_.size());
+  check_finite("basis", basis_.data(), basis_.size());
   if (!(viscosity >= 0.0) || !std::isfinite(viscosity))
     throw std::domain_error("viscosity must be finite and >= 0, got " + std::to_string(viscosity));
-  const Eigen::MatrixXd Bc = B_;  // column-major copy for the GEMMs
-  orth_err_ = (Bc.transpose() * Bc - Eigen::MatrixXd::Identity(r_, r_)).cwiseAbs().maxCoeff();
-  Dhat_ = Bc.transpose() * (grid_->laplacian() * Bc);
-  Dhat_ = 0.5 * (Dhat_ + Dhat_.transpose()).eval();
-  adv_.assign(r_, Eigen::MatrixXd::Zero(r_, r_));
+  divergence_error_ = grid_->max_divergence(basis_);
+  const Eigen::MatrixXd B = basis_;  // column-major copy for the GEMMs
+  orthonormality_error_ = (B.transpose() * B - Eigen::MatrixXd::Identity(r_, r_)).cwiseAbs().maxCoeff();
+  diffusion_ = B.transpose() * (grid_->laplacian() * B);
+  diffusion_ = 0.5 * (diffusion_ + diffusion_.transpose()).eval();
+  if (viscosity_ > 0.0) {  // exp(dt nu Dhat) for any dt from one eigen-decomposition
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(diffusion_);
+    diffusion_eigenvectors_ = es.eigenvectors();
+    diffusion_eigenvalues_ = es.eigenvalues();
+  }
+  advection_.assign(r_, Eigen::MatrixXd::Zero(r_, r_));
   parallel_steps(r_, threads, progress, r_, [&] { return Eigen::MatrixXd(N, r_); },
                  [&](Index k, Eigen::MatrixXd& M) {
-                   for (Index j = 0; j < r_; ++j) advection_apply(*grid_, Bc.col(k), Bc.col(j), M.col(j));
-                   adv_[k].noalias() = Bc.transpose() * M;
+                   for (Index j = 0; j < r_; ++j) advection_apply(*grid_, B.col(k), B.col(j), M.col(j));
+                   advection_[k].noalias() = B.transpose() * M;
                  });
 }
 
 void ReducedFluid::advection_matrix(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::MatrixXd> A) const {
   A.setZero();
-  for (Index k = 0; k < r_; ++k) A += z[k] * adv_[k];
+  for (Index k = 0; k < r_; ++k) A += z[k] * advection_[k];
 }
 
 void ReducedFluid::dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> F) const {
-  F.noalias() = nu_ * Dhat_ * z;
-  for (Index k = 0; k < r_; ++k) F.noalias() += (z[k] * adv_[k]) * z;
+  F.noalias() = viscosity_ * diffusion_ * z;
+  for (Index k = 0; k < r_; ++k) F.noalias() += (z[k] * advection_[k]) * z;
 }
 
 void ReducedFluid::add_jacobian(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<RowMatrix> J) const {
-  J += nu_ * Dhat_;
+  J += viscosity_ * diffusion_;
   for (Index k = 0; k < r_; ++k) {
-    J += z[k] * adv_[k];
-    J.col(k).noalias() += adv_[k] * z;
+    J += z[k] * advection_[k];
+    J.col(k).noalias() += advection_[k] * z;
   }
 }
 
+void ReducedFluid::check_reduced(const char* name, const Eigen::Ref<const Eigen::VectorXd>& v) const {
+  if (v.size() != r_) throw_shape(name, "(" + std::to_string(r_) + ",)", "(" + std::to_string(v.size()) + ",)");
+  check_finite(name, v.data(), v.size());
+}
+
 void ReducedFluid::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,
-                        double dt, Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& d) const {
-  d.zt = z + dt * w;
-  advection_matrix(d.zt, d.A);
-  d.A *= dt;
+                        double dt, Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& data) const {
+  check_reduced("z", z);
+  check_reduced("w", w);
+  check_positive("dt", dt);
+  advance(z, w, dt, z_next, data);
+}
+
+void ReducedFluid::advance(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,
+                           double dt, Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& d) const {
+  d.z_forced = z + dt * w;
+  advection_matrix(d.z_forced, d.advection);
+  d.advection *= dt;
   // Advection: exact exponential of the antisymmetric dt Ahat(zt). We use
   // the scaling-and-squaring Pade approximant of linalg/expm (Al-Mohy &
   // Higham degree choice) rather than the thesis' eigen-decomposition: a
@@ -94,40 +113,37 @@ void ReducedFluid::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen:
   // bench_fluid.py): Pade 140-210 us against 730-900 us for the complex
   // Hermitian eigen-decomposition of i Ahat that the thesis' method needs
   // (3.5-6x), and |E'E - I| 4e-15 against 3e-14.
-  d.expm.compute(d.A, d.C);
-  d.za.noalias() = d.expm.E() * d.zt;
-  if (nu_ > 0.0) {
-    if (d.diff_dt != dt) {  // exp(dt nu Dhat), symmetric: from its eigen-decomposition, once per dt
-      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Dhat_);
-      d.Ediff = es.eigenvectors() * (dt * nu_ * es.eigenvalues()).array().exp().matrix().asDiagonal() *
-                es.eigenvectors().transpose();
-      d.diff_dt = dt;
+  d.expm.compute(d.advection, d.no_border);
+  d.z_advected.noalias() = d.expm.E() * d.z_forced;
+  if (viscosity_ > 0.0) {
+    if (d.diffusion_dt != dt) {  // exp(dt nu Dhat) = V exp(dt nu Lambda) V', once per dt
+      d.diffusion_exp = diffusion_eigenvectors_ *
+                        (dt * viscosity_ * diffusion_eigenvalues_).array().exp().matrix().asDiagonal() *
+                        diffusion_eigenvectors_.transpose();
+      d.diffusion_dt = dt;
     }
-    z_next.noalias() = d.Ediff * d.za;
+    z_next.noalias() = d.diffusion_exp * d.z_advected;
   } else {
-    z_next = d.za;
+    z_next = d.z_advected;
   }
-}
-
-void ReducedFluid::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,
-                        double dt, Eigen::Ref<Eigen::VectorXd> z_next) const {
-  if (!scratch_) scratch_ = create_data();
-  step(z, w, dt, z_next, *scratch_);
 }
 
 RowMatrix ReducedFluid::rollout(const Eigen::Ref<const Eigen::VectorXd>& z0, const Eigen::Ref<const RowMatrix>& W,
                                 double dt) const {
+  check_reduced("z0", z0);
   check_shape("w", W.rows(), W.cols(), W.rows(), r_);
+  check_finite("w", W.data(), W.size());
+  check_positive("dt", dt);
   RowMatrix Z(W.rows() + 1, r_);
   Z.row(0) = z0.transpose();
-  auto d = create_data();
-  Eigen::VectorXd a(r_), b(r_), w(r_);
-  a = z0;
+  auto data = create_data();
+  Eigen::VectorXd z(r_), z_next(r_), w(r_);
+  z = z0;
   for (Index i = 0; i < W.rows(); ++i) {
     w = W.row(i).transpose();
-    step(a, w, dt, b, *d);
-    Z.row(i + 1) = b.transpose();
-    a.swap(b);
+    advance(z, w, dt, z_next, *data);
+    Z.row(i + 1) = z_next.transpose();
+    z.swap(z_next);
   }
   return Z;
 }
@@ -141,7 +157,7 @@ void ReducedFluid::modes(double x, double y, Eigen::Ref<RowMatrix> Psi, RowMatri
   if (dy) dy->setZero(2, r_);
   for (int c = 0; c < 2; ++c)
     for (int a = 0; a < 4; ++a) {
-      const auto row = B_.row(s[c].idx[a]);
+      const auto row = basis_.row(s[c].idx[a]);
       Psi.row(c) += s[c].w[a] * row;
       if (dx) dx->row(c) += s[c].dx[a] * row;
       if (dy) dy->row(c) += s[c].dy[a] * row;
@@ -154,21 +170,30 @@ Eigen::Vector2d ReducedFluid::velocity(double x, double y, const Eigen::Ref<cons
   grid_->y_stencil(x, y, s[1]);
   Eigen::Vector2d v(0.0, 0.0);
   for (int c = 0; c < 2; ++c)
-    for (int a = 0; a < 4; ++a) v[c] += s[c].w[a] * B_.row(s[c].idx[a]).dot(z);
+    for (int a = 0; a < 4; ++a) v[c] += s[c].w[a] * basis_.row(s[c].idx[a]).dot(z);
   return v;
 }
 
+void ReducedFluid::velocities(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const RowMatrix>& points,
+                              Eigen::Ref<RowMatrix> out) const {
+  check_reduced("z", z);
+  check_shape("points", points.rows(), points.cols(), points.rows(), 2);
+  check_finite("points", points.data(), points.size());
+  check_shape("out", out.rows(), out.cols(), points.rows(), 2);
+  for (Index k = 0; k < points.rows(); ++k) out.row(k) = velocity(points(k, 0), points(k, 1), z).transpose();
+}
+
 FluidParticles::FluidParticles(std::shared_ptr<const ReducedFluid> fluid, Index particles)
-    : fluid_(std::move(fluid)), P_(particles) {
-  if (P_ < 0) throw std::invalid_argument("particles must be >= 0, got " + std::to_string(P_));
+    : fluid_(std::move(fluid)), particles_(particles) {
+  if (particles_ < 0) throw std::invalid_argument("particles must be >= 0, got " + std::to_string(particles_));
   const Index r = fluid_->r();
-  B_.setZero(2 * P_ + r, r);
-  B_.bottomRows(r).setIdentity();
+  control_.setZero(2 * particles_ + r, r);
+  control_.bottomRows(r).setIdentity();
 }
 
 void FluidParticles::dynamics(const Eigen::Ref<const Eigen::VectorXd>& x, double, Eigen::Ref<Eigen::VectorXd> F) const {
   const auto z = x.tail(fluid_->r());
-  for (Index i = 0; i < P_; ++i) F.segment<2>(2 * i) = fluid_->velocity(x[2 * i], x[2 * i + 1], z);
+  for (Index i = 0; i < particles_; ++i) F.segment<2>(2 * i) = fluid_->velocity(x[2 * i], x[2 * i + 1], z);
   fluid_->dynamics(z, F.tail(fluid_->r()));
 }
 
@@ -177,9 +202,9 @@ void FluidParticles::jacobian(const Eigen::Ref<const Eigen::VectorXd>& x, double
   const auto z = x.tail(r);
   J.setZero();
   RowMatrix Psi(2, r), dx(2, r), dy(2, r);
-  for (Index i = 0; i < P_; ++i) {
+  for (Index i = 0; i < particles_; ++i) {
     fluid_->modes(x[2 * i], x[2 * i + 1], Psi, &dx, &dy);
-    J.block(2 * i, 2 * P_, 2, r) = Psi;
+    J.block(2 * i, 2 * particles_, 2, r) = Psi;
     J.block(2 * i, 2 * i, 2, 1) = dx * z;
     J.block(2 * i, 2 * i + 1, 2, 1) = dy * z;
   }
@@ -195,8 +220,7 @@ struct FluidParticlesData : ModelData {
 }  // namespace
 
 std::unique_ptr<ModelData> FluidParticles::create_data() const {
-  auto d = std::make_unique<FluidParticlesData>(fluid_->r());
-  return d;
+  return std::make_unique<FluidParticlesData>(fluid_->r());
 }
 
 void FluidParticles::step(const Eigen::Ref<const Eigen::VectorXd>& x, double, double dt,
@@ -205,10 +229,10 @@ void FluidParticles::step(const Eigen::Ref<const Eigen::VectorXd>& x, double, do
   auto& d = static_cast<FluidParticlesData&>(data);
   const Index r = fluid_->r();
   const auto z = x.tail(r);
-  fluid_->step(z, w, dt, x_next.tail(r), d.fluid);
+  fluid_->advance(z, w, dt, x_next.tail(r), d.fluid);
   d.zmid = 0.5 * (z + x_next.tail(r));
   const MACGrid2D& g = fluid_->grid();
-  for (Index i = 0; i < P_; ++i) {
+  for (Index i = 0; i < particles_; ++i) {
     double px = x[2 * i], py = x[2 * i + 1];
     g.clamp(px, py);
     const Eigen::Vector2d v1 = fluid_->velocity(px, py, z);

@@ -13,8 +13,8 @@ namespace directable {
 
 template <int D>
 struct SPHPredictionT<D>::Tape {
-  std::mutex lock;
   bool valid = false;
+  Index freeze = -1;                //!< the model's freeze the tape was taken at
   bool has_acc = false;             //!< acc is the pressure acceleration at pos (taken by step)
   Eigen::VectorXd pos;              //!< positions the tape was taken at (DN)
   Eigen::VectorXd rho, P, dP, bar;  //!< N (bar: VJP scratch)
@@ -61,16 +61,12 @@ void SPHPredictionT<D>::refreeze(SPHFluid<D>& fluid) {
                                 std::to_string(fluid.size()) + " and " + std::to_string(fluid.boundary().size() / D));
   xb_ = fluid.boundary();
   fluid.neighbours(nb_);
-  {
-    std::lock_guard<std::mutex> g(tapes_mutex_);
-    for (auto& t : tapes_)
-      if (t) t->valid = false;
-  }
   freeze(true);
 }
 
 template <int D>
 void SPHPredictionT<D>::freeze(bool symmetric) {
+  ++freeze_count_;
   N_ = Index(nb_.fluid_start.size()) - 1;
   if (N_ < 1 || Index(nb_.wall_start.size()) != N_ + 1)
     throw std::invalid_argument("neighbour lists must have N+1 starts for fluid and walls");
@@ -93,15 +89,9 @@ void SPHPredictionT<D>::freeze(bool symmetric) {
       if (fluid_[k] > i) pair_j_.push_back(int(fluid_[k]));
   }
   pair_start_[N_] = Index(pair_j_.size());
-  // every entry j < i must be matched by i in j's list (reads only: parallel)
+  // every entry j < i must be matched by i in j's list
   Index asymmetric = -1;
   if (!symmetric) {
-    int threads = 1;  // the verdict of the step's team (one thread before any probe)
-    {
-      std::lock_guard<std::mutex> g(team_mutex_);
-      threads = std::max(1, step_team_.best());
-    }
-#pragma omp parallel for schedule(static) reduction(max : asymmetric) num_threads(threads) if (N_ >= kParallelMin)
     for (Index i = 0; i < N_; ++i)
       for (Index k = nb_.fluid_start[i]; k < nb_.fluid_start[i + 1]; ++k) {
         const Index j = fluid_[k];
@@ -125,41 +115,31 @@ void SPHPredictionT<D>::freeze(bool symmetric) {
       chunk_);
 }
 
-template <int D>
-SPHPredictionT<D>::~SPHPredictionT() = default;
-
-template <int D>
-int SPHPredictionT<D>::team_begin(TeamChooser& team) const {
-  std::lock_guard<std::mutex> g(team_mutex_);
-  return team.begin();
-}
-
-template <int D>
-void SPHPredictionT<D>::team_end(TeamChooser& team, double seconds) const {
-  std::lock_guard<std::mutex> g(team_mutex_);
-  team.end(seconds);
-}
-
-template <int D>
-typename SPHPredictionT<D>::Tape* SPHPredictionT<D>::tape(Index i) const {
-  constexpr Index kMaxTapes = 256;
-  Tape* t = nullptr;
-  if (i >= 0 && i < kMaxTapes) {
-    std::lock_guard<std::mutex> g(tapes_mutex_);
-    if (Index(tapes_.size()) <= i) tapes_.resize(i + 1);
-    if (!tapes_[i]) tapes_[i] = std::make_unique<Tape>();
-    t = tapes_[i].get();
-  }
-  return t;
-}
-
 namespace {
-template <class Tape>
-Tape& thread_tape() {
-  thread_local Tape t;
-  return t;
-}
+// Per-thread buffers of the SPH prediction model: one tape per window step
+// (a window's states recur across the solve's evaluations) and the team
+// choices of its two parallel passes.
+template <int D>
+struct SPHPredictionData : PredictionData {
+  static constexpr Index kMaxTapes = 256;  //!< window steps with their own tape; later ones share `spare`
+  std::vector<std::unique_ptr<typename SPHPredictionT<D>::Tape>> tapes;
+  std::unique_ptr<typename SPHPredictionT<D>::Tape> spare;
+  TeamChooser step_team, vjp_team;
+  typename SPHPredictionT<D>::Tape& tape(Index i) {
+    if (i < 0 || i >= kMaxTapes) return *spare;
+    if (Index(tapes.size()) <= i) tapes.resize(i + 1);
+    if (!tapes[i]) tapes[i] = std::make_unique<typename SPHPredictionT<D>::Tape>();
+    return *tapes[i];
+  }
+};
 }  // namespace
+
+template <int D>
+std::unique_ptr<PredictionData> SPHPredictionT<D>::make_data() const {
+  auto d = std::make_unique<SPHPredictionData<D>>();
+  d->spare = std::make_unique<Tape>();
+  return d;
+}
 
 // rho_i = m (W(0) + sum_j W(|x_i - x_j|) + sum_b W(|x_i - x_b|)),
 // p = max(0, B ((rho/rho0)^gamma - 1)), P = p / rho^2, dP = dP/drho;
@@ -207,7 +187,7 @@ void SPHPredictionT<D>::forward(const double* X, Tape& w, int threads) const {
 // a_i = -m sum_j (P_i + P_j) W'/d (x_i - x_j) - 2 m P_i sum_b W'/d (x_i - x_b); the
 // pair term is antisymmetric: once per pair, added to i and subtracted from j.
 template <int D>
-void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int threads, const Step* st) const {
+void SPHPredictionT<D>::accel(const double* X, Tape& w, double* a, int threads, const Step* st) const {
   const double m = prm_.mass(), dt = prm_.dt, im = 1.0 / m;
   const VecD<D> g = prm_.gravity;
   const Index n = D * N_;
@@ -216,7 +196,7 @@ void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int thr
   const Index *PS = pair_start_.data(), *CH = chunk_.data();
   const Index chunks = Index(chunk_.size()) - 1;
   const double *pa = w.pa.data(), *P = w.P.data();
-  double* F = const_cast<Tape&>(w).sum.data();  // scratch, not part of the recorded state
+  double* F = w.sum.data();  // scratch, not part of the recorded state
 #pragma omp parallel num_threads(threads) if (N_ >= kParallelMin)
   {
 #pragma omp for schedule(static)
@@ -240,7 +220,7 @@ void SPHPredictionT<D>::accel(const double* X, const Tape& w, double* a, int thr
 
 template <int D>
 void SPHPredictionT<D>::pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eigen::VectorXd> a) const {
-  Tape& w = thread_tape<Tape>();
+  Tape w;
   TeamChooser all;
   const int threads = all.begin();
   forward(pos.data(), w, threads);
@@ -249,17 +229,15 @@ void SPHPredictionT<D>::pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eig
 }
 
 template <int D>
-void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const {
+void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i, PredictionData& data) const {
   const Index n = D * N_;
-  Tape* slot = tape(i);
-  std::unique_lock<std::mutex> lk;
-  if (slot) lk = std::unique_lock<std::mutex>(slot->lock, std::try_to_lock);
-  Tape& w = lk.owns_lock() ? *slot : thread_tape<Tape>();
+  auto& d = static_cast<SPHPredictionData<D>&>(data);
+  Tape& w = d.tape(i);
   const double dt = prm_.dt, im = 1.0 / prm_.mass();
   // The pressure acceleration depends on the positions alone: at the tape's
   // own positions (bit-identical) it is reused. In an MPC window, step 0
   // starts at the frame's state in every evaluation of the solve.
-  if (lk.owns_lock() && w.valid && w.has_acc && w.pos.size() == n &&
+  if (w.valid && w.has_acc && w.freeze == freeze_count_ && w.pos.size() == n &&
       std::memcmp(w.pos.data(), x.data(), sizeof(double) * size_t(n)) == 0) {
     const VecD<D> g = prm_.gravity;
     for (Index p = 0; p < N_; ++p) {  // the same update as accel's (streaming: serial)
@@ -271,15 +249,14 @@ void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, 
     return;
   }
   const double t0 = now_seconds();
-  const int threads = team_begin(step_team_);
+  const int threads = d.step_team.begin();
   forward(x.data(), w, threads);
-  if (lk.owns_lock()) {
-    w.pos = x.head(n);  // (before x_next is written: they may be the same vector)
-    w.valid = w.has_acc = true;
-  }
+  w.pos = x.head(n);  // (before x_next is written: they may be the same vector)
+  w.valid = w.has_acc = true;
+  w.freeze = freeze_count_;
   const Step st{x.data() + n, u.data(), x_next.data()};
   accel(x.data(), w, w.acc.data(), threads, &st);
-  team_end(step_team_, now_seconds() - t0);
+  d.step_team.end(now_seconds() - t0);
 }
 
 // Reverse mode of step. With mu = lam_v + dt lam_x (adjoint of v+):
@@ -291,29 +268,22 @@ void SPHPredictionT<D>::step(const CRefVec& x, const CRefVec& u, RefVec x_next, 
 //             + m sum_j (barrho_k + barrho_j) gW_kj + m sum_b barrho_k gW_kb,
 // with gW = a r and H = a I + b r r' (a = W'/d, b = (W'' - W'/d)/d^2, taped).
 template <int D>
-void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam, RefVec gx, RefVec gu,
-                            Index i) const {
+void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam, RefVec gx, RefVec gu, Index i,
+                            PredictionData& data) const {
   const Index n = D * N_;
   const double t0 = now_seconds();
-  const int threads = team_begin(vjp_team_);
-  Tape* slot = tape(i);
-  std::unique_lock<std::mutex> lk;
-  if (slot) lk = std::unique_lock<std::mutex>(slot->lock, std::try_to_lock);
-  Tape* wp = &thread_tape<Tape>();
-  if (lk.owns_lock()) {
-    wp = slot;
-    const bool hit = slot->valid && slot->pos.size() == n &&
-                     std::memcmp(slot->pos.data(), x.data(), sizeof(double) * size_t(n)) == 0;
-    if (!hit) {
-      forward(x.data(), *slot, threads);
-      slot->pos = x.head(n);
-      slot->valid = true;
-      slot->has_acc = false;  // (no acceleration pass here)
-    }
-  } else {
-    forward(x.data(), *wp, threads);
+  auto& d = static_cast<SPHPredictionData<D>&>(data);
+  const int threads = d.vjp_team.begin();
+  Tape& w = d.tape(i);
+  const bool hit = w.valid && w.freeze == freeze_count_ && w.pos.size() == n &&
+                   std::memcmp(w.pos.data(), x.data(), sizeof(double) * size_t(n)) == 0;
+  if (!hit) {
+    forward(x.data(), w, threads);
+    w.pos = x.head(n);
+    w.valid = true;
+    w.has_acc = false;  // (no acceleration pass here)
+    w.freeze = freeze_count_;
   }
-  Tape& w = *wp;
   const double dt = prm_.dt, m = prm_.mass(), dtm = dt / m;
   const double* L = lam.data();
   double *GX = gx.data(), *GU = gu.data(), *M = w.mu.data();
@@ -365,13 +335,13 @@ void SPHPredictionT<D>::vjp(const CRefVec& x, const CRefVec&, const CRefVec& lam
       }
     }
   }
-  team_end(vjp_team_, now_seconds() - t0);
+  d.vjp_team.end(now_seconds() - t0);
 }
 
 // The control enters v+ only (v+ = ... + dt u / m): gu = dt mu / m.
 template <int D>
-void SPHPredictionT<D>::vjp_controls(const CRefVec&, const CRefVec&, const CRefVec& lam, RefVec, RefVec gu,
-                                     Index) const {
+void SPHPredictionT<D>::vjp_controls(const CRefVec&, const CRefVec&, const CRefVec& lam, RefVec, RefVec gu, Index,
+                                     PredictionData&) const {
   const Index n = D * N_;
   const double dt = prm_.dt, dtm = dt / prm_.mass();
   const double* L = lam.data();

@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 #include <Eigen/Sparse>
 #include <Eigen/SparseCholesky>
+#include <memory>
 #include <vector>
 
 #include "directable/core/errors.hpp"
@@ -26,20 +27,20 @@ using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
 class TetMesh {
  public:
   TetMesh(const Eigen::Ref<const RowMatrix>& vertices, const Eigen::Ref<const IndexMatrix>& tets);
-  Index num_vertices() const { return X_.rows(); }
-  Index num_tets() const { return T_.rows(); }
-  const RowMatrix& vertices() const { return X_; }
-  const IndexMatrix& tets() const { return T_; }
+  Index num_vertices() const { return vertices_.rows(); }
+  Index num_tets() const { return tets_.rows(); }
+  const RowMatrix& vertices() const { return vertices_; }
+  const IndexMatrix& tets() const { return tets_; }
   //! Rest volumes (E).
-  const Eigen::VectorXd& volumes() const { return vol_; }
+  const Eigen::VectorXd& volumes() const { return volumes_; }
   //! Shape-function gradients of tet e: 4 x 3, row a = grad N_a.
-  Eigen::Matrix<double, 4, 3> gradients(Index e) const { return grad_[e]; }
+  Eigen::Matrix<double, 4, 3> gradients(Index e) const { return gradients_[e]; }
 
  private:
-  RowMatrix X_;
-  IndexMatrix T_;
-  Eigen::VectorXd vol_;
-  std::vector<Eigen::Matrix<double, 4, 3>> grad_;
+  RowMatrix vertices_;                                  //!< V x 3 rest positions
+  IndexMatrix tets_;                                    //!< E x 4 vertex indices
+  Eigen::VectorXd volumes_;                             //!< E rest volumes
+  std::vector<Eigen::Matrix<double, 4, 3>> gradients_;  //!< E of 4 x 3: shape-function gradients
 };
 
 //! St. Venant-Kirchhoff material on a TetMesh: energy density
@@ -57,7 +58,7 @@ class StVKFEM {
   double beta() const { return beta_; }
   const std::vector<Index>& fixed() const { return fixed_; }
   //! true for every constrained dof (3V).
-  const std::vector<char>& fixed_mask() const { return mask_; }
+  const std::vector<char>& fixed_mask() const { return fixed_mask_; }
   //! Lumped mass diagonal (3V).
   const Eigen::VectorXd& mass() const { return mass_; }
 
@@ -71,19 +72,30 @@ class StVKFEM {
 
  private:
   TetMesh mesh_;
-  double mu_, lambda_, density_, alpha_, beta_;
-  std::vector<Index> fixed_;
-  std::vector<char> mask_;
-  Eigen::VectorXd mass_;
-  std::vector<int> slot_;  //!< E x 144: value index of each element entry in the pattern
-  SparseMatrix pattern_;
+  double mu_, lambda_;         //!< Lame parameters
+  double density_;             //!< mass per volume
+  double alpha_, beta_;        //!< Rayleigh damping D = alpha M + beta K
+  std::vector<Index> fixed_;   //!< fixed vertex indices
+  std::vector<char> fixed_mask_;    //!< 3V: 1 on every constrained dof
+  Eigen::VectorXd mass_;            //!< 3V lumped mass diagonal
+  std::vector<int> element_slots_;  //!< E x 144: value index of each element entry in the pattern
+  SparseMatrix pattern_;            //!< 3V x 3V stiffness sparsity, values zero
+};
+
+//! Every state of a Newmark run, (T+1) x 3V each, the initial state first.
+//! acceleration's first row is NaN when the initial acceleration was left to
+//! be made consistent by the first step.
+struct NewmarkRun {
+  RowMatrix displacement, velocity, acceleration;
 };
 
 //! Implicit Newmark (beta = 1/4, gamma = 1/2) with Newton iterations on the
-//! free dofs. Holds the state (u, v, a) and the factorization.
+//! free dofs. The material model is shared read-only; the state (u, v, a),
+//! the Newton buffers and the factorization belong to this object (one
+//! simulator per thread).
 class NewmarkFEM {
  public:
-  NewmarkFEM(const StVKFEM& model, double dt, int max_iterations = 20, double tolerance = 1e-8);
+  NewmarkFEM(std::shared_ptr<const StVKFEM> model, double dt, int max_iterations = 20, double tolerance = 1e-8);
   //! Sets u, v (3V each) and the acceleration a (3V), or, when a is empty,
   //! the consistent acceleration M a = f_ext - D v - f(u) of the next step.
   void set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v,
@@ -91,25 +103,32 @@ class NewmarkFEM {
   //! One step with external force f_ext (3V) held; returns Newton iterations.
   //! Throws std::runtime_error when Newton does not converge.
   int step(const Eigen::Ref<const Eigen::VectorXd>& f_ext);
-  //! Runs forces.rows() steps; returns displacements (T+1) x 3V.
-  RowMatrix run(const Eigen::Ref<const RowMatrix>& forces, const ProgressFn* progress = nullptr);
+  //! Runs forces.rows() steps (forces: T x 3V) from the current state and
+  //! returns every state; the simulator ends in the last one. A Newton
+  //! failure or a non-finite residual is reported with its step.
+  NewmarkRun run(const Eigen::Ref<const RowMatrix>& forces, const ProgressFn* progress = nullptr);
   //! Static equilibrium f_int(u) = f_ext by Newton from u = 0.
   Eigen::VectorXd static_solve(const Eigen::Ref<const Eigen::VectorXd>& f_ext, int max_iterations = 50);
   const Eigen::VectorXd& u() const { return u_; }
   const Eigen::VectorXd& v() const { return v_; }
   const Eigen::VectorXd& a() const { return a_; }
   double dt() const { return dt_; }
+  std::shared_ptr<const StVKFEM> model_ptr() const { return model_; }
 
  private:
+  int newton_step(const Eigen::Ref<const Eigen::VectorXd>& f_ext);
+  void make_acceleration_consistent(const Eigen::Ref<const Eigen::VectorXd>& f_ext);
   void constrain(SparseMatrix& A) const;
   void factor(const SparseMatrix& A);
-  const StVKFEM& model_;
+  std::shared_ptr<const StVKFEM> model_;
   double dt_;
-  int max_it_;
-  double tol_;
-  Eigen::VectorXd u_, v_, a_, f_, r_, du_, un_, vn_, an_;
-  SparseMatrix K_, A_;
-  std::vector<int> diag_;  //!< value index of each diagonal entry of the pattern
+  int max_iterations_;
+  double tolerance_;
+  Eigen::VectorXd u_, v_, a_;                 //!< 3V each: the current state
+  Eigen::VectorXd u_prev_, v_prev_, a_prev_;  //!< 3V each: the state at the start of the step (a_prev_ NaN: make a consistent)
+  Eigen::VectorXd internal_, residual_, correction_;  //!< 3V each: f_int(u), Newton residual and update
+  SparseMatrix stiffness_, system_;           //!< 3V x 3V, K(u) and the Newton matrix, the pattern's sparsity
+  std::vector<int> diagonal_slots_;           //!< value index of each diagonal entry of the pattern
   Eigen::SimplicialLDLT<SparseMatrix> ldlt_;
   bool analyzed_ = false;
 };

@@ -2,7 +2,7 @@
 // Reduced St. Venant-Kirchhoff model (Barbic & James 2005): with u = U p the
 // internal forces U' f(U p) are cubic polynomials in p,
 //   R(p) = P p + 3 Z(p) p + 2 Y(p) p,   K(p) = dR/dp = P + 6 Z(p) + 6 Y(p),
-// Z(p)_{mn} = sum_k S_{mnk} p_k,  Y(p)_{mn} = sum_{kl} T_{mnkl} p_k p_l,
+// Z(p)_{mn} = sum_k cubic_{mnk} p_k,  Y(p)_{mn} = sum_{kl} quartic_{mnkl} p_k p_l,
 // with fully symmetric coefficient tensors S and T (reduced elastic energy
 // W(p) = p'Pp/2 + S[p,p,p] + T[p,p,p,p]/2) precomputed element by element
 // (two matrix products per chunk of elements, then a symmetrization over
@@ -24,9 +24,13 @@
 
 namespace directable {
 
+//! Buffers of one reduced Newmark step (one per run or thread).
 struct ReducedStVKData : ModelData {
-  Eigen::VectorXd p, v, a, pn, vn, an, R, res, dp, pairs, tmp;
-  Eigen::MatrixXd K, H, A;
+  Eigen::VectorXd position, velocity, acceleration;                 //!< r each: the Newton iterate
+  Eigen::VectorXd position_prev, velocity_prev, acceleration_prev;  //!< r each: the step's start
+  Eigen::VectorXd forces, residual, correction, mass_term;          //!< r each: R(p), Newton residual and update, Mr (a + alpha v)
+  Eigen::VectorXd pairs;                                            //!< 3 r(r+1)/2: scratch of evaluate()
+  Eigen::MatrixXd stiffness, stiffness_change, system;              //!< r x r: K(p), dK/dp : v, the Newton matrix
   Eigen::LDLT<Eigen::MatrixXd> ldlt;
 };
 
@@ -41,7 +45,7 @@ class ReducedStVK final : public Model {
   Index control_dim() const override { return r_; }
   void dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, double t, Eigen::Ref<Eigen::VectorXd> F) const override;
   void jacobian(const Eigen::Ref<const Eigen::VectorXd>& z, double t, Eigen::Ref<RowMatrix> J) const override;
-  const Eigen::MatrixXd& control_matrix() const override { return B_; }
+  const Eigen::MatrixXd& control_matrix() const override { return control_; }
   std::unique_ptr<ModelData> create_data() const override;
   void step(const Eigen::Ref<const Eigen::VectorXd>& z, double t, double dt, const Eigen::Ref<const Eigen::VectorXd>& w,
             Eigen::Ref<Eigen::VectorXd> z_next, ModelData& data) const override;
@@ -54,29 +58,40 @@ class ReducedStVK final : public Model {
                             Eigen::MatrixXd& H, Eigen::VectorXd& pairs) const;
   double energy(const Eigen::Ref<const Eigen::VectorXd>& p) const;
 
-  const Eigen::MatrixXd& reduced_mass() const { return Mr_; }
+  const Eigen::MatrixXd& reduced_mass() const { return reduced_mass_; }
   double alpha() const { return alpha_; }
   double beta() const { return beta_; }
   bool damping_hessian() const { return damping_hessian_; }
   void set_damping_hessian(bool on) { damping_hessian_ = on; }
   void set_newton(int max_iterations, double tolerance);
   //! Coefficients: P (r x r), cubic (npairs x r), quartic (npairs x npairs).
-  const Eigen::MatrixXd& linear_coefficients() const { return P_; }
-  const RowMatrix& cubic_coefficients() const { return S_; }
-  const RowMatrix& quartic_coefficients() const { return T_; }
+  const Eigen::MatrixXd& linear_coefficients() const { return linear_; }
+  const RowMatrix& cubic_coefficients() const { return cubic_; }
+  const RowMatrix& quartic_coefficients() const { return quartic_; }
 
  private:
-  Index pair(Index m, Index n) const { return m <= n ? pidx_(m, n) : pidx_(n, m); }
+  Index pair(Index m, Index n) const { return m <= n ? pair_index_(m, n) : pair_index_(n, m); }
   void unpack(const Eigen::VectorXd& y, double scale, Eigen::MatrixXd& out) const;
-  Index r_, np_;
+  void index_pairs();
+  //! The element sums behind the coefficients: linear (r x r), cubic
+  //! (r x npairs) and quartic (npairs x npairs), before the symmetrization.
+  void accumulate_elements(const StVKFEM& full, const Eigen::Ref<const Eigen::MatrixXd>& U, Eigen::MatrixXd& linear,
+                           Eigen::MatrixXd& cubic, Eigen::MatrixXd& quartic, const ProgressFn* progress) const;
+  void symmetrize(const Eigen::MatrixXd& linear, const Eigen::MatrixXd& cubic, const Eigen::MatrixXd& quartic);
+
+  Index r_, n_pairs_;  //!< r, r(r+1)/2
   double alpha_, beta_;
   bool damping_hessian_;
-  int max_it_ = 20;
-  double tol_ = 1e-10;
-  Eigen::MatrixXi pidx_;
-  Eigen::VectorXi pm_, pn_;
-  Eigen::MatrixXd P_, Mr_, Minv_, B_;
-  RowMatrix S_, T_;
+  int max_iterations_ = 20;
+  double tolerance_ = 1e-10;
+  Eigen::MatrixXi pair_index_;                 //!< r x r: index of the pair (m, n), m <= n (-1 below the diagonal)
+  Eigen::VectorXi pair_first_, pair_second_;   //!< npairs: m and n of each pair
+  Eigen::MatrixXd linear_;                     //!< r x r, P: the linear stiffness U'K(0)U
+  Eigen::MatrixXd reduced_mass_;               //!< r x r, Mr = U'MU
+  Eigen::MatrixXd reduced_mass_inverse_;       //!< r x r, Mr^-1
+  Eigen::MatrixXd control_;                    //!< 2r x r, B = [0; Mr^-1]
+  RowMatrix cubic_;                            //!< npairs x r, S over pairs (m <= n) and k
+  RowMatrix quartic_;                          //!< npairs x npairs, T over pairs (m <= n), (k <= l)
 };
 
 }  // namespace directable

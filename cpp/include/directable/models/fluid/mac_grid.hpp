@@ -14,6 +14,7 @@
 #include <Eigen/SparseCore>
 #include <memory>
 
+#include "directable/core/progress.hpp"
 #include "directable/core/sequence.hpp"
 
 namespace directable {
@@ -40,6 +41,8 @@ class MACGrid2D {
   Index xface(Index i, Index j) const { return j * (nx_ + 1) + i; }
   Index yface(Index i, Index j) const { return n_xfaces() + j * nx_ + i; }
   bool is_wall_face(Index f) const;
+  //! N flags: true on the wall (normal) faces, always zero in a free-slip field.
+  Eigen::Array<bool, Eigen::Dynamic, 1> wall_mask() const;
   double width() const { return double(nx_) * h_; }
   double height() const { return double(ny_) * h_; }
 
@@ -53,6 +56,9 @@ class MACGrid2D {
   //! the sparse LDL' factorisation computed once in the constructor.
   //! pressure: n_cells work/out buffer.
   void project(Eigen::Ref<Eigen::VectorXd> u, Eigen::Ref<Eigen::VectorXd> pressure) const;
+  //! The same projection of every row of fields (k x N), in place; checks
+  //! the shape and that the fields are finite (named u in messages).
+  void project_rows(Eigen::Ref<RowMatrix> fields) const;
 
   //! Stencils of the x-component, the y-component and a cell quantity at a
   //! point (clamped to the domain).
@@ -61,13 +67,18 @@ class MACGrid2D {
   void cell_stencil(double x, double y, Stencil4& s) const;
   //! Interpolated velocity (2) at a point.
   Eigen::Vector2d velocity_at(const Eigen::Ref<const Eigen::VectorXd>& u, double x, double y) const;
+  //! Interpolated velocities of u (N) at the rows of points (P x 2), each
+  //! clamped to the domain first, written to out (P x 2). Checks the shapes
+  //! and that u and the points are finite.
+  void velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const RowMatrix>& points,
+                     Eigen::Ref<RowMatrix> out) const;
   //! Clamps a point into the closed domain.
   void clamp(double& x, double& y) const;
 
   //! Face Laplacian D (N x N, symmetric negative definite on the non-wall
   //! faces): 5-point stencil per component, wall (normal) faces are zero
   //! Dirichlet neighbours, tangential walls are zero-gradient (free slip).
-  const Eigen::SparseMatrix<double>& laplacian() const { return D_; }
+  const Eigen::SparseMatrix<double>& laplacian() const { return laplacian_; }
 
   //! Semi-Lagrangian (RK2 back-trace) advection of u (N) through itself.
   void advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt, Eigen::Ref<Eigen::VectorXd> out) const;
@@ -76,40 +87,76 @@ class MACGrid2D {
                     Eigen::Ref<Eigen::VectorXd> out) const;
   //! Particles (P x 2 positions, row-major) moved by RK2 (midpoint) through u; clamped to the domain.
   void advect_particles(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<RowMatrix> p, double dt) const;
-  //! Adds a wind impulse: magnitude * direction * exp(-|x - c|^2 / width^2) on every non-wall face.
+  //! Adds a wind impulse: magnitude * direction * exp(-|x - c|^2 / width^2)
+  //! on every non-wall face. Checks width > 0 and finite centre, direction and magnitude.
   void add_wind(Eigen::Ref<Eigen::VectorXd> f, double cx, double cy, double dirx, double diry, double magnitude,
                 double width) const;
 
  private:
+  void factor_pressure_laplacian();
+  void assemble_face_laplacian();
+
   Index nx_, ny_;
   double h_;
-  Eigen::SparseMatrix<double> D_;
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> pressure_;
+  Eigen::SparseMatrix<double> laplacian_;                                //!< D, N x N
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> pressure_solver_;  //!< cell Laplacian, n_cells x n_cells
+};
+
+//! Every state of a full run: velocities (T+1) x N, particles (T+1) x 2P
+//! (x0, y0, x1, ... per row), density (T+1) x n_cells or 0 x 0 when not recorded.
+struct FluidRun {
+  RowMatrix velocities, particles, density;
 };
 
 //! Full simulator state and buffers: one step = force, semi-Lagrangian
 //! advection, implicit viscosity (factorised once), projection; smoke and
-//! particles are advected through the new field.
+//! particles are advected through the new field. The grid and the
+//! factorisation are shared read-only; the state belongs to this object.
 class FluidSim2D {
  public:
   FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt);
 
   const MACGrid2D& grid() const { return *grid_; }
   std::shared_ptr<const MACGrid2D> grid_ptr() const { return grid_; }
-  double viscosity() const { return nu_; }
+  double viscosity() const { return viscosity_; }
   double dt() const { return dt_; }
-  Eigen::VectorXd& velocity() { return u_; }
-  Eigen::VectorXd& density() { return rho_; }
-  RowMatrix& particles() { return p_; }
+  const Eigen::VectorXd& velocity() const { return velocity_; }
+  const Eigen::VectorXd& density() const { return density_; }
+  const RowMatrix& particles() const { return particles_; }
+  //! Sets the velocity (N), checked finite.
+  void set_velocity(const Eigen::Ref<const Eigen::VectorXd>& u);
+  //! Sets the smoke density (n_cells), checked finite.
+  void set_density(const Eigen::Ref<const Eigen::VectorXd>& rho);
+  //! Sets the particles (P x 2), checked finite.
+  void set_particles(const Eigen::Ref<const RowMatrix>& p);
   //! One step with external acceleration field f (N; empty = none).
   void step(const Eigen::Ref<const Eigen::VectorXd>& f);
+  //! forces.rows() steps, row t the acceleration field of step t (N
+  //! columns); returns every state (the initial one first). Throws
+  //! domain_error naming the step when the velocity becomes non-finite.
+  FluidRun run(const Eigen::Ref<const RowMatrix>& forces, bool record_density, const ProgressFn* progress = nullptr);
+  //! directions.rows() steps under winds that follow the particles: at
+  //! step t a wind of direction directions.row(t) (2) and magnitude
+  //! magnitudes[k] blows at particle k's position at the start of the step
+  //! (add_wind, Gaussian of the given width). Records and reports like run().
+  FluidRun run_particle_winds(const Eigen::Ref<const RowMatrix>& directions,
+                              const Eigen::Ref<const Eigen::VectorXd>& magnitudes, double width,
+                              const ProgressFn* progress = nullptr);
 
  private:
+  void advance(const Eigen::Ref<const Eigen::VectorXd>& f);
+  //! Runs T steps, the force of step t written by force(t, f) (f: N, zeroed
+  //! first), recording every state and checking the velocity stays finite.
+  template <class ForceFn>
+  FluidRun run_with(Index T, bool record_density, const ProgressFn* progress, ForceFn force);
+
   std::shared_ptr<const MACGrid2D> grid_;
-  double nu_, dt_;
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> diffusion_;
-  Eigen::VectorXd u_, rho_, tmp_, tmp_rho_, pressure_;
-  RowMatrix p_;
+  double viscosity_, dt_;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> diffusion_solver_;  //!< I - nu dt D, N x N
+  Eigen::VectorXd velocity_, density_;           //!< N, n_cells
+  Eigen::VectorXd advected_, advected_density_;  //!< N, n_cells: step buffers
+  Eigen::VectorXd pressure_;                     //!< n_cells: projection buffer
+  RowMatrix particles_;                          //!< P x 2
 };
 
 }  // namespace directable

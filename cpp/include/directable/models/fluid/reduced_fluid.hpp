@@ -25,13 +25,17 @@ namespace directable {
 void advection_apply(const MACGrid2D& g, const Eigen::Ref<const Eigen::VectorXd>& flux,
                      const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::VectorXd> out);
 
-//! Per-run buffers of the reduced step.
+//! Buffers of the reduced step, one per run or per thread (the model itself
+//! stays const and may be shared).
 struct ReducedFluidData {
-  explicit ReducedFluidData(Index r) : expm(r, 0), zt(r), za(r), A(r, r), C(r, 0), Ediff(r, r) {}
+  explicit ReducedFluidData(Index r)
+      : expm(r, 0), z_forced(r), z_advected(r), advection(r, r), no_border(r, 0), diffusion_exp(r, r) {}
   BorderedExpm expm;
-  Eigen::VectorXd zt, za;  //!< after the force, after advection
-  Eigen::MatrixXd A, C, Ediff;
-  double diff_dt = -1.0;  //!< dt of the cached diffusion exponential
+  Eigen::VectorXd z_forced, z_advected;  //!< r each: after the force, after advection
+  Eigen::MatrixXd advection;             //!< r x r, dt Ahat(z_forced)
+  Eigen::MatrixXd no_border;             //!< r x 0, the empty border of the exponential
+  Eigen::MatrixXd diffusion_exp;         //!< r x r, exp(dt nu Dhat) for diffusion_dt
+  double diffusion_dt = -1.0;            //!< dt of diffusion_exp (< 0: not computed yet)
 };
 
 class ReducedFluid {
@@ -44,12 +48,15 @@ class ReducedFluid {
   const MACGrid2D& grid() const { return *grid_; }
   std::shared_ptr<const MACGrid2D> grid_ptr() const { return grid_; }
   Index r() const { return r_; }
-  double viscosity() const { return nu_; }
-  const RowMatrix& basis() const { return B_; }
-  const Eigen::MatrixXd& advection_tensor(Index k) const { return adv_[k]; }  //!< Ahat_k, r x r
-  const Eigen::MatrixXd& diffusion_matrix() const { return Dhat_; }           //!< Dhat, r x r
+  double viscosity() const { return viscosity_; }
+  const RowMatrix& basis() const { return basis_; }
+  const Eigen::MatrixXd& advection_tensor(Index k) const { return advection_[k]; }  //!< Ahat_k, r x r
+  const Eigen::MatrixXd& diffusion_matrix() const { return diffusion_; }           //!< Dhat, r x r
   //! max |B'B - I| (0 for the orthonormal basis the energy guarantee needs).
-  double orthonormality_error() const { return orth_err_; }
+  double orthonormality_error() const { return orthonormality_error_; }
+  //! max |div| h or |wall-face value| over the basis columns (0 for a
+  //! divergence-free, free-slip basis).
+  double divergence_error() const { return divergence_error_; }
 
   //! Ahat(z) = sum_k z_k Ahat_k.
   void advection_matrix(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::MatrixXd> A) const;
@@ -60,12 +67,13 @@ class ReducedFluid {
 
   std::unique_ptr<ReducedFluidData> create_data() const { return std::make_unique<ReducedFluidData>(r_); }
   //! z_next: force (zt = z + dt w), advection by exp(dt Ahat(zt)) (exact,
-  //! orthogonal), diffusion by the precomputed exp(dt nu Dhat).
+  //! orthogonal), diffusion by exp(dt nu Dhat). Checks z, w (r each, finite)
+  //! and dt > 0.
   void step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w, double dt,
-            Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& d) const;
-  //! The same with the object's own scratch data (convenience; not thread-safe).
-  void step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w, double dt,
-            Eigen::Ref<Eigen::VectorXd> z_next) const;
+            Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& data) const;
+  //! The same step without the checks, for loops that validated their inputs once.
+  void advance(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w, double dt,
+               Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& data) const;
   //! States (T+1) x r from z0 under controls W (T x r), one step each.
   RowMatrix rollout(const Eigen::Ref<const Eigen::VectorXd>& z0, const Eigen::Ref<const RowMatrix>& W, double dt) const;
 
@@ -74,16 +82,23 @@ class ReducedFluid {
              RowMatrix* dPsi_dy = nullptr) const;
   //! Psi(x) z without allocation.
   Eigen::Vector2d velocity(double x, double y, const Eigen::Ref<const Eigen::VectorXd>& z) const;
+  //! Psi(p_k) z for every row p_k of points (P x 2), written to out (P x 2).
+  void velocities(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const RowMatrix>& points,
+                  Eigen::Ref<RowMatrix> out) const;
 
  private:
+  void check_reduced(const char* name, const Eigen::Ref<const Eigen::VectorXd>& v) const;
+
   std::shared_ptr<const MACGrid2D> grid_;
   Index r_;
-  double nu_;
-  RowMatrix B_;                      //!< N x r
-  std::vector<Eigen::MatrixXd> adv_;  //!< r matrices r x r
-  Eigen::MatrixXd Dhat_;
-  double orth_err_ = 0.0;
-  mutable std::unique_ptr<ReducedFluidData> scratch_;
+  double viscosity_;
+  RowMatrix basis_;                          //!< B, N x r
+  std::vector<Eigen::MatrixXd> advection_;   //!< Ahat_k = B' A(b_k) B, r matrices r x r
+  Eigen::MatrixXd diffusion_;                //!< Dhat = B' D B, r x r, symmetric
+  Eigen::MatrixXd diffusion_eigenvectors_;   //!< r x r, orthonormal eigenvectors of Dhat (empty when nu = 0)
+  Eigen::VectorXd diffusion_eigenvalues_;    //!< r, eigenvalues of Dhat, <= 0 (empty when nu = 0)
+  double orthonormality_error_ = 0.0;
+  double divergence_error_ = 0.0;
 };
 
 //! Particles p_1..p_P immersed in a reduced fluid: state x = [p (2P), z (r)],
@@ -92,16 +107,16 @@ class FluidParticles final : public Model {
  public:
   FluidParticles(std::shared_ptr<const ReducedFluid> fluid, Index particles);
 
-  Index state_dim() const override { return 2 * P_ + fluid_->r(); }
+  Index state_dim() const override { return 2 * particles_ + fluid_->r(); }
   Index control_dim() const override { return fluid_->r(); }
-  Index particles() const { return P_; }
+  Index particles() const { return particles_; }
   const ReducedFluid& fluid() const { return *fluid_; }
   std::shared_ptr<const ReducedFluid> fluid_ptr() const { return fluid_; }
   void dynamics(const Eigen::Ref<const Eigen::VectorXd>& x, double t, Eigen::Ref<Eigen::VectorXd> F) const override;
   //! Appendix C: dp_i'/dp_i = [dPsi/dx z, dPsi/dy z], dp_i'/dz = Psi(p_i),
   //! dz'/dz = Ahat(z) + [Ahat_k z]_k + nu Dhat.
   void jacobian(const Eigen::Ref<const Eigen::VectorXd>& x, double t, Eigen::Ref<RowMatrix> J) const override;
-  const Eigen::MatrixXd& control_matrix() const override { return B_; }
+  const Eigen::MatrixXd& control_matrix() const override { return control_; }
 
   std::unique_ptr<ModelData> create_data() const override;
   //! The reduced fluid step for z, RK2 (midpoint, z averaged over the step)
@@ -111,8 +126,8 @@ class FluidParticles final : public Model {
 
  private:
   std::shared_ptr<const ReducedFluid> fluid_;
-  Index P_;
-  Eigen::MatrixXd B_;
+  Index particles_;
+  Eigen::MatrixXd control_;  //!< B = [0; I], (2P + r) x r
 };
 
 }  // namespace directable

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "directable/core/parallel.hpp"
+#include "directable/core/progress.hpp"
 #include "directable/core/types.hpp"
 #include "directable/models/sph/kernel.hpp"
 #include "directable/models/sph/neighbour_grid.hpp"
@@ -34,38 +35,44 @@ struct SPHPairTable {
   std::vector<int> near_count, near;  //!< fluid: the candidates within 2h this step, compacted
 };
 
+//! The simulator is its own per-run state: particles, neighbour tables and
+//! scratch all belong to one run, driven by one thread at a time (the
+//! parallel loops inside a step are its own). Const methods only read.
 template <int D>
 class SPHFluid {
  public:
   using Vec = Eigen::Matrix<double, D, 1>;
   using Params = SPHParamsT<D>;
-  //! fluid (N, D) and boundary (M, D) positions, row-major.
-  SPHFluid(Params params, const double* fluid, Index N, const double* boundary, Index M);
+  //! fluid (N, D) and boundary (M, D) positions, flattened row-major (DN and
+  //! DM values: x0, y0, [z0,] x1, ...); N >= 1, all inside the domain box.
+  SPHFluid(Params params, const CRefVec& fluid, const CRefVec& boundary);
 
-  Index size() const { return N_; }
-  Index boundary_size() const { return M_; }
-  const Params& params() const { return prm_; }
+  Index size() const { return fluid_count_; }
+  Index boundary_size() const { return boundary_count_; }
+  const Params& params() const { return params_; }
   //! Moving rigid sphere (kinematic): centre inside the domain, radius > 0.
   void set_sphere(const Vec& centre, double radius, const Vec& velocity);
-  void remove_sphere() { sphere_on_ = false; }
-  bool has_sphere() const { return sphere_on_; }
-  const Vec& sphere_centre() const { return sc_; }
+  void remove_sphere() { has_sphere_ = false; }
+  bool has_sphere() const { return has_sphere_; }
+  const Vec& sphere_centre() const { return sphere_centre_; }
 
-  //! One step with per-particle forces (N x D, row-major; nullptr = none).
-  //! Throws domain_error if the state becomes non-finite or explodes.
-  void step(const double* force = nullptr);
+  //! `steps` >= 1 steps with the per-particle forces `force` held (DN,
+  //! finite; empty: none). Progress reports (steps done, steps) throttled;
+  //! throws Cancelled when it asks to stop (the steps taken stay taken), and
+  //! domain_error naming the step if the state becomes non-finite or explodes.
+  void advance(Index steps, const CRefVec& force, const ProgressFn* progress = nullptr);
+  //! One step without forces.
+  void step();
 
-  Eigen::VectorXd& positions() { return x_; }   //!< DN (x0, y0, [z0,] x1, ...)
-  Eigen::VectorXd& velocities() { return v_; }  //!< DN
-  const Eigen::VectorXd& positions() const { return x_; }
-  const Eigen::VectorXd& velocities() const { return v_; }
-  const Eigen::VectorXd& densities() const { return rho_; }
-  const Eigen::VectorXd& pressures() const { return p_; }
-  const Eigen::VectorXd& boundary() const { return xb_; }
-  Index steps_taken() const { return steps_; }
+  const Eigen::VectorXd& positions() const { return positions_; }    //!< DN (x0, y0, [z0,] x1, ...)
+  const Eigen::VectorXd& velocities() const { return velocities_; }  //!< DN
+  const Eigen::VectorXd& densities() const { return densities_; }    //!< N
+  const Eigen::VectorXd& pressures() const { return pressures_; }    //!< N
+  const Eigen::VectorXd& boundary() const { return boundary_; }      //!< DM
+  Index steps_taken() const { return steps_taken_; }
 
   //! Replaces positions and velocities (DN each, finite).
-  void set_state(const Eigen::Ref<const Eigen::VectorXd>& positions, const Eigen::Ref<const Eigen::VectorXd>& velocities);
+  void set_state(const CRefVec& positions, const CRefVec& velocities);
   //! Current neighbour sets: the pairs within 2h of the current positions
   //! (from the Verlet lists, rebuilt first if due).
   NeighbourLists neighbours();
@@ -73,25 +80,32 @@ class SPHFluid {
   void neighbours(NeighbourLists& nb);
 
  private:
+  void step_with(const double* force);  //!< one step; force DN or nullptr (validated by the caller)
   void search();       //!< densities, pressures and W'/d over the lists (rebuilt when needed)
   void build_lists();  //!< grid + candidate lists within 2h + skin
-  Params prm_;
+  //! Pressure, viscosity, wall, gravity and control accelerations into accelerations_.
+  void accelerate(const double* force);
+  //! Symplectic Euler from accelerations_, then the sphere and the domain box.
+  void integrate();
+  Params params_;
   CubicSpline<D> kernel_;
-  Index N_, M_;
-  Eigen::VectorXd x_, v_, a_, rho_, p_, pr2_, xb_;  // pr2_ = p / rho^2
+  Index fluid_count_, boundary_count_;  //!< N, M
+  Eigen::VectorXd positions_, velocities_, accelerations_;  //!< DN each
+  Eigen::VectorXd densities_, pressures_, pressure_by_rho2_;  //!< N each (p / rho^2)
+  Eigen::VectorXd boundary_;                                //!< DM
   NeighbourGrid<D> fluid_grid_, wall_grid_;
   SPHPairTable fluid_pairs_, wall_pairs_;
-  std::vector<Index> chunk_;   //!< chunks of particles of the two-phase pair scatter (see fluid.cpp)
-  std::vector<Index> cursor_;  //!< neighbours(): fill positions per particle
-  Eigen::VectorXd x_built_;  //!< positions at the last list build
+  std::vector<Index> chunk_;        //!< chunks of particles of the two-phase pair scatter (see fluid.cpp)
+  std::vector<Index> fill_cursor_;  //!< neighbours(): fill positions per particle (N)
+  Eigen::VectorXd positions_at_build_;  //!< DN, positions at the last list build
   double skin_ = 0.0;
-  bool rebuild_ = true;
+  bool lists_stale_ = true;
   TeamChooser team_;
-  int nt_ = 1;  //!< threads of the current step
-  bool sphere_on_ = false;
-  Vec sc_ = Vec::Zero(), sv_ = Vec::Zero();
-  double sr_ = 0.0;
-  Index steps_ = 0;
+  int threads_ = 1;  //!< threads of the current step
+  bool has_sphere_ = false;
+  Vec sphere_centre_ = Vec::Zero(), sphere_velocity_ = Vec::Zero();
+  double sphere_radius_ = 0.0;
+  Index steps_taken_ = 0;
 };
 using SPHFluid2D = SPHFluid<2>;
 using SPHFluid3D = SPHFluid<3>;

@@ -7,10 +7,9 @@
 // src/models/sph/prediction.cpp, explicitly instantiated for both.
 #include <Eigen/Core>
 #include <memory>
-#include <mutex>
 #include <vector>
 
-#include "directable/control/mpc/mpc.hpp"
+#include "directable/models/prediction_model.hpp"
 #include "directable/core/parallel.hpp"
 #include "directable/models/sph/fluid.hpp"
 
@@ -26,36 +25,40 @@ namespace directable {
 //! term is added to both particles, in two phases of chunks of particles
 //! that touch disjoint particles (parallel, no atomics, the same sums for
 //! any thread count).
-//! step(x, u, ., i) records a tape for window step i (densities, pressures,
-//! kernel derivatives per pair, the pressure acceleration, and the positions
-//! it was taken at); step and vjp(x, ., ., ., ., i) reuse it when x's
-//! positions are bit-identical to those, else recompute. Tapes are allocated on the first visit of each i and
-//! guarded by a lock (concurrent callers fall back to per-thread scratch).
+//! step(x, u, ., i, data) records a tape in data for window step i
+//! (densities, pressures, kernel derivatives per pair, the pressure
+//! acceleration, and the positions and freeze it was taken at); step and
+//! vjp(x, ., ., ., ., i, data) reuse it when x's positions are bit-identical
+//! to those and the neighbour sets were not refrozen since, else recompute.
+//! The model is immutable between refreezes: every tape and the thread-team
+//! choice live in the data (create_data()), one per thread.
 template <int D>
 class SPHPredictionT : public PredictionModel {
  public:
   using Params = SPHParamsT<D>;
   SPHPredictionT(Params params, NeighbourLists lists, Eigen::VectorXd boundary);
-  ~SPHPredictionT() override;
   //! Freezes the neighbour sets of `fluid`'s current state (same particle and
-  //! boundary counts), reusing every buffer and tape: one model (and one
-  //! HorizonOptimizer on it) for a whole receding-horizon run. Not
+  //! boundary counts): one model (and one HorizonOptimizer on it) for a whole
+  //! receding-horizon run. Tapes taken before are not reused afterwards. Not
   //! concurrently with step/vjp.
   void refreeze(SPHFluid<D>& fluid);
   Index n() const override { return 2 * D * N_; }
   Index s() const override { return D * N_; }
-  void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i) const override;
-  void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i) const override;
+  void step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i, PredictionData& data) const override;
+  void vjp(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i,
+           PredictionData& data) const override;
   //! gu = dt/m (lam_v + dt lam_x): no pair pass.
-  void vjp_controls(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu,
-                    Index i) const override;
+  void vjp_controls(const CRefVec& x, const CRefVec& u, const CRefVec& lam, RefVec gx, RefVec gu, Index i,
+                    PredictionData& data) const override;
   //! Pressure acceleration a_p (DN) at positions (DN).
   void pressure_acceleration(const CRefVec& pos, Eigen::Ref<Eigen::VectorXd> a) const;
 
   struct Tape;
 
+ protected:
+  std::unique_ptr<PredictionData> make_data() const override;
+
  private:
-  Tape* tape(Index i) const;  //!< slot of window step i (created on first use)
   //! Checks nb_ and builds the pair structures from it; `symmetric`: the
   //! lists come from SPHFluid::neighbours (symmetric by construction, not re-checked).
   void freeze(bool symmetric = false);
@@ -65,24 +68,21 @@ class SPHPredictionT : public PredictionModel {
     const double *V, *U;
     double* xn;
   };
-  //! Pressure accelerations into a (DN); given st, also the step into st->xn.
-  void accel(const double* X, const Tape& t, double* a, int threads, const Step* st = nullptr) const;
-  int team_begin(TeamChooser& team) const;
-  void team_end(TeamChooser& team, double seconds) const;
+  //! Pressure accelerations into a (DN), with the tape's `sum` as the pair
+  //! accumulator; given st, also the step into st->xn.
+  void accel(const double* X, Tape& t, double* a, int threads, const Step* st = nullptr) const;
   Params prm_;
   CubicSpline<D> kernel_;
   NeighbourLists nb_;
   Eigen::VectorXd xb_;
   Index N_;
+  Index freeze_count_ = 0;  //!< freezes so far: a tape taken at another freeze is stale
   // symmetric fluid pairs i < j (kernel terms computed once per pair; the
   // partners j of particle i are pair_j_[pair_start_[i] .. [i+1]]), the
   // chunks of particles of the two-phase pair scatter (chunk_[c] ..
   // chunk_[c+1]; see prediction.cpp), and a 32-bit copy of the wall lists
   std::vector<int> pair_j_, wall_;
   std::vector<Index> pair_start_, chunk_;
-  mutable std::mutex tapes_mutex_, team_mutex_;
-  mutable TeamChooser step_team_, vjp_team_;
-  mutable std::vector<std::unique_ptr<Tape>> tapes_;
 };
 using SPHPrediction = SPHPredictionT<2>;
 using SPHPrediction3D = SPHPredictionT<3>;
