@@ -1,12 +1,12 @@
 """
-directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid
 """
 from __future__ import annotations
 import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1620,189 +1620,253 @@ def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarr
     non-finite state or |q|, |qd| > max_state) stops the run and is reported in
     the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).
     """
-class CrowdParams:
+class ClothIntegrator:
     """
-    Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.8): unobstructed
-    speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
-    inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
-    cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
-    [0, f_max] and the slope range s_min < s_max. Immutable; invalid values raise
-    ValueError naming the parameter.
+    Cloth integrators: symplectic Euler, backward Euler (LDL' or CG).
+    
+    Members:
+    
+      symplectic
+    
+      implicit
+    
+      implicit_cg
+    """
+    __members__: typing.ClassVar[dict[str, ClothIntegrator]]
+    implicit: typing.ClassVar[ClothIntegrator]
+    implicit_cg: typing.ClassVar[ClothIntegrator]
+    symplectic: typing.ClassVar[ClothIntegrator]
+    @typing.overload
+    def __eq__(self, other: ClothIntegrator) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: ClothIntegrator) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class ClothCollider:
+    """
+    A penalty collider of the cloth (sphere or plane), part of F^A.
     """
     @staticmethod
-    def table_4_1(name: str) -> CrowdParams:
-        """
-        Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.
-        """
-    def __init__(self, f_max: typing.SupportsFloat, rho_min: typing.SupportsFloat, rho_max: typing.SupportsFloat, lam: typing.SupportsFloat, delta_min: typing.SupportsFloat, alpha: typing.SupportsFloat, beta: typing.SupportsFloat, gamma: typing.SupportsFloat, f_min: typing.SupportsFloat = 0.0, s_min: typing.SupportsFloat = 0.0, s_max: typing.SupportsFloat = 1.0) -> None:
+    def plane(point: numpy.ndarray[numpy.float64], normal: numpy.ndarray[numpy.float64], stiffness: typing.SupportsFloat | typing.SupportsIndex, friction: typing.SupportsFloat | typing.SupportsIndex) -> ClothCollider:
         ...
-    def to_dict(self) -> dict:
-        """
-        The parameters as a dict (Params(**{**p.to_dict(), 'gamma': 0.0}) makes a variant).
-        """
-    @property
-    def alpha(self) -> float: ...
-    @property
-    def beta(self) -> float: ...
-    @property
-    def delta_min(self) -> float: ...
-    @property
-    def f_max(self) -> float: ...
-    @property
-    def f_min(self) -> float: ...
-    @property
-    def gamma(self) -> float: ...
-    @property
-    def lam(self) -> float: ...
-    @property
-    def rho_max(self) -> float: ...
-    @property
-    def rho_min(self) -> float: ...
-    @property
-    def s_max(self) -> float: ...
-    @property
-    def s_min(self) -> float: ...
-class CrowdGrid:
-    """
-    The crowd's world: nx x ny cells of size h, cell (i, j) (row j, column i)
-    centred at ((i + 1/2) h, (j + 1/2) h), domain [0, nx h] x [0, ny h] (the
-    layout of MACGrid2D). height and discomfort are (ny, nx) floats (None: zero),
-    blocked a (ny, nx) bool mask of walls and obstacles.
-    """
-    def __init__(self, nx: typing.SupportsInt, ny: typing.SupportsInt, h: typing.SupportsFloat = 1.0, height: numpy.ndarray[numpy.float64] | None = None, discomfort: numpy.ndarray[numpy.float64] | None = None, blocked: typing.Any = None) -> None:
-        ...
-    def red(self, time: typing.SupportsFloat) -> numpy.typing.NDArray[numpy.bool_]:
-        """
-        (ny, nx) bool: cells closed by a red closure at `time` (steps).
-        """
-    def set_periodic(self, mask: typing.Any, green_fraction: typing.SupportsFloat, period: typing.SupportsFloat, phase: typing.SupportsFloat = 0.0) -> None:
-        """
-        Adds a periodic closure (traffic light): cells of mask (ny, nx) are closed while red, i.e. outside the first green_fraction of each period (time + phase, steps). Configure before building a Crowd.
-        """
-    @property
-    def blocked(self) -> numpy.typing.NDArray[numpy.bool_]: ...
-    @property
-    def discomfort(self) -> numpy.typing.NDArray[numpy.float64]: ...
-    @property
-    def expected_speed_factor(self) -> numpy.typing.NDArray[numpy.float64]: ...
-    @property
-    def h(self) -> float: ...
-    @property
-    def height(self) -> numpy.typing.NDArray[numpy.float64]: ...
-    @property
-    def n_faces(self) -> int: ...
-    @property
-    def nx(self) -> int: ...
-    @property
-    def ny(self) -> int: ...
-class CrowdAgent:
-    """
-    A moving obstacle (car, flying saucer) at path[step mod T] (path (T, 2)):
-    closes the cells within radius and, over the next lookahead path points,
-    adds discomfort_ahead to the discomfort and speed_ahead to the speed of
-    moves out of the cells within radius of them.
-    """
-    def __init__(self, path: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat, discomfort_ahead: typing.SupportsFloat = 0.0, speed_ahead: typing.SupportsFloat = 0.0, lookahead: typing.SupportsInt = 0) -> None:
+    @staticmethod
+    def sphere(center: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, stiffness: typing.SupportsFloat | typing.SupportsIndex, friction: typing.SupportsFloat | typing.SupportsIndex) -> ClothCollider:
         ...
     @property
-    def discomfort_ahead(self) -> float: ...
-    @property
-    def lookahead(self) -> int: ...
-    @property
-    def path(self) -> numpy.typing.NDArray[numpy.float64]: ...
-    @property
-    def radius(self) -> float: ...
-    @property
-    def speed_ahead(self) -> float: ...
-class CrowdRun:
-    """
-    Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stuck (K,) person indices.
-    """
-    @property
-    def active(self) -> numpy.typing.NDArray[numpy.bool_]: ...
-    @property
-    def positions(self) -> numpy.typing.NDArray[numpy.float64]: ...
-    @property
-    def step_times(self) -> numpy.typing.NDArray[numpy.float64]: ...
-    @property
-    def stuck(self) -> numpy.typing.NDArray[numpy.int64]: ...
-class Crowd:
-    """
-    A continuum crowd: an immutable model (grid, groups' goals and parameters,
-    options, agents) that threads may share, and this object's people and
-    buffers. Prefer directable.crowds.Crowd.
-    """
-    def __init__(self, grid: CrowdGrid, goals: list, positions: list, params: list[CrowdParams], predictive_steps: typing.SupportsInt = 0, predictive_scale: typing.SupportsFloat = 0.1, predictive_lambda: typing.SupportsFloat = 1.0, remove_on_arrival: bool = True, lam: typing.SupportsFloat = 2.0, delta_min: typing.SupportsFloat = 0.3, min_distance_iterations: typing.SupportsInt = 1, agents: list[CrowdAgent] = [], expected_periodic: bool = True) -> None:
+    def friction(self) -> float:
         ...
-    def cfl(self, dt: typing.SupportsFloat) -> float:
+    @property
+    def kind(self) -> str:
+        ...
+    @property
+    def normal(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def point(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def radius(self) -> float:
+        ...
+    @property
+    def stiffness(self) -> float:
+        ...
+class ClothRollout:
+    """
+    Positions and velocities of a cloth run.
+    """
+    @property
+    def v(self) -> numpy.ndarray:
         """
-        Largest speed * dt / h over the groups (> 1: people may skip cells).
-        """
-    def fields(self, group: typing.SupportsInt, threads: typing.SupportsInt = 0) -> dict:
-        """
-        The fields of the current state for one group: rho, ubar, discomfort (total g), speed (planning), speed_actual, cost, phi, velocity (N,), goal.
-        """
-    def occupied(self, group: typing.SupportsInt) -> numpy.typing.NDArray[numpy.bool_]:
-        """
-        (ny, nx) bool: cells holding a walking person of the group.
-        """
-    def run(self, steps: typing.SupportsInt, dt: typing.SupportsFloat = 1.0, threads: typing.SupportsInt = 0, before_step: typing.Any = None, progress: typing.Any = None) -> CrowdRun:
-        """
-        `steps` steps (GIL released); before_step(step) is called first each step; progress(done, total).
-        """
-    def set_goal(self, group: typing.SupportsInt, goal: typing.Any) -> None:
-        """
-        Replaces a group's goal (ny, nx) bool.
-        """
-    def step(self, dt: typing.SupportsFloat = 1.0, threads: typing.SupportsInt = 0) -> None:
-        """
-        One step of length dt (groups on `threads` threads, 0 = all).
+        (T+1, V, 3) velocities (m/s), read-only view.
         """
     @property
-    def active(self) -> numpy.typing.NDArray[numpy.bool_]: ...
+    def x(self) -> numpy.ndarray:
+        """
+        (T+1, V, 3) positions (m), read-only view.
+        """
+class PointMassRun:
+    """
+    A run with control forces.
+    """
     @property
-    def arrived(self) -> numpy.typing.NDArray[numpy.bool_]: ...
+    def u(self) -> numpy.ndarray:
+        """
+        (T, V, 3) applied control forces (N), read-only view.
+        """
     @property
-    def grid(self) -> CrowdGrid: ...
+    def v(self) -> numpy.ndarray:
+        """
+        (T+1, V, 3) velocities (m/s), read-only view.
+        """
     @property
-    def group_of(self) -> numpy.typing.NDArray[numpy.int64]: ...
+    def x(self) -> numpy.ndarray:
+        """
+        (T+1, V, 3) positions (m), read-only view.
+        """
+class ClothControlModel(Model):
+    """
+    The cloth as a Model: z = [q, q'] (6V), w = forces on the controlled nodes
+    (3 per node), B = [0; M^-1 S], analytic Jacobian; step() is symplectic Euler.
+    """
     @property
-    def n_groups(self) -> int: ...
+    def controlled(self) -> list[int]:
+        ...
+class ClothModel:
+    """
+    Immutable mass-spring cloth (nx x ny nodes, node (i, j) = j*nx + i). Build
+    a new one to change colliders: a model in use is never modified.
+    """
+    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, spacing: typing.SupportsFloat | typing.SupportsIndex, mass: typing.SupportsFloat | typing.SupportsIndex, k_struct: typing.SupportsFloat | typing.SupportsIndex, k_shear: typing.SupportsFloat | typing.SupportsIndex, k_bend: typing.SupportsFloat | typing.SupportsIndex, damping: typing.SupportsFloat | typing.SupportsIndex, gravity: numpy.ndarray[numpy.float64], pinned: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], origin: numpy.ndarray[numpy.float64], k_bend2: typing.SupportsFloat | typing.SupportsIndex, colliders: collections.abc.Sequence[ClothCollider]) -> None:
+        ...
+    def as_model(self, controlled: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> ClothControlModel:
+        """
+        The cloth as a Model driven by forces on the controlled nodes.
+        """
+    def energy(self, x: numpy.ndarray[numpy.float64]) -> float:
+        """
+        Spring + gravity + collider potential (J).
+        """
+    def force_jacobians(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.int32], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+        """
+        (indptr, indices, dF/dx values, dF/dv values) of the CSR (3V, 3V) Jacobians.
+        """
+    def forces(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
+        """
+        F^A (V, 3) at x, v (V, 3).
+        """
+    def rollout(self, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ..., progress: typing.Any = None) -> ClothRollout:
+        """
+        steps steps in one call (GIL released): a ClothRollout.
+        """
+    def step(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ...) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """
+        One step: (x+, v+), each (V, 3).
+        """
     @property
-    def positions(self) -> numpy.typing.NDArray[numpy.float64]: ...
+    def colliders(self) -> list[ClothCollider]:
+        ...
     @property
-    def step_index(self) -> int: ...
+    def node_count(self) -> int:
+        """
+        V.
+        """
     @property
-    def stuck(self) -> numpy.typing.NDArray[numpy.bool_]: ...
+    def pinned(self) -> list[int]:
+        """
+        Pinned node indices.
+        """
     @property
-    def time(self) -> float: ...
+    def positions0(self) -> numpy.ndarray:
+        """
+        (V, 3) rest grid (m).
+        """
     @property
-    def velocities(self) -> numpy.typing.NDArray[numpy.float64]: ...
-def crowd_close_pairs(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat) -> numpy.typing.NDArray[numpy.int64]:
+    def spring_count(self) -> int:
+        """
+        Springs present.
+        """
+class ClothPlan:
     """
-    (K, 2) pairs i < j at distance <= delta_min (cell binning).
+    Paths and forces of goal-directed control.
     """
-def crowd_eikonal(cost: numpy.ndarray[numpy.float64], goal: typing.Any, blocked: typing.Any = None, h: typing.SupportsFloat = 1.0, heap: str = 'indexed') -> numpy.typing.NDArray[numpy.float64]:
+    @property
+    def clipped_forces(self) -> int:
+        ...
+    @property
+    def closest_step(self) -> list[int]:
+        ...
+    @property
+    def cost(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def final_distance(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def forces(self) -> numpy.ndarray:
+        ...
+    @property
+    def generated(self) -> numpy.ndarray:
+        ...
+    @property
+    def goals(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        ...
+    @property
+    def nodes(self) -> list[int]:
+        ...
+    @property
+    def paths(self) -> numpy.ndarray:
+        ...
+    @property
+    def reached(self) -> list[bool]:
+        ...
+    @property
+    def t_end(self) -> int:
+        ...
+    @property
+    def t_start(self) -> int:
+        ...
+    @property
+    def targets(self) -> numpy.ndarray:
+        ...
+    @property
+    def window_end(self) -> list[int]:
+        ...
+    @property
+    def window_start(self) -> list[int]:
+        ...
+def cloth_apply(cloth: ClothModel, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, t_start: typing.SupportsInt | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> PointMassRun:
     """
-    Potential phi (ny, nx) by anisotropic fast marching of cost (4, ny, nx) from goal (ny, nx) bool; +inf where unreachable.
+    Symplectic run with forces (n, c, 3) on nodes from step t_start; GIL released.
     """
-def crowd_min_distance(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat, iterations: typing.SupportsInt = 1, grid: CrowdGrid | None = None) -> numpy.typing.NDArray[numpy.float64]:
+def cloth_blend(path: numpy.ndarray[numpy.float64], control_points: numpy.ndarray[numpy.float64], weight: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
     """
-    Positions (P, 2) after `iterations` passes pushing every pair closer than delta_min apart symmetrically.
+    (1 - weight) path + weight Newton curve through control_points (4, 3).
     """
-def crowd_speed_field(grid: CrowdGrid, rho: numpy.ndarray[numpy.float64], ubar: numpy.ndarray[numpy.float64], params: CrowdParams, time: typing.SupportsFloat | None = None) -> numpy.typing.NDArray[numpy.float64]:
+def cloth_control_window(distance: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, t_c: typing.SupportsInt | typing.SupportsIndex) -> int:
     """
-    Speed field (4, ny, nx) of eq. 4.8-4.10; time=None: expected speed of periodic closures, else the actual speed at that time.
+    Eq. 11: round(alpha distance^2) steps, clipped to [1, t_c].
     """
-def crowd_splat(grid: CrowdGrid, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], lam: typing.SupportsFloat) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+def cloth_curl_goals(x_at_tc: numpy.ndarray[numpy.float64], region: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], curl_deg: typing.SupportsFloat | typing.SupportsIndex, rotate_deg: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
     """
-    Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)).
+    Target pose goals (r, 3) of a region rotated by curl_deg about its hinge and rotate_deg about the normal.
     """
-def crowd_unit_cost(grid: CrowdGrid, speed: numpy.ndarray[numpy.float64], discomfort: numpy.ndarray[numpy.float64], params: CrowdParams) -> numpy.typing.NDArray[numpy.float64]:
+def cloth_follow(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], window_start: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], window_end: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], paths: numpy.ndarray[numpy.float64], beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_max: typing.SupportsFloat | typing.SupportsIndex, tolerance: typing.SupportsFloat | typing.SupportsIndex) -> ClothPlan:
     """
-    Unit cost (4, ny, nx) of eq. 4.4, +inf where the speed is 0.
+    Second pass along given paths (c, n+1, 3) over the nodes' windows; GIL released.
     """
-def crowd_velocity_field(grid: CrowdGrid, phi: numpy.ndarray[numpy.float64], cost: numpy.ndarray[numpy.float64], speed: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+def cloth_plan(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v: numpy.ndarray[numpy.float64], goals: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex, numpy.ndarray[numpy.float64]]], dt: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, seek_angle: typing.SupportsFloat | typing.SupportsIndex, samples: typing.SupportsInt | typing.SupportsIndex, azimuths: typing.SupportsInt | typing.SupportsIndex, widen: typing.SupportsFloat | typing.SupportsIndex, f_max: typing.SupportsFloat | typing.SupportsIndex, length_ratio: str, tolerance: typing.SupportsFloat | typing.SupportsIndex) -> ClothPlan:
     """
-    MAC velocity (N,) walking down phi (ny, nx) with the speeds (4, ny, nx).
+    Goal-directed paths and forces for goals [(node, t_c, goal (3,))] over a pilot (T+1, V, 3); GIL released.
+    """
+def cloth_retime(path: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    """
+    Re-timed path (n+1, 3) on path (m+1, 3) spaced like reference (n+1, 3).
     """

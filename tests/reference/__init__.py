@@ -6,7 +6,8 @@ correctness. ``lqr``: LQ problems, dense optimum, Van Loan and RK4
 discretizations, Riccati sweep; ``expm``: extended-precision exponential;
 ``spring_chain``: the Duffing chain; ``chain``: planar chains and PD/SPD
 servos; ``crowds``: continuum-crowd fields and the fast-marching rule;
-``problems``: inputs the feature tests share.
+``cloth``: the mass-spring cloth and the goal-directed path search in
+NumPy; ``problems``: inputs the feature tests share.
 """
 from __future__ import annotations
 
