@@ -13,10 +13,12 @@ void bind_fem(py::module_& m);
 void bind_mpc(py::module_& m);
 void bind_sph(py::module_& m);
 void bind_sph_plants(py::module_& m);
+void bind_crowds(py::module_& m);
+void bind_cloth(py::module_& m);
 }  // namespace directable::py_bind
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid";
+  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds, mass-spring cloth and its goal-directed control";
   directable::py_bind::bind_core(m);
   directable::py_bind::bind_control(m);
   directable::py_bind::bind_models(m);
@@ -27,4 +29,6 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_mpc(m);
   directable::py_bind::bind_sph(m);
   directable::py_bind::bind_sph_plants(m);
+  directable::py_bind::bind_crowds(m);
+  directable::py_bind::bind_cloth(m);
 }

@@ -7,7 +7,7 @@ Time-varying LQR tracking of reduced simulations with gentle control forces
     import directable as dr
     sol = dr.lqr.solve_continuous(A, B, dt, Q, R, Q_final)
 """
-from . import _core, chain, fem, fluid, io, lqr, models, mpc, reduce, sim, sph
+from . import _core, chain, cloth, fem, fluid, io, lqr, models, mpc, reduce, sim, sph
 from .fem import ReducedStVK
 from .io import load, save
 from .lqr import discretize, solve_continuous, solve_discrete
@@ -17,5 +17,5 @@ from .sim import Simulation, simulate
 
 __version__ = "0.1.0"
 
-__all__ = ["chain", "fem", "ReducedStVK", "fluid", "ReducedFluid", "lqr", "models", "mpc", "sph", "reduce", "sim", "io", "save", "load", "discretize", "solve_discrete", "solve_continuous",
+__all__ = ["chain", "cloth", "fem", "ReducedStVK", "fluid", "ReducedFluid", "lqr", "models", "mpc", "sph", "reduce", "sim", "io", "save", "load", "discretize", "solve_discrete", "solve_continuous",
            "Model", "SpringChain", "Simulation", "simulate", "__version__"]

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1626,4 +1626,254 @@ def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarr
     external torques; tau_min, tau_max (n,) torque limits. Divergence (a
     non-finite state or |q|, |qd| > max_state) stops the run and is reported in
     the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).
+    """
+class ClothIntegrator:
+    """
+    Cloth integrators: symplectic Euler, backward Euler (LDL' or CG).
+    
+    Members:
+    
+      symplectic
+    
+      implicit
+    
+      implicit_cg
+    """
+    __members__: typing.ClassVar[dict[str, ClothIntegrator]]
+    implicit: typing.ClassVar[ClothIntegrator]
+    implicit_cg: typing.ClassVar[ClothIntegrator]
+    symplectic: typing.ClassVar[ClothIntegrator]
+    @typing.overload
+    def __eq__(self, other: ClothIntegrator) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: ClothIntegrator) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
+class ClothCollider:
+    """
+    A penalty collider of the cloth (sphere or plane), part of F^A.
+    """
+    @staticmethod
+    def plane(point: numpy.ndarray[numpy.float64], normal: numpy.ndarray[numpy.float64], stiffness: typing.SupportsFloat | typing.SupportsIndex, friction: typing.SupportsFloat | typing.SupportsIndex) -> ClothCollider:
+        ...
+    @staticmethod
+    def sphere(center: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, stiffness: typing.SupportsFloat | typing.SupportsIndex, friction: typing.SupportsFloat | typing.SupportsIndex) -> ClothCollider:
+        ...
+    @property
+    def friction(self) -> float:
+        ...
+    @property
+    def kind(self) -> str:
+        ...
+    @property
+    def normal(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def point(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def radius(self) -> float:
+        ...
+    @property
+    def stiffness(self) -> float:
+        ...
+class ClothRollout:
+    """
+    Positions and velocities of a cloth run.
+    """
+    @property
+    def v(self) -> numpy.ndarray:
+        """
+        (T+1, V, 3) velocities (m/s), read-only view.
+        """
+    @property
+    def x(self) -> numpy.ndarray:
+        """
+        (T+1, V, 3) positions (m), read-only view.
+        """
+class PointMassRun:
+    """
+    A run with control forces.
+    """
+    @property
+    def u(self) -> numpy.ndarray:
+        """
+        (T, V, 3) applied control forces (N), read-only view.
+        """
+    @property
+    def v(self) -> numpy.ndarray:
+        """
+        (T+1, V, 3) velocities (m/s), read-only view.
+        """
+    @property
+    def x(self) -> numpy.ndarray:
+        """
+        (T+1, V, 3) positions (m), read-only view.
+        """
+class ClothControlModel(Model):
+    """
+    The cloth as a Model: z = [q, q'] (6V), w = forces on the controlled nodes
+    (3 per node), B = [0; M^-1 S], analytic Jacobian; step() is symplectic Euler.
+    """
+    @property
+    def controlled(self) -> list[int]:
+        ...
+class ClothModel:
+    """
+    Immutable mass-spring cloth (nx x ny nodes, node (i, j) = j*nx + i). Build
+    a new one to change colliders: a model in use is never modified.
+    """
+    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, spacing: typing.SupportsFloat | typing.SupportsIndex, mass: typing.SupportsFloat | typing.SupportsIndex, k_struct: typing.SupportsFloat | typing.SupportsIndex, k_shear: typing.SupportsFloat | typing.SupportsIndex, k_bend: typing.SupportsFloat | typing.SupportsIndex, damping: typing.SupportsFloat | typing.SupportsIndex, gravity: numpy.ndarray[numpy.float64], pinned: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], origin: numpy.ndarray[numpy.float64], k_bend2: typing.SupportsFloat | typing.SupportsIndex, colliders: collections.abc.Sequence[ClothCollider]) -> None:
+        ...
+    def as_model(self, controlled: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> ClothControlModel:
+        """
+        The cloth as a Model driven by forces on the controlled nodes.
+        """
+    def energy(self, x: numpy.ndarray[numpy.float64]) -> float:
+        """
+        Spring + gravity + collider potential (J).
+        """
+    def force_jacobians(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.int32], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+        """
+        (indptr, indices, dF/dx values, dF/dv values) of the CSR (3V, 3V) Jacobians.
+        """
+    def forces(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
+        """
+        F^A (V, 3) at x, v (V, 3).
+        """
+    def rollout(self, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ..., progress: typing.Any = None) -> ClothRollout:
+        """
+        steps steps in one call (GIL released): a ClothRollout.
+        """
+    def step(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ...) -> tuple[numpy.ndarray, numpy.ndarray]:
+        """
+        One step: (x+, v+), each (V, 3).
+        """
+    @property
+    def colliders(self) -> list[ClothCollider]:
+        ...
+    @property
+    def node_count(self) -> int:
+        """
+        V.
+        """
+    @property
+    def pinned(self) -> list[int]:
+        """
+        Pinned node indices.
+        """
+    @property
+    def positions0(self) -> numpy.ndarray:
+        """
+        (V, 3) rest grid (m).
+        """
+    @property
+    def spring_count(self) -> int:
+        """
+        Springs present.
+        """
+class ClothPlan:
+    """
+    Paths and forces of goal-directed control.
+    """
+    @property
+    def clipped_forces(self) -> int:
+        ...
+    @property
+    def closest_step(self) -> list[int]:
+        ...
+    @property
+    def cost(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def final_distance(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    @property
+    def forces(self) -> numpy.ndarray:
+        ...
+    @property
+    def generated(self) -> numpy.ndarray:
+        ...
+    @property
+    def goals(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        ...
+    @property
+    def nodes(self) -> list[int]:
+        ...
+    @property
+    def paths(self) -> numpy.ndarray:
+        ...
+    @property
+    def reached(self) -> list[bool]:
+        ...
+    @property
+    def t_end(self) -> int:
+        ...
+    @property
+    def t_start(self) -> int:
+        ...
+    @property
+    def targets(self) -> numpy.ndarray:
+        ...
+    @property
+    def window_end(self) -> list[int]:
+        ...
+    @property
+    def window_start(self) -> list[int]:
+        ...
+def cloth_apply(cloth: ClothModel, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, t_start: typing.SupportsInt | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> PointMassRun:
+    """
+    Symplectic run with forces (n, c, 3) on nodes from step t_start; GIL released.
+    """
+def cloth_blend(path: numpy.ndarray[numpy.float64], control_points: numpy.ndarray[numpy.float64], weight: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    """
+    (1 - weight) path + weight Newton curve through control_points (4, 3).
+    """
+def cloth_control_window(distance: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, t_c: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    Eq. 11: round(alpha distance^2) steps, clipped to [1, t_c].
+    """
+def cloth_curl_goals(x_at_tc: numpy.ndarray[numpy.float64], region: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], curl_deg: typing.SupportsFloat | typing.SupportsIndex, rotate_deg: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    """
+    Target pose goals (r, 3) of a region rotated by curl_deg about its hinge and rotate_deg about the normal.
+    """
+def cloth_follow(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], window_start: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], window_end: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], paths: numpy.ndarray[numpy.float64], beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_max: typing.SupportsFloat | typing.SupportsIndex, tolerance: typing.SupportsFloat | typing.SupportsIndex) -> ClothPlan:
+    """
+    Second pass along given paths (c, n+1, 3) over the nodes' windows; GIL released.
+    """
+def cloth_plan(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v: numpy.ndarray[numpy.float64], goals: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex, numpy.ndarray[numpy.float64]]], dt: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, seek_angle: typing.SupportsFloat | typing.SupportsIndex, samples: typing.SupportsInt | typing.SupportsIndex, azimuths: typing.SupportsInt | typing.SupportsIndex, widen: typing.SupportsFloat | typing.SupportsIndex, f_max: typing.SupportsFloat | typing.SupportsIndex, length_ratio: str, tolerance: typing.SupportsFloat | typing.SupportsIndex) -> ClothPlan:
+    """
+    Goal-directed paths and forces for goals [(node, t_c, goal (3,))] over a pilot (T+1, V, 3); GIL released.
+    """
+def cloth_retime(path: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    """
+    Re-timed path (n+1, 3) on path (m+1, 3) spaced like reference (n+1, 3).
     """

@@ -5,7 +5,9 @@ computes by a different algorithm, so that agreement is evidence of
 correctness. ``lqr``: LQ problems, dense optimum, Van Loan and RK4
 discretizations, Riccati sweep; ``expm``: extended-precision exponential;
 ``spring_chain``: the Duffing chain; ``chain``: planar chains and PD/SPD
-servos; ``problems``: inputs the feature tests share.
+servos; ``crowds``: continuum-crowd fields and the fast-marching rule;
+``cloth``: the mass-spring cloth and the goal-directed path search in
+NumPy; ``problems``: inputs the feature tests share.
 """
 from __future__ import annotations
 

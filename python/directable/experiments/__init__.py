@@ -12,9 +12,13 @@ apart from it. Each module is one experiment or scene family:
 ``mpc_vs_lqr``           MPC against precomputed LQR on the reduced T-shape
 ``sph_shape``            an SPH fluid shape held by MPC against an impact
 ``spd_constraints``      SPD constraints of Tan, Liu & Turk (sec. 4.3)
+``crowds``               continuum-crowd scenes (lanes, vortex, armies,
+                         quad, city, evacuation, saucer) and their metrics
+``cloth``                Jeon & Choi's cloth control (Fig. 3-5, parameters)
+                         and the heuristic against MPC / LQR
 =======================  ===================================================
 
     from directable.experiments import fem_scenes
     scene = fem_scenes.t_shape_scene(r=10, T=100)
 """
-__all__ = ["demo", "fem_scenes", "fluid_forcing", "reduced_fluid_paths", "mpc_vs_lqr", "sph_shape", "spd_constraints"]
+__all__ = ["demo", "fem_scenes", "fluid_forcing", "reduced_fluid_paths", "mpc_vs_lqr", "sph_shape", "spd_constraints", "crowds", "cloth"]

@@ -1,0 +1,395 @@
+#include <limits>
+
+#include "common.hpp"
+#include "directable/models/crowds/crowd.hpp"
+#include "directable/models/crowds/crowd_grid.hpp"
+#include "directable/models/crowds/eikonal.hpp"
+#include "directable/models/crowds/min_distance.hpp"
+
+namespace directable::py_bind {
+
+namespace {
+
+using Mask = std::vector<std::uint8_t>;
+std::string cells_str(Index ny, Index nx) { return "(" + std::to_string(ny) + ", " + std::to_string(nx) + ")"; }
+
+//! A (ny, nx) bool mask argument as flat bytes (None is an error).
+Mask mask(const py::object& a, const std::string& name, Index ny, Index nx) {
+  if (a.is_none()) throw std::invalid_argument(name + " must be a (" + std::to_string(ny) + ", " + std::to_string(nx) + ") bool array, got None");
+  auto b = py::array_t<bool, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!b) throw std::invalid_argument(name + " must be a bool array");
+  if (b.ndim() != 2 || b.shape(0) != ny || b.shape(1) != nx) throw_shape(name, cells_str(ny, nx), shape_of(b));
+  return Mask(b.data(), b.data() + b.size());
+}
+
+//! A (ny, nx) float field viewed as a flat vector.
+Eigen::Map<const Eigen::VectorXd> cells(const Array& a, const std::string& name, Index ny, Index nx) {
+  if (a.ndim() != 2 || a.shape(0) != ny || a.shape(1) != nx) throw_shape(name, cells_str(ny, nx), shape_of(a));
+  return Eigen::Map<const Eigen::VectorXd>(a.data(), a.size());
+}
+
+//! A (4, ny, nx) anisotropic field viewed as (4, ny nx).
+Eigen::Map<const RowMatrix> field4(const Array& a, const std::string& name, Index ny, Index nx) {
+  if (a.ndim() != 3 || a.shape(0) != 4 || a.shape(1) != ny || a.shape(2) != nx)
+    throw_shape(name, "(4, " + std::to_string(ny) + ", " + std::to_string(nx) + ")", shape_of(a));
+  return Eigen::Map<const RowMatrix>(a.data(), 4, ny * nx);
+}
+
+py::array image(const Eigen::VectorXd& v, Index ny, Index nx) {
+  py::array_t<double> out({ny, nx});
+  std::copy(v.data(), v.data() + v.size(), out.mutable_data());
+  return out;
+}
+py::array image4(const RowMatrix& m, Index ny, Index nx) {
+  py::array_t<double> out({Index(4), ny, nx});
+  std::copy(m.data(), m.data() + m.size(), out.mutable_data());
+  return out;
+}
+py::array bool_image(const Mask& m, Index ny, Index nx) {
+  py::array_t<bool> out({ny, nx});
+  std::copy(m.begin(), m.end(), out.mutable_data());
+  return out;
+}
+py::array bool_vector(const Mask& m) {
+  py::array_t<bool> out(Index(m.size()));
+  std::copy(m.begin(), m.end(), out.mutable_data());
+  return out;
+}
+
+EikonalHeap heap_kind(const std::string& heap) {
+  if (heap == "indexed") return EikonalHeap::kIndexed;
+  if (heap == "lazy") return EikonalHeap::kLazy;
+  throw std::domain_error("heap must be 'indexed' or 'lazy', got '" + heap + "'");
+}
+
+//! The Python Crowd: a shared immutable model and this object's run data.
+struct PyCrowd {
+  std::shared_ptr<const CrowdModel> model;
+  CrowdData data;
+};
+
+}  // namespace
+
+void bind_crowds(py::module_& m) {
+  using P = CrowdParams;
+  py::class_<P>(m, "CrowdParams", R"doc(
+Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.8): unobstructed
+speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
+inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
+cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
+[0, f_max] and the slope range s_min < s_max. Immutable; invalid values raise
+ValueError naming the parameter.)doc")
+      .def(py::init([](double f_max, double rho_min, double rho_max, double lam, double delta_min, double alpha,
+                       double beta, double gamma, double f_min, double s_min, double s_max) {
+             P p;
+             p.f_max = f_max, p.rho_min = rho_min, p.rho_max = rho_max, p.lam = lam, p.delta_min = delta_min;
+             p.alpha = alpha, p.beta = beta, p.gamma = gamma, p.f_min = f_min, p.s_min = s_min, p.s_max = s_max;
+             p.validate();
+             return p;
+           }),
+           py::arg("f_max"), py::arg("rho_min"), py::arg("rho_max"), py::arg("lam"), py::arg("delta_min"),
+           py::arg("alpha"), py::arg("beta"), py::arg("gamma"), py::arg("f_min") = 0.0, py::arg("s_min") = 0.0,
+           py::arg("s_max") = 1.0)
+      .def_static("table_4_1", &P::table_4_1, py::arg("name"),
+                  "Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.")
+      .def_readonly("f_max", &P::f_max)
+      .def_readonly("rho_min", &P::rho_min)
+      .def_readonly("rho_max", &P::rho_max)
+      .def_readonly("lam", &P::lam)
+      .def_readonly("delta_min", &P::delta_min)
+      .def_readonly("alpha", &P::alpha)
+      .def_readonly("beta", &P::beta)
+      .def_readonly("gamma", &P::gamma)
+      .def_readonly("f_min", &P::f_min)
+      .def_readonly("s_min", &P::s_min)
+      .def_readonly("s_max", &P::s_max)
+      .def("to_dict", [](const P& p) {
+        py::dict d;
+        d["f_max"] = p.f_max, d["rho_min"] = p.rho_min, d["rho_max"] = p.rho_max, d["lam"] = p.lam;
+        d["delta_min"] = p.delta_min, d["alpha"] = p.alpha, d["beta"] = p.beta, d["gamma"] = p.gamma;
+        d["f_min"] = p.f_min, d["s_min"] = p.s_min, d["s_max"] = p.s_max;
+        return d;
+      }, "The parameters as a dict (Params(**{**p.to_dict(), 'gamma': 0.0}) makes a variant).")
+      .def("__repr__", [](const P& p) {
+        return "Params(f_max=" + std::to_string(p.f_max) + ", rho_min=" + std::to_string(p.rho_min) +
+               ", rho_max=" + std::to_string(p.rho_max) + ", lam=" + std::to_string(p.lam) +
+               ", delta_min=" + std::to_string(p.delta_min) + ", alpha=" + std::to_string(p.alpha) +
+               ", beta=" + std::to_string(p.beta) + ", gamma=" + std::to_string(p.gamma) + ")";
+      });
+
+  using G = CrowdGrid;
+  py::class_<G, std::shared_ptr<G>>(m, "CrowdGrid", R"doc(
+The crowd's world: nx x ny cells of size h, cell (i, j) (row j, column i)
+centred at ((i + 1/2) h, (j + 1/2) h), domain [0, nx h] x [0, ny h] (the
+layout of MACGrid2D). height and discomfort are (ny, nx) floats (None: zero),
+blocked a (ny, nx) bool mask of walls and obstacles.)doc")
+      .def(py::init([](Index nx, Index ny, double h, const OptArray& height, const OptArray& discomfort,
+                       const py::object& blocked) {
+             const Eigen::VectorXd none;
+             Eigen::VectorXd H = height ? Eigen::VectorXd(cells(*height, "height", ny, nx)) : none;
+             Eigen::VectorXd D = discomfort ? Eigen::VectorXd(cells(*discomfort, "discomfort", ny, nx)) : none;
+             Mask B = blocked.is_none() ? Mask() : mask(blocked, "blocked", ny, nx);
+             return std::make_shared<G>(nx, ny, h, H, D, B);
+           }),
+           py::arg("nx"), py::arg("ny"), py::arg("h") = 1.0, py::arg("height") = py::none(),
+           py::arg("discomfort") = py::none(), py::arg("blocked") = py::none())
+      .def_property_readonly("nx", &G::nx)
+      .def_property_readonly("ny", &G::ny)
+      .def_property_readonly("h", &G::h)
+      .def_property_readonly("n_faces", [](const G& g) { return g.mac().n_faces(); }, "N, the size of a MAC velocity vector.")
+      .def_property_readonly("height", [](const G& g) { return image(g.height(), g.ny(), g.nx()); }, "(ny, nx) height field (a copy).")
+      .def_property_readonly("discomfort", [](const G& g) { return image(g.discomfort(), g.ny(), g.nx()); },
+                             "(ny, nx) static discomfort (a copy).")
+      .def_property_readonly("blocked", [](const G& g) { return bool_image(g.blocked(), g.ny(), g.nx()); }, "(ny, nx) bool walls (a copy).")
+      .def_property_readonly("expected_speed_factor", [](const G& g) { return image(g.expected_factor(), g.ny(), g.nx()); },
+                             "(ny, nx) product of the green fractions of the periodic closures over each cell.")
+      .def("set_periodic", [](G& g, const py::object& msk, double green_fraction, double period, double phase) {
+             g.add_periodic(mask(msk, "mask", g.ny(), g.nx()), green_fraction, period, phase);
+           }, py::arg("mask"), py::arg("green_fraction"), py::arg("period"), py::arg("phase") = 0.0,
+           "Adds a periodic closure (traffic light): cells of mask (ny, nx) are closed while red, i.e. outside the first green_fraction of each period (time + phase, steps). Configure before building a Crowd.")
+      .def("red", [](const G& g, double time) {
+             Mask r;
+             g.red_cells(time, r);
+             return bool_image(r, g.ny(), g.nx());
+           }, py::arg("time"), "(ny, nx) bool: cells closed by a red closure at `time` (steps).");
+
+  m.def("crowd_splat", [](const G& grid, const Array& positions, const Array& velocities, double lam) {
+        auto X = rows_view(positions, "positions", 2, -1, true, "P");
+        auto V = rows_view(velocities, "velocities", 2, X.rows(), true, "P");
+        py::array_t<double> R({grid.ny(), grid.nx()}), U({grid.ny(), grid.nx(), Index(2)});
+        Eigen::Map<Eigen::VectorXd> rho(R.mutable_data(), grid.n_cells());
+        Eigen::Map<RowMatrix> ubar(U.mutable_data(), grid.n_cells(), 2);
+        splat(grid, X, V, Mask(), lam, rho, ubar);
+        return py::make_tuple(R, U);
+      }, py::arg("grid"), py::arg("positions"), py::arg("velocities"), py::arg("lam"),
+      "Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)).");
+  m.def("crowd_speed_field", [](const G& grid, const Array& rho, const Array& ubar, const P& params,
+                                std::optional<double> time) {
+        auto R = cells(rho, "rho", grid.ny(), grid.nx());
+        if (ubar.ndim() != 3 || ubar.shape(0) != grid.ny() || ubar.shape(1) != grid.nx() || ubar.shape(2) != 2)
+          throw_shape("ubar", "(" + std::to_string(grid.ny()) + ", " + std::to_string(grid.nx()) + ", 2)", shape_of(ubar));
+        check_field_finite("rho", R.data(), R.size());
+        check_field_finite("ubar", ubar.data(), ubar.size());
+        Eigen::Map<const RowMatrix> U(ubar.data(), grid.n_cells(), 2);
+        py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
+        Eigen::Map<RowMatrix> S(out.mutable_data(), 4, grid.n_cells());
+        Mask closed;
+        const Eigen::VectorXd none;
+        if (time) grid.red_cells(*time, closed);
+        speed_field(grid, params, R, U, closed, (!time && !grid.periodic().empty()) ? grid.expected_factor() : none, S);
+        return out;
+      }, py::arg("grid"), py::arg("rho"), py::arg("ubar"), py::arg("params"), py::arg("time") = py::none(),
+      "Speed field (4, ny, nx) of eq. 4.8-4.10; time=None: expected speed of periodic closures, else the actual speed at that time.");
+  m.def("crowd_unit_cost", [](const G& grid, const Array& speed, const Array& discomfort, const P& params) {
+        auto S = field4(speed, "speed", grid.ny(), grid.nx());
+        auto D = cells(discomfort, "discomfort", grid.ny(), grid.nx());
+        check_field_finite("speed", S.data(), S.size());
+        check_field_finite("discomfort", D.data(), D.size());
+        py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
+        Eigen::Map<RowMatrix> C(out.mutable_data(), 4, grid.n_cells());
+        unit_cost(grid, params, S, D, C);
+        return out;
+      }, py::arg("grid"), py::arg("speed"), py::arg("discomfort"), py::arg("params"),
+      "Unit cost (4, ny, nx) of eq. 4.4, +inf where the speed is 0.");
+  m.def("crowd_eikonal", [](const Array& cost, const py::object& goal, const py::object& blocked, double h,
+                            const std::string& heap) {
+        if (cost.ndim() != 3 || cost.shape(0) != 4) throw_shape("cost", "(4, ny, nx)", shape_of(cost));
+        const Index ny = cost.shape(1), nx = cost.shape(2);
+        auto C = field4(cost, "cost", ny, nx);
+        Mask gm = mask(goal, "goal", ny, nx);
+        Mask bm = blocked.is_none() ? Mask() : mask(blocked, "blocked", ny, nx);
+        const EikonalHeap kind = heap_kind(heap);
+        py::array_t<double> phi({ny, nx});
+        Eigen::Map<Eigen::VectorXd> out(phi.mutable_data(), nx * ny);
+        {
+          py::gil_scoped_release release;
+          thread_local EikonalWorkspace workspace;  // reused by this thread's calls
+          eikonal(nx, ny, h, C, gm, bm, workspace, out, kind);
+        }
+        return phi;
+      }, py::arg("cost"), py::arg("goal"), py::arg("blocked") = py::none(), py::arg("h") = 1.0,
+      py::arg("heap") = "indexed",
+      "Potential phi (ny, nx) by anisotropic fast marching of cost (4, ny, nx) from goal (ny, nx) bool; +inf where unreachable.");
+  m.def("crowd_velocity_field", [](const G& grid, const Array& phi, const Array& cost, const Array& speed) {
+        auto F = cells(phi, "phi", grid.ny(), grid.nx());
+        auto C = field4(cost, "cost", grid.ny(), grid.nx());
+        auto S = field4(speed, "speed", grid.ny(), grid.nx());
+        Eigen::VectorXd u(grid.mac().n_faces());
+        velocity_field(grid, F, C, S, u);
+        return u;
+      }, py::arg("grid"), py::arg("phi"), py::arg("cost"), py::arg("speed"),
+      "MAC velocity (N,) walking down phi (ny, nx) with the speeds (4, ny, nx).");
+  m.def("crowd_min_distance", [](const Array& positions, double delta_min, Index iterations, std::shared_ptr<G> grid) {
+        RowMatrix X = rows_view(positions, "positions", 2, -1, true, "P");
+        MinDistanceWorkspace ws;
+        {
+          py::gil_scoped_release release;
+          enforce_min_distance(X, Mask(), Mask(), delta_min, iterations, grid.get(), Mask(), ws);
+        }
+        return X;
+      }, py::arg("positions"), py::arg("delta_min"), py::arg("iterations") = 1, py::arg("grid") = nullptr,
+      "Positions (P, 2) after `iterations` passes pushing every pair closer than delta_min apart symmetrically.");
+  m.def("crowd_close_pairs", [](const Array& positions, double delta_min) {
+        auto X = rows_view(positions, "positions", 2, -1, true, "P");
+        MinDistanceWorkspace ws;
+        std::vector<std::pair<Index, Index>> pairs;
+        min_distance_pairs(X, Mask(), delta_min, ws, pairs);
+        py::array_t<std::int64_t> out({Index(pairs.size()), Index(2)});
+        auto o = out.mutable_unchecked<2>();
+        for (std::size_t k = 0; k < pairs.size(); ++k) o(k, 0) = pairs[k].first, o(k, 1) = pairs[k].second;
+        return out;
+      }, py::arg("positions"), py::arg("delta_min"), "(K, 2) pairs i < j at distance <= delta_min (cell binning).");
+
+  py::class_<CrowdAgent>(m, "CrowdAgent", R"doc(
+A moving obstacle (car, flying saucer) at path[step mod T] (path (T, 2)):
+closes the cells within radius and, over the next lookahead path points,
+adds discomfort_ahead to the discomfort and speed_ahead to the speed of
+moves out of the cells within radius of them.)doc")
+      .def(py::init([](const Array& path, double radius, double discomfort_ahead, double speed_ahead, Index lookahead) {
+             CrowdAgent a;
+             a.path = rows_view(path, "path", 2, -1, false, "T");
+             a.radius = radius, a.discomfort_ahead = discomfort_ahead, a.speed_ahead = speed_ahead, a.lookahead = lookahead;
+             a.validate("agent");
+             return a;
+           }),
+           py::arg("path"), py::arg("radius"), py::arg("discomfort_ahead") = 0.0, py::arg("speed_ahead") = 0.0,
+           py::arg("lookahead") = 0)
+      .def_property_readonly("path", [](const CrowdAgent& a) { return RowMatrix(a.path); }, "(T, 2) positions (a copy).")
+      .def_readonly("radius", &CrowdAgent::radius)
+      .def_readonly("discomfort_ahead", &CrowdAgent::discomfort_ahead)
+      .def_readonly("speed_ahead", &CrowdAgent::speed_ahead)
+      .def_readonly("lookahead", &CrowdAgent::lookahead);
+
+  py::class_<CrowdRun, std::shared_ptr<CrowdRun>>(m, "CrowdRun", "Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stuck (K,) person indices.")
+      .def_property_readonly("positions", [](py::object self) {
+        const auto& r = self.cast<const CrowdRun&>();
+        return readonly(py::array_t<double>({r.T + 1, r.P, Index(2)}, r.positions.data(), self));
+      }, "(T+1, P, 2) positions (read-only view).")
+      .def_property_readonly("active", [](py::object self) {
+        const auto& r = self.cast<const CrowdRun&>();
+        return readonly(py::array_t<bool>({r.T + 1, r.P}, reinterpret_cast<const bool*>(r.active.data()), self));
+      }, "(T+1, P) bool: still walking (read-only view).")
+      .def_property_readonly("step_times", [](py::object self) {
+        return view_vector(self.cast<const CrowdRun&>().step_times, self);
+      }, "(T,) wall time of each step, seconds.")
+      .def_property_readonly("stuck", [](const CrowdRun& r) {
+        py::array_t<std::int64_t> out(Index(r.stuck.size()));
+        std::copy(r.stuck.begin(), r.stuck.end(), out.mutable_data());
+        return out;
+      }, "(K,) people who stood in a cell with phi = inf (walled in) at some step.");
+
+  py::class_<PyCrowd, std::shared_ptr<PyCrowd>>(m, "Crowd", R"doc(
+A continuum crowd: an immutable model (grid, groups' goals and parameters,
+options, agents) that threads may share, and this object's people and
+buffers. Prefer directable.crowds.Crowd.)doc")
+      .def(py::init([](std::shared_ptr<G> grid, const std::vector<py::object>& goals, const std::vector<Array>& positions,
+                       const std::vector<P>& params, Index predictive_steps, double predictive_scale,
+                       double predictive_lambda, bool remove_on_arrival, double lam, double delta_min,
+                       Index min_distance_iterations, const std::vector<CrowdAgent>& agents, bool expected_periodic) {
+             if (!grid) throw std::invalid_argument("grid must be a CrowdGrid, got None");
+             if (goals.size() != positions.size() || goals.size() != params.size())
+               throw std::invalid_argument("goals, positions and params must have one entry per group, got " +
+                                           std::to_string(goals.size()) + ", " + std::to_string(positions.size()) +
+                                           " and " + std::to_string(params.size()));
+             std::vector<CrowdGroupSpec> specs;
+             Index total = 0;
+             for (std::size_t g = 0; g < goals.size(); ++g) {
+               specs.push_back({mask(goals[g], "groups[" + std::to_string(g) + "].goal", grid->ny(), grid->nx()), params[g]});
+               total += rows_view(positions[g], "groups[" + std::to_string(g) + "].positions", 2, -1, false, "P").rows();
+             }
+             CrowdOptions o;
+             o.predictive_steps = predictive_steps, o.predictive_scale = predictive_scale;
+             o.predictive_lambda = predictive_lambda, o.remove_on_arrival = remove_on_arrival;
+             o.lam = lam, o.delta_min = delta_min, o.min_distance_iterations = min_distance_iterations;
+             o.expected_periodic = expected_periodic;
+             RowMatrix X(total, 2);
+             std::vector<int> group_of(total);
+             Index row = 0;
+             for (std::size_t g = 0; g < positions.size(); ++g) {
+               auto Xg = rows_view(positions[g], "groups[" + std::to_string(g) + "].positions", 2, -1, false, "P");
+               X.middleRows(row, Xg.rows()) = Xg;
+               std::fill(group_of.begin() + row, group_of.begin() + row + Xg.rows(), int(g));
+               row += Xg.rows();
+             }
+             auto self = std::make_shared<PyCrowd>();
+             self->model = std::make_shared<const CrowdModel>(grid, std::move(specs), o, agents);
+             self->data = create_crowd_data(*self->model, X, group_of);
+             return self;
+           }),
+           py::arg("grid"), py::arg("goals"), py::arg("positions"), py::arg("params"), py::arg("predictive_steps") = 0,
+           py::arg("predictive_scale") = 0.1, py::arg("predictive_lambda") = 1.0, py::arg("remove_on_arrival") = true,
+           py::arg("lam") = 2.0, py::arg("delta_min") = 0.3, py::arg("min_distance_iterations") = 1,
+           py::arg("agents") = std::vector<CrowdAgent>(), py::arg("expected_periodic") = true)
+      .def_property_readonly("grid", [](const PyCrowd& c) { return std::const_pointer_cast<G>(c.model->grid_ptr()); })
+      .def_property_readonly("n_groups", [](const PyCrowd& c) { return c.model->n_groups(); })
+      .def_property_readonly("positions", [](const PyCrowd& c) { return RowMatrix(c.data.positions); }, "(P, 2) (a copy).")
+      .def_property_readonly("velocities", [](const PyCrowd& c) { return RowMatrix(c.data.velocities); }, "(P, 2) (a copy).")
+      .def_property_readonly("group_of", [](const PyCrowd& c) {
+        py::array_t<std::int64_t> out(Index(c.data.group_of.size()));
+        std::copy(c.data.group_of.begin(), c.data.group_of.end(), out.mutable_data());
+        return out;
+      }, "(P,) group index of each person.")
+      .def_property_readonly("active", [](const PyCrowd& c) { return bool_vector(c.data.active); }, "(P,) bool: still walking.")
+      .def_property_readonly("arrived", [](const PyCrowd& c) { return bool_vector(c.data.arrived); }, "(P,) bool: reached the goal.")
+      .def_property_readonly("stuck", [](const PyCrowd& c) { return bool_vector(c.data.stuck); }, "(P,) bool: ever walled in (phi = inf).")
+      .def_property_readonly("step_index", [](const PyCrowd& c) { return c.data.step; })
+      .def_property_readonly("time", [](const PyCrowd& c) { return c.data.time; })
+      .def("cfl", [](const PyCrowd& c, double dt) { return c.model->cfl(dt); }, py::arg("dt"),
+           "Largest speed * dt / h over the groups (> 1: people may skip cells).")
+      .def("set_goal", [](PyCrowd& c, Index group, const py::object& goal) {
+             const G& g = c.model->grid();
+             set_group_goal(*c.model, c.data, group, mask(goal, "goal", g.ny(), g.nx()));
+           }, py::arg("group"), py::arg("goal"), "Replaces a group's goal (ny, nx) bool.")
+      .def("occupied", [](const PyCrowd& c, Index group) {
+             const G& g = c.model->grid();
+             Mask occ;
+             occupied_cells(*c.model, c.data, group, occ);
+             return bool_image(occ, g.ny(), g.nx());
+           }, py::arg("group"), "(ny, nx) bool: cells holding a walking person of the group.")
+      .def("step", [](PyCrowd& c, double dt, int threads) {
+             py::gil_scoped_release release;
+             crowd_step(*c.model, c.data, dt, threads);
+           }, py::arg("dt") = 1.0, py::arg("threads") = 0, "One step of length dt (groups on `threads` threads, 0 = all).")
+      .def("run", [](PyCrowd& c, Index steps, double dt, int threads, const py::object& before_step,
+                     const py::object& callback) {
+             CrowdBeforeStep hook;
+             if (!before_step.is_none())
+               hook = [&before_step](Index step) {
+                 py::gil_scoped_acquire gil;
+                 before_step(step);
+               };
+             Progress progress(callback);
+             auto run = progress.run([&](const ProgressFn* fn) {
+               return std::make_shared<CrowdRun>(crowd_run(*c.model, c.data, steps, dt, threads, hook, fn));
+             });
+             return run;
+           }, py::arg("steps"), py::arg("dt") = 1.0, py::arg("threads") = 0, py::arg("before_step") = py::none(),
+           py::arg("progress") = py::none(),
+           "`steps` steps (GIL released); before_step(step) is called first each step; progress(done, total).")
+      .def("fields", [](PyCrowd& c, Index group, int threads) {
+             const CrowdModel& model = *c.model;
+             group_data(model, c.data, group);  // validates the index before the work
+             {
+               py::gil_scoped_release release;
+               crowd_fields(model, c.data, threads);
+             }
+             const G& g = model.grid();
+             const CrowdGroupData& gd = group_data(model, c.data, group);
+             py::array_t<double> U({g.ny(), g.nx(), Index(2)});
+             std::copy(c.data.ubar.data(), c.data.ubar.data() + c.data.ubar.size(), U.mutable_data());
+             py::dict d;
+             d["rho"] = image(c.data.rho, g.ny(), g.nx());
+             d["ubar"] = U;
+             d["discomfort"] = image(gd.discomfort, g.ny(), g.nx());
+             d["speed"] = image4(gd.speed, g.ny(), g.nx());
+             d["speed_actual"] = image4(gd.speed_actual, g.ny(), g.nx());
+             d["cost"] = image4(gd.cost, g.ny(), g.nx());
+             d["phi"] = image(gd.phi, g.ny(), g.nx());
+             d["velocity"] = Eigen::VectorXd(gd.velocity);
+             d["goal"] = bool_image(gd.goal, g.ny(), g.nx());
+             return d;
+           }, py::arg("group"), py::arg("threads") = 0,
+           "The fields of the current state for one group: rho, ubar, discomfort (total g), speed (planning), speed_actual, cost, phi, velocity (N,), goal.");
+}
+
+}  // namespace directable::py_bind

@@ -1,0 +1,65 @@
+#pragma once
+// The potential of a continuum crowd (Treuille thesis sec. 4.2.3): an
+// anisotropic fast-marching solution of |grad phi| = C (eq. 4.5, 4.11), and
+// the velocity field that walks down it.
+//
+// The marching rule is fixed so that results are reproducible: goal cells
+// start KNOWN with phi = 0; the CANDIDATE with the smallest tentative value
+// is accepted next (ties: the smaller flat index); after each acceptance its
+// non-KNOWN, unblocked neighbours get phi_M <- min(phi_M, update), where the
+// update uses only KNOWN neighbours i with finite cost C_{M->i}: per axis the
+// neighbour minimising phi_i + h C_{M->i} (ties to W, S); with both axes the
+// larger root of ((phi - phi_x)/(h C_x))^2 + ((phi - phi_y)/(h C_y))^2 = 1,
+// unless the discriminant is negative or the root is below max(phi_x,
+// phi_y), where the one-sided min(phi_x + h C_x, phi_y + h C_y) is used; with
+// one axis phi_i + h C_{M->i}.
+#include <Eigen/Core>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "directable/core/types.hpp"
+#include "directable/models/crowds/crowd_grid.hpp"
+
+namespace directable {
+
+//! Priority queue of the march: an indexed binary heap with decrease-key, or
+//! std::priority_queue with lazy deletion (kept for the measurement).
+enum class EikonalHeap { kIndexed, kLazy };
+
+//! Buffers of one march, sized on first use and reused while the grid size
+//! stays the same (no allocation per call after the first). Belongs to one
+//! thread at a time.
+struct EikonalWorkspace {
+  std::vector<std::uint8_t> state;              //!< (n) 0 far, 1 candidate, 2 known
+  std::vector<std::pair<double, Index>> heap;   //!< (phi, cell) entries in heap order
+  std::vector<Index> slot;                      //!< (n) entry of a candidate cell (indexed heap)
+  void resize(Index n);
+};
+
+//! phi (n = nx ny) from cost (4 x n, E N W S), goal (n) and blocked (n or
+//! empty). Validates its arguments (shapes, NaN or negative costs, a goal
+//! with no free cell).
+void eikonal(Index nx, Index ny, double h, const Eigen::Ref<const RowMatrix>& cost,
+             const std::vector<std::uint8_t>& goal, const std::vector<std::uint8_t>& blocked,
+             EikonalWorkspace& workspace, Eigen::Ref<Eigen::VectorXd> phi, EikonalHeap heap = EikonalHeap::kIndexed);
+
+//! The march without validation, for callers that built cost themselves.
+void eikonal_unchecked(Index nx, Index ny, double h, const Eigen::Ref<const RowMatrix>& cost,
+                       const std::vector<std::uint8_t>& goal, const std::vector<std::uint8_t>& blocked,
+                       EikonalWorkspace& workspace, Eigen::Ref<Eigen::VectorXd> phi, EikonalHeap heap);
+
+//! Velocity (MAC faces, MACGrid2D layout) walking down phi. On the face
+//! between cells a (left/below) and b: with d = (phi_b - phi_a) / h the
+//! normal difference and t the mean of the two cells' upwind tangential
+//! differences (the neighbour that the march would pick, counted only when it
+//! lies below the cell), u = -f d / sqrt(d^2 + t^2), f the speed of the move
+//! down the potential (speed[E or N, a] when phi_b < phi_a, speed[W or S, b]
+//! otherwise). So u (phi_b - phi_a) <= 0, |u| <= f, and u = 0 on faces
+//! touching a blocked, unreachable (phi = inf) or off-grid cell.
+//! phi (n), cost, speed (4 x n), u (n_faces) overwritten.
+void velocity_field(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorXd>& phi,
+                    const Eigen::Ref<const RowMatrix>& cost, const Eigen::Ref<const RowMatrix>& speed,
+                    Eigen::Ref<Eigen::VectorXd> u);
+
+}  // namespace directable

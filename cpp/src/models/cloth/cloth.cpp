@@ -1,0 +1,394 @@
+// Construction, the Jacobian pattern, F^A and the energy of the cloth.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "directable/models/cloth/cloth.hpp"
+
+namespace directable {
+
+namespace {
+
+std::string vec3_str(const Eigen::Vector3d& v) {
+  return "(" + std::to_string(v.x()) + ", " + std::to_string(v.y()) + ", " + std::to_string(v.z()) + ")";
+}
+
+void check_nonnegative(const std::string& name, double value) {
+  if (!std::isfinite(value)) throw std::domain_error(name + " must be finite, got " + std::to_string(value));
+  if (value < 0.0) throw std::invalid_argument(name + " must be >= 0, got " + std::to_string(value));
+}
+
+void check_strictly_positive(const std::string& name, double value) {
+  if (!std::isfinite(value)) throw std::domain_error(name + " must be finite, got " + std::to_string(value));
+  if (!(value > 0.0)) throw std::invalid_argument(name + " must be > 0, got " + std::to_string(value));
+}
+
+void validate(const ClothParams& p, const std::vector<Collider>& colliders) {
+  if (p.nx < 2 || p.ny < 2)
+    throw std::invalid_argument("nx and ny must be >= 2, got nx=" + std::to_string(p.nx) + ", ny=" + std::to_string(p.ny));
+  check_strictly_positive("spacing", p.spacing);
+  check_strictly_positive("mass", p.mass);
+  check_strictly_positive("k_struct", p.k_struct);
+  check_nonnegative("k_shear", p.k_shear);
+  check_nonnegative("k_bend", p.k_bend);
+  check_nonnegative("k_bend2", p.k_bend2);
+  check_nonnegative("damping", p.damping);
+  if (!p.gravity.allFinite()) throw std::domain_error("gravity must be finite, got " + vec3_str(p.gravity));
+  if (!p.origin.allFinite()) throw std::domain_error("origin must be finite, got " + vec3_str(p.origin));
+  const Index V = p.nx * p.ny;
+  for (Index k : p.pinned)
+    if (k < 0 || k >= V)
+      throw std::invalid_argument("pinned node " + std::to_string(k) + " is out of range [0, " + std::to_string(V) + ")");
+  for (const Collider& c : colliders) {
+    const std::string what = c.kind == Collider::Kind::sphere ? "Sphere" : "Plane";
+    if (!c.point.allFinite()) throw std::domain_error(what + " center/point must be finite, got " + vec3_str(c.point));
+    check_strictly_positive(what + " stiffness", c.stiffness);
+    check_nonnegative(what + " friction", c.friction);
+    if (c.kind == Collider::Kind::sphere) check_strictly_positive("Sphere radius", c.radius);
+    if (c.kind == Collider::Kind::plane) {
+      if (!c.normal.allFinite()) throw std::domain_error("Plane normal must be finite, got " + vec3_str(c.normal));
+      if (!(c.normal.norm() > 0.0)) throw std::invalid_argument("Plane normal must be non-zero, got " + vec3_str(c.normal));
+    }
+  }
+}
+
+}  // namespace
+
+ClothModel::ClothModel(const ClothParams& params, std::vector<Collider> colliders)
+    : params_(params), colliders_(std::move(colliders)) {
+  validate(params_, colliders_);
+  for (Collider& c : colliders_)
+    if (c.kind == Collider::Kind::plane) c.normal.normalize();
+  const Index nx = params_.nx, ny = params_.ny;
+  V_ = nx * ny;
+  masses_ = Eigen::VectorXd::Constant(V_, params_.mass);
+  pinned_.assign(V_, 0);
+  for (Index k : params_.pinned) pinned_[k] = 1;
+  q0_.resize(3 * V_);
+  for (Index j = 0; j < ny; ++j)
+    for (Index i = 0; i < nx; ++i)
+      q0_.segment<3>(3 * (j * nx + i)) =
+          params_.origin + params_.spacing * Eigen::Vector3d(static_cast<double>(i), static_cast<double>(j), 0.0);
+
+  auto add = [&](int di, int dj, double k) {
+    if (k == 0.0) return;  // a spring type of stiffness 0 is absent
+    SpringFamily f;
+    f.di = di;
+    f.dj = dj;
+    f.rest = params_.spacing * std::sqrt(static_cast<double>(di * di + dj * dj));
+    f.stiffness = k;
+    f.i_begin = std::max<Index>(0, -di);
+    f.i_end = nx - std::max<Index>(0, di);
+    f.j_end = ny - dj;
+    if (f.count() == 0) return;
+    families_.push_back(f);
+    const Index lo = f.i_begin, last = (f.j_end - 1) * nx + f.i_end - 1;
+    Eigen::ArrayXd w = Eigen::ArrayXd::Zero(last - lo + 1);
+    for (Index j = 0; j < f.j_end; ++j)
+      for (Index i = f.i_begin; i < f.i_end; ++i) w[j * nx + i - lo] = 1.0;
+    family_first_.push_back(lo);
+    family_weight_.push_back(w);
+  };
+  add(1, 0, params_.k_struct);
+  add(0, 1, params_.k_struct);
+  add(1, 1, params_.k_shear);
+  add(-1, 1, params_.k_shear);
+  add(2, 0, params_.k_bend);
+  add(0, 2, params_.k_bend);
+  add(2, 2, params_.k_bend2);
+  add(-2, 2, params_.k_bend2);
+  build_pattern();
+}
+
+Index ClothModel::spring_count() const {
+  Index n = 0;
+  for (const SpringFamily& f : families_) n += f.count();
+  return n;
+}
+
+void ClothModel::build_pattern() {
+  const Index nx = params_.nx;
+  std::vector<std::vector<int>> nbr(V_);
+  for (Index a = 0; a < V_; ++a) nbr[a].push_back(static_cast<int>(a));
+  for (const SpringFamily& f : families_)
+    for (Index j = 0; j < f.j_end; ++j)
+      for (Index i = f.i_begin; i < f.i_end; ++i) {
+        const Index a = j * nx + i, b = a + f.dj * nx + f.di;
+        nbr[a].push_back(static_cast<int>(b));
+        nbr[b].push_back(static_cast<int>(a));
+      }
+  block_start_.assign(V_ + 1, 0);
+  block_cols_.clear();
+  for (Index a = 0; a < V_; ++a) {
+    std::sort(nbr[a].begin(), nbr[a].end());
+    nbr[a].erase(std::unique(nbr[a].begin(), nbr[a].end()), nbr[a].end());
+    block_cols_.insert(block_cols_.end(), nbr[a].begin(), nbr[a].end());
+    block_start_[a + 1] = static_cast<int>(block_cols_.size());
+  }
+  row_offsets_.assign(3 * V_ + 1, 0);
+  columns_.clear();
+  for (Index a = 0; a < V_; ++a)
+    for (int p = 0; p < 3; ++p) {
+      for (int s = block_start_[a]; s < block_start_[a + 1]; ++s)
+        for (int q = 0; q < 3; ++q) columns_.push_back(3 * block_cols_[s] + q);
+      row_offsets_[3 * a + p + 1] = static_cast<int>(columns_.size());
+    }
+  const std::size_t nnz = columns_.size();
+  transpose_entry_.resize(nnz);
+  entry_pinned_.resize(nnz);
+  entry_diagonal_.resize(nnz);
+  for (Index a = 0; a < V_; ++a)
+    for (int p = 0; p < 3; ++p)
+      for (int s = block_start_[a]; s < block_start_[a + 1]; ++s)
+        for (int q = 0; q < 3; ++q) {
+          const Index c = block_cols_[s];
+          const int e = row_offsets_[3 * a + p] + 3 * (s - block_start_[a]) + q;
+          transpose_entry_[e] = row_offsets_[3 * c + q] + 3 * block_slot(c, a) + p;
+          entry_pinned_[e] = pinned_[a] || pinned_[c];
+          entry_diagonal_[e] = (c == a && p == q);
+        }
+}
+
+int ClothModel::block_slot(Index row_node, Index col_node) const {
+  const int* begin = block_cols_.data() + block_start_[row_node];
+  const int* end = block_cols_.data() + block_start_[row_node + 1];
+  return static_cast<int>(std::lower_bound(begin, end, static_cast<int>(col_node)) - begin);
+}
+
+std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const {
+  auto d = std::make_unique<ClothData>();
+  for (Eigen::VectorXd* b : {&d->X, &d->Y, &d->Z, &d->VX, &d->VY, &d->VZ, &d->FX, &d->FY, &d->FZ}) b->setZero(V_);
+  for (Eigen::VectorXd* b : {&d->DX, &d->DY, &d->DZ, &d->L, &d->S}) b->setZero(V_);
+  d->F.setZero(3 * V_);
+  d->rhs.setZero(3 * V_);
+  d->dv.setZero(3 * V_);
+  const Index nnz = static_cast<Index>(columns_.size());
+  d->Kx.setZero(nnz);
+  d->Kv.setZero(nnz);
+  if (method == ClothIntegrator::symplectic) return d;
+  // The pattern is symmetric, so the CSR arrays also describe the CSC matrix.
+  Eigen::VectorXd ones = Eigen::VectorXd::Ones(nnz);
+  d->A = Eigen::Map<const Eigen::SparseMatrix<double>>(3 * V_, 3 * V_, nnz, row_offsets_.data(), columns_.data(),
+                                                       ones.data());
+  if (method == ClothIntegrator::implicit) d->solver.analyzePattern(d->A);
+  d->cg.setTolerance(1e-12);
+  return d;
+}
+
+void ClothModel::load_state(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
+                            ClothData& d) const {
+  const double* xp = x.data();
+  const double* vp = v.data();
+  for (Index a = 0; a < V_; ++a) {
+    d.X[a] = xp[3 * a];
+    d.Y[a] = xp[3 * a + 1];
+    d.Z[a] = xp[3 * a + 2];
+    d.VX[a] = vp[3 * a];
+    d.VY[a] = vp[3 * a + 1];
+    d.VZ[a] = vp[3 * a + 2];
+  }
+}
+
+void ClothModel::throw_degenerate(const SpringFamily& f, const ClothData& d) const {
+  const Index nx = params_.nx;
+  for (Index j = 0; j < f.j_end; ++j)
+    for (Index i = f.i_begin; i < f.i_end; ++i) {
+      const Index a = j * nx + i, b = a + f.dj * nx + f.di;
+      const double L = std::sqrt(std::pow(d.X[b] - d.X[a], 2) + std::pow(d.Y[b] - d.Y[a], 2) + std::pow(d.Z[b] - d.Z[a], 2));
+      if (!(L >= 1e-9 * f.rest))
+        throw std::domain_error("degenerate spring between nodes " + std::to_string(a) + " and " + std::to_string(b) +
+                                ": length " + std::to_string(L) + " m (rest " + std::to_string(f.rest) + " m)");
+    }
+  throw std::domain_error("degenerate spring");
+}
+
+// Per family: the springs start at nodes a in [a_lo, a_lo + N) and end at
+// a + offset; the few a in that range that have no spring (the row ends)
+// carry weight 0. Whole-family Eigen array expressions run on contiguous
+// arrays with explicit SIMD packets (GCC does not vectorise the equivalent
+// scalar loop here: std::sqrt sets errno); the scatter into a and a +
+// offset are two passes that do not alias.
+void ClothModel::spring_forces(ClothData& d) const {
+  using Arr = Eigen::Map<Eigen::ArrayXd>;
+  using CArr = Eigen::Map<const Eigen::ArrayXd>;
+  const double c = params_.damping;
+  for (std::size_t fi = 0; fi < families_.size(); ++fi) {
+    const SpringFamily& f = families_[fi];
+    const Eigen::ArrayXd& w = family_weight_[fi];
+    const Index N = w.size(), lo = family_first_[fi], hi = lo + f.dj * params_.nx + f.di;
+    const double min_length = 1e-9 * f.rest;
+    Arr DX(d.DX.data(), N), DY(d.DY.data(), N), DZ(d.DZ.data(), N), L(d.L.data(), N), S(d.S.data(), N);
+    DX = CArr(d.X.data() + hi, N) - CArr(d.X.data() + lo, N);
+    DY = CArr(d.Y.data() + hi, N) - CArr(d.Y.data() + lo, N);
+    DZ = CArr(d.Z.data() + hi, N) - CArr(d.Z.data() + lo, N);
+    // absent slots count as rest length
+    L = w * (DX.square() + DY.square() + DZ.square()).sqrt() + (1.0 - w) * f.rest;
+    // a vectorised reduction (non-finite states are caught by the callers' divergence checks)
+    if (!(L.minCoeff() >= min_length)) throw_degenerate(f, d);
+    L = L.inverse();  // one division per spring
+    // tension / L = k (1 - rest / L) + c (dv . D) / L^2 with D = (DX, DY, DZ)
+    S = (CArr(d.VX.data() + hi, N) - CArr(d.VX.data() + lo, N)) * DX +
+        (CArr(d.VY.data() + hi, N) - CArr(d.VY.data() + lo, N)) * DY +
+        (CArr(d.VZ.data() + hi, N) - CArr(d.VZ.data() + lo, N)) * DZ;
+    S = w * (f.stiffness * (1.0 - f.rest * L) + c * S * L.square());
+    Arr(d.FX.data() + lo, N) += S * DX;
+    Arr(d.FY.data() + lo, N) += S * DY;
+    Arr(d.FZ.data() + lo, N) += S * DZ;
+    Arr(d.FX.data() + hi, N) -= S * DX;
+    Arr(d.FY.data() + hi, N) -= S * DY;
+    Arr(d.FZ.data() + hi, N) -= S * DZ;
+  }
+}
+
+namespace {
+
+//! Normal and friction force of one collider on one node; returns false
+//! when the node is outside. Optionally the 3x3 Jacobians (accumulated).
+bool collider_force(const Collider& col, const Eigen::Vector3d& x, const Eigen::Vector3d& v, Eigen::Vector3d& f,
+                    Eigen::Matrix3d* Jx, Eigen::Matrix3d* Jv) {
+  Eigen::Vector3d n;
+  double phi, rho = 0.0;
+  if (col.kind == Collider::Kind::sphere) {
+    const Eigen::Vector3d r = x - col.point;
+    rho = r.norm();
+    phi = rho - col.radius;
+    if (phi >= 0.0 || rho == 0.0) return false;
+    n = r / rho;
+  } else {
+    n = col.normal;
+    phi = n.dot(x - col.point);
+    if (phi >= 0.0) return false;
+  }
+  const double fn = -col.stiffness * phi;  // > 0
+  const Eigen::Matrix3d Pn = Eigen::Matrix3d::Identity() - n * n.transpose();
+  const Eigen::Vector3d vt = Pn * v;
+  const double eps = Collider::slip_velocity;
+  const double sl = std::sqrt(vt.squaredNorm() + eps * eps);
+  const Eigen::Vector3d g = vt / sl;
+  f = fn * n - col.friction * fn * g;
+  if (Jx) {
+    const bool sphere = col.kind == Collider::Kind::sphere;
+    const Eigen::Matrix3d dn = sphere ? Eigen::Matrix3d(Pn / rho) : Eigen::Matrix3d::Zero();  // dn/dx
+    const Eigen::RowVector3d dfn = -col.stiffness * n.transpose();                            // dfn/dx
+    const Eigen::Matrix3d G = (Eigen::Matrix3d::Identity() - g * g.transpose()) / sl;         // dg/dvt
+    // dvt/dx = -(n v' + (n.v) I) dn/dx
+    const Eigen::Matrix3d dvt = -(n * v.transpose() + n.dot(v) * Eigen::Matrix3d::Identity()) * dn;
+    *Jx += n * dfn + fn * dn - col.friction * (g * dfn + fn * G * dvt);
+    *Jv += -col.friction * fn * G * Pn;
+  }
+  return true;
+}
+
+}  // namespace
+
+void ClothModel::collider_forces(ClothData& d) const {
+  if (colliders_.empty()) return;
+  Eigen::Vector3d f;
+  for (Index a = 0; a < V_; ++a) {
+    const Eigen::Vector3d x(d.X[a], d.Y[a], d.Z[a]), v(d.VX[a], d.VY[a], d.VZ[a]);
+    for (const Collider& col : colliders_)
+      if (collider_force(col, x, v, f, nullptr, nullptr)) {
+        d.FX[a] += f.x();
+        d.FY[a] += f.y();
+        d.FZ[a] += f.z();
+      }
+  }
+}
+
+void ClothModel::applied_forces(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
+                                Eigen::Ref<Eigen::VectorXd> F, PointMassData& data) const {
+  ClothData& d = static_cast<ClothData&>(data);
+  load_state(x, v, d);
+  const Eigen::Vector3d g = params_.gravity;
+  d.FX = masses_ * g.x();
+  d.FY = masses_ * g.y();
+  d.FZ = masses_ * g.z();
+  spring_forces(d);
+  collider_forces(d);
+  double* Fp = F.data();
+  for (Index a = 0; a < V_; ++a) {
+    Fp[3 * a] = d.FX[a];
+    Fp[3 * a + 1] = d.FY[a];
+    Fp[3 * a + 2] = d.FZ[a];
+  }
+}
+
+double ClothModel::energy(const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  const Index nx = params_.nx;
+  double E = 0.0;
+  for (const SpringFamily& f : families_)
+    for (Index j = 0; j < f.j_end; ++j)
+      for (Index i = f.i_begin; i < f.i_end; ++i) {
+        const Index a = j * nx + i, b = a + f.dj * nx + f.di;
+        const double L = (x.segment<3>(3 * b) - x.segment<3>(3 * a)).norm();
+        E += 0.5 * f.stiffness * (L - f.rest) * (L - f.rest);
+      }
+  for (Index a = 0; a < V_; ++a) {
+    const Eigen::Vector3d p = x.segment<3>(3 * a);
+    E -= masses_[a] * params_.gravity.dot(p);
+    for (const Collider& col : colliders_) {
+      const double phi = col.kind == Collider::Kind::sphere ? (p - col.point).norm() - col.radius
+                                                            : col.normal.dot(p - col.point);
+      if (phi < 0.0) E += 0.5 * col.stiffness * phi * phi;
+    }
+  }
+  return E;
+}
+
+void ClothModel::add_block(Eigen::VectorXd& values, Index r, Index c, const Eigen::Matrix3d& B) const {
+  const int slot = block_slot(r, c);
+  for (int p = 0; p < 3; ++p) {
+    double* row = values.data() + row_offsets_[3 * r + p] + 3 * slot;
+    for (int q = 0; q < 3; ++q) row[q] += B(p, q);
+  }
+}
+
+void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                      const Eigen::Ref<const Eigen::VectorXd>& v, ClothData& d) const {
+  applied_forces(x, v, d.F, d);
+  d.Kx.setZero();
+  d.Kv.setZero();
+  const Index nx = params_.nx;
+  const double c = params_.damping;
+  const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
+  for (const SpringFamily& f : families_)
+    for (Index j = 0; j < f.j_end; ++j)
+      for (Index i = f.i_begin; i < f.i_end; ++i) {
+        const Index a = j * nx + i, b = a + f.dj * nx + f.di;
+        const Eigen::Vector3d dxv(d.X[b] - d.X[a], d.Y[b] - d.Y[a], d.Z[b] - d.Z[a]);
+        const Eigen::Vector3d dvv(d.VX[b] - d.VX[a], d.VY[b] - d.VY[a], d.VZ[b] - d.VZ[a]);
+        const double L = dxv.norm();
+        const Eigen::Vector3d u = dxv / L;
+        const Eigen::Matrix3d P = I - u * u.transpose();
+        const double rel = dvv.dot(u);
+        // dF_a/dx_b; dF_a/dx_a = -Jx, F_b = -F_a
+        const Eigen::Matrix3d Jx = f.stiffness * u * u.transpose() + (f.stiffness * (L - f.rest) + c * rel) / L * P +
+                                   (c / L) * u * (P * dvv).transpose();
+        const Eigen::Matrix3d Jv = c * u * u.transpose();
+        add_block(d.Kx, a, a, -Jx);
+        add_block(d.Kx, a, b, Jx);
+        add_block(d.Kx, b, a, Jx);
+        add_block(d.Kx, b, b, -Jx);
+        if (c != 0.0) {
+          add_block(d.Kv, a, a, -Jv);
+          add_block(d.Kv, a, b, Jv);
+          add_block(d.Kv, b, a, Jv);
+          add_block(d.Kv, b, b, -Jv);
+        }
+      }
+  if (colliders_.empty()) return;
+  Eigen::Vector3d fc;
+  for (Index a = 0; a < V_; ++a) {
+    const Eigen::Vector3d xa(d.X[a], d.Y[a], d.Z[a]), va(d.VX[a], d.VY[a], d.VZ[a]);
+    Eigen::Matrix3d Jx = Eigen::Matrix3d::Zero(), Jv = Eigen::Matrix3d::Zero();
+    bool any = false;
+    for (const Collider& col : colliders_) any |= collider_force(col, xa, va, fc, &Jx, &Jv);
+    if (any) {
+      add_block(d.Kx, a, a, Jx);
+      add_block(d.Kv, a, a, Jv);
+    }
+  }
+}
+
+}  // namespace directable

@@ -1,0 +1,38 @@
+#include "directable/models/point_mass_system.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace directable {
+
+double symplectic_update(const PointMassSystem& system, Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v,
+                         const Eigen::Ref<const Eigen::VectorXd>& F_total, double dt) {
+  const Index V = system.node_count();
+  const double* m = system.node_masses().data();
+  const std::uint8_t* pin = system.pinned().data();
+  double* xp = x.data();
+  double* vp = v.data();
+  const double* F = F_total.data();
+  double speed2 = 0.0;
+  for (Index a = 0; a < V; ++a) {
+    const double scale = pin[a] ? 0.0 : dt / m[a];
+    for (int c = 0; c < 3; ++c) {
+      const Index k = 3 * a + c;
+      const double vn = pin[a] ? 0.0 : vp[k] + scale * F[k];
+      vp[k] = vn;
+      xp[k] += dt * vn;
+      speed2 += vn * vn;
+    }
+  }
+  return speed2;
+}
+
+void check_divergence(const char* what, double speed_squared_sum, Index nodes, Index step) {
+  const double bound = 1e8 * static_cast<double>(nodes);
+  if (!(speed_squared_sum <= bound))
+    throw std::domain_error(std::string(what) + " diverged at step " + std::to_string(step) +
+                            (std::isfinite(speed_squared_sum) ? " (node speeds beyond 1e4 m/s)" : " (non-finite state)") +
+                            ": reduce dt or use method=\"implicit\"");
+}
+
+}  // namespace directable

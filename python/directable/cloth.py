@@ -1,0 +1,356 @@
+"""Mass-spring cloth and its goal-directed control (Jeon & Choi).
+
+A researcher runs a pilot simulation, picks a node, a step ``t_c`` and a
+goal, and gets the control window, the heuristic path and the control
+forces; edits the path; and runs the second phase, in which the node
+reaches its goal exactly while the rest of the cloth follows physically::
+
+    import directable as dr
+    cloth = dr.cloth.ClothGrid(20, 20, 0.05, 0.01, 200.0, 50.0, 5.0, 0.02)
+    pilot = cloth.rollout(cloth.positions0, np.zeros((400, 3)), dt=0.005, steps=200)
+    plan = dr.cloth.plan(cloth, pilot, [(node, 150, goal)], dt=0.005)
+    run = dr.cloth.apply(cloth, pilot.x[0], pilot.v[0], 0.005, 200, plan)
+
+Node (i, j) has index ``j*nx + i`` and starts at ``origin + (i, j, 0) *
+spacing``; arrays of node vectors are (V, 3), positions in m, forces in N.
+The numerics run in C++ (``directable._core``); this module converts
+arguments and builds SciPy matrices.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _core
+from ._validate import as_float_array, integer, real, run_with_progress
+
+ClothRollout = _core.ClothRollout
+ClothPlan = _core.ClothPlan
+PointMassRun = _core.PointMassRun
+ClothCollider = _core.ClothCollider
+
+_METHODS = {"symplectic": _core.ClothIntegrator.symplectic, "implicit": _core.ClothIntegrator.implicit,
+            "implicit_cg": _core.ClothIntegrator.implicit_cg}
+
+
+def Sphere(center, radius, stiffness, friction=0.0) -> ClothCollider:
+    """A sphere collider: penalty normal force ``stiffness * depth`` (N/m)
+    plus regularised Coulomb friction (coefficient ``friction``).
+
+    Parameters
+    ----------
+    center : (3,) m
+    radius : m, > 0
+    stiffness : N/m, > 0
+    friction : >= 0
+
+    The collider force is a smooth part of F^A, so the inverse dynamics of
+    :func:`plan` stays exact under contact.
+    """
+    return ClothCollider.sphere(as_float_array(center, "center"), real(radius, "radius"),
+                                real(stiffness, "stiffness"), real(friction, "friction"))
+
+
+def Plane(point, normal, stiffness, friction=0.0) -> ClothCollider:
+    """A plane collider through ``point`` (3,) m with outward ``normal`` (3,);
+    penalty stiffness (N/m, > 0) and Coulomb ``friction`` (>= 0) as :func:`Sphere`."""
+    return ClothCollider.plane(as_float_array(point, "point"), as_float_array(normal, "normal"),
+                               real(stiffness, "stiffness"), real(friction, "friction"))
+
+
+def _method(method):
+    if not isinstance(method, str) or method not in _METHODS:
+        raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
+    return _METHODS[method]
+
+
+class ClothGrid:
+    """An nx x ny mass-spring cloth (Jeon & Choi sec. 3.1).
+
+    Parameters
+    ----------
+    nx, ny : nodes along x and y (>= 2)
+    spacing : rest distance of neighbours (m, > 0)
+    mass : per node (kg, > 0)
+    k_struct : structural stiffness, (i,j)-(i+1,j) and (i,j)-(i,j+1) (N/m, > 0)
+    k_shear : shear stiffness, both diagonals of each quad (N/m, >= 0; 0: absent)
+    k_bend : primary bending, (i,j)-(i+2,j) and (i,j)-(i,j+2) (N/m, >= 0)
+    damping : damper along every spring present (N s/m, >= 0)
+    gravity : (3,) m/s^2
+    pinned : node indices that never move
+    origin : (3,) position of node 0 (m)
+    k_bend2 : secondary bending, (i,j)-(i+2,j+2) and (i+2,j)-(i,j+2) (N/m, >= 0)
+
+    The C++ model is immutable: :meth:`add_collider` builds a new one, so a
+    model already handed to a run (``as_model``, a plan) never changes.
+    """
+
+    def __init__(self, nx, ny, spacing, mass, k_struct, k_shear, k_bend, damping, gravity=(0.0, 0.0, -9.81),
+                 pinned=(), origin=(0.0, 0.0, 0.0), k_bend2=0.0):
+        if pinned is None:
+            raise TypeError("pinned must be a sequence of node indices, got None")
+        self._args = dict(nx=integer(nx, "nx"), ny=integer(ny, "ny"), spacing=real(spacing, "spacing"),
+                          mass=real(mass, "mass"), k_struct=real(k_struct, "k_struct"),
+                          k_shear=real(k_shear, "k_shear"), k_bend=real(k_bend, "k_bend"),
+                          damping=real(damping, "damping"), gravity=as_float_array(gravity, "gravity"),
+                          pinned=[integer(k, "pinned") for k in pinned], origin=as_float_array(origin, "origin"),
+                          k_bend2=real(k_bend2, "k_bend2"))
+        self._colliders = []
+        self.core = _core.ClothModel(**self._args, colliders=self._colliders)
+
+    # -- description ---------------------------------------------------------------------------------------------
+    @property
+    def nx(self) -> int:
+        return self._args["nx"]
+
+    @property
+    def ny(self) -> int:
+        return self._args["ny"]
+
+    @property
+    def spacing(self) -> float:
+        return self._args["spacing"]
+
+    @property
+    def mass(self) -> float:
+        return self._args["mass"]
+
+    @property
+    def node_count(self) -> int:
+        """V = nx * ny."""
+        return self.core.node_count
+
+    @property
+    def spring_count(self) -> int:
+        return self.core.spring_count
+
+    @property
+    def pinned(self) -> list:
+        return self.core.pinned
+
+    @property
+    def colliders(self) -> list:
+        return list(self._colliders)
+
+    @property
+    def positions0(self) -> np.ndarray:
+        """(V, 3) rest grid (m)."""
+        return self.core.positions0
+
+    def node(self, i, j) -> int:
+        """Index ``j*nx + i`` of node (i, j)."""
+        i, j = integer(i, "i"), integer(j, "j")
+        if not (0 <= i < self.nx and 0 <= j < self.ny):
+            raise ValueError(f"node (i, j) must lie in [0, {self.nx}) x [0, {self.ny}), got ({i}, {j})")
+        return j * self.nx + i
+
+    def add_collider(self, collider) -> "ClothGrid":
+        """Add a :func:`Sphere` or :func:`Plane`; rebuilds the (immutable) C++ model. Returns self."""
+        if not isinstance(collider, ClothCollider):
+            raise TypeError(f"collider must be directable.cloth.Sphere(...) or Plane(...), got {type(collider).__name__}")
+        colliders = self._colliders + [collider]
+        self.core = _core.ClothModel(**self._args, colliders=colliders)
+        self._colliders = colliders
+        return self
+
+    # -- physics -------------------------------------------------------------------------------------------------
+    def forces(self, x, v) -> np.ndarray:
+        """F^A (V, 3) in N at positions x (V, 3) and velocities v (V, 3): springs,
+        dampers, gravity and colliders (forces on pinned nodes included; the
+        integrators ignore them)."""
+        return self.core.forces(as_float_array(x, "x"), as_float_array(v, "v"))
+
+    def energy(self, x) -> float:
+        """Spring + gravity (zero at the origin) + collider penalty potential (J) at x (V, 3)."""
+        return self.core.energy(as_float_array(x, "x"))
+
+    def force_jacobians(self, x, v):
+        """(dF/dx, dF/dv) at (x, v), each a SciPy CSR matrix (3V, 3V), flat order q = [x0, y0, z0, x1, ...]."""
+        from scipy import sparse
+
+        indptr, indices, Kx, Kv = self.core.force_jacobians(as_float_array(x, "x"), as_float_array(v, "v"))
+        n = 3 * self.node_count
+        indptr, indices = np.asarray(indptr, dtype=np.int32), np.asarray(indices, dtype=np.int32)
+        return (sparse.csr_matrix((Kx, indices, indptr), shape=(n, n)),
+                sparse.csr_matrix((Kv, indices.copy(), indptr.copy()), shape=(n, n)))
+
+    def step(self, x, v, dt, u=None, method="symplectic"):
+        """One step from x, v (V, 3) with control forces u (V, 3) or None.
+
+        ``"symplectic"``: eq. 4-5, v+ = v + dt M^-1 (F^A + u), x+ = x + dt v+.
+        ``"implicit"``: backward Euler with one Newton step (Baraff-Witkin),
+        (M - dt dF/dv - dt^2 sym(dF/dx)) dv = dt (F + u + dt dF/dx v), a sparse
+        LDL' factorisation whose symbolic analysis is done once per call.
+        ``"implicit_cg"``: the same system solved by Jacobi-preconditioned
+        conjugate gradients (Baraff-Witkin's solver) to 1e-12 relative residual.
+        Returns (x+, v+), each (V, 3)."""
+        return self.core.step(as_float_array(x, "x"), as_float_array(v, "v"), real(dt, "dt"),
+                              None if u is None else as_float_array(u, "u"), _method(method))
+
+    def rollout(self, x0, v0, dt, steps, u=None, method="symplectic", progress=None) -> ClothRollout:
+        """``steps`` steps in one C++ call (GIL released): an object with ``.x``,
+        ``.v`` (T+1, V, 3). u: (T, V, 3) control forces or None. A diverging
+        run raises ValueError naming the step."""
+        integrator = _method(method)
+        return run_with_progress(self.core.rollout, progress, "cloth", x0=as_float_array(x0, "x0"),
+                                 v0=as_float_array(v0, "v0"), dt=real(dt, "dt"), steps=integer(steps, "steps"),
+                                 u=None if u is None else as_float_array(u, "u"), method=integrator)
+
+    def as_model(self, controlled) -> _core.ClothControlModel:
+        """The cloth as a ``directable.models.Model``: z = [q, q'] (6V), controls
+        the forces on the ``controlled`` nodes (3 per node), B = [0; M^-1 S],
+        analytic Jacobian; its ``step`` is symplectic Euler."""
+        if controlled is None:
+            raise TypeError("controlled must be a sequence of node indices, got None")
+        return self.core.as_model([integer(k, "controlled") for k in np.atleast_1d(controlled).tolist()])
+
+
+def _cloth(cloth) -> _core.ClothModel:
+    if not isinstance(cloth, ClothGrid):
+        raise TypeError(f"cloth must be a directable.cloth.ClothGrid, got {type(cloth).__name__}")
+    return cloth.core
+
+
+def _pilot(pilot):
+    if pilot is None or not hasattr(pilot, "x") or not hasattr(pilot, "v"):
+        raise TypeError(f"pilot must be a rollout result with .x and .v, got {type(pilot).__name__}")
+    return as_float_array(pilot.x, "pilot.x"), as_float_array(pilot.v, "pilot.v")
+
+
+def _f_max(f_max) -> float:
+    return math.inf if f_max is None else real(f_max, "f_max")
+
+
+def control_window(distance, alpha, t_c=None) -> int:
+    """Eq. 11: T_r = round(alpha * distance^2) steps, clipped to [1, t_c].
+
+    distance in m; alpha in steps/m^2 (>= 0); t_c None: no upper clip."""
+    t = 2 ** 62 if t_c is None else integer(t_c, "t_c")
+    return _core.cloth_control_window(real(distance, "distance"), real(alpha, "alpha"), t)
+
+
+def plan(cloth, pilot, goals, dt, alpha=500.0, beta=1.0, gamma=1e-6, delta=1.0, seek_angle=30.0, samples=33,
+         azimuths=8, widen=0.3, f_max=None, length_ratio="squared", tolerance=1e-6) -> ClothPlan:
+    """Goal-directed paths and control forces (Jeon & Choi sec. 3.5-4), in C++.
+
+    Parameters
+    ----------
+    cloth : ClothGrid
+    pilot : the :meth:`ClothGrid.rollout` result of the pilot run (symplectic, step dt)
+    goals : list of ``(node, t_c, goal_xyz)``: node index, goal step in the pilot, goal (3,) m
+    dt : the pilot's step (s)
+    alpha : window scale, T_r = round(alpha |q# - q_n|^2) steps (eq. 11), steps/m^2
+    beta, gamma : weights of the goal distance (per m^2) and of the force (per N^2), eq. 14/19. A node
+        of mass m displaced by d from its free landing needs |u| = m d / dt^2, so gamma ~ 1e-6 balances
+        beta = 1 for 10 g nodes at dt = 2 ms
+    delta : scale of the radius vectors R_i (eq. 15)
+    seek_angle : theta_max in degrees: candidates q*_i + Rot(theta) R_i lie on a cone of this half-angle
+    samples, azimuths : polar angles from -theta to theta, times planes through R_i over a half turn
+    widen : fraction of the window over which the seek angle grows from 0 to theta_max (0: constant)
+    f_max : None or the force limit |u_i| <= f_max (N); eq. 13 prints |u|^2 <= F_max, the norm is used
+    length_ratio : "squared" (eq. 15 as printed) or "linear" (ratio of distances)
+    tolerance : a node has ``reached`` its goal when it ends within this distance (m)
+
+    Returns a ClothPlan: ``t_start``, ``t_end`` (merged window, n = t_end - t_start steps),
+    ``nodes``, ``paths`` (nodes, n+1, 3) of the second pass, ``generated`` (first pass),
+    ``targets`` (cut + re-timed, NaN outside a node's window), ``forces`` (n, nodes, 3) N,
+    ``reached``, ``final_distance`` (m), ``cost`` (eq. 14), ``closest_step``.
+
+    The path is generated with the simulation in the loop: F^A at step i is
+    evaluated on the cloth state the forces chosen so far produce. The
+    forces come from inverse dynamics with the dt^2 of eq. 6 (eq. 7 and 18
+    print dt). The literal heuristic does not land on q#, so the path is cut
+    at its closest approach, ended on q#, re-timed by the pilot's step
+    lengths (eq. 20-24) and the forces recomputed in a second pass. Goals
+    whose windows overlap are merged (the earlier start wins) and planned
+    jointly. With f_max binding the node deviates: ``reached`` is False and
+    ``final_distance`` tells by how much; nothing is raised.
+    """
+    px, pv = _pilot(pilot)
+    if goals is None:
+        raise TypeError("goals must be a list of (node, t_c, goal_xyz), got None")
+    parsed = []
+    for k, g in enumerate(goals):
+        try:
+            node, t_c, xyz = g
+        except (TypeError, ValueError):
+            raise ValueError(f"goals[{k}] must be (node, t_c, goal_xyz), got {g!r}") from None
+        parsed.append((integer(node, f"goals[{k}] node"), integer(t_c, f"goals[{k}] t_c"),
+                       as_float_array(xyz, f"goals[{k}] goal")))
+    if length_ratio not in ("squared", "linear"):
+        raise ValueError(f"length_ratio must be 'squared' or 'linear', got {length_ratio!r}")
+    return _core.cloth_plan(_cloth(cloth), px, pv, parsed, real(dt, "dt"), real(alpha, "alpha"), real(beta, "beta"),
+                            real(gamma, "gamma"), real(delta, "delta"), math.radians(real(seek_angle, "seek_angle")),
+                            integer(samples, "samples"), integer(azimuths, "azimuths"), real(widen, "widen"),
+                            _f_max(f_max), length_ratio, real(tolerance, "tolerance"))
+
+
+def follow(cloth, pilot, plan, paths, dt, beta=1.0, gamma=1e-6, f_max=None, tolerance=1e-6) -> ClothPlan:
+    """The second pass alone along edited ``paths`` (nodes, n+1, 3) over
+    ``plan``'s windows (e.g. ``plan.targets`` with a blended path put in):
+    forces by inverse dynamics, simulation in the loop. Each node's goal is
+    its path at its window end. Returns a new ClothPlan (``generated`` empty)."""
+    px, pv = _pilot(pilot)
+    if not isinstance(plan, ClothPlan):
+        raise TypeError(f"plan must be a ClothPlan, got {type(plan).__name__}")
+    return _core.cloth_follow(_cloth(cloth), px, pv, real(dt, "dt"), plan.nodes, plan.window_start, plan.window_end,
+                              as_float_array(paths, "paths"), real(beta, "beta"), real(gamma, "gamma"), _f_max(f_max),
+                              real(tolerance, "tolerance"))
+
+
+def apply(cloth, x0, v0, dt, steps, plan, progress=None) -> PointMassRun:
+    """The second-phase run: ``steps`` symplectic steps from x0, v0 (V, 3) with
+    ``plan.forces`` applied to ``plan.nodes`` at steps [t_start, t_end), in
+    one C++ call. Returns ``.x``, ``.v`` (T+1, V, 3) and ``.u`` (T, V, 3) N."""
+    if not isinstance(plan, ClothPlan):
+        raise TypeError(f"plan must be a ClothPlan, got {type(plan).__name__}")
+    return run_with_progress(_core.cloth_apply, progress, "cloth", cloth=_cloth(cloth), x0=as_float_array(x0, "x0"),
+                             v0=as_float_array(v0, "v0"), dt=real(dt, "dt"), steps=integer(steps, "steps"),
+                             t_start=plan.t_start, nodes=plan.nodes, forces=plan.forces)
+
+
+def blend_path(path, control_points, weight) -> np.ndarray:
+    """(1 - weight) path + weight curve (n+1, 3): the curve is the Newton-form
+    interpolating polynomial through 4 control points (4, 3) at parameters
+    0, 1/3, 2/3, 1, sampled at i/n (sec. 3.6). weight in [0, 1]."""
+    return _core.cloth_blend(as_float_array(path, "path"), as_float_array(control_points, "control_points"),
+                             real(weight, "weight"))
+
+
+def retime(path, reference) -> np.ndarray:
+    """Temporal re-parameterisation (eq. 20-24): n+1 points (n+1, 3) on the
+    polyline ``path`` (m+1, 3) spaced like the steps of ``reference`` (n+1, 3)
+    (plain step lengths; eq. 20 prints their squares), from its first point
+    to its last."""
+    return _core.cloth_retime(as_float_array(path, "path"), as_float_array(reference, "reference"))
+
+
+def curl_goals(cloth, x_at_tc, region, curl_deg, rotate_deg) -> np.ndarray:
+    """Target pose of Fig. 5: goals (len(region), 3) for the ``region`` nodes of
+    the cloth at x_at_tc (V, 3): rotated by ``curl_deg`` about the hinge
+    where the region joins the cloth (lifting it towards the cloth normal),
+    then by ``rotate_deg`` about the normal through the hinge point. The
+    hinge passes through the region's innermost node, perpendicular to the
+    direction from the cloth's centre to the region's."""
+    _cloth(cloth)
+    if region is None:
+        raise TypeError("region must be a sequence of node indices, got None")
+    x = as_float_array(x_at_tc, "x_at_tc")
+    return _core.cloth_curl_goals(x, [integer(k, "region") for k in np.atleast_1d(region).tolist()],
+                                  real(curl_deg, "curl_deg"), real(rotate_deg, "rotate_deg"))
+
+
+def corner_region(cloth, size, corner=(0, 0)) -> list:
+    """Node indices of the size x size patch at grid corner (0 or 1, 0 or 1)."""
+    size = integer(size, "size")
+    if not 1 <= size <= min(cloth.nx, cloth.ny):
+        raise ValueError(f"size must lie in [1, {min(cloth.nx, cloth.ny)}], got {size}")
+    ci, cj = corner
+    i_range = range(size) if ci == 0 else range(cloth.nx - size, cloth.nx)
+    j_range = range(size) if cj == 0 else range(cloth.ny - size, cloth.ny)
+    return [j * cloth.nx + i for j in j_range for i in i_range]
+
+
+__all__ = ["ClothGrid", "Sphere", "Plane", "ClothRollout", "ClothPlan", "PointMassRun", "control_window", "plan",
+           "follow", "apply", "blend_path", "retime", "curl_goals", "corner_region"]

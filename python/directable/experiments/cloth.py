@@ -1,0 +1,390 @@
+"""Scenes and experiments of Jeon & Choi's cloth control (Fig. 3, 4, 5 and
+sec. 5), and the same goal solved by the library's optimal control (MPC with
+Gauss-Newton, LQR with a final cost only).
+
+Every scene returns a plain dict; every plot takes ``ax=None`` and returns
+the Axes. Scene parameters are this library's choices (the paper gives
+none): a cloth of 5 cm spacing and 10 g nodes, dt = 2 ms.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import cloth as dc
+from .. import lqr, models, mpc
+
+
+# -- measurements ----------------------------------------------------------------------------------------------------
+
+def turning_angles(path) -> np.ndarray:
+    """Angles (degrees) between successive steps of a path (n+1, 3); steps shorter than 1e-12 m are skipped."""
+    d = np.diff(np.asarray(path, float), axis=0)
+    d = d[np.linalg.norm(d, axis=1) > 1e-12]
+    if len(d) < 2:
+        return np.zeros(0)
+    cos = np.einsum("ij,ij->i", d[1:], d[:-1]) / (np.linalg.norm(d[1:], axis=1) * np.linalg.norm(d[:-1], axis=1))
+    return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+
+def chord_over_arc(path) -> float:
+    """|end - start| / arc length of a path (n+1, 3): 1 for a straight path."""
+    path = np.asarray(path, float)
+    arc = np.linalg.norm(np.diff(path, axis=0), axis=1).sum()
+    return float(np.linalg.norm(path[-1] - path[0]) / arc) if arc > 0 else 1.0
+
+
+def free_motion_residual(cloth, run, dt, controlled) -> float:
+    """max over steps and non-controlled, non-pinned nodes of |M a - F^A| / max |F^A|
+    for a symplectic run (a = (v_{i+1} - v_i) / dt, F^A at (x_i, v_i))."""
+    free = np.ones(cloth.node_count, bool)
+    free[list(controlled)] = False
+    free[cloth.pinned] = False
+    worst, scale = 0.0, 0.0
+    for i in range(run.x.shape[0] - 1):
+        F = cloth.forces(run.x[i], run.v[i])
+        Ma = cloth.mass * (run.v[i + 1] - run.v[i]) / dt
+        worst = max(worst, np.abs(Ma - F)[free].max())
+        scale = max(scale, np.abs(F[free]).max())
+    return worst / scale
+
+
+# -- scenes ----------------------------------------------------------------------------------------------------------
+
+def patch(n=20, pinned=(), origin=(0.0, 0.0, 0.0), k_struct=300.0, k_shear=60.0, k_bend=6.0, damping=0.02,
+          spacing=0.05, mass=0.01) -> dc.ClothGrid:
+    """The experiments' n x n cloth patch."""
+    return dc.ClothGrid(n, n, spacing, mass, k_struct, k_shear, k_bend, damping, pinned=pinned, origin=origin)
+
+
+def fig3_scene(n=20, steps=300, dt=0.002, offset=(0.15, 0.0, 0.25)):
+    """Fig. 3: a free-falling n x n patch, no pins; node (0.7 n, n/2) is dragged
+    by ``offset`` (m) from its pilot position at t_c = 5/6 of the run."""
+    cloth = patch(n)
+    x0, v0 = cloth.positions0, np.zeros((cloth.node_count, 3))
+    pilot = cloth.rollout(x0, v0, dt, steps)
+    node = cloth.node(int(0.7 * n), n // 2)
+    t_c = (5 * steps) // 6
+    goal = pilot.x[t_c, node] + np.asarray(offset, float)
+    return dict(cloth=cloth, dt=dt, steps=steps, x0=x0, v0=v0, pilot=pilot, node=node, t_c=t_c, goal=goal,
+                plan_args=dict(alpha=1000.0, beta=1.0, gamma=1e-6, seek_angle=30.0))
+
+
+def run_plan(scene, goals=None, **overrides):
+    """plan + apply for a scene; returns dict(plan, run, seconds)."""
+    args = dict(scene["plan_args"], **overrides)
+    goals = goals if goals is not None else [(scene["node"], scene["t_c"], scene["goal"])]
+    t = time.perf_counter()
+    plan = dc.plan(scene["cloth"], scene["pilot"], goals, scene["dt"], **args)
+    seconds = time.perf_counter() - t
+    run = dc.apply(scene["cloth"], scene["x0"], scene["v0"], scene["dt"], scene["steps"], plan)
+    return dict(plan=plan, run=run, seconds=seconds)
+
+
+def fig3_edit(scene, result, lift=(0.0, 0.0, 0.05), weight=0.5):
+    """Fig. 3(c): the generated path blended with a user curve through 4 control
+    points (the target path's start, two inner points lifted by ``lift``, the
+    goal), then re-timed and followed in a second pass. Returns dict(path, plan, run)."""
+    plan = result["plan"]
+    k = 0
+    start, end = plan.window_start[k] - plan.t_start, plan.window_end[k] - plan.t_start
+    target = np.array(plan.targets[k, start:end + 1])
+    idx = np.linspace(0, len(target) - 1, 4).round().astype(int)
+    control = target[idx].copy()
+    control[1:3] += np.asarray(lift, float)
+    blended = dc.blend_path(target, control, weight)
+    pilot_path = scene["pilot"].x[plan.window_start[k]:plan.window_end[k] + 1, plan.nodes[k]]
+    edited = dc.retime(blended, pilot_path)
+    paths = np.array(plan.targets)
+    paths[k, start:end + 1] = edited
+    followed = dc.follow(scene["cloth"], scene["pilot"], plan, paths, scene["dt"])
+    run = dc.apply(scene["cloth"], scene["x0"], scene["v0"], scene["dt"], scene["steps"], followed)
+    return dict(path=edited, blended=blended, control_points=control, plan=followed, run=run)
+
+
+def fig3_two_nodes(scene, second_offset=(-0.1, 0.1, 0.2)):
+    """Fig. 3(e): a second node (mirror of the first) with an overlapping window."""
+    cloth, n = scene["cloth"], scene["cloth"].nx
+    node2 = cloth.node(n - 1 - int(0.7 * n), n // 2)
+    t2 = scene["t_c"] - 10
+    goal2 = scene["pilot"].x[t2, node2] + np.asarray(second_offset, float)
+    goals = [(scene["node"], scene["t_c"], scene["goal"]), (node2, t2, goal2)]
+    return run_plan(scene, goals=goals)
+
+
+def fig4_scene(n=20, steps=1000, dt=0.0005, radius=0.25, stiffness=6e4, friction=0.3):
+    """Fig. 4: the patch, centred 3 cm above a sphere, falls on it and its
+    corners droop and curl; node (0, 0), the corner, is moved outward and up.
+    The penalty stiffness keeps every node within 1 % of the radius of the
+    surface (dt below the contact's stability limit 2 sqrt(m / stiffness))."""
+    spacing = 0.05
+    half = 0.5 * spacing * (n - 1)
+    cloth = patch(n, origin=(-half, -half, radius + 0.03))
+    cloth.add_collider(dc.Sphere((0.0, 0.0, 0.0), radius, stiffness, friction))
+    x0, v0 = cloth.positions0, np.zeros((cloth.node_count, 3))
+    pilot = cloth.rollout(x0, v0, dt, steps)
+    node = cloth.node(0, 0)
+    t_c = (4 * steps) // 5
+    q = pilot.x[t_c, node]
+    outward = np.array([q[0], q[1], 0.0]) / max(np.hypot(q[0], q[1]), 1e-12)
+    goal = q + 0.12 * outward + np.array([0.0, 0.0, 0.12])
+    return dict(cloth=cloth, dt=dt, steps=steps, x0=x0, v0=v0, pilot=pilot, node=node, t_c=t_c, goal=goal,
+                radius=radius, plan_args=dict(alpha=4000.0, beta=1.0, gamma=1e-6, seek_angle=30.0))
+
+
+def sphere_depth(x, radius, center=(0.0, 0.0, 0.0)) -> float:
+    """Deepest penetration (m) of any node of x (..., V, 3) into the sphere (0 when none)."""
+    r = np.linalg.norm(np.asarray(x) - np.asarray(center), axis=-1)
+    return float(max(0.0, (radius - r).max()))
+
+
+def fig5_scene(n=20, region=5, steps=300, dt=0.002, curl_deg=60.0, rotate_deg=30.0):
+    """Fig. 5: a patch pinned along its far edge swings down; the region x region
+    corner patch at (0, 0) gets the target pose curl_deg / rotate_deg at t_c."""
+    cloth = patch(n, pinned=[(n - 1) * n + i for i in range(n)])
+    x0, v0 = cloth.positions0, np.zeros((cloth.node_count, 3))
+    pilot = cloth.rollout(x0, v0, dt, steps)
+    nodes = dc.corner_region(cloth, region)
+    t_c = (2 * steps) // 3
+    goals_xyz = dc.curl_goals(cloth, pilot.x[t_c], nodes, curl_deg, rotate_deg)
+    goals = [(k, t_c, g) for k, g in zip(nodes, goals_xyz)]
+    return dict(cloth=cloth, dt=dt, steps=steps, x0=x0, v0=v0, pilot=pilot, nodes=nodes, t_c=t_c, goals=goals,
+                plan_args=dict(alpha=1000.0, beta=1.0, gamma=1e-6, seek_angle=30.0))
+
+
+# -- parameters (paper sec. 5) ---------------------------------------------------------------------------------------
+
+def gamma_sweep(scene, gammas, f_max):
+    """Final distance and reached per gamma with a force limit f_max (N)."""
+    rows = []
+    for g in gammas:
+        p = dc.plan(scene["cloth"], scene["pilot"], [(scene["node"], scene["t_c"], scene["goal"])], scene["dt"],
+                    **dict(scene["plan_args"], gamma=g, f_max=f_max))
+        rows.append(dict(gamma=g, final_distance=float(p.final_distance[0]), reached=bool(p.reached[0])))
+    return rows
+
+
+def straightness(scene, beta=1.0, gamma=1e-12, seek_angle=90.0):
+    """Chord / arc of the cut first-pass path with beta >> gamma, a constant wide seek angle."""
+    p = dc.plan(scene["cloth"], scene["pilot"], [(scene["node"], scene["t_c"], scene["goal"])], scene["dt"],
+                **dict(scene["plan_args"], beta=beta, gamma=gamma, seek_angle=seek_angle, widen=0.0))
+    c = p.closest_step[0]
+    start = p.window_start[0] - p.t_start
+    return dict(chord_over_arc=chord_over_arc(p.generated[0, start:start + c + 1]), plan=p)
+
+
+def widening(scene, widens=(0.0, 0.3, 0.6, 1.0), beta=1.0, gamma=1e-9, seek_angle=90.0):
+    """Turning angles (degrees) of the generated path up to its closest approach,
+    the pilot's step into the window included (so a sharp first turn counts),
+    per widen fraction (0: the constant angle theta_max from the first step).
+    Returns rows of widen, mean_turning, max_turning."""
+    rows = []
+    node = scene["node"]
+    for w in widens:
+        p = dc.plan(scene["cloth"], scene["pilot"], [(node, scene["t_c"], scene["goal"])], scene["dt"],
+                    **dict(scene["plan_args"], widen=w, beta=beta, gamma=gamma, seek_angle=seek_angle))
+        start = p.window_start[0] - p.t_start
+        path = np.vstack([scene["pilot"].x[p.window_start[0] - 1, node][None],
+                          p.generated[0, start:start + p.closest_step[0] + 1]])
+        angles = turning_angles(path)
+        rows.append(dict(widen=w, mean_turning=float(angles.mean()), max_turning=float(angles.max())))
+    return rows
+
+
+# -- beyond the paper: the heuristic against MPC and LQR ------------------------------------------------------------
+
+def comparison_scene(n=10, steps=150, dt=0.002, offset=(0.08, 0.05, 0.1)):
+    """An n x n patch (6V states) soft enough that MPC's explicit Euler
+    predictor stays stable over the window; node (n/2, n/2) dragged at t_c."""
+    cloth = dc.ClothGrid(n, n, 0.1, 0.02, 20.0, 5.0, 1.0, 0.05)
+    x0, v0 = cloth.positions0, np.zeros((cloth.node_count, 3))
+    pilot = cloth.rollout(x0, v0, dt, steps)
+    node = cloth.node(n // 2, n // 2)
+    t_c = steps - 10
+    goal = pilot.x[t_c, node] + np.asarray(offset, float)
+    return dict(cloth=cloth, dt=dt, steps=steps, x0=x0, v0=v0, pilot=pilot, node=node, t_c=t_c, goal=goal,
+                plan_args=dict(alpha=2000.0, beta=1.0, gamma=1e-6, seek_angle=30.0))
+
+
+def _outcome(scene, t_start, u_node, seconds, method):
+    """Applies node forces u_node (H, 3) from t_start on the true (symplectic) cloth."""
+    cloth, node, dt = scene["cloth"], scene["node"], scene["dt"]
+    H = len(u_node)
+    u = np.zeros((H, cloth.node_count, 3))
+    u[:, node] = u_node
+    run = cloth.rollout(scene["pilot"].x[t_start], scene["pilot"].v[t_start], dt, H, u=u)
+    path = run.x[:, node]
+    incoming = scene["pilot"].x[t_start - 1, node][None] if t_start > 0 else path[:0]
+    return dict(method=method, effort=float(np.sum(u_node ** 2) * dt),
+                final_error=float(np.linalg.norm(path[-1] - scene["goal"])),
+                mean_turning=float(turning_angles(np.vstack([incoming, path])).mean()), seconds=seconds, path=path,
+                u=u_node)
+
+
+def _hit(scene, ts, solve, target, corrections, method):
+    """Runs solve(target) -> node forces (H, 3) and moves the target by a
+    Broyden (secant) update of d(final position)/d(target), starting from I,
+    until the cloth's final node position hits the goal (``corrections`` passes)."""
+    goal = np.asarray(scene["goal"], float)
+    J = np.eye(3)
+    target = np.array(target, float)
+    out = _outcome(scene, ts, solve(target), 0.0, method)
+    for _ in range(corrections):
+        miss = goal - out["path"][-1]
+        step = np.linalg.solve(J, miss)
+        new = _outcome(scene, ts, solve(target + step), 0.0, method)
+        dy = new["path"][-1] - out["path"][-1]
+        J += np.outer(dy - J @ step, step) / max(step @ step, 1e-300)
+        target, out = target + step, new
+    return out
+
+
+def compare_optimal(scene, rho=1e-3, terminal=1e6, corrections=4):
+    """The same single-node goal three ways; returns a list of dicts with
+    method, effort (sum |u|^2 dt, N^2 s), final_error (m, on the symplectic
+    cloth), mean_turning (degrees, the pilot's step into the window
+    included), seconds (wall time of the solve, corrections included).
+
+    MPC: ``HorizonOptimizer(EulerModel(cloth.as_model([j]), dt), horizon=T_r,
+    Q=0, R=rho, C=terminal on the node's position, method="gauss_newton")``,
+    one window solved and applied open loop to the cloth. LQR:
+    ``lqr.solve_continuous`` on the linearisation along the pilot (exact
+    discretisation), Q = 0, the same R and final weight; the final offset is
+    carried back along the free linear motion, r_i = Phi_i^-1 r_{i+1}, and
+    the optimal control of the linear model, u = K (dz - r) along its own
+    closed loop, is applied open loop to the cloth. Both predict with a model that is
+    not the symplectic cloth (explicit Euler; a linearisation), so both get
+    ``corrections`` passes that move their target by a secant (Broyden)
+    step on the miss measured on the cloth: the errors then match the
+    heuristic's closely and the efforts compare at (nearly) equal final error.
+    """
+    cloth, node, dt = scene["cloth"], scene["node"], scene["dt"]
+    t0 = time.perf_counter()
+    plan = dc.plan(cloth, scene["pilot"], [(node, scene["t_c"], scene["goal"])], dt, **scene["plan_args"])
+    t_heur = time.perf_counter() - t0
+    ts, H = plan.t_start, plan.t_end - plan.t_start
+    rows = [_outcome(scene, ts, np.array(plan.forces[:, 0]), t_heur, "heuristic")]
+    pos = slice(3 * node, 3 * node + 3)
+
+    V = cloth.node_count
+    n = 6 * V
+    model = cloth.as_model([node])
+    z0 = np.concatenate([scene["pilot"].x[ts].ravel(), scene["pilot"].v[ts].ravel()])
+    C = np.zeros(n)
+    C[pos] = terminal
+    t0 = time.perf_counter()
+    opt = mpc.HorizonOptimizer(mpc.EulerModel(model, dt), horizon=H, Q=0.0, R=rho, C=C, method="gauss_newton",
+                               iterations=10)
+
+    def solve_mpc(target):
+        reference = np.zeros((H + 1, n))
+        reference[-1, pos] = target
+        return np.array(opt.solve(z0, reference).u)
+
+    out = _hit(scene, ts, solve_mpc, scene["goal"], corrections, "MPC (Gauss-Newton)")
+    out["seconds"] = time.perf_counter() - t0
+    rows.append(out)
+
+    t0 = time.perf_counter()
+    z_ref = np.concatenate([scene["pilot"].x[ts:ts + H + 1].reshape(H + 1, -1),
+                            scene["pilot"].v[ts:ts + H + 1].reshape(H + 1, -1)], axis=1)
+    A = models.linearize(model, z_ref, dt)
+    B = np.asarray(model.control_matrix())
+    Qf = np.zeros((n, n))
+    Qf[pos, pos] = terminal * np.eye(3)
+    disc = lqr.discretize(A, B, dt, np.zeros((n, n)), rho * np.eye(3))
+    K = np.asarray(disc.solve(Qf).K)
+    # the free linear motion carried back from a unit offset of each coordinate of the node
+    back = np.zeros((H + 1, n, 3))
+    back[-1, pos] = np.eye(3)
+    for i in range(H - 1, -1, -1):
+        back[i] = np.linalg.solve(disc.Phi[i], back[i + 1])
+    Phi, Gamma = np.asarray(disc.Phi), np.asarray(disc.Gamma)
+
+    def solve_lqr(target):
+        # the optimal control of the linear model (its closed loop from dz = 0), applied open loop to the cloth
+        r = back @ (target - z_ref[-1, pos])
+        dz = np.zeros(n)
+        u_lqr = np.zeros((H, 3))
+        for i in range(H):
+            u_lqr[i] = K[i] @ (dz - r[i])
+            dz = Phi[i] @ dz + Gamma[i] @ u_lqr[i]
+        return u_lqr
+
+    out = _hit(scene, ts, solve_lqr, scene["goal"], corrections, "LQR (final cost)")
+    out["seconds"] = time.perf_counter() - t0
+    rows.append(out)
+    return rows
+
+
+# -- plots -----------------------------------------------------------------------------------------------------------
+
+def _axes3d(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        ax = plt.figure(figsize=(5.0, 4.5)).add_subplot(projection="3d")
+    return ax
+
+
+def plot_cloth(cloth, x, ax=None, color="tab:blue", alpha=0.6, label=None):
+    """The cloth surface at positions x (V, 3) in m as a 3D surface; returns the Axes."""
+    ax = _axes3d(ax)
+    X = np.asarray(x).reshape(cloth.ny, cloth.nx, 3)
+    ax.plot_surface(X[..., 0], X[..., 1], X[..., 2], color=color, alpha=alpha, linewidth=0.2, edgecolor="k")
+    if label:
+        ax.plot([], [], color=color, label=label)
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_zlabel("z (m)")
+    return ax
+
+
+def plot_paths(paths, goal=None, ax=None):
+    """Node paths: a dict label -> (n+1, 3) array in m (Fig. 3's coloured lines); returns the Axes."""
+    ax = _axes3d(ax)
+    colors = {"pilot": "tab:green", "generated": "tab:cyan", "edited": "tab:orange", "re-timed": "tab:red"}
+    for label, p in paths.items():
+        p = np.asarray(p)
+        ax.plot(p[:, 0], p[:, 1], p[:, 2], color=colors.get(label), label=label)
+    if goal is not None:
+        ax.scatter(*np.asarray(goal), color="k", marker="x", s=40, label="goal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_zlabel("z (m)")
+    ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+def plot_sweep(rows, x, y, ax=None, xlabel=None, ylabel=None, logx=False):
+    """A parameter sweep (list of dicts) as y against x; returns the Axes."""
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        ax = plt.figure(figsize=(4.5, 3.2)).add_subplot()
+    ax.plot([r[x] for r in rows], [r[y] for r in rows], "o-")
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    return ax
+
+
+def plot_comparison(rows, ax=None):
+    """Node force magnitude (N) against step for each method of :func:`compare_optimal`; returns the Axes."""
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        ax = plt.figure(figsize=(5.5, 3.2)).add_subplot()
+    for r in rows:
+        ax.plot(np.linalg.norm(r["u"], axis=1), label=f"{r['method']}: effort {r['effort']:.3g} N^2 s")
+    ax.set_xlabel("step in the window")
+    ax.set_ylabel("|u| (N)")
+    ax.legend(fontsize=8)
+    return ax
+
+
+__all__ = ["turning_angles", "chord_over_arc", "free_motion_residual", "patch", "fig3_scene", "run_plan", "fig3_edit",
+           "fig3_two_nodes", "fig4_scene", "sphere_depth", "fig5_scene", "gamma_sweep", "straightness", "widening",
+           "comparison_scene", "compare_optimal", "plot_cloth", "plot_paths", "plot_sweep", "plot_comparison"]

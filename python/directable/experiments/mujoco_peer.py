@@ -1,0 +1,189 @@
+"""Stable PD against its peers on MuJoCo: explicit PD, SPD (ours) and MuJoCo's own
+``position`` actuators integrated with ``implicitfast``, on the humanoid of
+``mujoco_scenes`` (root welded, 24 DOFs) tracking the kick motion.
+
+Gains: ``kp_j = k m_sup_j`` (``m_sup_j`` the mass the DOF supports, kg;
+``k`` in N m / (rad kg)), ``kd_j = c kp_j dt`` (the position actuators get
+``kv = kd``). PD and SPD servo to the reference positions and velocities
+(eq. 4 and 11; SPD targets step ``n+1``, PD step ``n``); a position actuator
+servos to the next reference position with zero target velocity (MuJoCo's
+actuator has no velocity reference), its ``kp`` part explicit and its
+``kv`` part implicit in ``implicitfast``; on ball joints its error is the
+difference of rotation-vector components, not the manifold difference.
+PD and SPD run with MuJoCo's Euler integrator (joint damping implicit).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import mujoco as dm
+from .._validate import real
+from . import mujoco_scenes as ms
+
+CONTROLLERS = ("pd", "spd", "position")
+DTS = (1 / 30, 1 / 60, 1 / 120)
+
+
+def fixed_humanoid(controller, kp=None, kv=None, dt=1 / 30):
+    """The humanoid with its root welded at 1 m; for "position" with a position actuator per
+    DOF (gains ``kp``, ``kv`` (24,)) and ``implicitfast``, else Euler and no actuators."""
+    mujoco = dm._mj
+    xml = ms.humanoid_xml().replace('<freejoint name="root"/>', "")
+    if controller == "position":
+        xml = xml.replace('integrator="Euler"', 'integrator="implicitfast"')
+        base = mujoco.MjModel.from_xml_string(xml)
+        lines = []
+        k = 0
+        for j in range(base.njnt):
+            name, ball = base.joint(j).name, int(base.joint(j).type[0]) == 1
+            for axis in (np.eye(3) if ball else [None]):
+                gear = "" if axis is None else ' gear="{} {} {}"'.format(*axis.astype(int))
+                lines.append(f'<position joint="{name}"{gear} kp="{kp[k]:.17g}" kv="{kv[k]:.17g}"/>')
+                k += 1
+        xml = xml.replace("</mujoco>", "<actuator>" + "".join(lines) + "</actuator></mujoco>")
+    m = mujoco.MjModel.from_xml_string(xml)
+    m.opt.timestep = dt
+    return m
+
+
+class _PositionServo:
+    target = "ctrl"
+
+    def __init__(self, ctrl_ref):
+        self.ctrl_ref = ctrl_ref
+        self.steps = ctrl_ref.shape[0] - 1
+
+    def control(self, i, data):
+        return self.ctrl_ref[i + 1]
+
+
+@dataclass
+class PeerRun:
+    """``qpos`` (T+1, 24) and ``qpos_ref``, ``tau`` (T, 24) joint torques (N m), ``error`` (T+1,)
+    max joint error (rad), ``diverged_at`` (-1 if none). ``stable``: no divergence and the error
+    stays below pi (a limp, sagging body is stable; an oscillation that grows is not)."""
+    controller: str
+    dt: float
+    k: float
+    qpos: np.ndarray
+    qpos_ref: np.ndarray
+    tau: np.ndarray
+    error: np.ndarray
+    diverged_at: int
+
+    @property
+    def stable(self):
+        return self.diverged_at < 0 and np.nanmax(self.error) < np.pi
+
+    @property
+    def smoothness(self):
+        """RMS torque rate (N m / s) over the run, inf if diverged."""
+        if self.diverged_at >= 0:
+            return np.inf
+        return float(np.sqrt(np.mean(np.square(np.diff(self.tau, axis=0) / self.dt))))
+
+
+def track(controller, k, dt=1 / 30, c=2.0, hold=0.5):
+    """Track the kick motion with ``controller`` ("pd", "spd", "position") at gain ``k``
+    (``kp = k m_sup``), ``kd = c kp dt``, step ``dt`` (s). Returns a ``PeerRun``."""
+    mujoco = dm._mj
+    if controller not in CONTROLLERS:
+        raise ValueError(f"controller must be one of {CONTROLLERS}, got {controller!r}")
+    k, dt, c = real(k, "k"), real(dt, "dt"), real(c, "c")
+    if not (k >= 0 and dt > 0 and c >= 0):
+        raise ValueError(f"k, dt and c must be >= 0 (dt > 0), got k={k}, dt={dt}, c={c}")
+    body = fixed_humanoid("spd", dt=dt)
+    m_sup = dm.supported_mass(body)
+    kp = k * m_sup
+    kd = c * kp * dt
+    # the keyframes in the tangent space of the welded model: the humanoid's minus the root
+    free = ms.humanoid()
+    q_free = ms.keyframe_reference(free, "kick", dt, hold=hold)
+    qpos_ref = q_free[:, 7:]
+    qvel_ref, _ = dm.reference_velocities(body, qpos_ref, dt)
+    model = fixed_humanoid(controller, kp, kd, dt) if controller == "position" else body
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos_ref[0]
+    data.qvel[:] = qvel_ref[0]
+    if controller == "position":
+        ctrl_ref = dm.tangent_of(body, qpos_ref)[:, :body.nv]
+        servo = _PositionServo(ctrl_ref)
+    else:
+        servo = dm.SPDTracker(model, qpos_ref, qvel_ref, kp, kd, controller=controller)
+    taus = []
+    record = (lambda i, m, d: taus.append(np.array(d.qfrc_actuator))) if controller == "position" else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = dm.run(model, data, servo, servo.steps, callback=record)
+    T = servo.steps
+    if controller == "position":
+        tau = np.full((T, model.nv), np.nan)
+        tau[:len(taus)] = taus
+    else:
+        tau = r.u
+    err = np.full(T + 1, np.nan)
+    e = np.zeros(model.nv)
+    for i in range(T + 1):
+        if np.all(np.isfinite(r.qpos[i])):
+            mujoco.mj_differentiatePos(model, e, 1.0, qpos_ref[i], r.qpos[i])
+            err[i] = np.max(np.abs(e))
+    return PeerRun(controller, dt, k, r.qpos, qpos_ref, tau, err, r.diverged_at)
+
+
+def largest_stable_gain(controller, dt, c=2.0, lo=1.0, hi=1e8, iters=12, hold=0.0):
+    """Largest ``k`` (``kp = k m_sup``) in ``[lo, hi]`` at which ``track`` stays stable (no
+    divergence, error < pi), by bisection on ``log k``; ``hi`` itself if stable there, 0 if
+    ``lo`` is not."""
+    if track(controller, hi, dt, c, hold).stable:
+        return float(hi)
+    if not track(controller, lo, dt, c, hold).stable:
+        return 0.0
+    a, b = np.log(lo), np.log(hi)
+    for _ in range(iters):
+        mid = 0.5 * (a + b)
+        if track(controller, float(np.exp(mid)), dt, c, hold).stable:
+            a = mid
+        else:
+            b = mid
+    return float(np.exp(a))
+
+
+def compare(dts=DTS, k_equal=300.0, c=2.0, iters=12, hold=0.5):
+    """The comparison table: per controller and dt, the largest stable gain, and at the equal gain
+    ``k_equal`` the max tracking error (rad) and RMS torque rate (N m/s). Returns a list of dicts."""
+    rows = []
+    for dt in dts:
+        for ctrl in CONTROLLERS:
+            run = track(ctrl, k_equal, dt, c, hold)
+            rows.append(dict(controller=ctrl, dt=float(dt),
+                             k_max=largest_stable_gain(ctrl, dt, c, iters=iters),
+                             error=float(np.nanmax(run.error)) if run.stable else np.inf,
+                             smoothness=run.smoothness))
+    return rows
+
+
+def table(rows) -> str:
+    """Markdown table of ``compare``'s rows."""
+    out = ["| controller | dt (s) | largest stable k (kp = k m_sup) | max error at equal k (rad) | "
+           "RMS torque rate (N m/s) |", "|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['controller']} | 1/{round(1 / r['dt'])} | {r['k_max']:.3g} | {r['error']:.3g} | "
+                   f"{r['smoothness']:.3g} |")
+    return "\n".join(out)
+
+
+def plot(rows, ax=None):
+    """Largest stable gain against dt per controller (log-log); returns the Axes."""
+    import matplotlib.pyplot as plt
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5))
+    for ctrl in CONTROLLERS:
+        pts = [(r["dt"], r["k_max"]) for r in rows if r["controller"] == ctrl]
+        ax.loglog([p[0] for p in pts], [max(p[1], 1e-1) for p in pts], "o-", label=ctrl)
+    ax.set_xlabel("time step dt (s)")
+    ax.set_ylabel("largest stable k (N m / (rad kg))")
+    ax.legend()
+    return ax

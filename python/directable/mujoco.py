@@ -1,0 +1,849 @@
+"""MuJoCo as a plant: LQR tracking and Stable PD (Tan, Liu & Turk 2011) on any MuJoCo model.
+
+Needs the optional extra: ``pip install "directable[mujoco]"`` (MuJoCo >= 3.1).
+
+State convention (tangent space, the one of ``mjd_transitionFD``)
+    ``x = [dq (nv), qvel (nv), act (na)]``, ``nx = 2 nv + na``. ``dq`` is
+    the position as a displacement from the model's reference pose
+    ``model.qpos0``: ``qpos = mj_integratePos(qpos0, dq, 1)`` and
+    ``dq = mj_differentiatePos(qpos0, qpos)``. Hinge and slide joints
+    therefore hold ``qpos - qpos0``; a ball joint holds the rotation vector
+    (axis times angle, in the joint's local frame) of ``qpos0^-1 qpos``; a
+    free joint holds its position offset and that rotation vector. The chart
+    is one-to-one for rotations below pi from ``qpos0``. Differences of
+    states, ``x (-) x_ref``, are never vector subtractions of positions: the
+    position part is ``mj_differentiatePos(qpos_ref, qpos)``, the tangent
+    vector of the linearization ``A``, ``B``.
+
+Quaternions given by the caller (``qpos``-sized arguments of ``spd``) that
+are not unit length are normalised; a deviation beyond 1e-6 also issues a
+``UserWarning``; a zero or non-finite quaternion is a ``ValueError``.
+
+Loops. ``reference_rollout`` (open loop) uses ``mujoco.rollout``, MuJoCo's
+C++ loop. Feedback cannot run inside ``mujoco.rollout`` (open-loop controls
+only) and the MuJoCo wheel ships no importable C API for a C++ extension of
+ours to link against portably, so ``run`` is a Python loop over MuJoCo's
+step functions (``mj_step1`` / ``mj_step2`` where the controller needs the
+current mass matrix); the per-step feedback uses the C++ core
+(``lqr.Tracker`` for LQR, ``chain.spd_step`` for SPD). benchmarks/bench_mujoco.py
+measures the overhead per step over ``mj_step`` alone.
+
+Divergence: MuJoCo resets a state that goes non-finite (``mjWARN_BADQACC``
+and friends); ``run`` checks the warning counters and the state after every
+step and reports the first bad step in ``RunResult.diverged_at`` (with a
+``RuntimeWarning``), its later rows NaN.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+try:
+    import mujoco as _mj
+    from mujoco import rollout as _rollout
+except ImportError:  # pragma: no cover - exercised only without the extra
+    raise ImportError('directable.mujoco needs MuJoCo: pip install "directable[mujoco]" '
+                      '(or pip install "mujoco>=3.1")') from None
+
+from . import _core
+from . import lqr as _lqr
+from ._validate import as_float_array, integer, real
+
+_BAD_WARNINGS = tuple(int(w) for w in (_mj.mjtWarning.mjWARN_BADQACC, _mj.mjtWarning.mjWARN_BADQPOS,
+                                       _mj.mjtWarning.mjWARN_BADQVEL, _mj.mjtWarning.mjWARN_BADCTRL))
+
+
+_MAXVAL = 1e10  # MuJoCo's mjMAXVAL: a larger control or force is "bad"
+
+
+def _bad_warnings(data):
+    return sum(data.warning[k].number for k in _BAD_WARNINGS)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _check_model(model, data=None):
+    if model is None or not isinstance(model, _mj.MjModel):
+        raise ValueError(f"model must be a mujoco.MjModel, got {type(model).__name__}")
+    if data is not None and not isinstance(data, _mj.MjData):
+        raise ValueError(f"data must be a mujoco.MjData, got {type(data).__name__}")
+
+
+def nx(model) -> int:
+    """Size of the tangent state ``2 nv + na`` of ``model``."""
+    _check_model(model)
+    return 2 * model.nv + model.na
+
+
+def _array(x, name, shape):
+    """float64 array of exactly ``shape`` (``-1`` entries free), finite; ValueError naming ``name``."""
+    if x is None:
+        raise ValueError(f"{name} must be an array of shape {_fmt(shape)}, got None")
+    a = as_float_array(x, name)
+    if a.ndim != len(shape) or any(s not in (-1, t) for s, t in zip(shape, a.shape)):
+        raise ValueError(f"{name} must have shape {_fmt(shape)}, got {a.shape}")
+    if not np.isfinite(a.sum()) and not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite, got non-finite entries")
+    return a
+
+
+def _fmt(shape):
+    return "(" + ", ".join("T" if s == -1 else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+_FREE, _BALL = int(_mj.mjtJoint.mjJNT_FREE), int(_mj.mjtJoint.mjJNT_BALL)
+
+
+def _quat_slices(model):
+    """Start indices in qpos of every quaternion (ball: 4 values, free: after 3 positions)."""
+    jt = np.asarray(model.jnt_type)
+    adr = np.asarray(model.jnt_qposadr)
+    return np.sort(np.concatenate([adr[jt == _BALL], adr[jt == _FREE] + 3])).astype(int)
+
+
+def normalize_quaternions(model, qpos, name="qpos"):
+    """``qpos`` (nq,) or (T, nq) with each ball / free joint quaternion made unit length.
+
+    A deviation of the norm from 1 beyond 1e-6 warns (``UserWarning``); a
+    zero or non-finite quaternion raises ``ValueError`` naming ``name``.
+    """
+    _check_model(model)
+    q = np.array(_array(qpos, name, (-1, model.nq)) if np.ndim(qpos) == 2 else _array(qpos, name, (model.nq,)))
+    starts = _quat_slices(model)
+    if starts.size == 0:
+        return q
+    idx = starts[:, None] + np.arange(4)[None, :]
+    quats = q[..., idx]
+    norm = np.linalg.norm(quats, axis=-1, keepdims=True)
+    if np.any(norm < 1e-9):
+        raise ValueError(f"{name} holds a zero quaternion (ball/free joint); expected unit quaternions")
+    if np.any(np.abs(norm - 1.0) > 1e-6):
+        warnings.warn(f"{name}: quaternions of norm {float(np.max(np.abs(norm - 1))) + 1:.6g} normalised to 1",
+                      UserWarning, stacklevel=2)
+    q[..., idx] = quats / norm
+    return q
+
+
+def _full_mass(model, data, out):
+    try:  # MuJoCo >= 3.3: mj_fullM(m, d, dst)
+        _mj.mj_fullM(model, data, out)
+    except TypeError:  # older: mj_fullM(m, dst, qM)
+        _mj.mj_fullM(model, out, data.qM)
+    return out
+
+
+# ----------------------------------------------------------------------------- state
+
+def qpos_of(model, x) -> np.ndarray:
+    """``qpos`` (nq,) or (T, nq) of tangent states ``x`` (nx,) or (T, nx)."""
+    _check_model(model)
+    n = nx(model)
+    x = _array(x, "x", (-1, n)) if np.ndim(x) == 2 else _array(x, "x", (n,))
+    flat = np.atleast_2d(x)
+    out = np.empty((flat.shape[0], model.nq))
+    for i, xi in enumerate(flat):
+        out[i] = model.qpos0
+        _mj.mj_integratePos(model, out[i], xi[:model.nv].copy(), 1.0)
+    return out if x.ndim == 2 else out[0]
+
+
+def tangent_of(model, qpos, qvel=None, act=None) -> np.ndarray:
+    """Tangent states ``x`` (nx,) or (T, nx) of ``qpos`` (nq,) / (T, nq), ``qvel`` and ``act`` (zero if None)."""
+    _check_model(model)
+    q = normalize_quaternions(model, qpos, "qpos")
+    flat = np.atleast_2d(q)
+    T = flat.shape[0]
+    x = np.zeros((T, nx(model)))
+    for i, qi in enumerate(flat):
+        _mj.mj_differentiatePos(model, x[i, :model.nv], 1.0, model.qpos0, qi)
+    if qvel is not None:
+        x[:, model.nv:2 * model.nv] = _array(qvel, "qvel", (T, model.nv) if q.ndim == 2 else (model.nv,))
+    if act is not None:
+        x[:, 2 * model.nv:] = _array(act, "act", (T, model.na) if q.ndim == 2 else (model.na,))
+    return x if q.ndim == 2 else x[0]
+
+
+def state(model, data) -> np.ndarray:
+    """Tangent state ``x = [dq, qvel, act]`` (nx,) of ``data`` (see the module docstring)."""
+    _check_model(model, data)
+    x = np.empty(nx(model))
+    _mj.mj_differentiatePos(model, x[:model.nv], 1.0, model.qpos0, data.qpos)
+    x[model.nv:2 * model.nv] = data.qvel
+    x[2 * model.nv:] = data.act
+    return x
+
+
+def set_state(model, data, x) -> None:
+    """Write the tangent state ``x`` (nx,) into ``data`` (qpos, qvel, act; derived quantities not recomputed)."""
+    _check_model(model, data)
+    x = _array(x, "x", (nx(model),))
+    data.qpos[:] = model.qpos0
+    _mj.mj_integratePos(model, data.qpos, x[:model.nv].copy(), 1.0)
+    data.qvel[:] = x[model.nv:2 * model.nv]
+    data.act[:] = x[2 * model.nv:]
+
+
+def difference(model, x, x_ref) -> np.ndarray:
+    """``x (-) x_ref`` (nx,): the tangent vector from ``x_ref`` to ``x`` (positions by mj_differentiatePos)."""
+    _check_model(model)
+    n = nx(model)
+    x, x_ref = _array(x, "x", (n,)), _array(x_ref, "x_ref", (n,))
+    d = x - x_ref
+    _mj.mj_differentiatePos(model, d[:model.nv], 1.0, qpos_of(model, x_ref), qpos_of(model, x))
+    return d
+
+
+# ----------------------------------------------------------------------------- linearization
+
+def linearize(model, reference, ctrl_ref, eps=1e-6, centered=True, threads=None):
+    """Discrete linearization along a reference with MuJoCo's ``mjd_transitionFD``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+    reference : (T+1, nx) tangent states (or (T, nx): the last is not needed)
+    ctrl_ref : (T, nu) controls
+    eps : finite-difference step (> 0), in tangent units
+    centered : centred (True) or forward differences
+    threads : worker threads, each stepping its own copy of ``MjData``
+        (MuJoCo releases the GIL); default ``os.cpu_count()``
+
+    Returns
+    -------
+    A : (T, nx, nx), B : (T, nx, nu) with ``dx_{i+1} = A_i dx_i + B_i du_i``,
+    ``dx`` in the tangent space of the module docstring.
+    """
+    _check_model(model)
+    n = nx(model)
+    ctrl_ref = _array(ctrl_ref, "ctrl_ref", (-1, model.nu))
+    T = ctrl_ref.shape[0]
+    reference = _array(reference, "reference", (-1, n))
+    if reference.shape[0] not in (T, T + 1):
+        raise ValueError(f"reference must have shape ({T + 1}, {n}) for ctrl_ref of {T} steps, "
+                         f"got {reference.shape}")
+    if T < 1:
+        raise ValueError(f"ctrl_ref must hold at least one step, got shape {ctrl_ref.shape}")
+    eps = real(eps, "eps")
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    threads = os.cpu_count() or 1 if threads is None else integer(threads, "threads")
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    A = np.zeros((T, n, n))
+    B = np.zeros((T, n, model.nu))
+    threads = min(threads, T)
+    chunks = np.array_split(np.arange(T), threads)
+
+    def work(idx):
+        d = _mj.MjData(model)
+        for i in idx:
+            set_state(model, d, reference[i])
+            d.ctrl[:] = ctrl_ref[i]
+            _mj.mjd_transitionFD(model, d, eps, bool(centered), A[i], B[i], None, None)
+
+    if threads == 1:
+        work(chunks[0])
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(work, chunks))
+    return A, B
+
+
+def reference_rollout(model, x0, ctrl, data=None):
+    """Open-loop states of ``ctrl`` from ``x0`` with ``mujoco.rollout``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+    x0 : (nx,) tangent initial state
+    ctrl : (T, nu) controls
+    data : optional MjData to roll out with (a new one if None)
+
+    Returns
+    -------
+    (T+1, nx) tangent states, ``x[0] = x0``. Raises ``RuntimeError`` naming
+    the step if the rollout goes non-finite or MuJoCo flags it unstable.
+    """
+    _check_model(model, data)
+    n = nx(model)
+    x0 = _array(x0, "x0", (n,))
+    ctrl = _array(ctrl, "ctrl", (-1, model.nu))
+    T = ctrl.shape[0]
+    if T < 1:
+        raise ValueError(f"ctrl must hold at least one step, got shape {ctrl.shape}")
+    d = _mj.MjData(model) if data is None else data
+    set_state(model, d, x0)
+    spec = _mj.mjtState.mjSTATE_FULLPHYSICS
+    s0 = np.empty(_mj.mj_stateSize(model, spec))
+    _mj.mj_getState(model, d, s0, spec)
+    warn0 = _bad_warnings(d)
+    states, _ = _rollout.rollout(model, d, s0[None], ctrl[None])
+    states = states[0]
+    if _bad_warnings(d) != warn0:  # MuJoCo flagged a step: find which, with a plain loop
+        _mj.mj_setState(model, d, s0, spec)
+        for i in range(T):
+            w0 = _bad_warnings(d)
+            d.ctrl[:] = ctrl[i]
+            _mj.mj_step(model, d)
+            if _bad_warnings(d) != w0:
+                raise RuntimeError(f"reference_rollout diverged at step {i} (MuJoCo flagged the state or "
+                                   f"control as unstable)")
+    # layout of mjSTATE_FULLPHYSICS: time, qpos, qvel, act, ...
+    qpos = states[:, 1:1 + model.nq]
+    qvel = states[:, 1 + model.nq:1 + model.nq + model.nv]
+    act = states[:, 1 + model.nq + model.nv:1 + model.nq + model.nv + model.na]
+    ok = np.all(np.isfinite(states), axis=1) & (states[:, 0] > s0[0])
+    if not np.all(ok):
+        i = int(np.argmin(ok))
+        raise RuntimeError(f"reference_rollout diverged at step {i} (non-finite state or MuJoCo reset)")
+    x = np.empty((T + 1, n))
+    x[0] = x0
+    x[1:] = tangent_of(model, qpos, qvel, act)
+    return x
+
+
+# ----------------------------------------------------------------------------- LQR
+
+class LQRTracker:
+    """Time-varying LQR feedback on MuJoCo controls: ``w = w_ff + K (x (-) x_ref)``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+    x_ref : (T+1, nx) tangent reference states
+    K : (T, nu, nx) gains (``directable`` sign convention: K carries the
+        minus sign), one (nu, nx) gain, or an ``lqr.LQRSolution``
+    ctrl_ref : (T, nu) feed-forward controls ``w_ff`` (zero if None)
+
+    The feedback product runs in the C++ ``lqr.Tracker`` on the tangent
+    difference, which is taken with ``mj_differentiatePos``.
+    """
+
+    target = "ctrl"
+
+    def __init__(self, model, x_ref, K, ctrl_ref=None):
+        _check_model(model)
+        n = nx(model)
+        self.model = model
+        self.x_ref = _array(x_ref, "x_ref", (-1, n))
+        T = self.x_ref.shape[0] - 1
+        if T < 1:
+            raise ValueError(f"x_ref must hold at least two states, got shape {self.x_ref.shape}")
+        if isinstance(K, _lqr.LQRSolution):
+            K = K.K
+        K = as_float_array(K, "K")
+        if K.shape not in ((T, model.nu, n), (model.nu, n)):
+            raise ValueError(f"K must have shape ({T}, {model.nu}, {n}) or ({model.nu}, {n}), got {K.shape}")
+        self.ctrl_ref = np.zeros((T, model.nu)) if ctrl_ref is None else _array(ctrl_ref, "ctrl_ref",
+                                                                                 (T, model.nu))
+        self.steps = T
+        self.qpos_ref = qpos_of(model, self.x_ref)
+        self._tracker = _lqr.tracker(K, np.zeros((T + 1, n)), self.ctrl_ref)
+        nv = model.nv
+        self._dx = np.zeros(n)
+        self._dq, self._dv, self._da = self._dx[:nv], self._dx[nv:2 * nv], self._dx[2 * nv:]
+        self._qvel_ref = np.ascontiguousarray(self.x_ref[:, nv:2 * nv])
+        self._act_ref = np.ascontiguousarray(self.x_ref[:, 2 * nv:])
+        self._na = model.na
+        self._w = np.zeros(model.nu)
+        self._wfb = np.zeros(model.nu)
+
+    @classmethod
+    def from_linearization(cls, model, x_ref, ctrl_ref, Q, R, Q_final=None, eps=1e-6, threads=None):
+        """Linearize along ``(x_ref (T+1, nx), ctrl_ref (T, nu))`` with ``linearize`` and solve the
+        Riccati sweep (``lqr.solve_discrete``) for the weights ``Q`` (nx, nx or scalar), ``R``
+        (nu, nu or scalar), ``Q_final`` (default ``Q``)."""
+        A, B = linearize(model, x_ref, ctrl_ref, eps=eps, threads=threads)
+        sol = _lqr.solve_discrete(A, B, Q, R, Q if Q_final is None else Q_final)
+        return cls(model, x_ref, sol, ctrl_ref)
+
+    def reset(self):
+        """Back to step 0."""
+        self._tracker.rewind()
+
+    def control(self, i, data) -> np.ndarray:
+        """Control (nu,) at step ``i`` for the state in ``data`` (a view, overwritten by the next call)."""
+        _mj.mj_differentiatePos(self.model, self._dq, 1.0, self.qpos_ref[i], data.qpos)
+        np.subtract(data.qvel, self._qvel_ref[i], out=self._dv)
+        if self._na:
+            np.subtract(data.act, self._act_ref[i], out=self._da)
+        tracker = self._tracker
+        tracker.index = i
+        tracker.control_into(self._dx, self._w, self._wfb)
+        return self._w
+
+
+# ----------------------------------------------------------------------------- SPD
+
+def gain_schedule(k, steps, nv, name="kp"):
+    """A gain as a per-step, per-DOF schedule ``(steps, nv)`` from a scalar, (nv,) or (steps, nv); >= 0."""
+    steps = integer(steps, "steps")
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    if k is None:
+        raise ValueError(f"{name} must be a scalar, ({nv},) or ({steps}, {nv}), got None")
+    k = as_float_array(k, name)
+    if k.shape not in ((), (nv,), (steps, nv)):
+        raise ValueError(f"{name} must be a scalar, ({nv},) or ({steps}, {nv}), got shape {k.shape}")
+    if not np.all(np.isfinite(k)) or np.any(k < 0):
+        raise ValueError(f"{name} must be finite and >= 0, got min {float(np.min(k))}")
+    return np.ascontiguousarray(np.broadcast_to(k, (steps, nv)))
+
+
+def zordan_hodgins_schedule(steps, dt, contact_steps, k_t, k_r, t_e, t_f):
+    """Gain multiplier per step of Zordan & Hodgins (2002), Tan et al. Table 3.
+
+    The gain is ``k_t`` (tracking) until a contact; at each step in
+    ``contact_steps`` it drops to ``k_r`` (reaction), stays there for
+    ``t_e`` seconds, then recovers linearly to ``k_t`` over ``t_f`` seconds.
+    A contact during a reaction or recovery restarts the reaction.
+
+    Parameters
+    ----------
+    steps : number of steps
+    dt : step (s), > 0
+    contact_steps : iterable of step indices where a contact starts
+    k_t, k_r : tracking and reaction gains, >= 0
+    t_e, t_f : reaction and recovery durations (s), >= 0
+
+    Returns
+    -------
+    (steps,) gains; multiply by a per-DOF scale (e.g. the mass each joint supports).
+    """
+    steps = integer(steps, "steps")
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    vals = {}
+    for name, v in (("dt", dt), ("k_t", k_t), ("k_r", k_r), ("t_e", t_e), ("t_f", t_f)):
+        if v is None:
+            raise ValueError(f"{name} must be a real number >= 0, got None")
+        vals[name] = real(v, name)
+        if not (np.isfinite(vals[name]) and vals[name] >= 0):
+            raise ValueError(f"{name} must be finite and >= 0, got {vals[name]}")
+    if vals["dt"] <= 0:
+        raise ValueError(f"dt must be > 0, got {vals['dt']}")
+    t = np.arange(steps) * vals["dt"]
+    g = np.full(steps, vals["k_t"])
+    for c in sorted(int(c) for c in contact_steps):
+        if not 0 <= c < steps:
+            raise ValueError(f"contact_steps must lie in [0, {steps}), got {c}")
+        s = t - t[c]
+        after = s >= 0
+        rec = np.clip((s - vals["t_e"]) / vals["t_f"], 0, 1) if vals["t_f"] > 0 else (s >= vals["t_e"]) * 1.0
+        g = np.where(after, vals["k_r"] + (vals["k_t"] - vals["k_r"]) * rec, g)
+    return g
+
+
+def supported_mass(model) -> np.ndarray:
+    """Mass (kg) each DOF supports: the subtree mass of the body the DOF moves, (nv,)."""
+    _check_model(model)
+    return np.asarray(model.body_subtreemass[model.dof_bodyid], dtype=float).copy()
+
+
+_IMPLICIT = (int(_mj.mjtIntegrator.mjINT_IMPLICIT), int(_mj.mjtIntegrator.mjINT_IMPLICITFAST))
+_EULER, _EULERDAMP = int(_mj.mjtIntegrator.mjINT_EULER), int(_mj.mjtDisableBit.mjDSBL_EULERDAMP)
+
+
+def _implicit_damping(model):
+    """Whether MuJoCo's integrator of ``model`` treats joint damping implicitly."""
+    integ = model.opt.integrator
+    return integ in _IMPLICIT or (integ == _EULER and not model.opt.disableflags & _EULERDAMP)
+
+
+_KERNELS = weakref.WeakKeyDictionary()  # spd()'s buffers, per model
+
+
+class _SPDKernel:
+    """Per-model buffers and constants of ``spd`` (no argument checks: callers check)."""
+
+    def __init__(self, model):
+        nv = model.nv
+        self.model = model
+        self.M = np.zeros((nv, nv))
+        self.qpred = np.zeros(model.nq)
+        self.p = np.zeros(nv)
+        self.qd = np.zeros(nv)
+        self.qd_dt = np.zeros(nv)
+        self.zero = np.zeros(nv)
+        self.damping = np.array(model.dof_damping) if _implicit_damping(model) else np.zeros(nv)
+        starts = _quat_slices(model)
+        self.quat_idx = starts[:, None] + np.arange(4)[None, :]
+        self.diag = np.diag_indices(nv)
+
+    def __call__(self, data, q_ref_next, qd_ref_next, kp, kd, dt, tau_ff=None):
+        m = self.model
+        _full_mass(m, data, self.M)
+        self.M[self.diag] += dt * self.damping
+        C = data.qfrc_bias - data.qfrc_passive
+        if tau_ff is not None:  # a feed-forward torque enters the prediction like a known force
+            C -= tau_ff
+        self.qpred[:] = data.qpos
+        self.qd[:] = data.qvel
+        _mj.mj_integratePos(m, self.qpred, self.qd, dt)
+        _mj.mj_differentiatePos(m, self.p, 1.0, q_ref_next, self.qpred)
+        # the core's eq. 11 takes e = q + dt qd - q_ref_next: the manifold error p enters as
+        # q = p, q_ref_next = dt qd
+        np.multiply(self.qd, dt, out=self.qd_dt)
+        return _core.spd_step(self.M, C, self.p, self.qd, self.qd_dt,
+                              self.zero if qd_ref_next is None else qd_ref_next, kp, kd, dt)
+
+
+def spd(model, data, q_ref_next, qd_ref_next, kp, kd, dt=None, actuated=None, forward=True,
+        return_qacc=False):
+    """Stable PD joint torques (Tan, Liu & Turk 2011, eq. 11) on a MuJoCo model.
+
+    ``tau = -Kp (q (+) dt qd (-) qbar_{n+1}) - Kd (qd + dt qdd - qdbar_{n+1})`` with
+    ``qdd = (M + dt D + dt Kd)^-1 (-C - Kp (q (+) dt qd (-) qbar) - Kd (qd - qdbar))``,
+    ``M`` from ``mj_fullM`` (armature included), ``C = qfrc_bias - qfrc_passive``,
+    ``D`` the joint damping when the integrator treats it implicitly
+    (Euler, implicit, implicitfast); the position error is taken on the
+    joint manifold (``mj_integratePos``, ``mj_differentiatePos``), so ball
+    and free joints are handled as rotations. Contact and constraint forces
+    are not predicted.
+
+    Parameters
+    ----------
+    model, data : mujoco.MjModel, mujoco.MjData (the current state)
+    q_ref_next : (nq,) reference ``qpos`` at the next step (quaternions normalised, see module doc)
+    qd_ref_next : (nv,) reference velocity at the next step, or None (zero)
+    kp, kd : scalar or (nv,) gains (N m / rad, N m s / rad; N/m, N s/m for slides), >= 0
+    dt : step (s), > 0; default ``model.opt.timestep``
+    actuated : (nv,) bool mask of the DOFs that get a torque (None: all);
+        the others get zero torque, and still enter the coupled prediction.
+    forward : compute ``M`` and ``C`` at the current state first
+        (``mj_fwdPosition`` + ``mj_fwdVelocity``); False when ``mj_step1``
+        has just done it.
+    return_qacc : also return the predicted acceleration (nv,)
+
+    Returns
+    -------
+    tau : (nv,) generalized forces to apply (e.g. ``data.qfrc_applied``);
+    with ``return_qacc`` the tuple ``(tau, qacc)``.
+    """
+    _check_model(model, data)
+    if data is None:
+        raise ValueError("data must be a mujoco.MjData, got None")
+    nv, nq = model.nv, model.nq
+    dt = model.opt.timestep if dt is None else real(dt, "dt")
+    if not dt > 0:
+        raise ValueError(f"dt must be > 0, got {dt}")
+    kernel = _KERNELS.get(model)
+    if kernel is None:
+        kernel = _KERNELS[model] = _SPDKernel(model)
+    q_ref_next = _array(q_ref_next, "q_ref_next", (nq,))
+    if kernel.quat_idx.size:
+        norm = np.sqrt(np.sum(np.square(q_ref_next[kernel.quat_idx]), axis=1))
+        if np.any(np.abs(norm - 1.0) > 1e-12):
+            q_ref_next = normalize_quaternions(model, q_ref_next, "q_ref_next")
+    qd_ref_next = np.zeros(nv) if qd_ref_next is None else _array(qd_ref_next, "qd_ref_next", (nv,))
+    kp = _gain(kp, nv, "kp")
+    kd = _gain(kd, nv, "kd")
+    if actuated is not None:
+        mask = _mask(actuated, nv)
+        kp = np.where(mask, kp, 0.0)
+        kd = np.where(mask, kd, 0.0)
+    if forward:
+        _mj.mj_fwdPosition(model, data)
+        _mj.mj_fwdVelocity(model, data)
+    kernel.damping = model.dof_damping if _implicit_damping(model) else kernel.zero
+    tau, qacc = kernel(data, q_ref_next, qd_ref_next, kp, kd, dt)
+    return (tau, qacc) if return_qacc else tau
+
+
+def _mask(actuated, nv):
+    mask = np.asarray(actuated)
+    if mask.shape != (nv,) or mask.dtype != bool:
+        raise ValueError(f"actuated must be a bool mask of shape ({nv},), got dtype {mask.dtype} "
+                         f"shape {mask.shape}")
+    return mask
+
+
+def _gain(k, nv, name):
+    if k is None:
+        raise ValueError(f"{name} must be a scalar or ({nv},), got None")
+    k = as_float_array(k, name)
+    if k.shape not in ((), (nv,)):
+        raise ValueError(f"{name} must be a scalar or ({nv},), got shape {k.shape}")
+    if not (k.min() >= 0 and np.isfinite(k.max())):
+        raise ValueError(f"{name} must be finite and >= 0, got min {float(np.min(k))}")
+    return k if k.ndim else np.full(nv, float(k))
+
+
+class SPDTracker:
+    """Stable PD tracking of a ``qpos`` reference, for ``run``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+    qpos_ref : (T+1, nq) reference positions; qvel_ref (T+1, nv) or None (zero)
+    kp, kd : scalar, (nv,) or (T, nv) gains (a schedule), >= 0
+    actuated : (nv,) bool mask (None: all DOFs)
+    controller : "spd" (eq. 11) or "pd" (explicit: ``-kp (q (-) qbar_n) - kd (qd - qdbar_n)``)
+    tau_ff : (T, nv) feed-forward torques added to the servo's (e.g. ``inverse_dynamics`` of the
+        reference); None for none
+    method : how "spd" solves eq. 11. "solve": ``spd``'s explicit ``(M + dt D + dt Kd)``
+        solve (mj_fullM, C++ Cholesky) after ``mj_step1``. "damping": eq. 11 is the servo
+        ``-Kp p + Kd qdbar`` applied explicitly plus ``Kd`` as joint damping that MuJoCo's
+        integrator already treats implicitly: ``(M + dt (D + Kd)) qdd = -C - D qd - Kd qd
+        - Kp p + Kd qdbar`` is eq. 11 term by term, and MuJoCo's own factorization does
+        the solve (``model.dof_damping`` holds ``D + Kd`` during a step and is restored by
+        ``run``); the torque ``-Kp p - Kd (qd + dt qdd - qdbar)`` is recovered from the next
+        velocity. "auto" (default): "damping" where the integrator treats damping
+        implicitly (Euler with eulerdamp, implicit, implicitfast), else "solve".
+
+    The torques go to ``data.qfrc_applied``.
+    """
+
+    target = "qfrc"
+
+    def __init__(self, model, qpos_ref, qvel_ref, kp, kd, actuated=None, controller="spd", tau_ff=None,
+                 method="auto"):
+        _check_model(model)
+        self.model = model
+        self.qpos_ref = normalize_quaternions(model, _array(qpos_ref, "qpos_ref", (-1, model.nq)), "qpos_ref")
+        T = self.qpos_ref.shape[0] - 1
+        if T < 1:
+            raise ValueError(f"qpos_ref must hold at least two states, got shape {self.qpos_ref.shape}")
+        self.qvel_ref = np.zeros((T + 1, model.nv)) if qvel_ref is None else _array(qvel_ref, "qvel_ref",
+                                                                                    (T + 1, model.nv))
+        self.kp = gain_schedule(kp, T, model.nv, "kp")
+        self.kd = gain_schedule(kd, T, model.nv, "kd")
+        if controller not in ("spd", "pd"):
+            raise ValueError(f"controller must be 'spd' or 'pd', got {controller!r}")
+        self.controller = controller
+        self.actuated = None if actuated is None else _mask(actuated, model.nv)
+        if self.actuated is not None:
+            self.kp[:, ~self.actuated] = 0.0
+            self.kd[:, ~self.actuated] = 0.0
+        self.tau_ff = None if tau_ff is None else _array(tau_ff, "tau_ff", (T, model.nv))
+        self.steps = T
+        self._e = np.zeros(model.nv)
+        self._kernel = _SPDKernel(model)
+        if method not in ("auto", "solve", "damping"):
+            raise ValueError(f"method must be 'auto', 'solve' or 'damping', got {method!r}")
+        implicit = _implicit_damping(model)
+        if method == "damping" and not implicit:
+            raise ValueError("method 'damping' needs an integrator that treats joint damping implicitly "
+                             f"(Euler, implicit, implicitfast), got {model.opt.integrator}")
+        self.method = ("damping" if implicit else "solve") if method == "auto" else method
+        self.needs_forward = controller == "spd" and self.method == "solve"
+        self._dt = float(model.opt.timestep)
+        self._qpred = np.zeros(model.nq)
+        self._damp0 = np.array(model.dof_damping)
+        self._damp_view = model.dof_damping
+        self._kd_used = np.zeros((T, model.nv))
+        self._custom_kd = False  # _torque() was called with gains other than the schedule's
+        self._fast = controller == "spd" and self.method == "damping" and self.tau_ff is None
+        self._kdq = self.kd * self.qvel_ref[1:] if self._fast else None
+        self._tau = np.zeros(model.nv)
+
+    def control(self, i, data) -> np.ndarray:
+        """Servo input (nv,) for step ``i``: the torque ("pd", "spd" by "solve"; ``M`` and ``C``
+        current, after ``mj_step1``), or for "spd" by "damping" the explicit part ``-Kp p + Kd
+        qdbar (+ tau_ff)`` with ``model.dof_damping`` set to ``D + Kd`` for the step."""
+        if self._fast:
+            m, qpred, e, tau = self.model, self._qpred, self._e, self._tau
+            qpred[:] = data.qpos
+            _mj.mj_integratePos(m, qpred, data.qvel, self._dt)
+            _mj.mj_differentiatePos(m, e, 1.0, self.qpos_ref[i + 1], qpred)
+            np.add(self._damp0, self.kd[i], out=self._damp_view)
+            np.multiply(self.kp[i], e, out=tau)
+            return np.subtract(self._kdq[i], tau, out=tau)
+        return self._torque(i, data, self.kp[i], self.kd[i], self.qpos_ref[i + 1])
+
+    def reset(self):
+        """Nothing to rewind (the step index comes with each call)."""
+
+    def finish(self, u, qvel_next):
+        """After a run: restore ``model.dof_damping``; turn the inputs ``u`` (T, nv) of the
+        "damping" method into the torques ``u - Kd qvel_next``."""
+        self._damp_view[:] = self._damp0
+        if self.controller == "spd" and self.method == "damping":
+            kd = self._kd_used if self._custom_kd else self.kd
+            u = u - kd[:u.shape[0]] * qvel_next[:u.shape[0]]
+        self._custom_kd = False
+        return u
+
+    def _torque(self, i, data, kp, kd, q_ref_next):
+        m = self.model
+        ff = None if self.tau_ff is None else self.tau_ff[i]
+        if self.controller == "spd" and self.method == "damping":
+            qpred = self._qpred
+            qpred[:] = data.qpos
+            _mj.mj_integratePos(m, qpred, data.qvel, self._dt)
+            _mj.mj_differentiatePos(m, self._e, 1.0, q_ref_next, qpred)
+            np.add(self._damp0, kd, out=self._damp_view)
+            self._kd_used[i] = kd
+            self._custom_kd = True
+            tau = kd * self.qvel_ref[i + 1] - kp * self._e
+        elif self.controller == "spd":
+            tau = self._kernel(data, q_ref_next, self.qvel_ref[i + 1], kp, kd, m.opt.timestep, ff)[0]
+        else:
+            _mj.mj_differentiatePos(m, self._e, 1.0, self.qpos_ref[i], data.qpos)
+            tau = -kp * self._e - kd * (data.qvel - self.qvel_ref[i])
+        return tau if ff is None else tau + ff
+
+
+def reference_velocities(model, qpos_ref, dt):
+    """Velocities (T+1, nv) and accelerations (T+1, nv) of a ``qpos`` sequence (T+1, nq) sampled
+    every ``dt`` s: centred tangent differences (one-sided at the ends)."""
+    _check_model(model)
+    q = normalize_quaternions(model, qpos_ref, "qpos_ref")
+    if q.ndim != 2 or q.shape[0] < 2:
+        raise ValueError(f"qpos_ref must have shape (T+1, {model.nq}) with T >= 1, got {q.shape}")
+    dt = real(dt, "dt")
+    if not dt > 0:
+        raise ValueError(f"dt must be > 0, got {dt}")
+    T1 = q.shape[0]
+    step = np.zeros((T1 - 1, model.nv))  # (q_{i+1} (-) q_i) / dt
+    for i in range(T1 - 1):
+        _mj.mj_differentiatePos(model, step[i], dt, q[i], q[i + 1])
+    v = np.empty((T1, model.nv))
+    v[0], v[-1] = step[0], step[-1]
+    v[1:-1] = 0.5 * (step[:-1] + step[1:])
+    a = np.gradient(v, dt, axis=0)
+    return v, a
+
+
+def inverse_dynamics(model, qpos, qvel, qacc) -> np.ndarray:
+    """Generalized forces (T, nv) that produce ``qacc`` at ``(qpos, qvel)`` (``mj_inverse``,
+    contacts included as MuJoCo computes them): feed-forward torques of a reference."""
+    _check_model(model)
+    q = np.atleast_2d(normalize_quaternions(model, qpos, "qpos"))
+    T = q.shape[0]
+    v = _array(np.atleast_2d(qvel), "qvel", (T, model.nv))
+    a = _array(np.atleast_2d(qacc), "qacc", (T, model.nv))
+    d = _mj.MjData(model)
+    out = np.empty((T, model.nv))
+    for i in range(T):
+        d.qpos[:], d.qvel[:], d.qacc[:] = q[i], v[i], a[i]
+        _mj.mj_inverse(model, d)
+        out[i] = d.qfrc_inverse
+    return out
+
+
+# ----------------------------------------------------------------------------- the closed loop
+
+@dataclass
+class RunResult:
+    """A closed-loop run: ``x`` (T+1, nx) tangent states, ``qpos`` (T+1, nq),
+    ``u`` (T, nu or nv) the applied controls (ctrl) or torques (qfrc),
+    ``diverged`` and ``diverged_at`` (the step whose result was bad, -1 if
+    none); rows after a divergence are NaN."""
+    x: np.ndarray
+    qpos: np.ndarray
+    u: np.ndarray
+    diverged: bool
+    diverged_at: int
+
+
+def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=1e6) -> RunResult:
+    """Run ``steps`` closed-loop steps of ``tracker`` (``LQRTracker`` or ``SPDTracker``) from ``data``.
+
+    Parameters
+    ----------
+    model, data : mujoco.MjModel, mujoco.MjData (the initial state; advanced in place)
+    tracker : an object with ``control(i, data) -> (nu,) or (nv,)``, ``target``
+        ("ctrl" or "qfrc") and ``steps`` (the reference length)
+    steps : number of steps, 1 <= steps <= tracker.steps
+    disturbance : (steps, nv) generalized force added to ``qfrc_applied``
+        (N, N m), or a callable ``f(i, model, data)`` that sets e.g.
+        ``data.xfrc_applied`` before step ``i``; None for none
+    callback : optional ``f(i, model, data)`` after each step (e.g. to record)
+    max_state : ``|qpos|`` or ``|qvel|`` beyond this counts as divergence
+
+    Returns
+    -------
+    RunResult; a divergence (a control or torque beyond 1e10 or not finite,
+    MuJoCo's reset after a bad acceleration / state, or ``max_state``) is reported
+    with its step index in ``diverged_at`` and as a ``RuntimeWarning``.
+    """
+    _check_model(model, data)
+    if tracker is None or not hasattr(tracker, "control"):
+        raise ValueError(f"tracker must be an LQRTracker or SPDTracker, got {type(tracker).__name__}")
+    steps = integer(steps, "steps")
+    if not 1 <= steps <= tracker.steps:
+        raise ValueError(f"steps must be in [1, {tracker.steps}] (the tracker's reference), got {steps}")
+    max_state = real(max_state, "max_state")
+    nv = model.nv
+    dist_fn = None
+    dist = None
+    if callable(disturbance):
+        dist_fn = disturbance
+    elif disturbance is not None:
+        dist = _array(disturbance, "disturbance", (steps, nv))
+    to_ctrl = tracker.target == "ctrl"
+    split = getattr(tracker, "needs_forward", False)
+    if hasattr(tracker, "reset"):
+        tracker.reset()
+    qpos = np.full((steps + 1, model.nq), np.nan)
+    qvel = np.full((steps + 1, nv), np.nan)
+    act = np.full((steps + 1, model.na), np.nan)
+    u = np.full((steps, model.nu if to_ctrl else nv), np.nan)
+    qpos[0], qvel[0], act[0] = data.qpos, data.qvel, data.act
+    bad = -1
+    step1, step2, mjstep, control = _mj.mj_step1, _mj.mj_step2, _mj.mj_step, tracker.control
+    d_qvel, d_qpos, d_act = data.qvel, data.qpos, data.act  # views into MjData
+    d_in = data.ctrl if to_ctrl else data.qfrc_applied
+    has_act = model.na > 0
+    if to_ctrl:
+        data.qfrc_applied[:] = 0.0
+    done = 0
+    try:
+        for i in range(steps):
+            t_prev = data.time
+            if split:
+                step1(model, data)
+            w = control(i, data)
+            d_in[:] = w
+            if dist is not None:
+                data.qfrc_applied[:] = dist[i] if to_ctrl else data.qfrc_applied + dist[i]
+            if dist_fn is not None:
+                dist_fn(i, model, data)
+            if split:
+                step2(model, data)
+            else:
+                mjstep(model, data)
+            u[i] = w
+            done = i + 1
+            if not data.time > t_prev:  # MuJoCo reset a state gone bad (time back to 0)
+                bad = i
+                break
+            qpos[i + 1], qvel[i + 1] = d_qpos, d_qvel
+            if has_act:
+                act[i + 1] = d_act
+            if callback is not None:
+                callback(i, model, data)
+    finally:
+        if hasattr(tracker, "finish"):
+            u = tracker.finish(u, qvel[1:])
+    # the first step whose input or resulting state is non-finite or beyond max_state
+    ok = (np.all(np.abs(u[:done]) < _MAXVAL, axis=1)
+          & np.all(np.abs(qvel[1:done + 1]) <= max_state, axis=1)
+          & np.all(np.abs(qpos[1:done + 1]) <= max_state, axis=1))
+    if bad >= 0:
+        ok[bad] = False
+    if not np.all(ok):
+        bad = int(np.argmin(ok))
+        u[bad:] = np.nan
+        qpos[bad + 1:] = np.nan
+        qvel[bad + 1:] = np.nan
+        act[bad + 1:] = np.nan
+    x = np.full((steps + 1, nx(model)), np.nan)
+    for i in range(steps + 1 if bad < 0 else bad + 1):
+        _mj.mj_differentiatePos(model, x[i, :nv], 1.0, model.qpos0, qpos[i])
+    x[:, nv:2 * nv], x[:, 2 * nv:] = qvel, act
+    if bad >= 0:
+        warnings.warn(f"run diverged at step {bad}", RuntimeWarning, stacklevel=2)
+    return RunResult(x, qpos, u, bad >= 0, bad)
+
+
+__all__ = ["nx", "state", "set_state", "qpos_of", "tangent_of", "difference", "normalize_quaternions",
+           "linearize", "reference_rollout", "LQRTracker", "SPDTracker", "spd", "gain_schedule",
+           "zordan_hodgins_schedule", "supported_mass", "reference_velocities", "inverse_dynamics", "run",
+           "RunResult"]
