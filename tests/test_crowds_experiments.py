@@ -125,7 +125,7 @@ def test_city_expected_speed_planning_waits_rather_than_detours(city_runs):
 
 
 @pytest.mark.xfail(reason="not reproduced: K=10/15 vs 0 give 0.170/0.183 vs 0.176 (seed 0), 0.181/0.185 vs 0.188 "
-                          "(seed 1) rad per person-step at 240 people on 40^2", strict=False)
+                          "(seed 1) rad per person-step at 240 people on 40^2", strict=True)
 def test_quad_prediction_smooths_headings():
     change = {}
     for K in (0, 10, 15):

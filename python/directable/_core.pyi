@@ -1,12 +1,12 @@
 """
-directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds, mass-spring cloth and its goal-directed control
 """
 from __future__ import annotations
 import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1539,94 +1539,236 @@ class SPHPlant3D(Plant):
         """
         Launch the rigid sphere (centre (3,), radius > 0, velocity (3,)) at the start of control step `frame`.
         """
-def build_info() -> dict:
+class CrowdParams:
     """
-    Eigen version, SIMD instruction sets and OpenMP use of this build.
+    Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.8): unobstructed
+    speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
+    inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
+    cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
+    [0, f_max] and the slope range s_min < s_max. Immutable; invalid values raise
+    ValueError naming the parameter.
     """
-def discretize(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> Discretization:
+    @staticmethod
+    def table_4_1(name: str) -> CrowdParams:
+        """
+        Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.
+        """
+    def __init__(self, f_max: typing.SupportsFloat | typing.SupportsIndex, rho_min: typing.SupportsFloat | typing.SupportsIndex, rho_max: typing.SupportsFloat | typing.SupportsIndex, lam: typing.SupportsFloat | typing.SupportsIndex, delta_min: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_max: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def to_dict(self) -> dict:
+        """
+        The parameters as a dict (Params(**{**p.to_dict(), 'gamma': 0.0}) makes a variant).
+        """
+    @property
+    def alpha(self) -> float:
+        ...
+    @property
+    def beta(self) -> float:
+        ...
+    @property
+    def delta_min(self) -> float:
+        ...
+    @property
+    def f_max(self) -> float:
+        ...
+    @property
+    def f_min(self) -> float:
+        ...
+    @property
+    def gamma(self) -> float:
+        ...
+    @property
+    def lam(self) -> float:
+        ...
+    @property
+    def rho_max(self) -> float:
+        ...
+    @property
+    def rho_min(self) -> float:
+        ...
+    @property
+    def s_max(self) -> float:
+        ...
+    @property
+    def s_min(self) -> float:
+        ...
+class CrowdGrid:
     """
-    Discretize z' = A_i z + B w (w held over each step dt) and the cost
-    int z'Qz + w'Rw dt. A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), or
-    single matrices (constant; then horizon is required). Parallel over steps
-    (threads=0: all cores), GIL released, progress(done, total) throttled.
+    The crowd's world: nx x ny cells of size h, cell (i, j) (row j, column i)
+    centred at ((i + 1/2) h, (j + 1/2) h), domain [0, nx h] x [0, ny h] (the
+    layout of MACGrid2D). height and discomfort are (ny, nx) floats (None: zero),
+    blocked a (ny, nx) bool mask of walls and obstacles.
     """
-def expm_bordered(H: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int, int]:
+    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex = 1.0, height: numpy.ndarray[numpy.float64] | None = None, discomfort: numpy.ndarray[numpy.float64] | None = None, blocked: typing.Any = None) -> None:
+        ...
+    def red(self, time: typing.SupportsFloat | typing.SupportsIndex) -> numpy.ndarray:
+        """
+        (ny, nx) bool: cells closed by a red closure at `time` (steps).
+        """
+    def set_periodic(self, mask: typing.Any, green_fraction: typing.SupportsFloat | typing.SupportsIndex, period: typing.SupportsFloat | typing.SupportsIndex, phase: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        """
+        Adds a periodic closure (traffic light): cells of mask (ny, nx) are closed while red, i.e. outside the first green_fraction of each period (time + phase, steps). Configure before building a Crowd.
+        """
+    @property
+    def blocked(self) -> numpy.ndarray:
+        """
+        (ny, nx) bool walls (a copy).
+        """
+    @property
+    def discomfort(self) -> numpy.ndarray:
+        """
+        (ny, nx) static discomfort (a copy).
+        """
+    @property
+    def expected_speed_factor(self) -> numpy.ndarray:
+        """
+        (ny, nx) product of the green fractions of the periodic closures over each cell.
+        """
+    @property
+    def h(self) -> float:
+        ...
+    @property
+    def height(self) -> numpy.ndarray:
+        """
+        (ny, nx) height field (a copy).
+        """
+    @property
+    def n_faces(self) -> int:
+        """
+        N, the size of a MAC velocity vector.
+        """
+    @property
+    def nx(self) -> int:
+        ...
+    @property
+    def ny(self) -> int:
+        ...
+class CrowdAgent:
     """
-    exp([[H, C], [0, 0]]) = [[E, G], [0, I]] by a structured Pade approximant.
-    
-    H: (m, m), C: (m, k). Returns (E (m, m), G (m, k), pade_degree, squarings);
-    G = phi1(H) C. With k = 0 this is the plain matrix exponential of H.
+    A moving obstacle (car, flying saucer) at path[step mod T] (path (T, 2)):
+    closes the cells within radius and, over the next lookahead path points,
+    adds discomfort_ahead to the discomfort and speed_ahead to the speed of
+    moves out of the cells within radius of them.
     """
-def linearize(model: Model, z_ref: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> numpy.ndarray:
+    def __init__(self, path: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, discomfort_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, speed_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, lookahead: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    @property
+    def discomfort_ahead(self) -> float:
+        ...
+    @property
+    def lookahead(self) -> int:
+        ...
+    @property
+    def path(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (T, 2) positions (a copy).
+        """
+    @property
+    def radius(self) -> float:
+        ...
+    @property
+    def speed_ahead(self) -> float:
+        ...
+class CrowdRun:
     """
-    A_i = dF/dz at z_ref[i], t0 + i dt: (T, n, n) for z_ref (T+1, n) (the
-    last state is not linearized). Parallel over steps, GIL released.
+    Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stuck (K,) person indices.
     """
-def max_threads() -> int:
+    @property
+    def active(self) -> numpy.ndarray:
+        """
+        (T+1, P) bool: still walking (read-only view).
+        """
+    @property
+    def positions(self) -> numpy.ndarray:
+        """
+        (T+1, P, 2) positions (read-only view).
+        """
+    @property
+    def step_times(self) -> numpy.ndarray:
+        """
+        (T,) wall time of each step, seconds.
+        """
+    @property
+    def stuck(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        (K,) people who stood in a cell with phi = inf (walled in) at some step.
+        """
+class Crowd:
     """
-    Number of threads the parallel precomputations use (OMP_NUM_THREADS).
+    A continuum crowd: an immutable model (grid, groups' goals and parameters,
+    options, agents) that threads may share, and this object's people and
+    buffers. Prefer directable.crowds.Crowd.
     """
-def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float64], lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None, iterations: typing.SupportsInt | typing.SupportsIndex = 100, memory: typing.SupportsInt | typing.SupportsIndex = 10, gtol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
-    """
-    Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
-    lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
-    iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).
-    """
-def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
-    """
-    PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
-    
-    kp, kd: scalars or (s,); actuated: S (n/2, s) mapping the controls to the
-    coordinates' forces, as a model's actuation (identity when None).
-    """
-def set_max_threads(threads: typing.SupportsInt | typing.SupportsIndex) -> None:
-    """
-    Sets the thread count of the parallel precomputations.
-    """
-def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"] | None = None, start_index: typing.SupportsInt | typing.SupportsIndex | None = 0, progress: typing.Any = None) -> SimulationResult:
-    """
-    Runs steps steps of model + controller in C++ (GIL released).
-    
-    z0 (n,); disturbance (N, s) forces added to w; open_loop (N, s) control used
-    when controller is None; kicks (N, n) added to the state before each step;
-    jump_steps: steps at which the controller jumps to the closest reference
-    state; start_index: the controller's first reference step (None: the
-    Tracker's index). The run keeps its own controller state, so one Tracker may
-    serve several runs at once; afterwards the Tracker's index is where the run
-    ended. Returns a SimulationResult.
-    """
-def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
-    """
-    discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
-    steps are discretized from the last one down while the calling thread sweeps
-    each one as soon as it is ready. Returns (Discretization, LQRSolution), the
-    same results as the two calls, on `threads` cores (0: all; 1: the calling
-    thread only, the sweep too). GIL released, progress(done, 2T) throttled.
-    """
-def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
-    """
-    Riccati backward sweep of the discrete LTV LQR problem (GIL released).
-    
-    A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), N (T, n, s): per step, or
-    one matrix constant in time; Q_final (n, n). progress(done, total) is called
-    at most every 50 ms. Returns an LQRSolution.
-    """
-def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
-    """
-    One SPD evaluation (eq. 5/11) from given M (n, n) and C (n,): returns (tau,
-    qdd), each (n,). q, qd, q_ref_next, qd_ref_next, kp, kd (n,). For models of
-    another engine: apply tau there and step it.
-    """
-def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarray[numpy.float64], q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64] | None = None, kp: numpy.ndarray[numpy.float64] | None = None, kd: numpy.ndarray[numpy.float64] | None = None, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0, servo: Servo = ..., integrator: Integrator = ..., tau_ff: numpy.ndarray[numpy.float64] | None = None, tau_ext: numpy.ndarray[numpy.float64] | None = None, tau_min: numpy.ndarray[numpy.float64] | None = None, tau_max: numpy.ndarray[numpy.float64] | None = None, max_state: typing.SupportsFloat | typing.SupportsIndex = 1000000.0, progress: typing.Any = None) -> TrackResult:
-    """
-    Tracking loop in C++ (GIL released): T steps of a PD/SPD servo + integrator.
-    
-    q0, qd0 (n,); q_ref (T+1, n); qd_ref (T+1, n) or None (zero reference
-    velocity); kp, kd (n,) or (T, n); tau_ff, tau_ext (T, n) feed-forward and
-    external torques; tau_min, tau_max (n,) torque limits. Divergence (a
-    non-finite state or |q|, |qd| > max_state) stops the run and is reported in
-    the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).
-    """
+    def __init__(self, grid: CrowdGrid, goals: collections.abc.Sequence[typing.Any], positions: collections.abc.Sequence[numpy.ndarray[numpy.float64]], params: collections.abc.Sequence[CrowdParams], predictive_steps: typing.SupportsInt | typing.SupportsIndex = 0, predictive_scale: typing.SupportsFloat | typing.SupportsIndex = 0.1, predictive_lambda: typing.SupportsFloat | typing.SupportsIndex = 1.0, remove_on_arrival: bool = True, lam: typing.SupportsFloat | typing.SupportsIndex = 2.0, delta_min: typing.SupportsFloat | typing.SupportsIndex = 0.3, min_distance_iterations: typing.SupportsInt | typing.SupportsIndex = 1, agents: collections.abc.Sequence[CrowdAgent] = [], expected_periodic: bool = True) -> None:
+        ...
+    def cfl(self, dt: typing.SupportsFloat | typing.SupportsIndex) -> float:
+        """
+        Largest speed * dt / h over the groups (> 1: people may skip cells).
+        """
+    def fields(self, group: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+        """
+        The fields of the current state for one group: rho, ubar, discomfort (total g), speed (planning), speed_actual, cost, phi, velocity (N,), goal.
+        """
+    def occupied(self, group: typing.SupportsInt | typing.SupportsIndex) -> numpy.ndarray:
+        """
+        (ny, nx) bool: cells holding a walking person of the group.
+        """
+    def run(self, steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex = 1.0, threads: typing.SupportsInt | typing.SupportsIndex = 0, before_step: typing.Any = None, progress: typing.Any = None) -> CrowdRun:
+        """
+        `steps` steps (GIL released); before_step(step) is called first each step; progress(done, total).
+        """
+    def set_goal(self, group: typing.SupportsInt | typing.SupportsIndex, goal: typing.Any) -> None:
+        """
+        Replaces a group's goal (ny, nx) bool.
+        """
+    def step(self, dt: typing.SupportsFloat | typing.SupportsIndex = 1.0, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        One step of length dt (groups on `threads` threads, 0 = all).
+        """
+    @property
+    def active(self) -> numpy.ndarray:
+        """
+        (P,) bool: still walking.
+        """
+    @property
+    def arrived(self) -> numpy.ndarray:
+        """
+        (P,) bool: reached the goal.
+        """
+    @property
+    def grid(self) -> CrowdGrid:
+        ...
+    @property
+    def group_of(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        (P,) group index of each person.
+        """
+    @property
+    def n_groups(self) -> int:
+        ...
+    @property
+    def positions(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (P, 2) (a copy).
+        """
+    @property
+    def step_index(self) -> int:
+        ...
+    @property
+    def stuck(self) -> numpy.ndarray:
+        """
+        (P,) bool: ever walled in (phi = inf).
+        """
+    @property
+    def time(self) -> float:
+        ...
+    @property
+    def velocities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (P, 2) (a copy).
+        """
 class ClothIntegrator:
     """
     Cloth integrators: symplectic Euler, backward Euler (LDL' or CG).
@@ -1765,7 +1907,7 @@ class ClothModel:
         """
         (indptr, indices, dF/dx values, dF/dv values) of the CSR (3V, 3V) Jacobians.
         """
-    def forces(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
+    def forces(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         F^A (V, 3) at x, v (V, 3).
         """
@@ -1773,7 +1915,7 @@ class ClothModel:
         """
         steps steps in one call (GIL released): a ClothRollout.
         """
-    def step(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ...) -> tuple[numpy.ndarray, numpy.ndarray]:
+    def step(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ...) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
         """
         One step: (x+, v+), each (V, 3).
         """
@@ -1791,7 +1933,7 @@ class ClothModel:
         Pinned node indices.
         """
     @property
-    def positions0(self) -> numpy.ndarray:
+    def positions0(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         (V, 3) rest grid (m).
         """
@@ -1849,6 +1991,10 @@ class ClothPlan:
     @property
     def window_start(self) -> list[int]:
         ...
+def build_info() -> dict:
+    """
+    Eigen version, SIMD instruction sets and OpenMP use of this build.
+    """
 def cloth_apply(cloth: ClothModel, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, t_start: typing.SupportsInt | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> PointMassRun:
     """
     Symplectic run with forces (n, c, 3) on nodes from step t_start; GIL released.
@@ -1876,4 +2022,116 @@ def cloth_plan(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v
 def cloth_retime(path: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
     """
     Re-timed path (n+1, 3) on path (m+1, 3) spaced like reference (n+1, 3).
+    """
+def crowd_close_pairs(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    (K, 2) pairs i < j at distance <= delta_min (cell binning).
+    """
+def crowd_eikonal(cost: numpy.ndarray[numpy.float64], goal: typing.Any, blocked: typing.Any = None, h: typing.SupportsFloat | typing.SupportsIndex = 1.0, heap: str = 'indexed') -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Potential phi (ny, nx) by anisotropic fast marching of cost (4, ny, nx) from goal (ny, nx) bool; +inf where unreachable.
+    """
+def crowd_min_distance(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat | typing.SupportsIndex, iterations: typing.SupportsInt | typing.SupportsIndex = 1, grid: CrowdGrid = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    """
+    Positions (P, 2) after `iterations` passes pushing every pair closer than delta_min apart symmetrically.
+    """
+def crowd_speed_field(grid: CrowdGrid, rho: numpy.ndarray[numpy.float64], ubar: numpy.ndarray[numpy.float64], params: CrowdParams, time: typing.SupportsFloat | typing.SupportsIndex | None = None) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Speed field (4, ny, nx) of eq. 4.8-4.10; time=None: expected speed of periodic closures, else the actual speed at that time.
+    """
+def crowd_splat(grid: CrowdGrid, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], lam: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+    """
+    Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)).
+    """
+def crowd_unit_cost(grid: CrowdGrid, speed: numpy.ndarray[numpy.float64], discomfort: numpy.ndarray[numpy.float64], params: CrowdParams) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Unit cost (4, ny, nx) of eq. 4.4, +inf where the speed is 0.
+    """
+def crowd_velocity_field(grid: CrowdGrid, phi: numpy.ndarray[numpy.float64], cost: numpy.ndarray[numpy.float64], speed: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    """
+    MAC velocity (N,) walking down phi (ny, nx) with the speeds (4, ny, nx).
+    """
+def discretize(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> Discretization:
+    """
+    Discretize z' = A_i z + B w (w held over each step dt) and the cost
+    int z'Qz + w'Rw dt. A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), or
+    single matrices (constant; then horizon is required). Parallel over steps
+    (threads=0: all cores), GIL released, progress(done, total) throttled.
+    """
+def expm_bordered(H: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int, int]:
+    """
+    exp([[H, C], [0, 0]]) = [[E, G], [0, I]] by a structured Pade approximant.
+    
+    H: (m, m), C: (m, k). Returns (E (m, m), G (m, k), pade_degree, squarings);
+    G = phi1(H) C. With k = 0 this is the plain matrix exponential of H.
+    """
+def linearize(model: Model, z_ref: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> numpy.ndarray:
+    """
+    A_i = dF/dz at z_ref[i], t0 + i dt: (T, n, n) for z_ref (T+1, n) (the
+    last state is not linearized). Parallel over steps, GIL released.
+    """
+def max_threads() -> int:
+    """
+    Number of threads the parallel precomputations use (OMP_NUM_THREADS).
+    """
+def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float64], lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None, iterations: typing.SupportsInt | typing.SupportsIndex = 100, memory: typing.SupportsInt | typing.SupportsIndex = 10, gtol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
+    """
+    Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
+    lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
+    iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).
+    """
+def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    """
+    PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
+    
+    kp, kd: scalars or (s,); actuated: S (n/2, s) mapping the controls to the
+    coordinates' forces, as a model's actuation (identity when None).
+    """
+def set_max_threads(threads: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    Sets the thread count of the parallel precomputations.
+    """
+def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"] | None = None, start_index: typing.SupportsInt | typing.SupportsIndex | None = 0, progress: typing.Any = None) -> SimulationResult:
+    """
+    Runs steps steps of model + controller in C++ (GIL released).
+    
+    z0 (n,); disturbance (N, s) forces added to w; open_loop (N, s) control used
+    when controller is None; kicks (N, n) added to the state before each step;
+    jump_steps: steps at which the controller jumps to the closest reference
+    state; start_index: the controller's first reference step (None: the
+    Tracker's index). The run keeps its own controller state, so one Tracker may
+    serve several runs at once; afterwards the Tracker's index is where the run
+    ended. Returns a SimulationResult.
+    """
+def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
+    """
+    discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
+    steps are discretized from the last one down while the calling thread sweeps
+    each one as soon as it is ready. Returns (Discretization, LQRSolution), the
+    same results as the two calls, on `threads` cores (0: all; 1: the calling
+    thread only, the sweep too). GIL released, progress(done, 2T) throttled.
+    """
+def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
+    """
+    Riccati backward sweep of the discrete LTV LQR problem (GIL released).
+    
+    A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), N (T, n, s): per step, or
+    one matrix constant in time; Q_final (n, n). progress(done, total) is called
+    at most every 50 ms. Returns an LQRSolution.
+    """
+def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+    """
+    One SPD evaluation (eq. 5/11) from given M (n, n) and C (n,): returns (tau,
+    qdd), each (n,). q, qd, q_ref_next, qd_ref_next, kp, kd (n,). For models of
+    another engine: apply tau there and step it.
+    """
+def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarray[numpy.float64], q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64] | None = None, kp: numpy.ndarray[numpy.float64] | None = None, kd: numpy.ndarray[numpy.float64] | None = None, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0, servo: Servo = ..., integrator: Integrator = ..., tau_ff: numpy.ndarray[numpy.float64] | None = None, tau_ext: numpy.ndarray[numpy.float64] | None = None, tau_min: numpy.ndarray[numpy.float64] | None = None, tau_max: numpy.ndarray[numpy.float64] | None = None, max_state: typing.SupportsFloat | typing.SupportsIndex = 1000000.0, progress: typing.Any = None) -> TrackResult:
+    """
+    Tracking loop in C++ (GIL released): T steps of a PD/SPD servo + integrator.
+    
+    q0, qd0 (n,); q_ref (T+1, n); qd_ref (T+1, n) or None (zero reference
+    velocity); kp, kd (n,) or (T, n); tau_ff, tau_ext (T, n) feed-forward and
+    external torques; tau_min, tau_max (n,) torque limits. Divergence (a
+    non-finite state or |q|, |qd| > max_state) stops the run and is reported in
+    the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).
     """
