@@ -437,17 +437,17 @@ def test_overflowing_problems_raise_instead_of_nan(rng):
                                np.array([[1.0, 5.0], [0.0, 1.0]])],
                          ids=["negative", "zero", "singular", "indefinite", "nonsym-indefinite"])
 def test_R_not_positive_definite(rng, R):
-    _both_refuse_R(small_lq(rng), R, r"\bR\b.*positive definite")
+    check_both_refuse_R(small_lq(rng), R, r"\bR\b.*positive definite")
 
 
 def test_R_sequence_with_one_bad_step_names_the_step(rng):
     a = small_lq(rng)
     R = a["R"].copy()
     R[2] = -np.eye(s)
-    _both_refuse_R(a, R, r"R\[2\].*positive definite")
+    check_both_refuse_R(a, R, r"R\[2\].*positive definite")
 
 
-def _both_refuse_R(a, R, match):
+def check_both_refuse_R(a, R, match):
     """solve_discrete and discretize of the problem ``a`` with ``R`` raise a ValueError matching ``match``."""
     with pytest.raises(ValueError, match=match):
         lqr.solve_discrete(**dict(a, R=R))
