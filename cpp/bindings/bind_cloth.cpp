@@ -38,6 +38,8 @@ GoalPathSettings settings(double alpha, double beta, double gamma, double delta,
 
 }  // namespace
 
+// Declarations only (one .def per bound function or method, no logic): its
+// length is the size of the cloth API.
 void bind_cloth(py::module_& m) {
   py::enum_<ClothIntegrator>(m, "ClothIntegrator", "Cloth integrators: symplectic Euler, backward Euler (LDL' or CG).")
       .value("symplectic", ClothIntegrator::symplectic)

@@ -70,6 +70,8 @@ struct PyCrowd {
 
 }  // namespace
 
+// Declarations only (one .def per bound function or method, no logic): its
+// length is the size of the crowd API.
 void bind_crowds(py::module_& m) {
   using P = CrowdParams;
   py::class_<P>(m, "CrowdParams", R"doc(

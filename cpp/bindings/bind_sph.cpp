@@ -6,6 +6,7 @@ namespace directable::py_bind {
 
 namespace {
 
+// Declarations only, for one dimension D (the 2D and 3D classes share them).
 template <int D>
 void bind_dim(py::module_& m, const char* fluid_name, const char* pred_name) {
   using Fluid = SPHFluid<D>;
