@@ -7,6 +7,7 @@
 #include "directable/models/prediction/euler.hpp"
 #include "directable/models/prediction/linear.hpp"
 #include "directable/models/prediction/substeps.hpp"
+#include "directable/sim/plant_servo.hpp"
 #include "directable/sim/receding_horizon.hpp"
 #include "directable/sim/sph_plant.hpp"
 
@@ -240,6 +241,22 @@ A prediction model as the plant: x+ = step(x, u + disturbance[t]).)doc")
         return std::make_shared<DiscretePlant>(model, vector(x0, "x0"), vector_seq(disturbance, "disturbance"));
       }), py::arg("model"), py::arg("x0"), py::arg("disturbance") = py::none(),
          "x0 (n,); disturbance (T, s) added to the control at steps t < T, or None.");
+
+  m.def("run_plant_servo", [](std::shared_ptr<Plant> plant, const Array& q_ref, const Array& qd_ref, const Array& kp,
+                              const Array& kd, const Array& u_ff, Index steps, py::object progress) {
+    if (!plant) throw std::invalid_argument("plant is missing");
+    const PlantServoLaw law{vector(q_ref, "q_ref"), vector(qd_ref, "qd_ref"), vector(kp, "kp"), vector(kd, "kd"),
+                            vector(u_ff, "u_ff")};
+    Progress prog(progress);
+    auto res = prog.run([&](const ProgressFn* fn) { return run_plant_servo(*plant, law, steps, fn); });
+    return py::make_tuple(as_rows(res.states.data(), steps + 1, plant->n()),
+                          as_rows(res.controls.data(), steps, plant->s()));
+  }, py::arg("plant"), py::arg("q_ref"), py::arg("qd_ref"), py::arg("kp"), py::arg("kd"), py::arg("u_ff"),
+     py::arg("steps"), py::arg("progress") = py::none(),
+     R"doc(PD servo on a plant with state [q, q'] (s = n / 2), GIL released:
+u_t = u_ff + kp * (q_ref - q_t) + kd * (qd_ref - q'_t) for t < steps, after
+the plant's events of step t. q_ref, qd_ref, kp, kd, u_ff (s,). Returns
+(states (steps+1, n), controls (steps, s)).)doc");
 }
 
 // One chained declaration per class (long, but declarations only).

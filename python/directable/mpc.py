@@ -49,6 +49,40 @@ DiscretePlant = _core.DiscretePlant
 SPHPlant2D = _core.SPHPlant2D
 SPHPlant3D = _core.SPHPlant3D
 
+def run_servo(plant, q_ref, kp, kd, steps, qd_ref=0.0, u_ff=0.0, progress=None):
+    """PD servo on a plant whose state is ``[q, q']`` (s = n / 2), in one C++
+    call: ``u_t = u_ff + kp * (q_ref - q_t) + kd * (qd_ref - q'_t)`` after the
+    plant's events of step t (e.g. ``SPHPlant2D.launch_sphere``), held over
+    the step. The baseline beside ``HorizonOptimizer.run`` on the same plant.
+
+    Parameters
+    ----------
+    plant : Plant
+        e.g. ``SPHPlant2D(fluid, frame_steps)``: state (n,), control (s,).
+    q_ref, qd_ref : array_like (s,) or float
+        Reference position (m) and velocity (m/s); a scalar is broadcast.
+    kp, kd, u_ff : array_like (s,) or float
+        Gains (N/m, N s/m) and feed-forward (N); a scalar is broadcast; zero
+        gains and ``u_ff`` give the uncontrolled run.
+    steps : int
+        Control steps.
+    progress : bool or callable, optional
+        ``True`` shows a progress bar; a callable gets ``(done, total)``.
+
+    Returns
+    -------
+    states : ndarray (steps+1, n)
+    controls : ndarray (steps, s)
+    """
+    if not isinstance(plant, Plant):
+        raise TypeError(f"plant must be a directable.mpc plant object, got {type(plant).__name__}")
+    s = plant.s
+    law = {name: broadcast(v, s, name) for name, v in
+           (("q_ref", q_ref), ("qd_ref", qd_ref), ("kp", kp), ("kd", kd), ("u_ff", u_ff))}
+    return run_with_progress(_core.run_plant_servo, progress, "servo", plant=plant, steps=integer(steps, "steps"),
+                             **law)
+
+
 _METHODS = {"lbfgs": _core.MPCMethod.lbfgs, "gauss_newton": _core.MPCMethod.gauss_newton}
 
 
@@ -253,4 +287,4 @@ class HorizonOptimizer:
 
 
 __all__ = ["LinearModel", "EulerModel", "Substeps", "HorizonOptimizer", "MPCResult", "RecedingRun", "PredictionModel",
-           "Plant", "ModelPlant", "DiscretePlant", "SPHPlant2D", "SPHPlant3D", "minimize_lbfgs"]
+           "Plant", "ModelPlant", "DiscretePlant", "SPHPlant2D", "SPHPlant3D", "run_servo", "minimize_lbfgs"]

@@ -56,7 +56,9 @@ class ShapeRun:
     """``error`` (frames,): mean particle distance to the reference after each
     frame; ``energy``: sum over frames of |F|^2 * frame time; ``positions``
     (frames+1, N, 2); ``forces`` (frames, N, 2); ``seconds`` (frames,): the
-    controller's time per frame (MPC: the window's solve)."""
+    controller's time per frame (MPC: the window's solve; PD and none: the
+    run's wall time per frame, fluid included, since the law itself costs
+    nanoseconds)."""
 
     error: np.ndarray
     energy: float
@@ -104,17 +106,16 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
         forces = run.controls.reshape(frames, N, 2)
         secs = run.seconds
     else:
-        pos, forces, secs = [fluid.positions], [], []
-        for f in range(frames):
-            if f == impact:
-                fluid.set_sphere(*launch)
-            t0 = time.perf_counter()
-            F = np.zeros((N, 2)) if controller == "none" else m * (kp * (ref - fluid.positions) - kd * fluid.velocities + g)
-            secs.append(time.perf_counter() - t0)
-            fluid.step(F, steps=substeps)
-            pos.append(fluid.positions)
-            forces.append(F)
-        pos, forces, secs = np.array(pos), np.array(forces), np.array(secs)
+        # the same plant under a per-particle PD servo (zero gains: no
+        # control), one closed-loop call as well
+        plant = mpc.SPHPlant2D(fluid, substeps)
+        plant.launch_sphere(impact, *launch)
+        gains = (m * kp, m * kd, np.tile(m * g, N)) if controller == "pd" else (0.0, 0.0, 0.0)
+        t0 = time.perf_counter()
+        states, controls = mpc.run_servo(plant, ref.ravel(), gains[0], gains[1], frames, u_ff=gains[2])
+        secs = np.full(frames, (time.perf_counter() - t0) / frames)
+        pos = states[:, :2 * N].reshape(frames + 1, N, 2)
+        forces = controls.reshape(frames, N, 2)
     energy = 0.0
     for F in forces:
         energy += float((F**2).sum()) * substeps * dt
