@@ -136,7 +136,8 @@ def lqr_solution(scn: Scenario, alpha_Q=ALPHA_Q, alpha_R=ALPHA_R, q_final=Q_FINA
 def run_scenario(scn: Scenario, controller=None, progress=None):
     """One run under the scenario's push: ``controller=None`` is open loop
     (``w = w_ff``), otherwise a Tracker (its ``w_ff`` must be the scenario's).
-    The Tracker's index advances: use a fresh (or rewound) one per run."""
+    Each run starts at reference step 0 (``sim.simulate``'s ``start_index``),
+    so one Tracker serves any number of runs."""
     if controller is None:
         return sim.simulate(scn.model, scn.z0, scn.steps, scn.dt, None, disturbance=scn.disturbance,
                             open_loop=scn.w_ff, progress=progress)
