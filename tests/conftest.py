@@ -30,3 +30,18 @@ def _chain(m=4, mass=1.0, stiffness=40.0, cubic=400.0, damping=0.2, actuated=Non
 @pytest.fixture
 def make_chain():
     return _chain
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A real two-process ``dask.distributed.LocalCluster`` shared by the
+    executor tests (started once: about 5 s)."""
+    import logging
+
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()

@@ -61,17 +61,6 @@ def expected():
     return seeds, [lqr_task(s) for s in seeds]
 
 
-@pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-
-
 def _same(results, expected):
     assert len(results) == len(expected)
     for a, b in zip(results, expected):

@@ -20,6 +20,7 @@ import itertools
 import numpy as np
 
 from . import _core
+from . import executors as _executors
 from ._validate import as_float_array, index_array, integer, real, run_with_progress
 
 __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cantilever", "t_shape", "stem",
@@ -58,6 +59,14 @@ class StVKModel(_core.StVKFEM):
         super().__init__(mesh, real(young, "young"), real(poisson, "poisson"), real(density, "density"),
                          [int(i) for i in fx], real(alpha, "alpha"), real(beta, "beta"))
         self.mesh = mesh
+        self.young, self.poisson, self.density = float(young), float(poisson), float(density)
+
+    def spec(self) -> tuple:
+        """What rebuilds this model in another process: (vertices (V, 3),
+        tets (E, 4), young, poisson, density, fixed (k,), alpha, beta); a few
+        MB where the model's run data would be GB (see ``executors``)."""
+        return (np.asarray(self.mesh.vertices), np.asarray(self.mesh.tets), self.young, self.poisson, self.density,
+                np.asarray(self.fixed, np.int64), self.alpha, self.beta)
 
     def tangent_stiffness(self, u):
         """dF/du at u (3V,): a (3V, 3V) scipy.sparse CSC matrix (symmetric; needs SciPy)."""
@@ -294,7 +303,8 @@ def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, retu
     return (u, v, a) if return_acceleration else (u, v)
 
 
-def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, a=None, seed=0, return_times=False):
+def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, a=None, seed=0, return_times=False,
+           executor=None, progress=None):
     """Snapshots of the "tunnel" around the centre-line (paper sec. 5.2).
 
     ``runs`` reruns of the full simulation, each with one random force
@@ -304,9 +314,37 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
     force norm, its direction random over the free dofs. Each run restarts
     from the centre-line state (u, v, and the Newmark acceleration a: then
     a zero impulse reproduces the centre-line exactly) at the impulse
-    (computed when not given) and continues to the end. Returns the snapshots (k, 3V): the
-    centre-line displacements followed by every run's (and, with
-    ``return_times``, the impulse steps (runs,)).
+    (computed when not given) and continues to the end.
+
+    Parameters
+    ----------
+    model : StVKModel
+    dt : float
+        Time step (s).
+    forces : (T, 3V) array
+        The centre-line's external forces (N).
+    runs, fraction, duration, seed
+        As above; every impulse (step and direction) is drawn here from
+        ``seed`` before any run starts, so the snapshots do not depend on
+        where the runs execute.
+    u, v, a : (T+1, 3V) arrays, optional
+        The centre-line run (``centerline(..., return_acceleration=True)``).
+    return_times : bool
+        Also return the impulse steps (runs,).
+    executor : None, concurrent.futures.Executor, dask.distributed.Client or "ray"
+        Where the runs execute (``directable.executors``): None runs them
+        here one after the other. A task ships the model's mesh and
+        parameters (``StVKModel.spec``), the start state, the impulse and
+        only the non-zero columns of the forces; the snapshots are the same
+        bit for bit whatever the executor.
+    progress : None, bool or callable(done, total)
+        One report over the runs.
+
+    Returns
+    -------
+    snapshots : (T+1 + sum_k (T - t_k), 3V)
+        The centre-line displacements followed by every run's.
+    times : (runs,), with ``return_times``
     """
     forces = as_float_array(forces, "forces")
     runs = integer(runs, "runs")
@@ -317,6 +355,7 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
         raise ValueError(f"runs must be in [1, {T}], got {runs}")
     if duration < 1 or fraction < 0:
         raise ValueError(f"duration must be >= 1 and fraction >= 0, got {duration}, {fraction}")
+    backend_model = model if executor is None else _model_spec(model)
     if u is None or v is None:
         u, v, a = centerline(model, dt, forces, return_acceleration=True)
     rng = np.random.default_rng(seed)
@@ -324,19 +363,49 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
     free[model.fixed_dofs] = False
     magnitude = fraction * np.linalg.norm(forces, axis=1).max()
     edges = np.linspace(0, T, runs + 1)
-    out, times = [u], []
+    cols = np.flatnonzero(np.any(forces != 0, axis=0))  # scripted forces touch few dofs: ship only those
+    tasks, times = [], []
     for k in range(runs):
         t0 = int(rng.integers(int(edges[k]), max(int(edges[k]) + 1, int(edges[k + 1]))))
         d = rng.standard_normal(model.dofs) * free
         d *= magnitude / max(np.linalg.norm(d), 1e-300)
-        f = forces[t0:].copy()
-        f[:duration] += d
         a0 = None if a is None or t0 == 0 or not np.all(np.isfinite(a[t0])) else a[t0]
-        uk, _ = centerline(model, dt, f, u[t0], v[t0], a0)
-        out.append(uk[1:])
+        tasks.append((backend_model, float(dt), cols, np.ascontiguousarray(forces[t0:, cols]), d, duration,
+                      u[t0], v[t0], a0))
         times.append(t0)
-    snaps = np.concatenate(out)
+    starts = np.cumsum([T + 1] + [T - t0 for t0 in times])
+    snaps = np.empty((int(starts[-1]), model.dofs))
+    snaps[:T + 1] = u
+
+    def store(k, uk):
+        snaps[starts[k]:starts[k + 1]] = uk[1:]
+
+    _executors.map_tasks(_enrichment_run, tasks, executor, out=store, progress=progress, desc="enrichment runs")
     return (snaps, np.array(times)) if return_times else snaps
+
+
+def _model_spec(model):
+    spec = getattr(model, "spec", None)
+    if spec is None:
+        raise TypeError(f"model must be a directable.fem.StVKModel to run on an executor, got {type(model).__name__}")
+    return spec()
+
+
+def _model_from_spec(spec) -> StVKModel:
+    X, tets, young, poisson, density, fixed, alpha, beta = spec
+    return StVKModel(TetMesh(X, tets), young, poisson, density, fixed, alpha, beta)
+
+
+def _enrichment_run(model, dt, cols, force_cols, impulse, duration, u0, v0, a0):
+    """One enrichment run (a task): the forces (T - t0, 3V) rebuilt from their
+    non-zero columns plus the impulse on the first ``duration`` steps."""
+    if isinstance(model, tuple):
+        model = _executors.cached(_executors.spec_key(*model), lambda: _model_from_spec(model))
+    f = np.zeros((force_cols.shape[0], model.dofs))
+    f[:, cols] = force_cols
+    f[:duration] += impulse
+    uk, _ = centerline(model, dt, f, u0, v0, a0)
+    return uk
 
 
 def reduced_forces(U, forces) -> np.ndarray:
