@@ -49,3 +49,62 @@ def test_model_spec_rebuilds_the_same_model(t_scene):
     u = 1e-3 * np.random.default_rng(0).standard_normal(m.dofs)
     assert np.array_equal(m.internal_forces(u), m2.internal_forces(u))
     assert np.array_equal(m.mass, m2.mass) and m2.fixed == m.fixed
+
+
+def test_fluid_training_runs_and_gain_search_on_dask(dask_client):
+    from directable.experiments import reduced_fluid_paths as R
+
+    here = R.make_scenario(n=16, r=6, steps=30, enrich=2)
+    there = R.make_scenario(n=16, r=6, steps=30, enrich=2, executor=dask_client)
+    assert np.array_equal(here.basis, there.basis)
+    a = R.gain_search(here, budget=50.0, noise=2.0, grid_size=3)
+    b = R.gain_search(here, budget=50.0, noise=2.0, grid_size=3, executor=dask_client)
+    assert a["settings"] == b["settings"] == 12 and a["tried"] == b["tried"]
+    for kind in ("P", "PD"):
+        assert a[kind]["gains"] == b[kind]["gains"]
+        assert a[kind]["final_error"] == b[kind]["final_error"] and a[kind]["effort"] == b[kind]["effort"]
+        # the reported error is the chosen run's own
+        assert R.path_error(here, b[kind]["result"].states)[-1].max() == b[kind]["final_error"]
+
+
+def test_lqr_batch_and_weight_sweep_on_dask(dask_client):
+    from directable.experiments import offline
+
+    rng = np.random.default_rng(4)
+    problems = [dict(A=0.3 * rng.standard_normal((30, 4, 4)), B=rng.standard_normal((4, 2)), dt=0.02, Q=10.0, R=0.1,
+                     Q_final=5.0) for _ in range(3)]
+    here = lqr.solve_continuous_batch(problems)
+    there = lqr.solve_continuous_batch(problems, executor=dask_client)
+    for p, h, t in zip(problems, here, there):
+        direct = lqr.solve_continuous(**p)
+        assert np.array_equal(h.K, direct.K) and np.array_equal(t.K, direct.K) and np.array_equal(t.P, direct.P)
+    sweep = offline.lqr_weight_sweep(problems[0]["A"], problems[0]["B"], 0.02, 10.0, 0.1, 5.0, [0.1, 1.0, 10.0],
+                                     executor=dask_client)
+    gains = [np.abs(s.K).max() for s in sweep]
+    assert gains[0] > gains[1] > gains[2]  # a heavier control weight, smaller gains
+    assert np.array_equal(sweep[1].K, here[0].K)
+
+
+def test_pd_gain_grid_on_dask(t_scene, dask_client):
+    from directable.experiments import offline
+
+    s = t_scene
+    spec = offline.reduced_solid_spec(s.model, s.basis.U)
+    push = s.push(5, np.r_[np.zeros(s.model.dofs - 3), 50.0, 0, 0], duration=3)
+    z0 = s.z_ref[0]
+    here = offline.pd_gain_grid(spec, [10.0, 100.0], [1.0, 5.0], s.z_ref, s.w_ff, z0, s.dt, push)
+    there = offline.pd_gain_grid(spec, [10.0, 100.0], [1.0, 5.0], s.z_ref, s.w_ff, z0, s.dt, push,
+                                 executor=dask_client)
+    assert np.array_equal(here["final"], there["final"]) and np.array_equal(here["effort"], there["effort"])
+    assert here["kp"].tolist() == [10.0, 10.0, 100.0, 100.0] and here["kd"].tolist() == [1.0, 5.0, 1.0, 5.0]
+    direct = dr_simulate_pd(s, 100.0, 5.0, z0, push)
+    assert np.array_equal(direct, here["final"][3])
+    err = np.linalg.norm(here["final"] - s.z_ref[-1], axis=1)
+    assert err[3] < err[0]  # stiffer PD tracks better
+
+
+def dr_simulate_pd(s, kp, kd, z0, push):
+    from directable import sim
+
+    return np.array(sim.simulate(s.red, z0, s.T, s.dt, controller=lqr.pd_tracker(kp, kd, s.z_ref, s.w_ff),
+                                 disturbance=push).states[-1])

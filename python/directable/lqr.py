@@ -196,3 +196,36 @@ def pd_tracker(kp, kd, z_ref, w_ff=None, actuated=None, loop=False, w_min=None, 
 
 def _horizon(horizon):
     return integer(horizon, "horizon", allow_none=True)
+
+
+def solve_continuous_batch(problems, executor=None, progress=None) -> list:
+    """Independent ``solve_continuous`` calls (one per scene, per weight
+    setting) as tasks on ``executor`` (``directable.executors``).
+
+    Parameters
+    ----------
+    problems : sequence of dict
+        Each holds ``solve_continuous``'s keyword arguments (``A``, ``B``,
+        ``dt``, ``Q``, ``R``, ``Q_final``, optionally ``method``,
+        ``horizon``, ``intervals``, ``threads``).
+    executor : None, concurrent.futures.Executor, dask.distributed.Client or "ray"
+        None solves here one after the other (each on all cores).
+    progress : None, bool or callable(done, total)
+        One report over the problems.
+
+    Returns
+    -------
+    list of LQRSolution
+        In the order of ``problems``, the same gains bit for bit on every
+        executor (rebuilt from K and P: without ``.discretization``).
+    """
+    from . import executors
+
+    tasks = [(dict(p),) for p in problems]
+    out = executors.map_tasks(_solve_continuous_task, tasks, executor, progress=progress, desc="LQR solves")
+    return [LQRSolution(K, P) for K, P in out]
+
+
+def _solve_continuous_task(problem):
+    sol = solve_continuous(**problem)
+    return np.array(sol.K), np.array(sol.P)

@@ -14,6 +14,7 @@ import numpy as np
 from .. import fluid as F
 from .. import lqr, models, sim
 from ..fluid import FluidParticles, ReducedFluid
+from . import offline
 from .fluid_forcing import PerlinForce, random_winds
 
 __all__ = ["FluidScenario", "make_scenario", "lqr_controller", "run_reduced", "path_error", "p_gain", "pd_gain",
@@ -58,22 +59,24 @@ def _guided_run(grid, starts, steps, dt, schedule, magnitude, width, viscosity, 
 
 
 def make_scenario(n=32, r=16, steps=120, dt=0.01, particles=1, viscosity=0.0, magnitude=25.0, enrich=3,
-                  seed=0) -> FluidScenario:
+                  seed=0, executor=None) -> FluidScenario:
     """Reference full run (particles blown along an S path), basis from its
     snapshots plus ``enrich`` enrichment runs with random winds at the
     particles' reference positions (paper sec. 5.2), reduced model, and the
-    reference state x_ref = [particles, B' u] (sec. 5.3)."""
+    reference state x_ref = [particles, B' u] (sec. 5.3). The enrichment
+    runs go to ``executor`` (``directable.executors``; the same basis on any)."""
     grid = F.MACGrid2D(n, n)
     starts = np.array([[0.2, 0.2], [0.35, 0.15], [0.2, 0.35]])[:particles]
     width = 0.08
     full = _guided_run(grid, starts, steps, dt, S_SCHEDULE, magnitude, width, viscosity, seed)
-    snaps = [full.velocities[1:]]
     rng = np.random.default_rng(seed + 1)
+    runs = []
     for e in range(enrich):
         pts = full.particles[rng.integers(1, steps, size=6), rng.integers(0, particles, size=6)]
         winds = random_winds(grid, 6, steps // 2, seed=seed + 10 + e, centers=pts, magnitude=(10.0, 40.0))
-        snaps.append(F.full_run(grid, steps // 2, dt, winds, u0=full.velocities[rng.integers(steps)],
-                                viscosity=viscosity).velocities[1:])
+        runs.append(dict(steps=steps // 2, dt=dt, winds=winds, u0=full.velocities[rng.integers(steps)],
+                         viscosity=viscosity))
+    snaps = [full.velocities[1:]] + offline.fluid_training_runs(grid, runs, executor)
     basis = F.velocity_basis(grid, np.vstack(snaps), r)
     fluid = ReducedFluid(grid, basis, viscosity)
     model = FluidParticles(fluid, particles)
@@ -126,28 +129,28 @@ def pd_gain(scn: FluidScenario, kp, kd) -> np.ndarray:
     return K
 
 
-def gain_search(scn: FluidScenario, budget, noise, seed=0, grid_size=10):
+def gain_search(scn: FluidScenario, budget, noise, seed=0, grid_size=10, executor=None, progress=None):
     """Systematic search over P (kp) and PD (kp, kd) gains (about 10 + 10x10
     settings); among the runs whose control effort sum |w|^2 dt stays within
-    ``budget``, the one ending closest to the reference. Returns a dict."""
+    ``budget``, the one ending closest to the reference. The runs go to
+    ``executor`` (``directable.executors``; the same choice on any). Returns a dict."""
     best = {}
     kps = np.geomspace(0.1, 300.0, grid_size)
     kds = np.geomspace(0.1, 100.0, grid_size)
     settings = [("P", (k,)) for k in kps] + [("PD", (kp, kd)) for kp in kps for kd in kds]
-    tried = 0
-    for kind, g in settings:
-        K = p_gain(scn, *g) if kind == "P" else pd_gain(scn, *g)
-        try:
-            res = run_reduced(scn, lqr.tracker(np.broadcast_to(K, (scn.steps,) + K.shape).copy(), scn.x_ref), noise, seed)
-        except ValueError:  # diverged
+    gains = [p_gain(scn, *g) if kind == "P" else pd_gain(scn, *g) for kind, g in settings]
+    d = PerlinForce(scn.r, noise, 0.3, seed).series(scn.steps, scn.dt) if noise else np.zeros((scn.steps, scn.r))
+    outcomes = offline.fluid_gain_runs(scn, gains, d, executor, progress)
+    for (kind, g), K, out in zip(settings, gains, outcomes):
+        if out is None or out[1] > budget:  # diverged, or over budget
             continue
-        tried += 1
-        effort = float(np.sum(res.controls ** 2) * scn.dt)
-        if effort > budget:
-            continue
-        err = float(path_error(scn, res.states)[-1].max())
+        err = float(out[0].max())
         if kind not in best or err < best[kind]["final_error"]:
-            best[kind] = dict(gains=g, final_error=err, effort=effort, result=res)
+            best[kind] = dict(gains=g, final_error=err, effort=out[1], K=K)
+    for b in best.values():  # the chosen runs themselves, here
+        K = b.pop("K")
+        b["result"] = run_reduced(scn, lqr.tracker(np.broadcast_to(K, (scn.steps,) + K.shape).copy(), scn.x_ref),
+                                  noise, seed)
     best["settings"] = len(settings)
-    best["tried"] = tried
+    best["tried"] = sum(o is not None for o in outcomes)
     return best

@@ -1,0 +1,164 @@
+"""The experiments' offline steps as executor tasks (``directable.executors``):
+fluid training runs, the fluid P/PD gain search, PD gain grids and LQR
+weight sweeps on reduced solids. Each task ships what rebuilds its model (a
+grid size and a basis, a mesh's spec and a basis), never a live C++ object;
+a worker rebuilds it once (``executors.cached``) and reuses it for its next
+tasks. Results are the in-process ones bit for bit, whatever the executor.
+
+    from directable.experiments import offline
+    snaps = offline.fluid_training_runs(grid, [dict(steps=60, dt=0.01, winds=w)], executor=client)
+    table = offline.pd_gain_grid(scene, kps, kds, z0, disturbance, executor=client)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import executors, lqr, sim
+from .. import fluid as F
+from .._validate import as_float_array
+from ..fem import ReducedStVK, _model_from_spec
+
+__all__ = ["fluid_training_runs", "fluid_gain_runs", "pd_gain_grid", "lqr_weight_sweep", "reduced_solid_spec",
+           "reduced_solid"]
+
+
+# ---------------------------------------------------------------- fluids
+
+def _grid(nx, ny, h):
+    return executors.cached(("grid", nx, ny, h), lambda: F.MACGrid2D(nx, ny, h))
+
+
+def _training_run(nx, ny, h, steps, dt, winds, u0, viscosity):
+    """One full fluid run (a task): its velocity snapshots (steps, N) after the start."""
+    return F.full_run(_grid(nx, ny, h), steps, dt, winds, u0=u0, viscosity=viscosity).velocities[1:]
+
+
+def fluid_training_runs(grid, runs, executor=None, progress=None) -> list:
+    """Full fluid runs over random wind fields (the basis' training data).
+
+    Parameters
+    ----------
+    grid : MACGrid2D
+    runs : sequence of dict
+        Each with ``steps``, ``dt`` (s), ``winds`` (list of ``fluid_forcing.Wind``)
+        and optionally ``u0`` (N,) and ``viscosity``.
+    executor : None, concurrent.futures.Executor, dask.distributed.Client or "ray"
+    progress : None, bool or callable(done, total)
+
+    Returns
+    -------
+    list of (steps_k, N) arrays
+        Each run's velocities after its start, in the order of ``runs``.
+    """
+    tasks = [(grid.nx, grid.ny, grid.h, int(r["steps"]), float(r["dt"]), list(r.get("winds", ())),
+              None if r.get("u0") is None else as_float_array(r["u0"], "u0"), float(r.get("viscosity", 0.0)))
+             for r in runs]
+    return executors.map_tasks(_training_run, tasks, executor, progress=progress, desc="fluid training runs")
+
+
+def _fluid_scenario_spec(scn):
+    g = scn.grid
+    return (g.nx, g.ny, g.h, np.ascontiguousarray(scn.basis), float(scn.fluid.viscosity), int(scn.particles))
+
+
+def _fluid_model(spec):
+    nx, ny, h, basis, viscosity, particles = spec
+
+    def build():
+        fluid = F.ReducedFluid(_grid(nx, ny, h), basis, viscosity)
+        return F.FluidParticles(fluid, particles)
+
+    return executors.cached(executors.spec_key(*spec), build)
+
+
+def _fluid_gain_run(spec, K, x_ref, steps, dt, disturbance):
+    """One closed-loop reduced-fluid run under a constant gain K (a task):
+    (final path error per particle (P,), effort sum |w|^2 dt), or None if
+    the run diverged."""
+    model = _fluid_model(spec)
+    P = spec[5]
+    try:
+        res = sim.simulate(model, x_ref[0], steps, dt, disturbance=disturbance,
+                           controller=lqr.tracker(np.broadcast_to(K, (steps,) + K.shape).copy(), x_ref))
+    except ValueError:  # the state went non-finite: this gain diverges
+        return None
+    err = np.linalg.norm((res.states[-1, :2 * P] - x_ref[-1, :2 * P]).reshape(P, 2), axis=1)
+    return err, float(np.sum(np.asarray(res.controls) ** 2) * dt)
+
+
+def fluid_gain_runs(scn, gains, disturbance, executor=None, progress=None) -> list:
+    """Closed-loop runs of a reduced-fluid scenario (``reduced_fluid_paths``)
+    under each constant gain of ``gains`` (list of (r, 2P + r) arrays) with
+    the reduced ``disturbance`` (steps, r). Returns, per gain, (final error
+    per particle (P,), effort) or None where the run diverged."""
+    spec = _fluid_scenario_spec(scn)
+    d = as_float_array(disturbance, "disturbance")
+    tasks = [(spec, as_float_array(K, "K"), scn.x_ref, scn.steps, scn.dt, d) for K in gains]
+    return executors.map_tasks(_fluid_gain_run, tasks, executor, progress=progress, desc="gain search")
+
+
+# ---------------------------------------------------------------- reduced solids
+
+def reduced_solid_spec(model, U) -> tuple:
+    """What rebuilds a ``ReducedStVK(model, U)`` in a worker: the full
+    model's spec and the basis (N, r)."""
+    return (model.spec(), np.ascontiguousarray(U))
+
+
+def reduced_solid(spec) -> ReducedStVK:
+    """The reduced model of ``reduced_solid_spec``, built once per process."""
+    full_spec, U = spec
+    return executors.cached(executors.spec_key(*full_spec, U), lambda: ReducedStVK(_model_from_spec(full_spec), U))
+
+
+def _pd_run(spec, kp, kd, z_ref, w_ff, z0, steps, dt, disturbance):
+    red = reduced_solid(spec)
+    res = sim.simulate(red, z0, steps, dt, controller=lqr.pd_tracker(kp, kd, z_ref, w_ff), disturbance=disturbance)
+    return np.array(res.states[-1]), float(np.sum(res.effort) * dt)
+
+
+def pd_gain_grid(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor=None, progress=None) -> dict:
+    """Closed-loop runs of a reduced solid under every PD gain pair.
+
+    Parameters
+    ----------
+    spec : tuple
+        ``reduced_solid_spec(model, U)``.
+    kps, kds : (a,), (b,) arrays
+        Position (N/m per mode) and velocity gains (N s/m per mode).
+    z_ref : (T+1, 2r), w_ff : (T, r)
+        Reference and feed-forward.
+    z0 : (2r,)
+        Start state.
+    dt : float
+        Time step (s).
+    disturbance : (T, r), optional
+    executor, progress
+        As ``executors.map_tasks``.
+
+    Returns
+    -------
+    dict
+        ``kp``, ``kd`` (a b,) the pairs; ``final`` (a b, 2r) final states;
+        ``effort`` (a b,) the runs' feedback efforts sum |w_fb|^2 dt.
+    """
+    kps = np.atleast_1d(as_float_array(kps, "kps"))
+    kds = np.atleast_1d(as_float_array(kds, "kds"))
+    z_ref = as_float_array(z_ref, "z_ref")
+    T = z_ref.shape[0] - 1
+    pairs = [(float(a), float(b)) for a in kps for b in kds]
+    d = None if disturbance is None else as_float_array(disturbance, "disturbance")
+    tasks = [(spec, a, b, z_ref, as_float_array(w_ff, "w_ff"), as_float_array(z0, "z0"), T, float(dt), d)
+             for a, b in pairs]
+    out = executors.map_tasks(_pd_run, tasks, executor, progress=progress, desc="PD gain grid")
+    return dict(kp=np.array([p[0] for p in pairs]), kd=np.array([p[1] for p in pairs]),
+                final=np.array([o[0] for o in out]), effort=np.array([o[1] for o in out]))
+
+
+def lqr_weight_sweep(A, B, dt, Q, R, Q_final, alphas, executor=None, progress=None) -> list:
+    """Gains for each control weight ``alpha R`` (alphas (m,)): one
+    ``lqr.solve_continuous`` per weight, as a batch on ``executor``
+    (``lqr.solve_continuous_batch``). Returns the LQRSolutions in order."""
+    problems = [dict(A=A, B=B, dt=dt, Q=Q, R=float(a) * np.asarray(R, float) if np.ndim(R) else float(a) * R,
+                     Q_final=Q_final) for a in np.atleast_1d(alphas)]
+    return lqr.solve_continuous_batch(problems, executor=executor, progress=progress)
