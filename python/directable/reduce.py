@@ -4,7 +4,10 @@
 columns are orthonormal in the (optionally mass-weighted) inner product:
 ``U' M U = I``. The heavy lifting is LAPACK's SVD (through NumPy), or a
 randomized range finder when the snapshot matrix is large, or a streaming
-(incremental) update when the snapshots arrive in chunks.
+(incremental) update when the snapshots arrive in chunks. Snapshot matrices
+larger than memory are read in column blocks from disk (a NumPy memmap, a
+zarr array: an exact tall-skinny QR, two passes) or factored by Dask
+(a ``dask.array``: ``dask.array.linalg.svd_compressed``).
 """
 from __future__ import annotations
 
@@ -58,18 +61,35 @@ def _mass_sqrt(mass, N):
     return np.sqrt(mass)
 
 
-def pca(snapshots, r, mass=None, method="auto", oversample=10, power_iterations=2, seed=0) -> Basis:
+def pca(snapshots, r, mass=None, method="auto", oversample=10, power_iterations=2, seed=0, block=None) -> Basis:
     """Mass-orthonormal PCA/POD basis of ``snapshots`` (k, N): k states of size N.
 
+    snapshots : (k, N) array in memory; a ``numpy.memmap`` or zarr array (or
+        anything with ``.shape`` and 2-D slicing, e.g. an h5py dataset): read
+        in column blocks, never whole, with the exact method below; or a
+        ``dask.array``: randomized SVD by ``dask.array.linalg.svd_compressed``
+        (``oversample``, ``power_iterations``, ``seed`` as for
+        "randomized", QR-normalised subspace iterations), computed on the
+        array's scheduler (the active ``dask.distributed.Client``, if any).
     r : number of modes (1 <= r <= min(k, N)).
     mass : None, or the lumped mass as (N,) or a diagonal (N, N): the basis
         then satisfies ``U' diag(mass) U = I``.
     method : "svd" (exact, LAPACK), "randomized" (Halko et al.: r + oversample
         random probes and ``power_iterations`` subspace iterations; for
         k, N >> r), or "auto" (randomized when min(k, N) > 4 (r + oversample)).
+        On disk: always exact (a tall-skinny QR of the mass-weighted
+        snapshots' transpose, block by block, the k x k factor's SVD, then a
+        second pass for the r modes): memory O(k^2 + N r + k block).
+    block : int, optional
+        Columns read at a time from disk (default: about 64 MB per block).
     Snapshots are not centred: the basis spans the states themselves, as the
     papers use it (displacements from rest, velocities).
     """
+    if type(snapshots).__module__.startswith("dask.array"):
+        return _pca_dask(snapshots, r, mass, oversample, power_iterations, seed)
+    if isinstance(snapshots, np.memmap) or (not isinstance(snapshots, np.ndarray) and hasattr(snapshots, "shape")
+                                            and hasattr(snapshots, "__getitem__") and len(snapshots.shape) == 2):
+        return _pca_blocks(snapshots, r, mass, block)
     X = as_float_array(snapshots, "snapshots")
     if X.ndim != 2:
         raise ValueError(f"snapshots must be a (k, N) array, got shape {X.shape}")
@@ -99,6 +119,81 @@ def pca(snapshots, r, mass=None, method="auto", oversample=10, power_iterations=
     U = V / sq[:, None] if sq is not None else V
     energy = S ** 2 / total if total > 0 else np.zeros(r)
     return Basis(np.ascontiguousarray(U), S.copy(), energy)
+
+
+def _check_rank(r, shape):
+    r = integer(r, "r")
+    if not 1 <= r <= min(shape):
+        raise ValueError(f"r must be in [1, {min(shape)}] for snapshots of shape {tuple(shape)}, got {r}")
+    return r
+
+
+def _pca_blocks(X, r, mass, block):
+    """Exact PCA of a (k, N) matrix read in column blocks (memmap, zarr, h5py)."""
+    if len(X.shape) != 2:
+        raise ValueError(f"snapshots must be a (k, N) array, got shape {tuple(X.shape)}")
+    k, N = (int(d) for d in X.shape)
+    r = _check_rank(r, (k, N))
+    sq = _mass_sqrt(mass, N)
+    b = max(1, integer(block, "block")) if block is not None else max(k, (64 << 20) // (8 * max(k, 1)))
+
+    def weighted(j0, j1):
+        Yb = np.asarray(X[:, j0:j1], dtype=np.float64)
+        if not np.all(np.isfinite(Yb)):
+            raise ValueError(f"snapshots must be finite (found NaN or inf in columns {j0}:{j1})")
+        return Yb * sq[j0:j1] if sq is not None else Yb
+
+    # pass 1: Y' = Q R block by block (R stays k x k), and the total energy
+    R = np.zeros((0, k))
+    total = 0.0
+    for j0 in range(0, N, b):
+        Yb = weighted(j0, min(N, j0 + b))
+        total += float(np.einsum("ij,ij->", Yb, Yb))
+        R = np.linalg.qr(np.vstack([R, Yb.T]), mode="r")
+    # Y' = Q R, R = A S B'  =>  Y = B S (Q A)': the modes are V = Y' B S^-1
+    _, S, Bt = np.linalg.svd(R, full_matrices=False)
+    S, B = S[:r], Bt[:r].T
+    if S[-1] <= 0:
+        raise ValueError(f"the snapshots have rank < r = {r}")
+    V = np.empty((N, r))
+    for j0 in range(0, N, b):  # pass 2
+        j1 = min(N, j0 + b)
+        V[j0:j1] = weighted(j0, j1).T @ B / S
+    U = V / sq[:, None] if sq is not None else V
+    return Basis(np.ascontiguousarray(U), S.copy(), S ** 2 / total if total > 0 else np.zeros(r))
+
+
+def _pca_dask(X, r, mass, oversample, power_iterations, seed):
+    """Randomized PCA of a dask.array on its scheduler (svd_compressed)."""
+    import dask
+    import dask.array as da
+
+    if X.ndim != 2:
+        raise ValueError(f"snapshots must be a (k, N) array, got shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"snapshots must be a real numeric array, got dtype {X.dtype}")
+    k, N = X.shape
+    r = _check_rank(r, (k, N))
+    sq = _mass_sqrt(mass, N)
+    Y = X.astype(np.float64)
+    if sq is not None:
+        Y = Y * da.from_array(sq, chunks=(Y.chunks[1],))[None, :]
+    _, S, Vt = da.linalg.svd_compressed(Y, k=r, n_oversamples=integer(oversample, "oversample"),
+                                        n_power_iter=integer(power_iterations, "power_iterations"), seed=seed,
+                                        compute=False, iterator="QR")  # re-orthonormalised: plain powers lose the tail
+    finite = da.isfinite(Y).all()
+    try:
+        S, Vt, total, finite = dask.compute(S, Vt, (Y * Y).sum(), finite)
+    except np.linalg.LinAlgError:  # LAPACK meets the NaN before the check is gathered
+        finite = bool(finite.compute())
+        if finite:
+            raise
+    if not finite:
+        raise ValueError("snapshots must be finite (found NaN or inf)")
+    V = Vt.T
+    U = V / sq[:, None] if sq is not None else V
+    total = float(total)
+    return Basis(np.ascontiguousarray(U), np.asarray(S, float).copy(), S ** 2 / total if total > 0 else np.zeros(r))
 
 
 class IncrementalPCA:
