@@ -25,7 +25,7 @@ from ._validate import as_float_array, index_array, integer, real, run_with_prog
 
 __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cantilever", "t_shape", "stem",
            "load_mesh", "vertices_where", "bottom_vertices", "surface_triangles", "centerline", "enrich",
-           "reduced_forces", "project_states", "tip_positions"]
+           "reduced_forces", "project_states", "tip_positions", "creature"]
 
 
 class TetMesh(_core.TetMesh):
@@ -212,14 +212,62 @@ def t_shape(h=0.1, stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), refine=1) -> T
     return box_mesh(np.concatenate(cells), h)
 
 
-def stem(h=0.1, height=8, leaves=((3, 2), (6, -2))) -> TetMesh:
+def stem(h=0.1, height=8, leaves=((3, 2), (6, -2)), refine=1) -> TetMesh:
     """A plant-like stem of ``height`` cells on a one-cell root, with leaves
-    (level, length): horizontal arms to +x (length > 0) or -x."""
-    cells = [_block(0, 1, 0, 1, 0, height)]
+    (level, length): horizontal arms to +x (length > 0) or -x (``refine`` = k:
+    k times as many cells per axis, each h / k)."""
+    k = integer(refine, "refine")
+    if k < 1:
+        raise ValueError(f"refine must be >= 1, got {refine}")
+    cells = [_block(0, k, 0, k, 0, k * height)]
     for level, length in leaves:
-        cells.append(_block(1, 1 + length, 0, 1, level, level + 1) if length > 0
-                     else _block(length, 0, 0, 1, level, level + 1))
-    return box_mesh(np.concatenate(cells), h)
+        cells.append(_block(k, k * (1 + length), 0, k, k * level, k * (level + 1)) if length > 0
+                     else _block(k * length, 0, 0, k, k * level, k * (level + 1)))
+    return box_mesh(np.concatenate(cells), h / k)
+
+
+def creature(h=0.1) -> TetMesh:
+    """A procedural two-legged "dinosaur" (about 2.9 m nose to tail, 1.9 m
+    tall, feet on z = 0) voxelised at cell size ``h`` (m) and split into
+    tets: an ellipsoid torso, a tapered tail, neck and head, two legs with
+    feet, two small arms. Only the largest face-connected piece is kept, so
+    the solid is one body. h = 0.1: ~1,000 dofs; h = 0.031: >= 50,000 dofs
+    (the paper's 53,178)."""
+    h = real(h, "h")
+    if not 0.005 <= h <= 0.5:
+        raise ValueError(f"h must be in [0.005, 0.5] m, got {h}")
+    lo, hi = np.array([-1.95, -0.45, 0.0]), np.array([1.25, 0.45, 1.95])
+    n = np.ceil((hi - lo) / h).astype(int)
+    idx = np.stack(np.meshgrid(*(np.arange(m) for m in n), indexing="ij"), axis=-1).reshape(-1, 3)
+    c = lo + (idx + 0.5) * h  # cell centres
+
+    def ellipsoid(centre, radii):
+        return (((c - centre) / radii) ** 2).sum(axis=1) <= 1.0
+
+    def capsule(a, b, ra, rb):
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        t = np.clip((c - a) @ (b - a) / ((b - a) @ (b - a)), 0.0, 1.0)
+        return np.linalg.norm(c - (a + t[:, None] * (b - a)), axis=1) <= ra + t * (rb - ra)
+
+    inside = (ellipsoid((0.0, 0.0, 1.05), (0.62, 0.3, 0.36))
+              | capsule((-0.45, 0, 1.08), (-1.85, 0, 0.78), 0.24, 0.06)
+              | capsule((0.45, 0, 1.2), (0.82, 0, 1.62), 0.16, 0.11)
+              | ellipsoid((0.98, 0.0, 1.72), (0.26, 0.13, 0.14)))
+    for side in (-1.0, 1.0):
+        inside |= capsule((0.05, side * 0.17, 0.95), (0.12, side * 0.2, 0.1), 0.12, 0.075)
+        inside |= (np.abs(c[:, 0] - 0.2) <= 0.2) & (np.abs(c[:, 1] - side * 0.2) <= 0.1) & (c[:, 2] <= 0.12)
+        inside |= capsule((0.42, side * 0.2, 0.95), (0.62, side * 0.26, 0.72), 0.06, 0.045)
+    occupied = np.zeros(n, bool)
+    occupied[tuple(idx[inside].T)] = True
+    from scipy import ndimage  # the fem extra's dependency
+
+    labels, count = ndimage.label(occupied)  # 6-connected: pieces that share a face
+    if count == 0:
+        raise ValueError(f"h = {h} is too coarse for the creature's shape")
+    largest = 1 + np.argmax(np.bincount(labels.ravel())[1:])
+    cells = np.argwhere(labels == largest)
+    m = box_mesh(cells, h)
+    return TetMesh(np.asarray(m.vertices) + lo, m.tets)
 
 
 def vertices_where(mesh, predicate) -> np.ndarray:

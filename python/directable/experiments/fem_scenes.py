@@ -13,11 +13,23 @@ import numpy as np
 
 from .. import models, reduce
 from .._validate import as_float_array, integer, real
-from ..fem import (ReducedStVK, StVKModel, bottom_vertices, centerline, enrich, project_states, reduced_forces, stem,
-                   t_shape, tip_positions)
+from ..fem import (ReducedStVK, StVKModel, bottom_vertices, centerline, creature, enrich, project_states,
+                   reduced_forces, stem, t_shape, tip_positions)
 from ..sim import push
 
-__all__ = ["Scene", "t_shape_scene", "plant_scene"]
+__all__ = ["Scene", "t_shape_scene", "plant_scene", "creature_scene", "PAPER_SIZE"]
+
+# The papers' sizes (Barbic & Popovic 2008, Tables 1-2) as arguments of the
+# builders below; the tests and notebooks keep the defaults (small).
+#   T-shape: paper 1032 dofs, r = 24, T = 501 -> 1035 dofs
+#   flower:  paper 12,705 dofs, r = 24, T = 1281 -> 12,495 dofs
+#   creature (the dinosaur): paper 53,178 dofs, r = 30, T = 181 -> h = 0.033 m: >= 50,000 dofs
+# ``runs``: the paper enriches each basis with about 50 full runs.
+PAPER_SIZE = {
+    "t_shape": dict(r=24, T=501, refine=2, stem=(1, 1, 4), runs=50),
+    "flower": dict(r=24, T=1281, refine=6, leaves=((3, 2), (5, -2), (7, 2)), runs=50),
+    "creature": dict(r=30, T=181, h=0.033, runs=20),
+}
 
 
 class Scene:
@@ -47,7 +59,8 @@ class Scene:
 
 
 def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
-                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine", refine=1) -> Scene:
+                  young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine", refine=1,
+                  stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), executor=None, progress=None) -> Scene:
     """The T-shape of the paper's figure 1, end to end up to the reference.
 
     Full centre-line run: the top bar is swung sideways (x) by a total force
@@ -56,27 +69,30 @@ def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, re
     modes; reduced model; feed-forward ``w_ff = U' f``; reference: the
     reduced re-simulation (``reference="reduced"``) or the projection of
     the full run (``"projected"``). Tips: the two ends of the bar.
-    ``refine`` subdivides the mesh (see ``t_shape``). ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
+    ``refine``, ``stem``, ``bar``, ``base`` shape the mesh (see ``t_shape``;
+    ``PAPER_SIZE["t_shape"]`` is the paper's size). ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
     force and its rate vanish at both ends, so a long enough period brings
     the T almost back to rest at its start (endless looping, sec. 5.4).
+    ``executor``, ``progress``: where the enrichment runs go (``fem.enrich``).
     """
-    mesh = t_shape(h=h, refine=refine)
+    mesh = t_shape(h=h, refine=refine, stem=stem, bar=bar, base=base)
     X = np.asarray(mesh.vertices)
     driven = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)  # the bar
     tips = np.array([np.argmin(X[:, 0] - 1e-3 * X[:, 2]), np.argmax(X[:, 0] + 1e-3 * X[:, 2])])
     return _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha,
-                  beta, seed, profile)
+                  beta, seed, profile, executor, progress)
 
 
 def plant_scene(r=10, T=200, dt=0.02, amplitude=60.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
                 height=8, leaves=((3, 2), (6, -2)), young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005,
-                seed=0, profile="loop") -> Scene:
+                seed=0, profile="loop", refine=1, executor=None, progress=None) -> Scene:
     """The "flower" of the paper's sec. 5.4: a ``stem`` with leaves, rooted at
     its base, swayed in x by a total force ``amplitude`` (N) shaped by
     ``profile`` on its top cell (default "loop": it returns almost to rest,
     for endless looping). Tips: the top of the stem and the leaf ends.
-    Other arguments as ``t_shape_scene``."""
-    mesh = stem(h=h, height=height, leaves=leaves)
+    ``refine`` subdivides the mesh (``PAPER_SIZE["flower"]``: the paper's
+    size). Other arguments as ``t_shape_scene``."""
+    mesh = stem(h=h, height=height, leaves=leaves, refine=refine)
     X = np.asarray(mesh.vertices)
     driven = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)
     tips = [int(np.argmax(X[:, 2] + 1e-3 * X[:, 0]))]
@@ -84,11 +100,27 @@ def plant_scene(r=10, T=200, dt=0.02, amplitude=60.0, runs=6, fraction=0.1, refe
         row = np.flatnonzero(np.abs(X[:, 2] - (level + 1) * h) < 1e-9 * max(1.0, h))
         tips.append(int(row[np.argmax(np.sign(length) * X[row, 0])]))
     return _scene(mesh, driven, np.array(tips), r, T, dt, amplitude, runs, fraction, reference, young, poisson,
-                  density, alpha, beta, seed, profile)
+                  density, alpha, beta, seed, profile, executor, progress)
+
+
+def creature_scene(r=8, T=60, dt=0.02, amplitude=400.0, runs=4, fraction=0.1, reference="reduced", h=0.2,
+                   young=5e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine",
+                   executor=None, progress=None) -> Scene:
+    """The paper's dinosaur (sec. 6, Table 1-2 row 3): ``fem.creature(h)``
+    rooted at its feet, its head swung sideways (y) by a total force
+    ``amplitude`` (N) shaped by ``profile``. Tips: the top of the head and
+    the tail's end. ``PAPER_SIZE["creature"]`` is the paper's size (r = 30,
+    T = 181, >= 50,000 dofs). Other arguments as ``t_shape_scene``."""
+    mesh = creature(h)
+    X = np.asarray(mesh.vertices)
+    driven = np.flatnonzero((X[:, 0] > 0.75) & (X[:, 2] > 1.5))  # the head
+    tips = np.array([int(np.argmax(X[:, 2] + 1e-3 * X[:, 0])), int(np.argmin(X[:, 0]))])
+    return _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha,
+                  beta, seed, profile, executor, progress, axis=1)
 
 
 def _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha, beta,
-           seed, profile) -> Scene:
+           seed, profile, executor=None, progress=None, axis=0) -> Scene:
     s = Scene()
     s.mesh = mesh
     s.model = StVKModel(s.mesh, young, poisson, density, fixed=bottom_vertices(s.mesh), alpha=alpha, beta=beta)
@@ -104,9 +136,10 @@ def _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, y
         shape = np.sin(2 * np.pi * ph) * np.sin(np.pi * ph) ** 2
     else:
         raise ValueError(f"profile must be 'sine' or 'loop', got {profile!r}")
-    s.forces[:, 3 * s.top] = (amplitude / s.top.size * shape)[:, None]
+    s.forces[:, 3 * s.top + axis] = (amplitude / s.top.size * shape)[:, None]
     s.u, s.v, a = centerline(s.model, s.dt, s.forces, return_acceleration=True)
-    snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, a=a, seed=seed)
+    snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, a=a, seed=seed,
+                   executor=executor, progress=progress)
     s.basis = reduce.pca(snaps, r, mass=s.model.mass)
     s.r = s.basis.r
     s.red = ReducedStVK(s.model, s.basis.U)

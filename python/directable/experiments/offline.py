@@ -18,7 +18,7 @@ from .. import fluid as F
 from .._validate import as_float_array
 from ..fem import ReducedStVK, _model_from_spec
 
-__all__ = ["fluid_training_runs", "fluid_gain_runs", "pd_gain_grid", "lqr_weight_sweep", "reduced_solid_spec",
+__all__ = ["fluid_training_runs", "fluid_gain_runs", "pd_runs", "pd_gain_grid", "lqr_weight_sweep", "reduced_solid_spec",
            "reduced_solid"]
 
 
@@ -112,19 +112,25 @@ def reduced_solid(spec) -> ReducedStVK:
 
 
 def _pd_run(spec, kp, kd, z_ref, w_ff, z0, steps, dt, disturbance):
+    """One PD run of a reduced solid (a task): (final state (2r,), feedback
+    effort sum |w_fb|^2 dt), or (None, inf) where the gains are too stiff for
+    the step (Newton fails or the state goes non-finite)."""
     red = reduced_solid(spec)
-    res = sim.simulate(red, z0, steps, dt, controller=lqr.pd_tracker(kp, kd, z_ref, w_ff), disturbance=disturbance)
+    try:
+        res = sim.simulate(red, z0, steps, dt, controller=lqr.pd_tracker(kp, kd, z_ref, w_ff), disturbance=disturbance)
+    except (RuntimeError, ValueError):
+        return None, float("inf")
     return np.array(res.states[-1]), float(np.sum(res.effort) * dt)
 
 
-def pd_gain_grid(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor=None, progress=None) -> dict:
-    """Closed-loop runs of a reduced solid under every PD gain pair.
+def pd_runs(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor=None, progress=None) -> list:
+    """Closed-loop runs of a reduced solid under each PD pair (kps[i], kds[i]).
 
     Parameters
     ----------
     spec : tuple
         ``reduced_solid_spec(model, U)``.
-    kps, kds : (a,), (b,) arrays
+    kps, kds : (m,) arrays
         Position (N/m per mode) and velocity gains (N s/m per mode).
     z_ref : (T+1, 2r), w_ff : (T, r)
         Reference and feed-forward.
@@ -138,21 +144,38 @@ def pd_gain_grid(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor
 
     Returns
     -------
-    dict
-        ``kp``, ``kd`` (a b,) the pairs; ``final`` (a b, 2r) final states;
-        ``effort`` (a b,) the runs' feedback efforts sum |w_fb|^2 dt.
+    list of (final state (2r,) or None, feedback effort sum |w_fb|^2 dt)
     """
     kps = np.atleast_1d(as_float_array(kps, "kps"))
     kds = np.atleast_1d(as_float_array(kds, "kds"))
+    if kps.shape != kds.shape:
+        raise ValueError(f"kps and kds must have the same shape, got {kps.shape} and {kds.shape}")
     z_ref = as_float_array(z_ref, "z_ref")
     T = z_ref.shape[0] - 1
-    pairs = [(float(a), float(b)) for a in kps for b in kds]
     d = None if disturbance is None else as_float_array(disturbance, "disturbance")
-    tasks = [(spec, a, b, z_ref, as_float_array(w_ff, "w_ff"), as_float_array(z0, "z0"), T, float(dt), d)
-             for a, b in pairs]
-    out = executors.map_tasks(_pd_run, tasks, executor, progress=progress, desc="PD gain grid")
-    return dict(kp=np.array([p[0] for p in pairs]), kd=np.array([p[1] for p in pairs]),
-                final=np.array([o[0] for o in out]), effort=np.array([o[1] for o in out]))
+    w_ff = as_float_array(w_ff, "w_ff")
+    z0 = as_float_array(z0, "z0")
+    tasks = [(spec, float(a), float(b), z_ref, w_ff, z0, T, float(dt), d) for a, b in zip(kps, kds)]
+    return executors.map_tasks(_pd_run, tasks, executor, progress=progress, desc="PD gains")
+
+
+def pd_gain_grid(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor=None, progress=None) -> dict:
+    """``pd_runs`` over every pair of ``kps`` (a,) x ``kds`` (b,).
+
+    Returns
+    -------
+    dict
+        ``kp``, ``kd`` (a b,) the pairs; ``final`` (a b, 2r) final states
+        (NaN where the run failed); ``effort`` (a b,) the runs' feedback
+        efforts sum |w_fb|^2 dt (inf where it failed).
+    """
+    kps = np.atleast_1d(as_float_array(kps, "kps"))
+    kds = np.atleast_1d(as_float_array(kds, "kds"))
+    kp, kd = (g.ravel() for g in np.meshgrid(kps, kds, indexing="ij"))
+    out = pd_runs(spec, kp, kd, z_ref, w_ff, z0, dt, disturbance, executor, progress)
+    n = np.shape(z_ref)[1]
+    return dict(kp=kp, kd=kd, final=np.array([np.full(n, np.nan) if o[0] is None else o[0] for o in out]),
+                effort=np.array([o[1] for o in out]))
 
 
 def lqr_weight_sweep(A, B, dt, Q, R, Q_final, alphas, executor=None, progress=None) -> list:
