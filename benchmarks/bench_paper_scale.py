@@ -1,0 +1,214 @@
+"""Barbic & Popovic 2008, Tables 1 and 2 at the paper's sizes, with the
+offline precomputation serial and on a local Dask cluster.
+
+For each scene (T-shape, flower, creature = the paper's dinosaur, fluid):
+  offline   centre-line / training runs, enrichment runs serial and on a
+            ``dask.distributed.LocalCluster`` (same snapshots bit for bit),
+            PCA, cubic coefficients; peak memory (``resource.getrusage``) of
+            this process and of the workers
+  Table 1   r, dofs, T, LQR precomputation (linearize + discretize + sweep)
+            against a NumPy/SciPy transcription (discretization + the NumPy
+            Riccati sweep on an evenly strided subset of steps, scaled) in
+            the same run (the closed-form eigen-decomposition discretization of
+            tests/reference on every k-th step, scaled), gain storage (r s T doubles)
+  Table 2   reduced step without control (FS), control cost per step, full
+            step (FU), FU / FS
+printed as a table with the paper's row beside ours, and written to the
+``paper_scale`` section of benchmarks/RESULTS.md.
+
+    python benchmarks/bench_paper_scale.py --size medium            # ~10 min on 2 cores
+    python benchmarks/bench_paper_scale.py --size paper --workers 2 # the papers' sizes (see RESULTS.md)
+    python benchmarks/bench_paper_scale.py --size small --no-write  # a quick check
+
+Each scene's full size is ``fem_scenes.PAPER_SIZE`` (the fluid: 256^2, r = 64).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+
+import numpy as np
+
+import directable as dr
+from directable import executors, fem, lqr, models, reduce
+from directable.experiments import fem_scenes, reduced_fluid_paths
+from bench_common import best_of, publish
+import reference.lqr as ref  # tests/reference, on the path through bench_common
+
+# the paper's rows: r, dofs, T, LQR time (s), gain storage (MB) | FS, control, FU (ms per step)
+PAPER = {
+    "T-shape": (24, 1032, 501, 17.5, 4.4, 0.8, 0.02, 95.0),
+    "flower": (24, 12705, 1281, 46.9, 11.2, 0.8, 0.02, 2300.0),
+    "dinosaur": (30, 53178, 181, 12.5, 2.5, 1.4, 0.03, 22000.0),
+    "fluid": (64, 131584, 90, 8.4, 3.1, 3.0, 0.07, 78.0),
+}
+
+SIZES = {
+    "small": {"T-shape": dict(r=10, T=100, runs=4), "flower": dict(r=10, T=150, runs=4),
+              "dinosaur": dict(r=8, T=60, h=0.2, runs=4), "fluid": dict(n=32, r=16, steps=90, enrich=4)},
+    "medium": {"T-shape": dict(r=24, T=501, runs=8), "flower": dict(r=24, T=400, refine=2, runs=8),
+               "dinosaur": dict(r=30, T=181, h=0.15, runs=20), "fluid": dict(n=64, r=32, steps=90, enrich=8)},
+    "paper": {"T-shape": fem_scenes.PAPER_SIZE["t_shape"], "flower": fem_scenes.PAPER_SIZE["flower"],
+              "dinosaur": fem_scenes.PAPER_SIZE["creature"], "fluid": dict(n=256, r=64, steps=90, enrich=16)},
+}
+BUILDERS = {"T-shape": fem_scenes.t_shape_scene, "flower": fem_scenes.plant_scene,
+            "dinosaur": fem_scenes.creature_scene}
+
+
+def peak_mb() -> float:
+    """Peak resident memory of the calling process (MB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def lqr_precomputation(A, B, dt, Q, R, Q_final, stride):
+    """(our time, NumPy/SciPy time) of the same gains; the reference
+    discretizes and sweeps every ``stride``-th step, its time scaled to all
+    T steps (both are O(T) with the same cost per step)."""
+    T = A.shape[0]
+    t_ours = best_of(lambda: lqr.solve_continuous(A, B, dt, Q, R, Q_final), 2)
+    idx = np.arange(0, T, stride)
+    t0 = time.perf_counter()
+    # per-step eigen-decomposition discretization: SciPy's Van Loan exponential overflows on the stiff reduced solids
+    steps = [ref.eig_discretize(A[i], B, Q, R, dt) for i in idx]
+    Phi, Gam, Qd, N, Rd = (np.array([st[k] for st in steps]) for k in range(5))
+    ref.riccati_sweep(Phi, Gam, Qd, Rd, Q_final, N)
+    return t_ours, (time.perf_counter() - t0) * T / len(idx)
+
+
+def fem_row(name, params, client, full_steps):
+    build = BUILDERS[name]
+    p = dict(params)
+    runs = p.pop("runs")
+    # offline, serial: the scene's own pipeline with the enrichment in-process
+    s, t_scene = timed(lambda: build(**p, runs=runs))
+    u, v, a = fem.centerline(s.model, s.dt, s.forces, return_acceleration=True)
+    t_center = timed(lambda: fem.centerline(s.model, s.dt, s.forces))[1]
+    kw = dict(runs=runs, fraction=0.1, u=u, v=v, a=a, seed=0)
+    snaps, t_enrich = timed(lambda: fem.enrich(s.model, s.dt, s.forces, **kw))
+    snaps_c, t_enrich_c = timed(lambda: fem.enrich(s.model, s.dt, s.forces, executor=client, **kw))
+    same = bool(np.array_equal(snaps, snaps_c))
+    basis, t_pca = timed(lambda: reduce.pca(snaps, s.r, mass=s.model.mass))
+    _, t_coef = timed(lambda: dr.ReducedStVK(s.model, basis.U))
+    spec_bytes = sum(np.asarray(x).nbytes for x in s.model.spec() if isinstance(x, np.ndarray))
+    per_task = spec_bytes + 3 * s.model.dofs * 8 + s.forces.shape[0] // 2 * max(1, np.count_nonzero(
+        np.any(s.forces != 0, axis=0))) * 8
+
+    # Table 1: LQR precomputation
+    r, T, dt = s.r, s.T, s.dt
+    A = models.linearize(s.red, s.z_ref, dt)
+    B = s.red.control_matrix()
+    n = 2 * r
+    Q, R, Qf = np.eye(n), 1e-3 * np.eye(r), 1e3 * np.eye(n)
+    t_lin = timed(lambda: models.linearize(s.red, s.z_ref, dt))[1]
+    t_lqr, t_np = lqr_precomputation(A, B, dt, Q, R, Qf, stride=max(1, T // 25))
+    sol = lqr.solve_continuous(A, B, dt, Q, R, Qf)
+    storage = r * r * T * 8 / 1e6
+
+    # Table 2: reduced step, control cost, full step
+    z0 = s.z_ref[0]
+    fs = best_of(lambda: dr.simulate(s.red, z0, T, dt, open_loop=s.w_ff), 3) / T
+    tr = lqr.tracker(sol, s.z_ref, s.w_ff)
+    ctl = max(0.0, best_of(lambda: dr.simulate(s.red, z0, T, dt, controller=tr), 3) / T - fs)
+    sim = fem.Simulator(s.model, dt)
+    k = min(full_steps, T)
+    fu = best_of(lambda: sim.run(s.forces[:k]), 1) / k
+    return dict(name=name, r=r, dofs=s.model.dofs, T=T, t_lqr=t_lin + t_lqr, t_np=t_lin + t_np, storage=storage,
+                fs=fs, ctl=ctl, fu=fu, scene=t_scene, center=t_center, enrich=t_enrich, enrich_c=t_enrich_c,
+                same=same, pca=t_pca, coef=t_coef, runs=runs, per_task=per_task, k=snaps.shape[0])
+
+
+def fluid_row(params, client, full_steps):
+    p = dict(params)
+    scn, t_serial = timed(lambda: reduced_fluid_paths.make_scenario(**p))
+    scn_c, t_cluster = timed(lambda: reduced_fluid_paths.make_scenario(**p, executor=client))
+    same = bool(np.array_equal(scn.basis, scn_c.basis))
+    T, dt, r = scn.steps, scn.dt, scn.r
+    A = models.linearize(scn.model, scn.x_ref, dt)
+    B = scn.model.control_matrix()
+    n = A.shape[1]
+    Q = np.diag(np.r_[np.full(2 * scn.particles, 1e5), np.ones(r)])
+    R, Qf = 1e-3 * np.eye(r), 10 * Q
+    t_lin = timed(lambda: models.linearize(scn.model, scn.x_ref, dt))[1]
+    t_lqr, t_np = lqr_precomputation(A, B, dt, Q, R, Qf, stride=max(1, T // 15))
+    sol = lqr.solve_continuous(A, B, dt, Q, R, Qf)
+    x0 = scn.x_ref[0]
+    fs = best_of(lambda: dr.simulate(scn.model, x0, T, dt), 3) / T
+    tr = lqr.tracker(sol, scn.x_ref)
+    ctl = max(0.0, best_of(lambda: dr.simulate(scn.model, x0, T, dt, controller=tr), 3) / T - fs)
+    k = min(full_steps, T)
+    fu = best_of(lambda: dr.fluid.full_run(scn.grid, k, dt), 1) / k
+    return dict(name="fluid", r=r, dofs=scn.grid.n_faces, T=T, t_lqr=t_lin + t_lqr, t_np=t_lin + t_np,
+                storage=r * n * T * 8 / 1e6, fs=fs, ctl=ctl, fu=fu, scene=t_serial, center=float("nan"),
+                enrich=t_serial, enrich_c=t_cluster, same=same, pca=float("nan"), coef=float("nan"),
+                runs=p["enrich"], per_task=8 * scn.grid.n_faces, k=0)
+
+
+def _worker_peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", choices=sorted(SIZES), default="medium")
+    ap.add_argument("--scenes", default="T-shape,flower,dinosaur,fluid")
+    ap.add_argument("--workers", type=int, default=2, help="Dask workers (processes, one thread each)")
+    ap.add_argument("--full-steps", type=int, default=5, help="full steps timed for FU")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(cluster)
+    load = os.getloadavg()
+    rows = []
+    for name in args.scenes.split(","):
+        params = SIZES[args.size][name]
+        t0 = time.perf_counter()
+        row = fluid_row(params, client, args.full_steps) if name == "fluid" else fem_row(name, params, client,
+                                                                                          args.full_steps)
+        row["wall"] = time.perf_counter() - t0
+        row["peak"] = peak_mb()
+        row["worker_peak"] = max(client.run(_worker_peak_mb).values())
+        rows.append(row)
+        print(f"{name}: done in {row['wall']:.0f} s", flush=True)
+    client.close()
+    cluster.close()
+    load_after = os.getloadavg()
+
+    t1 = ["| scene | r (paper) | dofs (paper) | T (paper) | LQR precomp. s (paper) | NumPy/SciPy s | ours / NumPy "
+          "| target 1/10 paper | gains MB (paper) |", "|---" * 9 + "|"]
+    t2 = ["| scene | FS ms (paper) | control ms (paper) | FU ms (paper) | FU/FS (paper) |", "|---" * 5 + "|"]
+    t3 = ["| scene | runs | snapshots | centre-line s | enrichment serial s | on cluster s | speed-up | same bits "
+          "| PCA s | cubic coef. s | bytes/task | peak MB (workers) |", "|---" * 12 + "|"]
+    for w in rows:
+        p = PAPER[w["name"]]
+        ok = "yes" if w["t_lqr"] <= p[3] / 10 else "no"
+        t1.append(f"| {w['name']} | {w['r']} ({p[0]}) | {w['dofs']:,} ({p[1]:,}) | {w['T']} ({p[2]}) | "
+                  f"{w['t_lqr']:.3f} ({p[3]}) | {w['t_np']:.2f} | {w['t_lqr'] / w['t_np']:.3f} | {ok} | "
+                  f"{w['storage']:.2f} ({p[4]}) |")
+        t2.append(f"| {w['name']} | {1e3 * w['fs']:.4f} ({p[5]}) | {1e3 * w['ctl']:.4f} ({p[6]}) | "
+                  f"{1e3 * w['fu']:.1f} ({p[7]:,.0f}) | {w['fu'] / w['fs']:,.0f} ({p[7] / p[5]:,.0f}) |")
+        t3.append(f"| {w['name']} | {w['runs']} | {w['k']} | {w['center']:.1f} | {w['enrich']:.1f} | "
+                  f"{w['enrich_c']:.1f} | {w['enrich'] / w['enrich_c']:.2f}x | {'yes' if w['same'] else 'NO'} | "
+                  f"{w['pca']:.2f} | {w['coef']:.2f} | {w['per_task'] / 1e6:.2f} MB | {w['peak']:.0f} "
+                  f"({w['worker_peak']:.0f}) |")
+    table = ("Table 1 (ours, paper in brackets)\n\n" + "\n".join(t1) + "\n\nTable 2\n\n" + "\n".join(t2)
+             + f"\n\nOffline, serial vs a {args.workers}-worker Dask LocalCluster\n\n" + "\n".join(t3))
+    print(table)
+    if not args.no_write:
+        publish("paper_scale", "Tables 1-2 at the papers' sizes (bench_paper_scale)",
+                f", `--size {args.size} --workers {args.workers}`, load average {load[0]:.1f} before, "
+                f"{load_after[0]:.1f} after (2 shared cores: the machine was busy, timings are upper bounds)",
+                table)
+
+
+if __name__ == "__main__":
+    main()
