@@ -16,9 +16,14 @@ apart from it. Each module is one experiment or scene family:
                          quad, city, evacuation, saucer) and their metrics
 ``cloth``                Jeon & Choi's cloth control (Fig. 3-5, parameters)
                          and the heuristic against MPC / LQR
+``offline``              the offline steps as executor tasks: fluid training
+                         runs and gain search, PD gain grids, LQR sweeps
+``paper_scale``          the T-shape striking its balls, the creature's
+                         final-cost LQR vs PD (any size; PAPER_SIZE)
 =======================  ===================================================
 
     from directable.experiments import fem_scenes
     scene = fem_scenes.t_shape_scene(r=10, T=100)
 """
-__all__ = ["demo", "fem_scenes", "fluid_forcing", "reduced_fluid_paths", "mpc_vs_lqr", "sph_shape", "spd_constraints", "crowds", "cloth"]
+__all__ = ["demo", "fem_scenes", "fluid_forcing", "reduced_fluid_paths", "mpc_vs_lqr", "sph_shape", "spd_constraints", "crowds", "cloth",
+           "offline", "paper_scale"]
