@@ -62,12 +62,13 @@ The full sizes: `python benchmarks/bench_paper_scale.py --size paper --workers 2
 for the rows that fit an hour). What bounds them is the full FEM step (implicit Newmark, Newton, Eigen's
 simplicial sparse LDL^T, refactorised every Newton iteration), which grows about cubically with the mesh:
 measured 5.6 s per step at 10,356 dofs and 67 s at 22,479 dofs (creature h = 0.06 and 0.045, load average
-~16 on the 2 shared cores). At 52,308 dofs (h = 0.033) and 12,495 dofs (the flower) the 20-50 enrichment runs
-of T = 181 / 1281 steps are days of CPU time until the full simulator gets a supernodal or preconditioned
-iterative solver (a C++ change in `models/fem`, outside this benchmark). The reduced side (the LQR
-precomputation, FS, control cost) does not depend on it: Table 1 at the paper's r and T is met at every size
-measured. The T-shape at the paper's size (1035 dofs, T = 501, 50 runs) and the fluid at 256^2 fit the
-command above (expect about 30-60 min on a quiet 2-core machine, mostly the full runs)."""
+~16 on the 2 shared cores), 3.1 s at 12,495 dofs (the paper-size flower, dt = 0.005: at dt = 0.02 Newton does
+not converge on its first step). At 52,308 dofs (the creature, h = 0.033) and for the flower, the 20-50
+enrichment runs of T = 181 / 1281 steps are days of CPU time until the full simulator gets a supernodal or
+preconditioned iterative solver (a C++ change in `models/fem`, outside this benchmark). The reduced side (the
+LQR precomputation, FS, control cost) does not depend on it. The T-shape at the paper's size (1035 dofs,
+49 ms per full step at load ~10, T = 501, 50 runs: about 13,000 full steps, ~11 min serial, ~6 min on 2
+workers) fits the command above with `--scenes T-shape,fluid`."""
 
 
 def peak_mb() -> float:
