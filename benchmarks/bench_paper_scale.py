@@ -19,6 +19,7 @@ printed as a table with the paper's row beside ours, and written to the
     python benchmarks/bench_paper_scale.py --size medium            # ~10 min on 2 cores
     python benchmarks/bench_paper_scale.py --size paper --workers 2 # the papers' sizes (see RESULTS.md)
     python benchmarks/bench_paper_scale.py --size small --no-write  # a quick check
+    python benchmarks/bench_paper_scale.py --size paper --scenes T-shape --runs 10 --no-write
 
 Each scene's full size is ``fem_scenes.PAPER_SIZE`` (the fluid: 256^2, r = 64).
 """
@@ -32,7 +33,7 @@ import time
 import numpy as np
 
 import directable as dr
-from directable import executors, fem, lqr, models, reduce
+from directable import fem, lqr, models, reduce
 from directable.experiments import fem_scenes, reduced_fluid_paths
 from bench_common import best_of, publish
 import reference.lqr as ref  # tests/reference, on the path through bench_common
@@ -175,6 +176,7 @@ def main():
     ap.add_argument("--scenes", default="T-shape,flower,dinosaur,fluid")
     ap.add_argument("--workers", type=int, default=2, help="Dask workers (processes, one thread each)")
     ap.add_argument("--full-steps", type=int, default=5, help="full steps timed for FU")
+    ap.add_argument("--runs", type=int, default=None, help="override the enrichment runs of every FEM scene")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     from dask.distributed import Client, LocalCluster
@@ -184,7 +186,9 @@ def main():
     load = os.getloadavg()
     rows = []
     for name in args.scenes.split(","):
-        params = SIZES[args.size][name]
+        params = dict(SIZES[args.size][name])
+        if args.runs is not None and name != "fluid":
+            params["runs"] = args.runs
         t0 = time.perf_counter()
         row = fluid_row(params, client, args.full_steps) if name == "fluid" else fem_row(name, params, client,
                                                                                           args.full_steps)

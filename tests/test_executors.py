@@ -11,10 +11,8 @@ by name (Ray's workers get this folder on PYTHONPATH)."""
 from __future__ import annotations
 
 import concurrent.futures as cf
-import logging
 import multiprocessing as mp
 import os
-import sys
 import threading
 import time
 from pathlib import Path
@@ -126,12 +124,13 @@ def test_dask_local_cluster_bit_identical(expected, dask_client):
     assert executors.describe(dask_client) == "dask (2 workers)"
 
 
-def test_ray_bit_identical(expected, tmp_path):
+def test_ray_bit_identical(expected, tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")
     with pytest.raises(ValueError, match="executor='ray' needs a running Ray"):
         map_tasks(lqr_task, [(1,)], executor="ray")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE)] + [p for p in os.environ.get("PYTHONPATH", "").split(
-        os.pathsep) if p])
+    # Ray's workers import this module by name
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE)] + [p for p in os.environ.get("PYTHONPATH", "").split(
+        os.pathsep) if p]))
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         seeds, ref = expected
