@@ -181,7 +181,7 @@ def main():
     args = ap.parse_args()
     from dask.distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = Client(cluster)
     load = os.getloadavg()
     rows = []

@@ -39,7 +39,7 @@ def dask_client():
     import logging
 
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                        silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     yield client
