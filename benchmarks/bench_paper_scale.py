@@ -125,7 +125,7 @@ def fem_row(name, params, client, full_steps):
     t_lin = timed(lambda: models.linearize(s.red, s.z_ref, dt))[1]
     t_lqr, t_np = lqr_precomputation(A, B, dt, Q, R, Qf, stride=max(1, T // 25))
     sol = lqr.solve_continuous(A, B, dt, Q, R, Qf)
-    storage = r * r * T * 8 / 1e6
+    storage = r * 2 * r * T * 8 / 1e6  # K (T, s = r, n = 2r)
 
     # Table 2: reduced step, control cost, full step
     z0 = s.z_ref[0]
