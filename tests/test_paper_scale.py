@@ -55,7 +55,7 @@ def test_t_shape_strikes_the_balls_the_uncontrolled_one_misses():
     c = out["clearance"]
     assert np.all(np.abs(c["reference"]) < 1e-9)         # the reference touches each ball's surface
     assert np.all(c["lqr"] < 2e-3), c["lqr"]             # controlled: within 2 mm of the surface (a strike)
-    assert c["uncontrolled"].max() > 0.02, c["uncontrolled"]  # the pushed T misses (by > 2 cm)
+    assert np.all(c["uncontrolled"] > 0.01), c["uncontrolled"]  # the pushed T misses both (by > 1 cm)
     assert out["balls"].centres.shape == (2, 3) and out["balls"].steps[0] != out["balls"].steps[1]
 
 

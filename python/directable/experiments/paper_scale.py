@@ -60,10 +60,11 @@ def ball_clearance(scene, states, balls: Balls) -> np.ndarray:
     return d.min(axis=0)
 
 
-def t_shape_strike(scene, radius=0.02, push_force=768.0, push_fraction=0.2, q=1e4, R=1e-4, balls=None) -> dict:
+def t_shape_strike(scene, radius=0.02, push_force=384.0, push_lead=10, q=1e4, R=1e-4, balls=None) -> dict:
     """Figure 1: the T is pushed sideways (out of plane, ``push_force`` N in
-    all, spread over its bar, for one step ``push_fraction`` into the
-    motion); LQR with an output cost on
+    all, spread over its bar, for one step ``push_lead`` steps before the
+    first strike: its effect has not died out when the tips should hit, at
+    any T); LQR with an output cost on
     the tips at the strike steps brings both tips onto the balls, the
     uncontrolled T misses them.
 
@@ -87,7 +88,7 @@ def t_shape_strike(scene, radius=0.02, push_force=768.0, push_fraction=0.2, q=1e
                                Q_final=Q_final)
     f = np.zeros(s.model.dofs)
     f[3 * s.top + 1] = real(push_force, "push_force") / s.top.size
-    push = s.push(int(push_fraction * T), f)
+    push = s.push(max(0, int(balls.steps.min()) - int(push_lead)), f)
     unc = sim.simulate(s.red, s.z_ref[0], T, dt, open_loop=s.w_ff + push)
     con = sim.simulate(s.red, s.z_ref[0], T, dt, controller=lqr.tracker(sol, s.z_ref, s.w_ff), disturbance=push)
     return dict(balls=balls, solution=sol, runs=dict(lqr=con, uncontrolled=unc),
