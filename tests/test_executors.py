@@ -78,6 +78,8 @@ def test_inline_and_threads_bit_identical(expected):
     _same(map_tasks(lqr_task, [(s,) for s in seeds]), ref)
     with cf.ThreadPoolExecutor(3) as ex:
         _same(map_tasks(lqr_task, [(s,) for s in seeds], executor=ex), ref)
+        _same(map_tasks(lqr_task, [(s,) for s in seeds], executor=ex, max_in_flight=2), ref)  # bounded memory
+    assert executors.describe(None) == "in-process"
 
 
 def _process_pool_run(method, seeds, timeout_s=TIMEOUT_S):
