@@ -45,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_common import best, best_cpu, per_call, write_section  # noqa: E402
 from reference import lqr as ref  # noqa: E402  (tests/reference, on the path through bench_common)
+from reference.darex import residual as dare_residual  # noqa: E402
 
 import directable  # noqa: E402
 from directable import _core, lqr, models, sim  # noqa: E402
@@ -798,6 +799,61 @@ class Bench:
         self.add("6. One control call from Python (timeit, best of 7)", md_table(head, rows))
 
     # -- 7: other libraries -------------------------------------------------------
+    def stationary(self):
+        """solve_stationary against SciPy's solve_discrete_are (+ gain) and python-control's dlqr."""
+        rows = []
+        rounds = 3 if self.quick else 9
+        for n in (16, 48, 128):
+            s = n // 2
+            A, B, dt, Q, R, Qf = problem(n, 2)
+            disc = lqr.discretize(A[0], B, dt, Q, R, horizon=1)
+            Ad, Bd, Qd, Nd, Rd = (np.array(x[0]) for x in (disc.Phi, disc.Gamma, disc.Q, disc.N, disc.R))
+
+            def scipy_gain():
+                P = sla.solve_discrete_are(Ad, Bd, Qd, Rd, s=Nd)
+                return P, -np.linalg.solve(Rd + Bd.T @ P @ Bd, Bd.T @ P @ Ad + Nd.T)
+
+            solvers = {"directable": lambda: lqr.solve_stationary(Ad, Bd, Qd, Rd, N=Nd), "scipy": scipy_gain}
+            try:
+                import control
+
+                solvers["control"] = lambda: control.dlqr(Ad, Bd, Qd, Rd, Nd)
+            except ImportError:
+                pass
+            # CPU-time minima over interleaved rounds: the machine is shared
+            t = {k: float("inf") for k in solvers}
+            for _ in range(rounds):
+                for k, f in solvers.items():
+                    reps = max(1, int(0.05 / max(t[k], 1e-6))) if t[k] < float("inf") else 1
+                    c0 = time.process_time()
+                    for _ in range(reps):
+                        f()
+                    t[k] = min(t[k], (time.process_time() - c0) / reps)
+            st = solvers["directable"]()
+            P_sp, K_sp = scipy_gain()
+            res = lambda P: np.linalg.norm(dare_residual(Ad, Bd, Qd, Rd, Nd, P)) / np.linalg.norm(P)
+            row = [n, s, fmt_t(t["directable"]), fmt_t(t["scipy"]), fmt_t(t.get("control"))]
+            row += [f"{t['scipy'] / t['directable']:.1f}×",
+                    f"{t['control'] / t['directable']:.1f}×" if "control" in t else "n/a",
+                    st.iterations, f"{res(st.P):.1e}", f"{res(P_sp):.1e}", f"{relerr(st.K, K_sp):.1e}"]
+            if "control" in t:
+                Kc, Pc, _ = control.dlqr(Ad, Bd, Qd, Rd, Nd)
+                row.append(f"{res(np.asarray(Pc)):.1e}")
+            rows.append(row)
+            faster = t["directable"] < min(v for k, v in t.items() if k != "directable")
+            self.summary.append([f"stationary LQR, n={n}, s={s}", fmt_t(t["directable"]),
+                                 f"scipy {fmt_t(t['scipy'])}, dlqr {fmt_t(t.get('control'))}",
+                                 f"{min(v for k, v in t.items() if k != 'directable') / t['directable']:.1f}× "
+                                 "the faster peer", "faster than both", "yes" if faster else "no"])
+        text = md_table(["n", "s", "directable solve_stationary", "scipy solve_discrete_are + gain",
+                         "control.dlqr", "speed-up vs scipy", "speed-up vs dlqr", "doubling steps",
+                         "residual (directable)", "residual (scipy)", "K vs scipy", "residual (dlqr)"], rows)
+        text += ("\n\nOne core's CPU time per call, minimum over interleaved rounds (the machine is shared: "
+                 "wall times are noisy, CPU-time minima are not). The problem is one step of section 1's "
+                 "discretization (unstable chain, cross term N). Residual: |Q + A'PA - P - G'H^-1 G|_F / |P|_F, "
+                 "the same NumPy formula for every solver.")
+        self.add("8. Stationary LQR (DARE)", text)
+
     def others(self):
         txt = []
         # (a) stationary problem: python-control dlqr, SciPy DARE vs long-horizon sweep
@@ -947,7 +1003,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="short horizons and fewer repeats (about a minute)")
     ap.add_argument("--write", action="store_true", help="write benchmarks/RESULTS.md")
     ap.add_argument("--only", default="", help="comma list of sections to run: precompute,sweep,retune,loop,"
-                                               "pycall,others (sweep needs precompute)")
+                                               "pycall,others,stationary (sweep needs precompute)")
     ap.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
                     help="wait up to SECONDS for the 1-minute load average to drop below 1 before starting")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -970,8 +1026,9 @@ def main(argv=None):
     print(f"{info['cpu']}, {info['cores']} cores, Python {info['python']}, NumPy {info['numpy']}, "
           f"SciPy {info['scipy']}; build_info {info['build_info']}; load {load0[0]:.2f}")
     bench = Bench(args.quick)
-    wanted = [x for x in args.only.split(",") if x] or ["precompute", "sweep", "retune", "loop", "pycall", "others"]
-    for name in ("precompute", "sweep", "retune", "loop", "pycall", "others"):
+    sections = ("precompute", "sweep", "retune", "loop", "pycall", "others", "stationary")
+    wanted = [x for x in args.only.split(",") if x] or list(sections)
+    for name in sections:
         if name in wanted:
             t0 = time.perf_counter()
             getattr(bench, name)()
