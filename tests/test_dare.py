@@ -206,3 +206,36 @@ def test_stationary_releases_the_gil_and_is_thread_safe():
     with ThreadPoolExecutor(4) as ex:
         for sol in ex.map(lambda _: lqr.solve_stationary(A, B, Q, R), range(4)):
             np.testing.assert_array_equal(sol.P, ref.P)
+
+
+@pytest.mark.parametrize("k", [1, 2, 6, 9, 11, 15])
+def test_darex_matches_python_control_dlqr(k):
+    """python-control's dlqr (its own DARE solver: SLICOT where slycot is
+    installed, else SciPy) gives the same P and K = -K_dlqr."""
+    control = pytest.importorskip("control")  # a test dependency (./dev installs it)
+    A, B, Q, R, S = CASES[k]
+    K_c, P_c, _ = control.dlqr(A, B, Q, R)
+    sol = lqr.solve_stationary(A, B, Q, R)
+    assert rel_err(sol.P, np.asarray(P_c)) < 1e-10
+    assert np.abs(sol.K + np.asarray(K_c)).max() <= 1e-9 * max(1.0, np.abs(K_c).max())  # #15: K = 0
+
+
+def test_semidefinite_continuous_R_in_solve_continuous_and_retune(rng):
+    """The same rule in discretize / solve_continuous / retune: a continuous
+    R that is only semidefinite (one free actuator) is fine, the discrete
+    R_i = int Gamma'Q Gamma + R dt being definite; the gains equal the SciPy
+    Van Loan reference."""
+    from reference.lqr import solve_continuous_scipy
+
+    T, n, s, dt = 5, 4, 2, 0.05
+    A = np.stack([random_stable(rng, n, 1.1) for _ in range(T)])
+    B = rng.standard_normal((n, s))
+    Rc = np.diag([1.0, 0.0])
+    sol = lqr.solve_continuous(A, B, dt, np.eye(n), Rc, np.eye(n))
+    K, P, _ = solve_continuous_scipy(A, B, dt, np.eye(n), Rc, np.eye(n))
+    assert rel_err(sol.K, K) < 1e-9
+    re = lqr.retune(sol.discretization, np.eye(n), R=np.zeros((s, s)))
+    K0, _, _ = solve_continuous_scipy(A, B, dt, np.eye(n), np.zeros((s, s)), np.eye(n))
+    assert rel_err(re.K, K0) < 1e-9
+    with pytest.raises(ValueError, match=r"^R must be symmetric positive semidefinite"):
+        lqr.retune(sol.discretization, np.eye(n), R=-np.eye(s))

@@ -89,9 +89,9 @@ P (n, n), K (s, n) are read-only views of this object's memory. Unpacks as
         return py::iter(py::make_tuple(view(r.P, self), view(r.K, self), r.spectral_radius));
       })
       .def("__repr__", [](const StationaryLQR& r) {
-        return "StationaryLQR(n=" + std::to_string(r.P.rows()) + ", s=" + std::to_string(r.K.rows()) +
-               ", spectral_radius=" + std::to_string(r.spectral_radius) + ", iterations=" +
-               std::to_string(r.iterations) + ", residual=" + std::to_string(r.residual) + ")";
+        return py::str("StationaryLQR(n={}, s={}, spectral_radius={:.6g}, iterations={}, refinements={}, "
+                       "residual={:.2e})")
+            .format(r.P.rows(), r.K.rows(), r.spectral_radius, r.iterations, r.refinements, r.residual);
       });
 
   m.def("solve_stationary", [](const Array& A, const Array& B, const Array& Q, const Array& R, const OptArray& N) {
