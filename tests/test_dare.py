@@ -239,3 +239,20 @@ def test_semidefinite_continuous_R_in_solve_continuous_and_retune(rng):
     assert rel_err(re.K, K0) < 1e-9
     with pytest.raises(ValueError, match=r"^R must be symmetric positive semidefinite"):
         lqr.retune(sol.discretization, np.eye(n), R=-np.eye(s))
+
+
+def test_stationary_progress_and_cancel():
+    """progress(done, total) is called (at the end at least); an exception from it stops the call."""
+    A, B, Q, R, _ = CASES[15]
+    calls = []
+    sol = lqr.solve_stationary(A, B, Q, R, progress=lambda d, t: calls.append((d, t)))
+    assert calls and calls[-1][0] == calls[-1][1] and np.isfinite(sol.P).all()
+
+    class Stop(Exception):
+        pass
+
+    def stop(done, total):
+        raise Stop
+
+    with pytest.raises(Stop):
+        lqr.solve_stationary(A, B, Q, R, progress=stop)

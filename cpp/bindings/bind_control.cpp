@@ -94,16 +94,21 @@ P (n, n), K (s, n) are read-only views of this object's memory. Unpacks as
             .format(r.P.rows(), r.K.rows(), r.spectral_radius, r.iterations, r.refinements, r.residual);
       });
 
-  m.def("solve_stationary", [](const Array& A, const Array& B, const Array& Q, const Array& R, const OptArray& N) {
+  m.def("solve_stationary", [](const Array& A, const Array& B, const Array& Q, const Array& R, const OptArray& N,
+                               py::object progress) {
     const Eigen::MatrixXd a = matrix(A, "A"), b = matrix(B, "B"), q = matrix(Q, "Q"), r = matrix(R, "R");
     const Eigen::MatrixXd nn = N ? matrix(*N, "N") : Eigen::MatrixXd();
-    py::gil_scoped_release release;
-    return std::make_shared<StationaryLQR>(solve_stationary(a, b, q, r, nn));
-  }, py::arg("A"), py::arg("B"), py::arg("Q"), py::arg("R"), py::arg("N") = py::none(),
+    Progress prog(progress);
+    return prog.run([&](const ProgressFn* fn) {
+      return std::make_shared<StationaryLQR>(solve_stationary(a, b, q, r, nn, StationaryOptions(), fn));
+    });
+  }, py::arg("A"), py::arg("B"), py::arg("Q"), py::arg("R"), py::arg("N") = py::none(), py::arg("progress") = py::none(),
      R"doc(Stabilizing solution of the DARE P = Q + A'PA - G'(R + B'PB)^-1 G,
 G = B'PA + N', by structure-preserving doubling with Newton refinement (GIL
 released). A (n, n), B (n, s), Q (n, n) symmetric, R (s, s) symmetric
-positive semidefinite, N (n, s) or None. Returns a StationaryLQR.)doc");
+positive semidefinite, N (n, s) or None. progress(done, total) is called at
+most every 50 ms (a doubling or Newton step done; total: the most there can
+be). Returns a StationaryLQR.)doc");
 }
 
 // Discretization and the continuous problem (declarations only: long as

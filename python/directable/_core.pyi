@@ -2168,12 +2168,14 @@ def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float
     of the last step's problem). progress(done, total) is called
     at most every 50 ms. Returns an LQRSolution.
     """
-def solve_stationary(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None) -> StationaryLQR:
+def solve_stationary(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> StationaryLQR:
     """
     Stabilizing solution of the DARE P = Q + A'PA - G'(R + B'PB)^-1 G,
     G = B'PA + N', by structure-preserving doubling with Newton refinement (GIL
     released). A (n, n), B (n, s), Q (n, n) symmetric, R (s, s) symmetric
-    positive semidefinite, N (n, s) or None. Returns a StationaryLQR.
+    positive semidefinite, N (n, s) or None. progress(done, total) is called at
+    most every 50 ms (a doubling or Newton step done; total: the most there can
+    be). Returns a StationaryLQR.
     """
 def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
     """

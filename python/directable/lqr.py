@@ -97,7 +97,7 @@ def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> 
     )
 
 
-def solve_stationary(A, B, Q, R, N=None) -> StationaryLQR:
+def solve_stationary(A, B, Q, R, N=None, progress=None) -> StationaryLQR:
     """Stationary (infinite-horizon) LQR: the stabilizing solution of the DARE.
 
     ``P = Q + A'PA - G' (R + B'PB)^{-1} G`` with ``G = B'PA + N'``, and the
@@ -115,6 +115,8 @@ def solve_stationary(A, B, Q, R, N=None) -> StationaryLQR:
     R : (s, s), (s,) diagonal or scalar; symmetric positive semidefinite
         (singular R is fine where ``R + B'PB`` is positive definite)
     N : (n, s) or None -- cross term 2 x' N u
+    progress : None, True (tqdm bar) or callable(done, total); the GIL is
+        released and Ctrl-C stops the call between two doubling steps
 
     Returns
     -------
@@ -134,7 +136,8 @@ def solve_stationary(A, B, Q, R, N=None) -> StationaryLQR:
     A = as_float_array(A, "A")
     B = as_float_array(B, "B")
     n, s = _dims(A, B)
-    return _core.solve_stationary(A, B, _weight(Q, n, "Q"), _weight(R, s, "R"), optional_array(N, "N"))
+    return run_with_progress(_core.solve_stationary, progress, "stationary LQR", A=A, B=B, Q=_weight(Q, n, "Q"),
+                             R=_weight(R, s, "R"), N=optional_array(N, "N"))
 
 
 def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threads=0, progress=None) -> Discretization:

@@ -139,7 +139,7 @@ void validate(const CRef& A, const CRef& B, const CRef& Q, const CRef& R, const 
 }  // namespace
 
 StationaryLQR solve_stationary(const CRef& A, const CRef& B, const CRef& Q_in, const CRef& R_in, const CRef& N,
-                               const StationaryOptions& opt) {
+                               const StationaryOptions& opt, const ProgressFn* progress) {
   validate(A, B, Q_in, R_in, N);
   const Index n = A.rows(), s = B.cols();
   const Mat Q = 0.5 * (Q_in + Q_in.transpose()), R = 0.5 * (R_in + R_in.transpose());
@@ -173,8 +173,14 @@ StationaryLQR solve_stationary(const CRef& A, const CRef& B, const CRef& Q_in, c
   Mat W(n, n), X1(n, n), X2(n, n), HX(n, n), Hn(n, n);
   Eigen::PartialPivLU<Mat> lu(n);
   StationaryLQR out;
+  const Index total = opt.max_iterations + opt.max_refinements;
+  ProgressThrottle throttle(progress, total);
+  auto report = [&](Index done) {
+    if (!throttle.report(done)) throw Cancelled();
+  };
   bool broke_down = false;
   for (int k = 0; k < opt.max_iterations; ++k) {
+    report(k);
     W.setIdentity();
     W.noalias() += Gk * Hk;
     lu.compute(W);
@@ -213,6 +219,7 @@ StationaryLQR solve_stationary(const CRef& A, const CRef& B, const CRef& Q_in, c
   double radius = rho(A + B * K);
   for (int k = 0; k < opt.max_refinements && radius < 1.0; ++k) {
     if (!(res_norm > 4 * std::numeric_limits<double>::epsilon() * P.norm())) break;
+    report(opt.max_iterations + k);
     Mat P_new = P + stein(A + B * K, res);
     symmetrize(P_new);
     Mat K_new(s, n);
@@ -231,6 +238,7 @@ StationaryLQR solve_stationary(const CRef& A, const CRef& B, const CRef& Q_in, c
     if (slow) break;
   }
   if (!(radius < 1.0)) no_solution(radius);
+  throttle.finish(total);
   out.P = P;
   out.K = K;
   out.spectral_radius = radius;

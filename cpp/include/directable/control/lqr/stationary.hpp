@@ -22,6 +22,7 @@
 // and solved as above.
 #include <Eigen/Core>
 
+#include "directable/core/progress.hpp"
 #include "directable/core/types.hpp"
 
 namespace directable {
@@ -49,9 +50,12 @@ struct StationaryLQR {
 //! (domain_error, tolerances of riccati.hpp). Throws domain_error naming the
 //! cause where no stabilizing solution exists: "(A, B) is not stabilizable"
 //! or "(A, Q) is not detectable" with the offending eigenvalue of A, or R
-//! singular where B cannot make R + B'PB definite.
+//! singular where B cannot make R + B'PB definite. progress(done, total)
+//! is called (throttled) after each doubling and Newton step, total being
+//! the most steps there can be; false cancels (throws Cancelled).
 StationaryLQR solve_stationary(const Eigen::Ref<const Eigen::MatrixXd>& A, const Eigen::Ref<const Eigen::MatrixXd>& B,
                                const Eigen::Ref<const Eigen::MatrixXd>& Q, const Eigen::Ref<const Eigen::MatrixXd>& R,
-                               const Eigen::Ref<const Eigen::MatrixXd>& N, const StationaryOptions& options = {});
+                               const Eigen::Ref<const Eigen::MatrixXd>& N, const StationaryOptions& options = {},
+                               const ProgressFn* progress = nullptr);
 
 }  // namespace directable
