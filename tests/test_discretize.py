@@ -359,6 +359,7 @@ def test_retune_noncontiguous_same_result(rng):
     a = small_lq(rng)
     d = lqr.discretize(**continuous_args(a))
     Qf = np.arange(9.0).reshape(3, 3) / 10 + np.eye(3)
+    Qf = Qf + Qf.T  # weights must be symmetric (a transposed view of it is the same matrix)
     Rn = np.array([[2.0, 0.3], [0.3, 1.0]])
     ref = lqr.retune(d, Qf, 1.0, 2.0, R=Rn)
     for v in noncontiguous_views(Qf).values():
@@ -379,17 +380,24 @@ def test_discretize_nonfinite(rng, name, bad):
         lqr.discretize(**continuous_args(a))
 
 
-@pytest.mark.parametrize("R", [np.zeros((s, s)), np.diag([1.0, 0.0]), np.diag([1.0, -1e-3])],
-                         ids=["zero", "singular", "indefinite"])
-def test_retune_R_not_positive_definite(rng, R):
+@pytest.mark.parametrize("R", [np.diag([1.0, -1e-3]), np.array([[1.0, 2.0], [2.0, 1.0]])],
+                         ids=["indefinite", "indefinite-offdiag"])
+def test_retune_R_not_positive_semidefinite(rng, R):
     d = lqr.discretize(**continuous_args(small_lq(rng)))
-    with pytest.raises(ValueError, match=r"\bR\b.*positive definite"):
+    with pytest.raises(ValueError, match=r"^R must be symmetric positive semidefinite, got smallest eigenvalue -"):
         lqr.retune(d, np.eye(n), R=R)
+
+
+@pytest.mark.parametrize("R", [np.zeros((s, s)), np.diag([1.0, 0.0])], ids=["zero", "singular"])
+def test_retune_semidefinite_R_is_accepted(rng, R):
+    """A free actuator (issue 24): the discrete R_i keeps the Gamma'Q Gamma integral, so H_i stays definite."""
+    d = lqr.discretize(**continuous_args(small_lq(rng)))
+    assert np.isfinite(lqr.retune(d, np.eye(n), R=R).K).all()
 
 
 def test_retune_R_negative_definite(rng):
     d = lqr.discretize(**continuous_args(small_lq(rng)))
-    with pytest.raises(ValueError, match=r"\bR\b.*positive definite"):
+    with pytest.raises(ValueError, match=r"\bR\b.*positive semidefinite"):
         lqr.retune(d, np.eye(n), R=-np.eye(s))
 
 

@@ -101,7 +101,7 @@ def test_large_n_bad_step_inside_a_team_chunk_is_named(rng):
     p = random_lq(rng, T, n, s)
     R = p["R"].copy()
     R[35] = -np.eye(s)  # reached in the first chunk (steps 39 .. 32)
-    with pytest.raises(ValueError, match=r"R\[35\].*positive definite"):
+    with pytest.raises(ValueError, match=r"R\[35\].*positive semidefinite"):
         _solve(dict(p, R=R))
     A = p["A"].copy()
     A[28, 3, 4] = np.nan  # in the second chunk
@@ -188,7 +188,8 @@ def test_zero_dim_array_weight_is_a_scalar(rng):
 def test_nonsymmetric_R_is_its_symmetric_part_or_rejected(rng):
     # regression: riccati_sweep once factored a non-symmetric R + B'PB by one triangle
     """u'Ru only depends on (R + R')/2: a non-symmetric R must either be
-    rejected (ValueError naming R) or give the gains of its symmetric part."""
+    rejected (ValueError naming R; it is, as a likely mistake) or give the
+    gains of its symmetric part."""
     T, n, s = 5, 3, 2
     A = rng.standard_normal((T, n, n)) * 0.4
     B = rng.standard_normal((T, n, s))
@@ -202,14 +203,26 @@ def test_nonsymmetric_R_is_its_symmetric_part_or_rejected(rng):
     np.testing.assert_allclose(sol.K, ref.K, rtol=1e-12, atol=1e-14)
 
 
-def test_nonsymmetric_Q_is_its_symmetric_part(rng):
+def test_nonsymmetric_Q_is_refused_symmetric_within_rounding_is_its_symmetric_part(rng):
+    """A clearly non-symmetric Q, Q[i] or Q_final is a mistake and is refused
+    naming it and the entries; one symmetric to 1e-10 relative is taken as
+    its symmetric part."""
     T, n, s = 5, 3, 2
     A = rng.standard_normal((T, n, n)) * 0.4
     B = rng.standard_normal((T, n, s))
     Qn = random_spd(rng, n) + np.triu(rng.standard_normal((n, n)), 1) * 0.3
     Qs = 0.5 * (Qn + Qn.T)
-    a = lqr.solve_discrete(A, B, Qn, 1.0, Qn)
-    b = lqr.solve_discrete(A, B, Qs, 1.0, Qs)
+    with pytest.raises(ValueError, match=r"^Q must be symmetric .* got Q\[0, 1\] = "):
+        lqr.solve_discrete(A, B, Qn, 1.0, Qs)
+    with pytest.raises(ValueError, match=r"^Q\[3\] must be symmetric"):
+        lqr.solve_discrete(A, B, np.stack([Qs, Qs, Qs, Qn, Qs]), 1.0, Qs)
+    with pytest.raises(ValueError, match=r"^Q_final must be symmetric"):
+        lqr.solve_discrete(A, B, Qs, 1.0, Qn)
+    with pytest.raises(ValueError, match=r"^Q must be symmetric"):
+        lqr.discretize(A, B[0], 0.1, Qn, 1.0)
+    Qr = Qs + np.triu(np.full((n, n), 1e-13 * np.abs(Qs).max()), 1)
+    a = lqr.solve_discrete(A, B, Qr, 1.0, Qr)
+    b = lqr.solve_discrete(A, B, 0.5 * (Qr + Qr.T), 1.0, 0.5 * (Qr + Qr.T))
     np.testing.assert_allclose(a.K, b.K, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(a.P, b.P, rtol=1e-12, atol=1e-14)
 
@@ -259,11 +272,15 @@ def test_cost_to_go_symmetric_psd_and_decreasing(rng):
 
 
 def test_zero_control_weight_directions_still_pd_via_BPB(rng):
-    """R only needs R + B'PB > 0 in the sweep; R itself must be PD (the check)."""
+    """R only needs R + B'PB > 0 in the sweep: R = 0 is fine where B'PB is
+    definite, and refused naming R (and the step) where it is not."""
     A = np.eye(2)
     B = np.array([[1.0], [0.0]])
-    with pytest.raises(ValueError, match="R"):
-        lqr.solve_discrete(A, B, 1.0, 0.0, 1.0, horizon=3)
+    sol = lqr.solve_discrete(A, B, 1.0, 0.0, 1.0, horizon=3)
+    np.testing.assert_allclose(sol.K[2], [[-1.0, 0.0]], rtol=0, atol=1e-15)  # u = -x_0: x_0 costs, u is free
+    with pytest.raises(ValueError, match=r"not positive definite at step 2: its Cholesky pivot 0 is 0 .*"
+                                         r"R is singular .* B' P B does not make up for it"):
+        lqr.solve_discrete(A, B, 1.0, 0.0, np.diag([0.0, 1.0]), horizon=3)
 
 
 # ------------------------------------------------------------------- views
@@ -433,18 +450,29 @@ def test_overflowing_problems_raise_instead_of_nan(rng):
         lqr.discretize(np.eye(n) * 1e10, a["B"][0], 1.0, 1.0, 1.0, horizon=2)
 
 
-@pytest.mark.parametrize("R", [-np.eye(s), np.zeros((s, s)), np.diag([1.0, 0.0]), np.diag([1.0, -1e-3]),
-                               np.array([[1.0, 5.0], [0.0, 1.0]])],
-                         ids=["negative", "zero", "singular", "indefinite", "nonsym-indefinite"])
-def test_R_not_positive_definite(rng, R):
-    check_both_refuse_R(small_lq(rng), R, r"\bR\b.*positive definite")
+@pytest.mark.parametrize("R,match", [(-np.eye(s), "positive semidefinite, got smallest eigenvalue -1"),
+                                     (np.diag([1.0, -1e-3]), "positive semidefinite, got smallest eigenvalue -0.001"),
+                                     (np.array([[1.0, 5.0], [0.0, 1.0]]), "symmetric")],
+                         ids=["negative", "indefinite", "nonsym"])
+def test_R_not_positive_semidefinite(rng, R, match):
+    check_both_refuse_R(small_lq(rng), R, r"^R must be .*" + match)
+
+
+@pytest.mark.parametrize("R", [np.zeros((s, s)), np.diag([1.0, 0.0])], ids=["zero", "singular"])
+def test_semidefinite_R_is_accepted_where_BPB_makes_up(rng, R):
+    """Zero or singular R: the sweep runs (B'PB is definite here) and equals the dense optimum."""
+    a = small_lq(rng)
+    sol = lqr.solve_discrete(**dict(a, R=R))
+    Kb, P0 = dense_lq(a["A"], a["B"], a["Q"], np.broadcast_to(R, (T,) + R.shape), a["Q_final"], a["N"])
+    assert rel_err(sol.P[0], P0) < 1e-9
+    assert rel_err(sol.K[0], Kb[0]) < 1e-9
 
 
 def test_R_sequence_with_one_bad_step_names_the_step(rng):
     a = small_lq(rng)
     R = a["R"].copy()
     R[2] = -np.eye(s)
-    check_both_refuse_R(a, R, r"R\[2\].*positive definite")
+    check_both_refuse_R(a, R, r"R\[2\].*positive semidefinite")
 
 
 def check_both_refuse_R(a, R, match):
@@ -457,7 +485,7 @@ def check_both_refuse_R(a, R, match):
 
 def test_scalar_R_not_positive(rng):
     a = small_lq(rng)
-    for bad in (0.0, -1.0):
+    for bad in (-1.0,):
         with pytest.raises(ValueError, match=r"\bR\b"):
             lqr.solve_discrete(a["A"], a["B"], 1.0, bad, 1.0)
         with pytest.raises(ValueError, match=r"\bR\b"):

@@ -1,12 +1,23 @@
 #include "common.hpp"
 #include "directable/control/lqr/discretize.hpp"
 #include "directable/control/lqr/riccati.hpp"
+#include "directable/control/lqr/stationary.hpp"
 #include "directable/control/lqr/tracker.hpp"
 #include "tracker_object.hpp"
 
 namespace directable::py_bind {
 
 namespace {
+
+// Q_final: an (n, n) array, or "dare" (the stationary P of the last step).
+FinalCost final_cost(const py::object& Q_final) {
+  if (py::isinstance<py::str>(Q_final)) {
+    const auto name = Q_final.cast<std::string>();
+    if (name == "dare") return FinalCost::stationary_solution();
+    throw std::invalid_argument("Q_final must be an (n, n) array, a scalar or \"dare\", got \"" + name + "\"");
+  }
+  return FinalCost(matrix(Q_final.cast<Array>(), "Q_final"));
+}
 
 // Sweep of an already validated problem (GIL released).
 std::shared_ptr<LQRSolution> sweep(const LQRProblem& p, py::object progress) {
@@ -41,19 +52,63 @@ alive. Copy them (np.array(sol.K)) to modify.)doc", py::dynamic_attr())
         return self.cost_to_go(vector(x, "x"), step);
       }, py::arg("x"), py::arg("step") = 0, "Optimal cost x' P_step x from state x (n,) at step.");
 
-  m.def("solve_discrete", [](const Array& A, const Array& B, const Array& Q, const Array& R, const Array& Q_final,
+  m.def("solve_discrete", [](const Array& A, const Array& B, const Array& Q, const Array& R, const py::object& Q_final,
                              const OptArray& N, std::optional<Index> horizon, py::object progress) {
     LQRProblem p = discrete_problem(matrix_seq(A, "A"), matrix_seq(B, "B"), matrix_seq(Q, "Q"), matrix_seq(R, "R"),
-                                    matrix(Q_final, "Q_final"), matrix_seq(N, "N"), horizon);
+                                    final_cost(Q_final), matrix_seq(N, "N"), horizon);
     return sweep(p, progress);
   }, py::arg("A"), py::arg("B"), py::arg("Q"), py::arg("R"), py::arg("Q_final"), py::arg("N") = py::none(),
      py::arg("horizon") = py::none(), py::arg("progress") = py::none(),
      R"doc(Riccati backward sweep of the discrete LTV LQR problem (GIL released).
 
 A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), N (T, n, s): per step, or
-one matrix constant in time; Q_final (n, n). progress(done, total) is called
+one matrix constant in time; Q_final (n, n) or "dare" (the stationary solution
+of the last step's problem). progress(done, total) is called
 at most every 50 ms. Returns an LQRSolution.)doc");
 
+}
+
+// The stationary (infinite-horizon) problem.
+void bind_stationary(py::module_& m) {
+  py::class_<StationaryLQR, std::shared_ptr<StationaryLQR>>(m, "StationaryLQR", R"doc(
+Stabilizing solution of the discrete algebraic Riccati equation.
+
+P (n, n), K (s, n) are read-only views of this object's memory. Unpacks as
+(P, K, spectral_radius).)doc")
+      .def_property_readonly("P", [](py::object self) { return view(self.cast<StationaryLQR&>().P, self); },
+                             "(n, n) stationary cost-to-go, J*(x) = x' P x.")
+      .def_property_readonly("K", [](py::object self) { return view(self.cast<StationaryLQR&>().K, self); },
+                             "(s, n) stationary gain, u = K x.")
+      .def_readonly("spectral_radius", &StationaryLQR::spectral_radius, "Spectral radius of A + B K (< 1).")
+      .def_readonly("iterations", &StationaryLQR::iterations, "Doubling steps taken.")
+      .def_readonly("refinements", &StationaryLQR::refinements, "Newton steps that lowered the residual.")
+      .def_readonly("residual", &StationaryLQR::residual,
+                    "Relative Riccati residual |Q + A'PA - P - G'H^-1 G|_F / |P|_F.")
+      .def("__iter__", [](py::object self) {
+        const auto& r = self.cast<StationaryLQR&>();
+        return py::iter(py::make_tuple(view(r.P, self), view(r.K, self), r.spectral_radius));
+      })
+      .def("__repr__", [](const StationaryLQR& r) {
+        return py::str("StationaryLQR(n={}, s={}, spectral_radius={:.6g}, iterations={}, refinements={}, "
+                       "residual={:.2e})")
+            .format(r.P.rows(), r.K.rows(), r.spectral_radius, r.iterations, r.refinements, r.residual);
+      });
+
+  m.def("solve_stationary", [](const Array& A, const Array& B, const Array& Q, const Array& R, const OptArray& N,
+                               py::object progress) {
+    const Eigen::MatrixXd a = matrix(A, "A"), b = matrix(B, "B"), q = matrix(Q, "Q"), r = matrix(R, "R");
+    const Eigen::MatrixXd nn = N ? matrix(*N, "N") : Eigen::MatrixXd();
+    Progress prog(progress);
+    return prog.run([&](const ProgressFn* fn) {
+      return std::make_shared<StationaryLQR>(solve_stationary(a, b, q, r, nn, StationaryOptions(), fn));
+    });
+  }, py::arg("A"), py::arg("B"), py::arg("Q"), py::arg("R"), py::arg("N") = py::none(), py::arg("progress") = py::none(),
+     R"doc(Stabilizing solution of the DARE P = Q + A'PA - G'(R + B'PB)^-1 G,
+G = B'PA + N', by structure-preserving doubling with Newton refinement (GIL
+released). A (n, n), B (n, s), Q (n, n) symmetric, R (s, s) symmetric
+positive semidefinite, N (n, s) or None. progress(done, total) is called at
+most every 50 ms (a doubling or Newton step done; total: the most there can
+be). Returns a StationaryLQR.)doc");
 }
 
 // Discretization and the continuous problem (declarations only: long as
@@ -86,16 +141,16 @@ object is alive. Rc is the continuous control weight kept for re-tuning.)doc")
       .def_property_readonly("horizon", &Discretization::horizon)
       .def_property_readonly("n", &Discretization::n)
       .def_property_readonly("s", &Discretization::s)
-      .def("solve", [](std::shared_ptr<Discretization> self, const Array& Q_final, double alpha_Q, double alpha_R,
+      .def("solve", [](std::shared_ptr<Discretization> self, const py::object& Q_final, double alpha_Q, double alpha_R,
                        const OptArray& R, py::object progress) {
-        return sweep(self->make_problem(matrix(Q_final, "Q_final"), alpha_Q, alpha_R, matrix_seq(R, "R")), progress);
+        return sweep(self->make_problem(final_cost(Q_final), alpha_Q, alpha_R, matrix_seq(R, "R")), progress);
       }, py::arg("Q_final"), py::arg("alpha_Q") = 1.0, py::arg("alpha_R") = 1.0, py::arg("R") = py::none(),
          py::arg("progress") = py::none(),
          R"doc(Riccati sweep for re-tuned weights, without a new discretization.
 
 Continuous weights become alpha_Q * Q and alpha_R * R (R: a new (s, s) or
 (T, s, s) continuous control weight replacing the one discretized).
-Q_final (n, n). Returns an LQRSolution.)doc");
+Q_final (n, n) or "dare". Returns an LQRSolution.)doc");
 
   m.def("discretize", [](const Array& A, const Array& B, double dt, const Array& Q, const Array& R,
                          DiscretizeMethod method, std::optional<Index> horizon, int intervals, int threads,
@@ -118,10 +173,10 @@ single matrices (constant; then horizon is required). Parallel over steps
 (threads=0: all cores), GIL released, progress(done, total) throttled.)doc");
 
   m.def("solve_continuous", [](const Array& A, const Array& B, double dt, const Array& Q, const Array& R,
-                               const Array& Q_final, DiscretizeMethod method, std::optional<Index> horizon,
+                               const py::object& Q_final, DiscretizeMethod method, std::optional<Index> horizon,
                                int intervals, int threads, py::object progress) {
     SeqView a = matrix_seq(A, "A"), b = matrix_seq(B, "B"), q = matrix_seq(Q, "Q"), r = matrix_seq(R, "R");
-    Eigen::MatrixXd qf = matrix(Q_final, "Q_final");
+    const FinalCost qf = final_cost(Q_final);
     DiscretizeOptions opt;
     opt.method = method;
     opt.simpson_intervals = intervals;
@@ -242,6 +297,7 @@ coordinates' forces, as a model's actuation (identity when None).)doc");
 
 void bind_control(py::module_& m) {
   bind_riccati(m);
+  bind_stationary(m);
   bind_discretize(m);
   bind_tracker(m);
 }

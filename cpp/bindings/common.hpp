@@ -175,6 +175,10 @@ inline py::array view(const MatrixSeq& m, py::handle owner) {
 inline py::array view(const VectorSeq& v, py::handle owner) {
   return readonly(py::array_t<double>({v.T(), v.dim()}, v.data(), owner));
 }
+//! (rows, cols) read-only view of a row-major matrix owned by `owner`.
+inline py::array view(const RowMatrix& m, py::handle owner) {
+  return readonly(py::array_t<double>({m.rows(), m.cols()}, m.data(), owner));
+}
 template <class Vec>
 inline py::array view_vector(const Vec& v, py::handle owner) {
   return readonly(py::array_t<typename Vec::Scalar>({v.size()}, v.data(), owner));

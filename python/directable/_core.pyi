@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -42,6 +42,47 @@ class LQRSolution:
     @property
     def s(self) -> int:
         ...
+class StationaryLQR:
+    """
+    Stabilizing solution of the discrete algebraic Riccati equation.
+    
+    P (n, n), K (s, n) are read-only views of this object's memory. Unpacks as
+    (P, K, spectral_radius).
+    """
+    def __iter__(self) -> collections.abc.Iterator:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def K(self) -> numpy.ndarray:
+        """
+        (s, n) stationary gain, u = K x.
+        """
+    @property
+    def P(self) -> numpy.ndarray:
+        """
+        (n, n) stationary cost-to-go, J*(x) = x' P x.
+        """
+    @property
+    def iterations(self) -> int:
+        """
+        Doubling steps taken.
+        """
+    @property
+    def refinements(self) -> int:
+        """
+        Newton steps that lowered the residual.
+        """
+    @property
+    def residual(self) -> float:
+        """
+        Relative Riccati residual |Q + A'PA - P - G'H^-1 G|_F / |P|_F.
+        """
+    @property
+    def spectral_radius(self) -> float:
+        """
+        Spectral radius of A + B K (< 1).
+        """
 class DiscretizeMethod:
     """
     Members:
@@ -99,13 +140,13 @@ class Discretization:
         """
         From saved arrays (copied); shapes as the properties.
         """
-    def solve(self, Q_final: numpy.ndarray[numpy.float64], alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
+    def solve(self, Q_final: typing.Any, alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
         """
         Riccati sweep for re-tuned weights, without a new discretization.
         
         Continuous weights become alpha_Q * Q and alpha_R * R (R: a new (s, s) or
         (T, s, s) continuous control weight replacing the one discretized).
-        Q_final (n, n). Returns an LQRSolution.
+        Q_final (n, n) or "dare". Returns an LQRSolution.
         """
     @property
     def Gamma(self) -> numpy.ndarray:
@@ -2110,7 +2151,7 @@ def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.Suppo
     serve several runs at once; afterwards the Tracker's index is where the run
     ended. Returns a SimulationResult.
     """
-def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
+def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
     """
     discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
     steps are discretized from the last one down while the calling thread sweeps
@@ -2118,13 +2159,23 @@ def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.flo
     same results as the two calls, on `threads` cores (0: all; 1: the calling
     thread only, the sweep too). GIL released, progress(done, 2T) throttled.
     """
-def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
+def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, N: numpy.ndarray[numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
     """
     Riccati backward sweep of the discrete LTV LQR problem (GIL released).
     
     A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), N (T, n, s): per step, or
-    one matrix constant in time; Q_final (n, n). progress(done, total) is called
+    one matrix constant in time; Q_final (n, n) or "dare" (the stationary solution
+    of the last step's problem). progress(done, total) is called
     at most every 50 ms. Returns an LQRSolution.
+    """
+def solve_stationary(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> StationaryLQR:
+    """
+    Stabilizing solution of the DARE P = Q + A'PA - G'(R + B'PB)^-1 G,
+    G = B'PA + N', by structure-preserving doubling with Newton refinement (GIL
+    released). A (n, n), B (n, s), Q (n, n) symmetric, R (s, s) symmetric
+    positive semidefinite, N (n, s) or None. progress(done, total) is called at
+    most every 50 ms (a doubling or Newton step done; total: the most there can
+    be). Returns a StationaryLQR.
     """
 def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
     """

@@ -16,6 +16,7 @@ from . import _core
 from ._validate import actuation_matrix, as_float_array, integer, optional_array, real, run_with_progress, weight
 
 LQRSolution = _core.LQRSolution
+StationaryLQR = _core.StationaryLQR
 Discretization = _core.Discretization
 Tracker = _core.Tracker
 
@@ -27,6 +28,26 @@ def _dims(A, B):
     return (A.shape[-1] if A.ndim else 0), (B.shape[-1] if B.ndim else 0)
 
 
+def _weight(x, dim, name):
+    """A cost weight as the core takes it: scalar -> multiple of I, (k,) -> diagonal, arrays pass."""
+    w = weight(x, dim, name)
+    if w.ndim != 1:
+        return w
+    if w.shape != (dim,):  # the core would see (k, k): name what was given
+        raise ValueError(f"{name} must have shape (T, {dim}, {dim}), ({dim}, {dim}), ({dim},) (the diagonal) or be a "
+                         f"scalar, got {w.shape}")
+    return np.diag(w)
+
+
+def _final_weight(Q_final, n):
+    """Q_final as the core takes it: a weight, or "dare" (the stationary P of the last step)."""
+    if isinstance(Q_final, str):
+        if Q_final != "dare":
+            raise ValueError(f"Q_final must be an (n, n) array, a scalar or 'dare', got {Q_final!r}")
+        return Q_final
+    return _weight(Q_final, n, "Q_final")
+
+
 def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> LQRSolution:
     """Riccati backward sweep of the discrete time-varying LQR problem.
 
@@ -34,9 +55,12 @@ def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> 
     ----------
     A : (T, n, n) or (n, n)
     B : (T, n, s) or (n, s)
-    Q : (T, n, n), (n, n) or scalar (times identity)
-    R : (T, s, s), (s, s) or scalar; must be symmetric positive definite
-    Q_final : (n, n) or scalar
+    Q : (T, n, n), (n, n), (n,) diagonal or scalar (times identity); symmetric
+    R : (T, s, s), (s, s), (s,) diagonal or scalar; symmetric positive semidefinite
+    Q_final : (n, n), (n,), scalar, or ``"dare"``: the stationary P of the
+        last step's problem (``solve_stationary(A[-1], B[-1], Q[-1], R[-1],
+        N[-1]).P``), the natural terminal cost of a problem that goes on
+        like its last step
     N : (T, n, s), (n, s) or None -- cross term 2 x' N u
     horizon : T, required only when every matrix is constant
     progress : None, True (tqdm bar) or callable(done, total)
@@ -45,6 +69,16 @@ def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> 
     -------
     LQRSolution with ``.K`` (T, s, n) and ``.P`` (T+1, n, n), read-only views
     of C++ memory that live as long as the solution or any view of it.
+
+    Notes
+    -----
+    Weights are checked symmetric (``|M_ij - M_ji| <= 1e-10 max|M|``). Q and
+    Q_final may be indefinite and R positive semidefinite (smallest
+    eigenvalue ``>= -1e-12 max|R|``) or zero: what must hold is that
+    ``H_i = R_i + B_i' P_{i+1} B_i`` is positive definite at every step, each
+    pivot of its Cholesky factorization above ``1e-13`` times its diagonal
+    entry. Otherwise a ValueError names the step, the pivot and the weight
+    to blame (R, Q_final, or the P that an indefinite Q made).
     """
     A = as_float_array(A, "A")
     B = as_float_array(B, "B")
@@ -55,12 +89,55 @@ def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> 
         "Riccati sweep",
         A=A,
         B=B,
-        Q=weight(Q, n, "Q"),
-        R=weight(R, s, "R"),
-        Q_final=weight(Q_final, n, "Q_final"),
+        Q=_weight(Q, n, "Q"),
+        R=_weight(R, s, "R"),
+        Q_final=_final_weight(Q_final, n),
         N=optional_array(N, "N"),
         horizon=_horizon(horizon),
     )
+
+
+def solve_stationary(A, B, Q, R, N=None, progress=None) -> StationaryLQR:
+    """Stationary (infinite-horizon) LQR: the stabilizing solution of the DARE.
+
+    ``P = Q + A'PA - G' (R + B'PB)^{-1} G`` with ``G = B'PA + N'``, and the
+    gain ``K = -(R + B'PB)^{-1} G`` (``u = K x``) for which ``A + B K`` is
+    stable. Solved in C++ by the structure-preserving doubling algorithm
+    (quadratic convergence: closed-loop eigenvalues near the unit circle cost
+    a few more doublings, where iterating the Riccati sweep would need
+    ``~1 / (1 - rho)`` steps), then Newton steps on the residual.
+
+    Parameters
+    ----------
+    A : (n, n)
+    B : (n, s)
+    Q : (n, n), (n,) diagonal or scalar; symmetric, may be indefinite
+    R : (s, s), (s,) diagonal or scalar; symmetric positive semidefinite
+        (singular R is fine where ``R + B'PB`` is positive definite)
+    N : (n, s) or None -- cross term 2 x' N u
+    progress : None, True (tqdm bar) or callable(done, total); the GIL is
+        released and Ctrl-C stops the call between two doubling steps
+
+    Returns
+    -------
+    StationaryLQR with ``.P`` (n, n), ``.K`` (s, n), ``.spectral_radius``
+    (of ``A + B K``, < 1), ``.iterations`` (doubling steps),
+    ``.refinements`` (Newton steps) and ``.residual``
+    (``|Q + A'PA - P - G'H^{-1}G|_F / |P|_F``). Unpacks as
+    ``P, K, spectral_radius = solve_stationary(...)``.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or values (tolerances as in ``solve_discrete``); "(A, B) is
+        not stabilizable" or "(A, Q) is not detectable" with the eigenvalue of
+        A to blame, where no stabilizing solution exists.
+    """
+    A = as_float_array(A, "A")
+    B = as_float_array(B, "B")
+    n, s = _dims(A, B)
+    return run_with_progress(_core.solve_stationary, progress, "stationary LQR", A=A, B=B, Q=_weight(Q, n, "Q"),
+                             R=_weight(R, s, "R"), N=optional_array(N, "N"))
 
 
 def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threads=0, progress=None) -> Discretization:
@@ -72,8 +149,9 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
     integrals with one Van Loan block exponential per step; ``"simpson"`` is
     the paper's quadrature with ``intervals`` (even) sub-steps.
 
-    A (T, n, n) or (n, n); B (T, n, s) or (n, s); Q (n, n)/(T, n, n)/scalar;
-    R (s, s)/(T, s, s)/scalar, positive definite; dt > 0. The steps run in
+    A (T, n, n) or (n, n); B (T, n, s) or (n, s); Q (n, n)/(T, n, n)/(n,)/scalar,
+    symmetric; R (s, s)/(T, s, s)/(s,)/scalar, symmetric positive semidefinite
+    (tolerances as in ``solve_discrete``); dt > 0 (s). The steps run in
     parallel on ``threads`` cores (0: all) with the GIL released; Ctrl-C
     interrupts. Returns a Discretization (``.Phi, .Gamma, .Q, .N, .R``, each
     (T, ...)); ``.solve(Q_final, alpha_Q, alpha_R)`` re-tunes the weights
@@ -90,7 +168,7 @@ def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads):
     n, s = _dims(A, B)
     if method not in _METHODS:
         raise ValueError(f"method must be 'exact' or 'simpson', got {method!r}")
-    args = dict(A=A, B=B, dt=real(dt, "dt"), Q=weight(Q, n, "Q"), R=weight(R, s, "R"), method=_METHODS[method],
+    args = dict(A=A, B=B, dt=real(dt, "dt"), Q=_weight(Q, n, "Q"), R=_weight(R, s, "R"), method=_METHODS[method],
                 horizon=_horizon(horizon), intervals=integer(intervals, "intervals"),
                 threads=integer(threads, "threads"))
     return args
@@ -103,28 +181,34 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
     and swept as soon as they are ready), with the results of the two calls,
     on ``threads`` cores (0: all; 1: the calling thread only, the sweep too).
 
+    Q_final: (n, n), (n,), scalar or ``"dare"`` (the stationary P of the
+    last step's discrete problem), as in ``solve_discrete``.
+
     Returns an LQRSolution whose ``.discretization`` attribute holds the
     Discretization, so ``sol.discretization.solve(Q_final, alpha_Q, alpha_R)``
     re-tunes without a new discretization.
     """
     args = _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads)
     disc, sol = run_with_progress(_core.solve_continuous, progress, "discretize + Riccati sweep",
-                                  Q_final=weight(Q_final, _dims(args["A"], args["B"])[0], "Q_final"), **args)
+                                  Q_final=_final_weight(Q_final, _dims(args["A"], args["B"])[0]), **args)
     sol.discretization = disc
     return sol
 
 
 def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=None, progress=None) -> LQRSolution:
     """Gains for the weights ``alpha_Q Q`` and ``alpha_R R`` (or a new continuous
-    ``R``), reusing ``discretization``: a Riccati sweep, no exponential."""
+    ``R``), reusing ``discretization``: a Riccati sweep, no exponential.
+
+    Q_final: (n, n), (n,), scalar or ``"dare"`` (the stationary P of the last
+    step's re-tuned discrete problem)."""
     return run_with_progress(
         discretization.solve,
         progress,
         "Riccati sweep",
-        Q_final=weight(Q_final, discretization.n, "Q_final"),
+        Q_final=_final_weight(Q_final, discretization.n),
         alpha_Q=real(alpha_Q, "alpha_Q"),
         alpha_R=real(alpha_R, "alpha_R"),
-        R=None if R is None else weight(R, discretization.s, "R"),
+        R=None if R is None else _weight(R, discretization.s, "R"),
     )
 
 

@@ -1,6 +1,8 @@
 """The controlled simulation: model + controller + disturbances, in C++."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _core
@@ -24,17 +26,38 @@ def simulate(model, z0, steps, dt, controller=None, t0=0.0, disturbance=None, op
     tracker may serve several runs at once (the GIL is released); afterwards
     ``controller.index`` is where the run ended.
 
+    Past the tracker's horizon T a tracker made with ``loop=True`` rewinds
+    to reference step 0; any other holds the last reference state and gain,
+    and a run that will get there (``start_index + steps > T``, no
+    ``jump_steps``) issues a ``RuntimeWarning`` (shown once per calling line,
+    as Python's warnings are by default) saying from which step it holds.
+
     Returns a SimulationResult with states (N+1, n), controls (N, s),
     feedback (N, s), tracking_error (N+1,), effort (N,), ref_index (N+1,).
     """
     js = None if jump_steps is None else np.asarray(jump_steps, dtype=np.int32).ravel()
     if controller is not None and not isinstance(controller, _core.Tracker):
         raise TypeError(f"controller must be a directable Tracker or None, got {type(controller).__name__}")
+    if controller is not None and not controller.loop and js is None:
+        _warn_past_horizon(controller, steps, start_index)
     return run_with_progress(
         _core.simulate, progress, "simulate", model=model, z0=as_float_array(z0, "z0"), steps=integer(steps, "steps"),
         dt=real(dt, "dt"), controller=controller, t0=real(t0, "t0"), disturbance=optional_array(disturbance, "disturbance"),
         open_loop=optional_array(open_loop, "open_loop"), kicks=optional_array(kicks, "kicks"), jump_steps=js,
         start_index=integer(start_index, "start_index", allow_none=True))
+
+
+def _warn_past_horizon(tracker, steps, start_index):
+    """RuntimeWarning where a run without loop goes past the tracker's horizon (bad arguments are the core's)."""
+    try:
+        start = tracker.index if start_index is None else int(start_index)
+        held = start + int(steps) - tracker.horizon
+    except (TypeError, ValueError):
+        return
+    if held > 0 and 0 <= start <= tracker.horizon:
+        warnings.warn(f"simulate runs {int(steps)} steps from reference step {start}, past the tracker's horizon "
+                      f"{tracker.horizon}: its last {held} steps hold the last reference state and gain (make the "
+                      f"tracker with loop=True to rewind to step 0, or run fewer steps)", RuntimeWarning, stacklevel=3)
 
 
 def push(steps, dim, at, force, duration=1):

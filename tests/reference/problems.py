@@ -30,7 +30,7 @@ SHAPE_CASES = {
     "Q shape": ("Q", lambda a: np.eye(n + 1)),
     "Q 4-D": ("Q", lambda a: a["Q"][None]),
     "R shape": ("R", lambda a: np.eye(s + 1)),
-    "R 1-D": ("R", lambda a: np.ones(s)),
+    "R 1-D": ("R", lambda a: np.ones(s + 1)),  # (s,) would be the diagonal weight
     "N shape": ("N", lambda a: np.zeros((T, n, n))),
     "Q_final shape": ("Q_final", lambda a: np.eye(n - 1)),
     "Q_final 3-D": ("Q_final", lambda a: np.eye(n)[None]),

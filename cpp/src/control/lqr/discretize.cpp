@@ -46,7 +46,7 @@ Discretization::Discretization(const SeqView& Phi_saved, const SeqView& Gamma_sa
   copy(Rc, Rc_saved, "Rc", s, s, true);
 }
 
-LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>& Q_final, double alpha_Q,
+LQRProblem Discretization::make_problem(const FinalCost& Q_final, double alpha_Q,
                                         double alpha_R, SeqView R_new) const {
   LQRProblem p;
   p.A = Phi.view();
@@ -55,7 +55,8 @@ LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>&
   p.N = N.view();
   p.q_scale = alpha_Q;
   p.horizon = horizon();
-  p.Q_final = Q_final;
+  p.Q_final = Q_final.matrix;
+  p.Q_final_stationary = Q_final.stationary;
   p.sequences_checked = true;  // checked when this object was made; R_new below
   // R_i = alpha_Q (R_i - dt Rc_i) + alpha_R dt Rnew_i: the Gamma'QGamma
   // integral scales with Q, the control term is dt times the weight.
@@ -66,7 +67,7 @@ LQRProblem Discretization::make_problem(const Eigen::Ref<const Eigen::MatrixXd>&
     R_new.check("R", s(), s(), horizon());
     R_new.check_finite("R");
     for (Index i = 0; i < (R_new.is_constant() ? 1 : horizon()); ++i)
-      check_positive_definite(R_new.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", R_new[i]);
+      check_semidefinite(R_new.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", R_new[i].data(), s());
     p.R_terms.emplace_back(Rc.view(), -alpha_Q * dt);
     p.R_terms.emplace_back(R_new, alpha_R * dt);
   }
@@ -169,7 +170,9 @@ Index checked_horizon(const SeqView& A, const SeqView& B, double dt, const SeqVi
   Qc.check_finite("Q");
   Rc.check_finite("R");
   for (Index i = 0; i < (Rc.is_constant() ? 1 : T); ++i)
-    check_positive_definite(Rc.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", Rc[i]);
+    check_semidefinite(Rc.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", Rc[i].data(), Rc.rows);
+  for (Index i = 0; i < (Qc.is_constant() ? 1 : T); ++i)
+    check_symmetric(Qc.is_constant() ? std::string("Q") : "Q[" + std::to_string(i) + "]", Qc[i].data(), Qc.rows);
   if (options.method == DiscretizeMethod::Simpson && (options.simpson_intervals < 2 || options.simpson_intervals % 2))
     throw std::invalid_argument("simpson intervals must be an even number >= 2, got " +
                                 std::to_string(options.simpson_intervals));
@@ -246,7 +249,7 @@ struct ContinuousInputs {
 };
 
 // Discretization, then the sweep (nothing to overlap); progress over both.
-void solve_in_sequence(const ContinuousInputs& in, const Eigen::Ref<const Eigen::MatrixXd>& Q_final, int threads,
+void solve_in_sequence(const ContinuousInputs& in, const FinalCost& Q_final, int threads,
                        Index count, Discretization& disc, LQRSolution& sol, const ProgressFn* progress) {
   const Index T = in.T, n = in.n, s = in.s;
   const DiscretizeOptions& options = in.options;
@@ -263,7 +266,7 @@ void solve_in_sequence(const ContinuousInputs& in, const Eigen::Ref<const Eigen:
   riccati_sweep(pb, sol, progress ? &second : nullptr);
 }
 
-void solve_pipelined(const ContinuousInputs& in, const Eigen::Ref<const Eigen::MatrixXd>& Q_final, int threads,
+void solve_pipelined(const ContinuousInputs& in, const FinalCost& Q_final, int threads,
                      Discretization& disc, LQRSolution& sol, const ProgressFn* progress) {
   const Index T = in.T, n = in.n, s = in.s;
   const DiscretizeOptions& options = in.options;
@@ -336,14 +339,16 @@ void solve_pipelined(const ContinuousInputs& in, const Eigen::Ref<const Eigen::M
 }  // namespace
 
 std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc,
-                                                         const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
-                                                         std::optional<Index> horizon,
+                                                         const FinalCost& Q_final, std::optional<Index> horizon,
                                                          const DiscretizeOptions& options,
                                                          const ProgressFn* progress) {
   const Index T = checked_horizon(A, B, dt, Qc, Rc, horizon, options);
   const Index n = A.rows, s = B.cols;
-  check_shape("Q_final", Q_final.rows(), Q_final.cols(), n, n);
-  check_finite("Q_final", Q_final.data(), Q_final.size());
+  if (!Q_final.stationary) {
+    check_shape("Q_final", Q_final.matrix.rows(), Q_final.matrix.cols(), n, n);
+    check_finite("Q_final", Q_final.matrix.data(), Q_final.matrix.size());
+    check_symmetric("Q_final", Q_final.matrix.data(), n);
+  }
   const int threads = resolve_threads(options.threads);
   const ContinuousInputs in{A, B, Qc, Rc, dt, options, T, n, s};
   Discretization disc = allocate(T, A, B, Rc, dt, options);

@@ -6,6 +6,9 @@
 #include <sstream>
 #include <vector>
 
+#include <Eigen/Eigenvalues>
+
+#include "directable/control/lqr/stationary.hpp"
 #include "directable/core/parallel.hpp"
 #include "riccati_kernels.hpp"
 #include "directable/core/progress.hpp"
@@ -70,20 +73,103 @@ void lower_product(ZType& Z, const XType& X, const YType& Y, double alpha, bool 
   }
 }
 
-[[noreturn]] void throw_H_not_definite(Index i) {
+// "R" for a constant R, "R[i]" for a time-varying one.
+std::string step_label(const char* name, bool varies, Index i) {
+  return varies ? std::string(name) + "[" + std::to_string(i) + "]" : std::string(name);
+}
+
+double smallest_eigenvalue(const Eigen::MatrixXd& M) {
+  if (M.size() == 0) return 0.0;
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M, Eigen::EigenvaluesOnly).eigenvalues()(0);
+}
+
+std::string num(double x) {
+  std::ostringstream o;
+  o.precision(3);
+  o << x;
+  return o.str();
+}
+
+// H_i = R_i + B_i' P_{i+1} B_i failed (a pivot below kPivotTolerance): the
+// error path recomputes it from the inputs (P_{i+1} is in `out`) to say
+// which pivot failed and whom to blame: R_i, Q_final, or the P_{i+1} that
+// an indefinite Q made.
+[[noreturn]] void throw_H_not_definite(const LQRProblem& pb, const LQRSolution& out, Index i, bool R_varies) {
+  const Index s = pb.s(), T = pb.horizon;
+  Eigen::MatrixXd R = Eigen::MatrixXd::Zero(s, s);
+  for (const auto& term : pb.R_terms) {
+    const auto Rk = term.first[i];
+    R += (0.5 * term.second) * (Rk + Rk.transpose());
+  }
+  const Eigen::MatrixXd P = 0.5 * (out.P[i + 1] + out.P[i + 1].transpose());
+  const auto B = pb.B[i];
+  const Eigen::MatrixXd H = R + B.transpose() * P * B;
+  if (!H.allFinite())
+    throw std::domain_error("Riccati sweep produced non-finite cost-to-go at step " + std::to_string(i + 1) +
+                            " (ill-conditioned problem)");
+  // unpivoted LDL': the pivots the Cholesky factorization meets
+  Eigen::MatrixXd L = Eigen::MatrixXd::Zero(s, s);
+  Eigen::VectorXd d = Eigen::VectorXd::Zero(s);
+  Index bad = 0;
+  for (Index j = 0; j < s; ++j) {
+    d(j) = H(j, j);
+    for (Index k = 0; k < j; ++k) d(j) -= L(j, k) * L(j, k) * d(k);
+    bad = j;
+    if (!(d(j) > kPivotTolerance * std::abs(H(j, j)))) break;
+    for (Index r = j + 1; r < s; ++r) {
+      double x = H(r, j);
+      for (Index k = 0; k < j; ++k) x -= L(r, k) * L(j, k) * d(k);
+      L(r, j) = x / d(j);
+    }
+  }
   std::ostringstream msg;
-  msg << "R + B' P B is not positive definite at step " << i
-      << " (R must be symmetric positive definite, or B' P B must make it so)";
+  msg << "R + B' P B is not positive definite at step " << i << ": its Cholesky pivot " << bad << " is "
+      << num(d(bad)) << " (it must exceed " << kPivotTolerance << " times the diagonal entry " << num(H(bad, bad))
+      << "); ";
+  const double r_min = smallest_eigenvalue(R), p_min = smallest_eigenvalue(P);
+  if (r_min < -kSemidefiniteTolerance * R.cwiseAbs().maxCoeff()) {
+    msg << step_label("R", R_varies, i) << " is not positive semidefinite (smallest eigenvalue " << num(r_min) << ")";
+  } else if (p_min < -kSemidefiniteTolerance * P.cwiseAbs().maxCoeff()) {
+    if (i + 1 == T)
+      msg << "Q_final is not positive semidefinite (smallest eigenvalue " << num(p_min)
+          << ") and R is too small to make up for it";
+    else
+      msg << "P[" << i + 1 << "] is indefinite (smallest eigenvalue " << num(p_min)
+          << "): Q or Q_final is too negative for R to make up for it";
+  } else {
+    msg << step_label("R", R_varies, i) << " is singular (smallest eigenvalue " << num(r_min)
+        << ") and B' P B does not make up for it on its null space";
+  }
   throw std::domain_error(msg.str());
 }
 
-// R_i's lower triangle in Rllt (s x s) is factored in place; "R" or "R[i]"
-// in the message.
-void check_R_definite(Eigen::MatrixXd& Rllt, bool R_varies, Index i) {
-  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_R(Rllt);
-  if (llt_R.info() != Eigen::Success)
-    throw std::domain_error((R_varies ? "R[" + std::to_string(i) + "]" : std::string("R")) +
-                            " must be symmetric positive definite");
+// R_i's lower triangle in R (s x s, column-major) is mirrored and checked
+// positive semidefinite; "R" or "R[i]" in the message.
+void check_R_semidefinite(Eigen::MatrixXd& R, bool R_varies, Index i) {
+  R.triangularView<Eigen::StrictlyUpper>() = R.transpose();
+  check_semidefinite(step_label("R", R_varies, i), R.data(), R.rows());
+}
+
+// Symmetry of step i's Q and R terms (a constant one once, at the first
+// step swept), where the sweep reads them.
+void check_step_symmetric(const char* name, const SeqView& v, Index i, Index T) {
+  if (v.empty() || (v.is_constant() && i != T - 1)) return;
+  check_symmetric(step_label(name, !v.is_constant(), i), v[i].data(), v.rows);
+}
+
+// The stationary P of step T-1's problem, symmetric to the last bit.
+Eigen::MatrixXd stationary_final_cost(const LQRProblem& pb) {
+  const Index i = pb.horizon - 1, s = pb.s();
+  Eigen::MatrixXd R = Eigen::MatrixXd::Zero(s, s);
+  for (const auto& term : pb.R_terms) R += term.second * term.first[i];
+  const Eigen::MatrixXd N = pb.N.empty() ? Eigen::MatrixXd() : Eigen::MatrixXd(pb.q_scale * pb.N[i]);
+  try {
+    const Eigen::MatrixXd P = solve_stationary(pb.A[i], pb.B[i], pb.q_scale * pb.Q[i], R, N).P;
+    return 0.5 * (P + P.transpose());
+  } catch (const std::domain_error& e) {
+    throw std::domain_error(std::string("Q_final = \"dare\" (the stationary solution of step ") +
+                            std::to_string(i) + "'s problem): " + e.what());
+  }
 }
 
 void check_step(const LQRProblem& pb, Index i) {
@@ -94,6 +180,8 @@ void check_step(const LQRProblem& pb, Index i) {
   check_step_finite("Q", pb.Q, i, T);
   check_step_finite("N", pb.N, i, T);
   for (const auto& term : pb.R_terms) check_step_finite("R", term.first, i, T);
+  check_step_symmetric("Q", pb.Q, i, T);
+  for (const auto& term : pb.R_terms) check_step_symmetric("R", term.first, i, T);
 }
 
 // The sweep on detail::CompactRiccati, from step T-1 down: the step
@@ -127,7 +215,7 @@ class CompactSweep {
       const bool h_definite = threads <= 1 ? chunk_alone() : chunk_on_team(threads);
       if (!h_definite) {
         kernel_.finish();
-        throw_H_not_definite(i_);
+        throw_H_not_definite(pb_, out_, i_, R_varies_);
       }
       if (choose) chooser.end((now_seconds() - t0) / double(std::max<Index>(first - i_, 1)));
     }
@@ -148,9 +236,9 @@ class CompactSweep {
     if (R_varies_ || i == pb_.horizon - 1) {
       for (std::size_t k = 0; k < R_ptr_.size(); ++k) R_ptr_[k] = pb_.R_terms[k].first[i].data();
       kernel_.set_R(R_ptr_.data(), R_scale_.data(), int(R_ptr_.size()));
-      if (pb_.check_R_definite) {
+      if (pb_.check_R_semidefinite) {
         kernel_.copy_R(R_factor_.data(), s);
-        check_R_definite(R_factor_, R_varies_, i);
+        check_R_semidefinite(R_factor_, R_varies_, i);
       }
     }
     // In a pipeline step i - 1 may still be in the making: no prefetch then.
@@ -171,7 +259,8 @@ class CompactSweep {
     const Index T = pb_.horizon;
     for (Index k = 0; k < kChunk && i_ >= 0 && !stop_; ++k, --i_) {
       if (!kernel_.step(pb_.A[i_].data(), pb_.B[i_].data(), pb_.Q[i_].data(), N_of(i_), pb_.q_scale,
-                        out_.P[i_ + 1].data(), out_.K[i_].data(), out_.P[i_].data()))
+                        out_.P[i_ + 1].data(), out_.K[i_].data(), out_.P[i_].data()) ||
+          kernel_.h_pivot_ratio() < kPivotTolerance)
         return false;
       if (!throttle_.report(T - i_))
         stop_ = true;
@@ -198,7 +287,10 @@ class CompactSweep {
           if (t == 0) h_failed = true;
           break;
         }
-        if (t == 0) {
+        if (t == 0 && kernel_.h_pivot_ratio() < kPivotTolerance) {
+          h_failed = true;
+          go_on = false;
+        } else if (t == 0) {
           try {
             if (!throttle_.report(T - i_))
               stop_ = true;
@@ -287,16 +379,17 @@ void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throt
         for (Index c = 0; c < s; ++c)
           for (Index r = c; r < s; ++r) ws.R(r, c) += 0.5 * term.second * (R(r, c) + R(c, r));
       }
-      if (pb.check_R_definite) {
+      if (pb.check_R_semidefinite) {
         ws.Rllt = ws.R;
-        check_R_definite(ws.Rllt, R_varies, i);
+        check_R_semidefinite(ws.Rllt, R_varies, i);
       }
     }
     H.triangularView<Eigen::Lower>() += ws.R;
     auto Yt = ws.Z.bottomLeftCorner(n, s);
     if (!pb.N.empty()) Yt += pb.q_scale * pb.N[i];
     Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt_H(H);
-    if (llt_H.info() != Eigen::Success) throw_H_not_definite(i);
+    if (llt_H.info() != Eigen::Success || pivot_ratio(H.data(), s, ws.Z.outerStride()) < kPivotTolerance)
+      throw_H_not_definite(pb, out, i, R_varies);
     // K' (n x s, column-major) is K (s x n, row-major) in place. Both
     // solves act on rows independently: split the rows over the team.
     ColMap Kt(out.K[i].data(), n, s);
@@ -326,6 +419,41 @@ void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throt
 
 }  // namespace
 
+void check_symmetric(const std::string& label, const double* M, Index n) {
+  if (n == 0) return;
+  const ConstMatMap X(M, n, n);
+  const double tol = kSymmetryTolerance * X.cwiseAbs().maxCoeff();
+  for (Index r = 0; r < n; ++r)
+    for (Index c = r + 1; c < n; ++c)
+      if (!(std::abs(X(r, c) - X(c, r)) <= tol))
+        throw std::domain_error(label + " must be symmetric (|M_ij - M_ji| <= " + num(kSymmetryTolerance) +
+                                " max|M|), got " + label + "[" + std::to_string(r) + ", " + std::to_string(c) +
+                                "] = " + num(X(r, c)) + " and " + label + "[" + std::to_string(c) + ", " +
+                                std::to_string(r) + "] = " + num(X(c, r)));
+}
+
+void check_semidefinite(const std::string& label, const double* M, Index n) {
+  check_symmetric(label, M, n);
+  if (n == 0) return;
+  const Eigen::MatrixXd S = 0.5 * (ConstMatMap(M, n, n) + ConstMatMap(M, n, n).transpose());
+  if (Eigen::LLT<Eigen::MatrixXd>(S).info() == Eigen::Success) return;  // positive definite
+  const double lo = smallest_eigenvalue(S);
+  if (lo < -kSemidefiniteTolerance * S.cwiseAbs().maxCoeff())
+    throw std::domain_error(label + " must be symmetric positive semidefinite, got smallest eigenvalue " + num(lo) +
+                            " (the tolerance is -" + num(kSemidefiniteTolerance) + " max|" + label + "|)");
+}
+
+double pivot_ratio(const double* F, Index s, Index ld) {
+  double ratio = 1.0;
+  for (Index j = 0; j < s; ++j) {
+    double diag = 0.0;
+    for (Index k = 0; k <= j; ++k) diag += F[k * ld + j] * F[k * ld + j];
+    const double d = F[j * ld + j] * F[j * ld + j];
+    if (!(d >= ratio * diag)) ratio = diag > 0.0 ? d / diag : 0.0;
+  }
+  return ratio;
+}
+
 LQRDimensions check_lqr_shapes(const SeqView& A, const SeqView& B, const SeqView& Q, const SeqView& N,
                                const SeqView& R, std::optional<Index> horizon) {
   if (A.empty()) throw std::invalid_argument("A is missing");
@@ -346,7 +474,19 @@ LQRDimensions check_lqr_shapes(const SeqView& A, const SeqView& B, const SeqView
     if (T < 0) throw std::invalid_argument("horizon must be given when A, B, Q, R (and N) are all constant in time");
   }
   if (T <= 0) throw std::invalid_argument("horizon must be a positive number of steps, got " + std::to_string(T));
-  if (A.rows != A.cols) throw_shape("A", shape_str(T, n, n) + " (square blocks)", shape_str(A.T, A.rows, A.cols));
+  auto got = [](const SeqView& v) { return v.is_constant() ? shape_str(v.rows, v.cols) : shape_str(v.T, v.rows, v.cols); };
+  // n is A's, unless B and Q agree on another one: then A is the odd one out
+  const Index n_BQ = (!Q.empty() && B.rows == Q.rows && Q.rows == Q.cols) ? B.rows : -1;
+  if (A.rows != A.cols) {
+    std::string msg = "A must have shape (T, n, n) or (n, n): square (n, n) blocks, time first";
+    if (n_BQ > 0) msg += " (n = " + std::to_string(n_BQ) + " from B and Q)";
+    msg += ", got " + got(A);
+    if (!A.is_constant() && A.T == A.rows) msg += " (time last? np.moveaxis(A, -1, 0) puts it first)";
+    throw std::invalid_argument(msg);
+  }
+  if (n_BQ > 0 && n_BQ != n)
+    throw_shape("A", shape_str(T, n_BQ, n_BQ) + " or " + shape_str(n_BQ, n_BQ) + " (n = " + std::to_string(n_BQ) +
+                         " from B and Q)", got(A));
   A.check("A", n, n, T);
   B.check("B", n, s, T);
   Q.check("Q", n, n, T);
@@ -359,12 +499,15 @@ void LQRProblem::validate() const {
   if (R_terms.empty()) throw std::invalid_argument("R is missing");
   const LQRDimensions dims = check_lqr_shapes(A, B, Q, N, R_terms[0].first, horizon);
   for (const auto& term : R_terms) term.first.check("R", dims.s, dims.s, dims.T);
-  check_shape("Q_final", Q_final.rows(), Q_final.cols(), dims.n, dims.n);
-  check_finite("Q_final", Q_final.data(), Q_final.size());
+  if (!Q_final_stationary) {
+    check_shape("Q_final", Q_final.rows(), Q_final.cols(), dims.n, dims.n);
+    check_finite("Q_final", Q_final.data(), Q_final.size());
+    check_symmetric("Q_final", Q_final.data(), dims.n);
+  }
   if (!std::isfinite(q_scale)) throw std::domain_error("cost scale must be finite");
 }
 
-LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
+LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const FinalCost& Q_final,
                             SeqView N, std::optional<Index> horizon) {
   LQRProblem p;
   p.A = A;
@@ -373,8 +516,9 @@ LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const Ei
   p.N = N;
   p.R_terms.emplace_back(R, 1.0);
   p.horizon = check_lqr_shapes(A, B, Q, N, R, horizon).T;
-  p.Q_final = Q_final;
-  p.check_R_definite = true;
+  p.Q_final = Q_final.matrix;
+  p.Q_final_stationary = Q_final.stationary;
+  p.check_R_semidefinite = true;
   p.validate();
   return p;
 }
@@ -418,7 +562,13 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   ProgressThrottle throttle(progress, T);
   bool R_varies = false;
   for (const auto& term : pb.R_terms) R_varies = R_varies || !term.first.is_constant();
-  out.P[T] = 0.5 * (pb.Q_final + pb.Q_final.transpose());
+  if (pb.Q_final_stationary) {
+    if (pb.before_step) pb.before_step(T - 1);
+    check_step(pb, T - 1);
+    out.P[T] = stationary_final_cost(pb);
+  } else {
+    out.P[T] = 0.5 * (pb.Q_final + pb.Q_final.transpose());
+  }
   // The compact step (on one thread or a team) where it applies; else
   // Eigen's products (a team splits them for large n).
   if (detail::compact_riccati_applies(n, s))

@@ -16,6 +16,8 @@
 // Then K = -R_H^{-1} Y, and K_i, P_i go out with streaming stores.
 #include "riccati_kernels.hpp"
 
+#include "directable/control/lqr/riccati.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -771,6 +773,12 @@ bool CompactRiccati::step_team(int thread, TeamSync& sync, const double* A, cons
   for (Index k; (k = sync.grab(4, (n + 15) / 16)) >= 0;) stream_symmetric(P, P_.get(), n, n4, 16 * k, 16 * k + 16);
   finish();
   return true;
+}
+
+double CompactRiccati::h_pivot_ratio() const {
+  // R_H (upper, row-major, leading dimension m4) is the transpose of the
+  // lower factor pivot_ratio reads column-major
+  return pivot_ratio(Z_.get(), s_, m4_);
 }
 
 void TeamSync::wait() {

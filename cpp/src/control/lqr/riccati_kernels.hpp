@@ -101,6 +101,9 @@ class CompactRiccati {
   //! is not positive definite.
   bool step_team(int thread, TeamSync& sync, const double* A, const double* B, const double* Q, const double* N,
                  double q_scale, double* K, double* P);
+  //! After a step that returned true: min_j d_j / H_jj over the pivots d_j
+  //! of H's Cholesky factorization (pivot_ratio of riccati.hpp).
+  double h_pivot_ratio() const;
   //! Whether P_{i+1} (the last step's P_i) has a Cholesky factor.
   bool factored() const { return factored_; }
   //! After the last step: makes the outputs' streaming stores visible.

@@ -169,6 +169,12 @@ TrackerDims checked_dimensions(const SeqView& K, const SeqView& z_ref, const Seq
   if (z_ref.rows != 1 || z_ref.is_constant() || T < 1)
     throw std::invalid_argument("z_ref must have shape (T+1, n) with T >= 1, got " + shape_str(z_ref.T, z_ref.cols));
   if (K.cols != n) throw_shape("K", shape_str(T, s, n) + " or " + shape_str(s, n), shape_str(K.T, K.rows, K.cols));
+  // z_ref has one row per state, one more than the steps: K with as many
+  // steps as z_ref has rows means z_ref lacks its final state
+  if (!K.is_constant() && K.T == z_ref.T)
+    throw std::invalid_argument("z_ref must have T+1 = " + std::to_string(K.T + 1) + " rows, one more than K's " +
+                                std::to_string(K.T) + " steps (the states x_0 .. x_T), got " +
+                                shape_str(z_ref.T, z_ref.cols));
   K.check("K", s, n, T);
   if (!w_ff.empty() && (w_ff.rows != 1 || w_ff.cols != s || w_ff.T != T))
     throw_shape("w_ff", shape_str(T, s), shape_str(w_ff.T, w_ff.cols));

@@ -56,7 +56,7 @@ class Discretization {
   //! The discrete problem for weights (alpha_Q Qc, alpha_R Rc) and final
   //! cost Q_final, viewing this object's arrays (keep it alive). If
   //! R_new (s x s, or T x s x s) is given it replaces Rc.
-  LQRProblem make_problem(const Eigen::Ref<const Eigen::MatrixXd>& Q_final, double alpha_Q = 1.0,
+  LQRProblem make_problem(const FinalCost& Q_final, double alpha_Q = 1.0,
                           double alpha_R = 1.0, SeqView R_new = SeqView()) const;
 };
 
@@ -73,8 +73,7 @@ Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView R
 //! is ready, discretizing further steps whenever it would wait. Same results
 //! as the two calls; progress counts 2T (T steps each).
 std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc,
-                                                         const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
-                                                         std::optional<Index> horizon,
+                                                         const FinalCost& Q_final, std::optional<Index> horizon,
                                                          const DiscretizeOptions& options = {},
                                                          const ProgressFn* progress = nullptr);
 

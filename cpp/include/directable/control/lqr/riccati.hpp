@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,30 @@
 #include "directable/core/progress.hpp"
 
 namespace directable {
+
+//! Tolerances of the LQR family's checks of its weights (the Python
+//! docstrings state them). A weight M is symmetric when every
+//! |M_ij - M_ji| <= kSymmetryTolerance max|M|.
+inline constexpr double kSymmetryTolerance = 1e-10;
+//! R is positive semidefinite when the smallest eigenvalue of sym(R) is
+//! >= -kSemidefiniteTolerance max|R|.
+inline constexpr double kSemidefiniteTolerance = 1e-12;
+//! H_i = R_i + B_i' P_{i+1} B_i is positive definite when every pivot d_j of
+//! its Cholesky factorization exceeds kPivotTolerance H_jj (a smaller pivot
+//! means H_i is singular to within rounding and K_i would be noise).
+inline constexpr double kPivotTolerance = 1e-13;
+
+//! Throws domain_error unless the n x n matrix at M is symmetric (either
+//! storage order); `label` names it ("Q", "R[3]").
+void check_symmetric(const std::string& label, const double* M, Index n);
+//! Throws domain_error unless the n x n matrix at M is symmetric and
+//! positive semidefinite (tolerances above). The fast path is a Cholesky
+//! factorization (R positive definite); eigenvalues only where it fails.
+void check_semidefinite(const std::string& label, const double* M, Index n);
+//! min_j d_j / H_jj of H = F F' from its lower Cholesky factor F (s x s,
+//! column-major at F with leading dimension ld, or F' row-major): d_j =
+//! F_jj^2, H_jj = sum_k F_jk^2. 1 for a diagonal H, -> 0 as H turns singular.
+double pivot_ratio(const double* F, Index s, Index ld);
 
 //! Dimensions of an LQR problem: T steps, n states, s controls.
 struct LQRDimensions {
@@ -37,6 +62,22 @@ struct LQRDimensions {
 LQRDimensions check_lqr_shapes(const SeqView& A, const SeqView& B, const SeqView& Q, const SeqView& N,
                                const SeqView& R, std::optional<Index> horizon);
 
+//! The terminal weight of a sweep: the matrix Q_final (n x n), or the
+//! stationary P of step T-1's problem (solve_stationary on its A, B,
+//! q_scale Q, R, q_scale N): the natural terminal cost of a problem that
+//! goes on like its last step ("dare" in Python).
+struct FinalCost {
+  template <class M>
+  FinalCost(const Eigen::MatrixBase<M>& Q_final) : matrix(Q_final) {}  // NOLINT: a matrix is a final cost
+  static FinalCost stationary_solution() {
+    FinalCost f(Eigen::MatrixXd(0, 0));
+    f.stationary = true;
+    return f;
+  }
+  Eigen::MatrixXd matrix;  //!< n x n (empty where stationary)
+  bool stationary = false;
+};
+
 //! The cost of one sweep. Q and N are multiplied by q_scale; R_i is the
 //! weighted sum of R_terms (so re-tuning alpha_Q, alpha_R or swapping the
 //! continuous R reuses the discretization without copying it).
@@ -46,7 +87,10 @@ struct LQRProblem {
   SeqView Q;  //!< T x (n x n), or constant
   SeqView N;  //!< T x (n x s), constant, or empty (no cross term)
   std::vector<std::pair<SeqView, double>> R_terms;  //!< sum_k scale_k R_k[i], each s x s
-  Eigen::MatrixXd Q_final;                         //!< n x n
+  Eigen::MatrixXd Q_final;                         //!< n x n, unless Q_final_stationary
+  //! P_T is the stationary P of step T-1's problem instead of Q_final
+  //! (computed by the sweep, after before_step(T - 1)).
+  bool Q_final_stationary = false;
   double q_scale = 1.0;
   Index horizon = 0;  //!< T
   //! The sequences are known finite (they view arrays that were checked when
@@ -54,8 +98,11 @@ struct LQRProblem {
   //! each step's matrices as it reads them (one pass over memory, not two).
   bool sequences_checked = false;
   //! The sweep also checks that each R_i (the weighted sum of R_terms) is
-  //! symmetric positive definite ("R" or "R[i]" in the message).
-  bool check_R_definite = false;
+  //! symmetric positive semidefinite ("R" or "R[i]" in the message).
+  //! Whatever this says, each H_i = R_i + B_i' P_{i+1} B_i must be positive
+  //! definite (kPivotTolerance), or the sweep throws naming the step, the
+  //! smallest pivot and the weight to blame.
+  bool check_R_semidefinite = false;
   //! Called (on the sweeping thread) before step i's matrices are read, so
   //! a producer can still be writing earlier steps: solve_continuous runs
   //! the discretization and the sweep as a pipeline this way.
@@ -74,9 +121,11 @@ struct LQRProblem {
 
 //! The problem of solve_discrete with its arguments: A, B, Q, R, N (may be
 //! empty) per step or constant, Q_final (n x n); the horizon as for
-//! check_lqr_shapes. Validated; the sweep checks the values and that each
-//! R_i is symmetric positive definite. Views the arguments (keep them alive).
-LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const Eigen::Ref<const Eigen::MatrixXd>& Q_final,
+//! check_lqr_shapes. Validated; the sweep checks the values, that Q_i and R_i
+//! are symmetric and each R_i positive semidefinite (Q and Q_final may be
+//! indefinite: what must hold is H_i > 0). Views the arguments (keep them
+//! alive).
+LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const FinalCost& Q_final,
                             SeqView N = SeqView(), std::optional<Index> horizon = std::nullopt);
 
 //! Result of a sweep: K (T, s, n) and P (T+1, n, n), allocated once.
@@ -113,7 +162,9 @@ class RiccatiWorkspace {
 };
 
 //! Runs the sweep into `out` (already sized T, n, s). Throws domain_error
-//! naming the step when H_i is not positive definite.
+//! naming the step, the smallest pivot of H_i and the weight to blame
+//! (R_i, Q_final or the P_{i+1} that Q made) when H_i is not positive
+//! definite within kPivotTolerance.
 void riccati_sweep(const LQRProblem& problem, LQRSolution& out, const ProgressFn* progress = nullptr);
 
 //! Convenience: validate, allocate, sweep.
