@@ -369,7 +369,7 @@ def test_removal_at_training_pose_with_full_rank_basis(world, cshape):
     # Fig. 3.7: z_next = z_flow + G [F z_flow; v]
     cpl = F.Coupling(red, b)
     np.testing.assert_allclose(coeffs[0, :b.p], cpl.feedforward(pose[0]) @ zf, atol=1e-12)
-    np.testing.assert_allclose(coeffs[0, b.p:], v[0])
+    np.testing.assert_allclose(coeffs[0, b.p:], v[0])  # theta = 0: object and world frames agree
     np.testing.assert_allclose(z1, zf + cpl.feedback(pose[0]) @ coeffs[0], atol=1e-12)
     # u' at the surface: the normal speed is the rigid one
     X, Nw, _ = world_surface(b, pose[0])

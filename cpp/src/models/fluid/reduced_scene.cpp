@@ -78,7 +78,10 @@ void ReducedScene::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen:
     c.feedback(pose, d.G[size_t(i)], *d.coupling[size_t(i)]);
     auto ci = coeffs.row(i);
     ci.head(c.p()).noalias() = (d.F[size_t(i)] * d.z_flow).transpose();
-    if (c.m() > c.p()) ci.segment(c.p(), 3) = velocities.row(i);
+    if (c.m() > c.p()) {  // the rigid fields are unit motions of the object frame: its velocity seen from there
+      const Eigen::Vector2d v = pose.unrotate(velocities(i, 0), velocities(i, 1));
+      ci[c.p()] = v[0], ci[c.p() + 1] = v[1], ci[c.p() + 2] = velocities(i, 2);
+    }
     z_next.noalias() += d.G[size_t(i)] * ci.head(c.m()).transpose();
   }
 }

@@ -36,7 +36,9 @@ class ReducedScene {
   //! Checks poses and velocities (K x 3 each, finite).
   void check_poses(const Eigen::Ref<const RowMatrix>& poses, const char* name) const;
   //! One step: z_next (r), coeffs (K x max_m, row i = [F_i z_flow; v_i],
-  //! zero-padded), z_flow (r): the flow state the coefficients cancel.
+  //! zero-padded, v_i = (Rot_i' (vx, vy), omega): the object's velocity in
+  //! its own frame, where the rigid fields live), z_flow (r) in
+  //! d.z_flow: the flow state the coefficients cancel.
   void step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w, double dt,
             const Eigen::Ref<const RowMatrix>& poses, const Eigen::Ref<const RowMatrix>& velocities,
             Eigen::Ref<Eigen::VectorXd> z_next, Eigen::Ref<RowMatrix> coeffs, ReducedSceneData& d) const;
