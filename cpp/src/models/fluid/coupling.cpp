@@ -78,7 +78,7 @@ void Coupling::build_table(Table& t, Index rows, Index cols, bool forward, int t
                    X.row(n) = Eigen::Map<const Eigen::RowVectorXd>(w.second.data(), d);
                  });
   if (compress_ == 0) {
-    t.entries.swap(X);
+    t.entries = X;
     return;
   }
   // PCA over the poses: X ~ mean + coefficients modes

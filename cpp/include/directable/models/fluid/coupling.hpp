@@ -65,7 +65,7 @@ class Coupling {
 
  private:
   struct Table {
-    Eigen::MatrixXd entries;  //!< nodes x (rows cols): plain table, or PCA coefficients nodes x k
+    RowMatrix entries;        //!< nodes x (rows cols): plain table, or PCA coefficients nodes x k (a node's row contiguous)
     Eigen::MatrixXd modes;    //!< k x (rows cols) (compressed only)
     Eigen::RowVectorXd mean;  //!< rows cols (compressed only)
     Index rows = 0, cols = 0;
