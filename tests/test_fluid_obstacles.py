@@ -394,3 +394,28 @@ def test_scene_particles_pushed_out(world, bbasis, cshape):
         scene.step(z, np.zeros(red.r), DT, np.array([[0.5, np.nan, 0]]), np.zeros((1, 3)))
     with pytest.raises(ValueError, match="velocities"):
         scene.step(z, np.zeros(red.r), DT, pose, np.zeros((2, 3)))
+
+
+def test_scene_threads_and_views(world, bbasis):
+    """One const scene shared by 4 threads (each with its own data) gives the single-thread results bit for bit;
+    the surface samples are read-only views of the basis."""
+    from concurrent.futures import ThreadPoolExecutor
+    grid, B, red, run = world
+    table = (np.linspace(0.4, 0.6, 5), np.linspace(0.4, 0.6, 5), np.array([-0.2, 0.0, 0.2]))
+    scene = F.ReducedScene(red, [F.Coupling(red, bbasis, pose_table=table, precompute="both"), F.Coupling(red, bbasis)])
+    poses = np.array([[0.45, 0.5, 0.1], [0.2, 0.25, -0.3]])
+    vel = np.array([[0.2, 0.0, 0.3], [0.0, -0.1, 0.0]])
+
+    def roll(_):
+        z = B.T @ run.velocities[30]
+        out = []
+        for t in range(20):
+            z, c = scene.step(z, np.zeros(red.r), DT, poses + 0.002 * t, vel)
+            out.append(z)
+        return np.array(out)
+    ref = roll(0)
+    with ThreadPoolExecutor(4) as ex:
+        for res in ex.map(roll, range(4)):
+            np.testing.assert_array_equal(res, ref)
+    pts = bbasis.surface_points
+    assert np.shares_memory(pts, bbasis.surface_points) and not pts.flags.writeable
