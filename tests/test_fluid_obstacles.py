@@ -419,3 +419,28 @@ def test_scene_threads_and_views(world, bbasis):
             np.testing.assert_array_equal(res, ref)
     pts = bbasis.surface_points
     assert np.shares_memory(pts, bbasis.surface_points) and not pts.flags.writeable
+
+
+def test_fluid_particles_on_a_scene_jacobian_and_velocity(world, bbasis, rng):
+    from test_fluid import fd_jacobian
+    grid, B, red, run = world
+    scene = F.ReducedScene(red, [F.Coupling(red, bbasis)])
+    poses = np.array([[0.5, 0.5, 0.3]])
+    vel = np.array([[0.2, -0.1, 0.4]])
+    model = F.FluidParticles(scene, 2, poses=poses, velocities=vel)
+    assert model.has_scene
+    z = B.T @ run.velocities[40]
+    p = np.array([0.5 + 0.15, 0.52, 0.3, 0.3])  # one particle near the object, one far
+    x = np.r_[p, z]
+    # particle velocities are u' with coefficients [F z; the object's velocity in its own frame]
+    c, s = np.cos(0.3), np.sin(0.3)
+    v_local = np.array([[c, s], [-s, c]]) @ vel[0, :2]
+    coeffs = np.r_[F.Coupling(red, bbasis).feedforward(poses[0]) @ z, v_local, vel[0, 2]][None]
+    Fx = model.dynamics(x, 0.0)
+    np.testing.assert_allclose(Fx[:4].reshape(2, 2), scene.velocity_at(p.reshape(2, 2), z, coeffs, poses), atol=1e-12)
+    J = model.jacobian(x, 0.0)
+    Jfd = fd_jacobian(lambda y: model.dynamics(y, 0.0), x, 1e-7)
+    np.testing.assert_allclose(J[:4], Jfd[:4], atol=1e-5 * np.abs(Jfd[:4]).max())
+    # a step pushes particles out of the object
+    x1 = model.step(np.r_[0.5 - 0.09, 0.5, 0.3, 0.3, z], np.zeros(red.r), DT, 0.0)
+    assert not bbasis.shape.inside(((x1[:2] - poses[0, :2]) @ np.array([[c, -s], [s, c]]))[None])[0]

@@ -5,6 +5,8 @@
 
 namespace directable::py_bind {
 
+void bind_scene_particles(py::class_<FluidParticles, Model, std::shared_ptr<FluidParticles>>& cls);
+
 //! RuntimeWarning for obstacles thinner than a cell of g (they leak).
 void warn_thin(const MACGrid2D& g, const std::vector<Obstacle2D>& obstacles) {
   for (size_t k = 0; k < obstacles.size(); ++k)
@@ -327,16 +329,17 @@ Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().)doc");
 
 void bind_fluid_particles(py::module_& m) {
   using G = MACGrid2D;
-  py::class_<FluidParticles, Model, std::shared_ptr<FluidParticles>>(m, "FluidParticles", R"doc(
+  py::class_<FluidParticles, Model, std::shared_ptr<FluidParticles>> cls(m, "FluidParticles", R"doc(
 P particles in a reduced fluid as a Model (Barbic & Popovic appendix C):
 state [p_1 .. p_P (2 each), z (r)], control w (r,), B = [0; I],
 p_i' = Psi(p_i) z, z' = A(z) z + nu D z + w. step() is the reduced fluid step
-plus RK2 particles (clamped to the domain).)doc")
-      .def(py::init([](std::shared_ptr<ReducedFluid> fluid, Index particles) {
+plus RK2 particles (clamped to the domain).)doc");
+  cls.def(py::init([](std::shared_ptr<ReducedFluid> fluid, Index particles) {
         return std::make_shared<FluidParticles>(fluid, particles);
       }), py::arg("fluid"), py::arg("particles"))
       .def_property_readonly("particles", &FluidParticles::particles)
       .def_property_readonly("fluid", [](const FluidParticles& p) { return std::const_pointer_cast<ReducedFluid>(p.fluid_ptr()); });
+  bind_scene_particles(cls);
 }
 
 }  // namespace

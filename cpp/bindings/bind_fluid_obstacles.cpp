@@ -237,4 +237,16 @@ z += sum G [r~; v].)doc")
          "Points (P, 2) after one RK2 step through u', pushed out of the objects.");
 }
 
+void bind_scene_particles(py::class_<FluidParticles, Model, std::shared_ptr<FluidParticles>>& cls) {
+  cls.def(py::init([](std::shared_ptr<ReducedScene> scene, Index particles, const Array& poses, const Array& velocities) {
+        auto sp = std::make_shared<SceneAtPoses>(scene, rows_view(poses, "poses", -1), rows_view(velocities, "velocities", -1));
+        return std::make_shared<FluidParticles>(sp, particles);
+      }), py::arg("scene"), py::arg("particles"), py::arg("poses"), py::arg("velocities"),
+      R"doc(Particles in a ReducedScene whose K objects stay at poses (K, 3) moving with
+velocities (K, 3): p_i' = u'(p_i) (eq. 3.9, linear in z: the Jacobian holds
+the boundary terms); step() advances z by the scene's step (Fig. 3.7) and
+pushes particles out of the objects.)doc")
+      .def_property_readonly("has_scene", [](const FluidParticles& p) { return p.scene() != nullptr; });
+}
+
 }  // namespace directable::py_bind

@@ -214,4 +214,75 @@ void ReducedScene::advect_particles(Eigen::Ref<RowMatrix> points, const Eigen::R
   }
 }
 
+SceneAtPoses::SceneAtPoses(std::shared_ptr<const ReducedScene> scene, const Eigen::Ref<const RowMatrix>& poses,
+                           const Eigen::Ref<const RowMatrix>& velocities)
+    : scene_(std::move(scene)), poses_(poses), velocities_(velocities) {
+  if (!scene_) throw std::invalid_argument("scene must be a ReducedScene, got None");
+  scene_->check_poses(poses, "poses");
+  scene_->check_poses(velocities, "velocities");
+  const Index r = scene_->reduced().r();
+  for (Index i = 0; i < scene_->objects(); ++i) {
+    const Coupling& c = scene_->coupling(i);
+    pose_list_.emplace_back(poses(i, 0), poses(i, 1), poses(i, 2));
+    auto d = c.create_data();
+    F_.emplace_back(c.p(), r);
+    c.feedforward(pose_list_.back(), F_.back(), *d);
+    const Eigen::Vector2d v = pose_list_.back().unrotate(velocities(i, 0), velocities(i, 1));
+    rigid_.push_back(Eigen::Vector3d(v[0], v[1], velocities(i, 2)));
+  }
+}
+
+void SceneAtPoses::add_terms(double x, double y, const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Vector2d& v,
+                             RowMatrix* dv_dz, Eigen::Matrix2d* dv_dp) const {
+  for (Index i = 0; i < scene_->objects(); ++i) {
+    const Coupling& c = scene_->coupling(i);
+    const BoundaryBasis& b = c.boundary();
+    const Pose2D& P = pose_list_[size_t(i)];
+    const Eigen::Vector2d l = P.to_local(x, y);
+    const double lx = l[0] + b.half_size(), ly = l[1] + b.half_size(), w = b.local_grid().width();
+    if (!(lx >= 0.0 && lx <= w && ly >= 0.0 && ly <= w)) continue;
+    Stencil4 s[2];
+    b.local_grid().x_stencil(lx, ly, s[0]);
+    b.local_grid().y_stencil(lx, ly, s[1]);
+    const Eigen::MatrixXd& A = b.all_fields();  // N_local x m
+    const Index p = c.p(), m = c.m();
+    Eigen::VectorXd coeff(m);
+    coeff.head(p) = F_[size_t(i)] * z;
+    if (m > p) coeff.tail(m - p) = rigid_[size_t(i)];
+    Eigen::Matrix2d rot;
+    rot << P.c, -P.s, P.s, P.c;
+    Eigen::Vector2d loc(0, 0);
+    Eigen::Matrix2d dloc = Eigen::Matrix2d::Zero();  // d local velocity / d local position
+    RowMatrix L = RowMatrix::Zero(2, m);
+    for (int comp = 0; comp < 2; ++comp)
+      for (int a = 0; a < 4; ++a) {
+        const auto row = A.row(s[comp].idx[a]);
+        L.row(comp) += s[comp].w[a] * row;
+        const double val = row.dot(coeff);
+        loc[comp] += s[comp].w[a] * val;
+        dloc(comp, 0) += s[comp].dx[a] * val;
+        dloc(comp, 1) += s[comp].dy[a] * val;
+      }
+    v += rot * loc;
+    if (dv_dz) dv_dz->noalias() += rot * (L.leftCols(p) * F_[size_t(i)]);
+    if (dv_dp) *dv_dp += rot * dloc * rot.transpose();
+  }
+}
+
+void SceneAtPoses::push_out(double& x, double& y) const {
+  const MACGrid2D& g = scene_->reduced().grid();
+  for (Index i = 0; i < scene_->objects(); ++i) {
+    const Shape2D& s = scene_->coupling(i).boundary().shape();
+    const Pose2D& P = pose_list_[size_t(i)];
+    const Eigen::Vector2d l = P.to_local(x, y);
+    if (!s.inside(l[0], l[1])) continue;
+    Eigen::Vector2d q, n;
+    s.closest_boundary(l[0], l[1], q, n);
+    q += 0.1 * g.h() * n;
+    const Eigen::Vector2d w = P.to_world(q[0], q[1]);
+    x = w[0], y = w[1];
+    g.clamp(x, y);
+  }
+}
+
 }  // namespace directable

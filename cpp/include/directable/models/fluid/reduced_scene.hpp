@@ -78,4 +78,31 @@ class ReducedScene {
   Index max_m_ = 0;
 };
 
+//! A scene with its objects held at fixed poses: the boundary terms of the
+//! particle velocity u'(p) = Psi(p) z + sum_i Rot_i L_i(p_i) [F_i z; v_i]
+//! (L_i: the local fields interpolated at the object-frame point p_i), a
+//! linear function of z (FluidParticles on a scene).
+class SceneAtPoses {
+ public:
+  //! poses, velocities: K x 3 each (world frame), checked finite.
+  SceneAtPoses(std::shared_ptr<const ReducedScene> scene, const Eigen::Ref<const RowMatrix>& poses,
+               const Eigen::Ref<const RowMatrix>& velocities);
+  const ReducedScene& scene() const { return *scene_; }
+  const RowMatrix& poses() const { return poses_; }
+  const RowMatrix& velocities() const { return velocities_; }
+  //! Adds the boundary terms at the world point (x, y): to v (velocity), to
+  //! dv_dz (2 x r) when given, and to dv_dp (2 x 2, d v / d(x, y)) when given.
+  void add_terms(double x, double y, const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Vector2d& v,
+                 RowMatrix* dv_dz, Eigen::Matrix2d* dv_dp) const;
+  //! Pushes (x, y) out of every object along its surface normal.
+  void push_out(double& x, double& y) const;
+
+ private:
+  std::shared_ptr<const ReducedScene> scene_;
+  RowMatrix poses_, velocities_;       //!< K x 3
+  std::vector<Pose2D> pose_list_;
+  std::vector<Eigen::MatrixXd> F_;     //!< p_i x r, feedforward at the fixed pose
+  std::vector<Eigen::VectorXd> rigid_; //!< 3: the object's velocity in its own frame
+};
+
 }  // namespace directable
