@@ -19,7 +19,7 @@ from . import fluid_forcing
 
 __all__ = ["yin_yang", "fixed_boundary", "match_viscosity", "CShapeScene", "c_shape_path", "c_shape_scene",
            "run_scene", "removal", "smoke_entering", "tracers_entering", "plot_local_field", "plot_smoke",
-           "plot_removal"]
+           "plot_removal", "basis_error"]
 
 
 def yin_yang(n) -> np.ndarray:
@@ -305,3 +305,37 @@ def plot_removal(rm, ax=None):
     ax.set_ylabel("surface energy removed per step (%)")
     ax.legend()
     return ax
+
+
+def basis_error(sc: CShapeScene, rs=(4, 8, 16), run=0, p=None, viscosity=None) -> dict:
+    """Fig. 3.10a: mean relative error |u' - u*| / |u*| of the reduced scene
+    (first r PCA fields, its own boundary basis) against the full run
+    ``run`` along the same path under the same winds, for each r in ``rs``
+    (``viscosity``: the reduced model's, default the scene's)."""
+    import warnings
+    full = sc.training_runs[run]
+    poses, vel = sc.paths[run]
+    grid = sc.grid
+    T = len(poses)
+    forces = np.zeros((T, grid.n_faces))
+    for w in full.forces:
+        forces[max(w.start, 0):max(w.start + w.duration, 0)] += w.field(grid)
+    train = np.vstack([pp[::4] for pp, _ in sc.paths])
+    Bfull = sc.reduced.basis
+    out = {}
+    for r in rs:
+        B = np.ascontiguousarray(Bfull[:, :r])
+        red = ReducedFluid(grid, B, sc.viscosity if viscosity is None else real(viscosity, "viscosity"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            bb = F.BoundaryBasis.build(red, sc.shape, train, sc.boundary.p if p is None else p)
+        scene = F.ReducedScene(red, [F.Coupling(red, bb)])
+        z = B.T @ full.velocities[0]
+        errs = []
+        for t in range(T):
+            z, coeffs, zf = scene.step(z, B.T @ forces[t], sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
+            u = scene.velocity_field(zf, coeffs, poses[t:t + 1])
+            ref = full.velocities[t + 1]
+            errs.append(np.linalg.norm(u - ref) / max(np.linalg.norm(ref), 1e-300))
+        out[r] = float(np.mean(errs))
+    return out
