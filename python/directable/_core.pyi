@@ -953,10 +953,22 @@ class FluidParticles(Model):
     p_i' = Psi(p_i) z, z' = A(z) z + nu D z + w. step() is the reduced fluid step
     plus RK2 particles (clamped to the domain).
     """
+    @typing.overload
     def __init__(self, fluid: ReducedFluid, particles: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+    @typing.overload
+    def __init__(self, scene: ..., particles: typing.SupportsInt | typing.SupportsIndex, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> None:
+        """
+        Particles in a ReducedScene whose K objects stay at poses (K, 3) moving with
+        velocities (K, 3): p_i' = u'(p_i) (eq. 3.9, linear in z: the Jacobian holds
+        the boundary terms); step() advances z by the scene's step (Fig. 3.7) and
+        pushes particles out of the objects.
+        """
     @property
     def fluid(self) -> ReducedFluid:
+        ...
+    @property
+    def has_scene(self) -> bool:
         ...
     @property
     def particles(self) -> int:
