@@ -42,3 +42,8 @@ def test_c_shape_error_falls_with_basis_size(scene):
     # the full solver's numerical dissipation (at nu = 0 the undamped r = 16 model drifts furthest)
     err = E.basis_error(scene, rs=(4, 8, 16), viscosity=0.03)
     assert err[16] < err[8] < err[4]
+
+
+def test_untrained_shapes(scene):
+    rm = E.untrained_shapes(scene)
+    assert rm["disk"] >= 0.95 and rm["box"] >= 0.95

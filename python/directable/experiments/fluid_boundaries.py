@@ -19,7 +19,7 @@ from . import fluid_forcing
 
 __all__ = ["yin_yang", "fixed_boundary", "match_viscosity", "CShapeScene", "c_shape_path", "c_shape_scene",
            "run_scene", "removal", "smoke_entering", "tracers_entering", "plot_local_field", "plot_smoke",
-           "plot_removal", "basis_error"]
+           "plot_removal", "basis_error", "untrained_shapes"]
 
 
 def yin_yang(n) -> np.ndarray:
@@ -338,4 +338,23 @@ def basis_error(sc: CShapeScene, rs=(4, 8, 16), run=0, p=None, viscosity=None) -
             ref = full.velocities[t + 1]
             errs.append(np.linalg.norm(u - ref) / max(np.linalg.norm(ref), 1e-300))
         out[r] = float(np.mean(errs))
+    return out
+
+
+def untrained_shapes(sc: CShapeScene, run=0, p=None) -> dict:
+    """Removal (on the fly) for shapes the training runs never saw (a disk
+    and a box, as in the thesis' 2D Boundaries scene): their boundary bases
+    come from the same reduced basis and training poses."""
+    import warnings
+    poses, vel = sc.paths[run]
+    z0 = sc.reduced.basis.T @ sc.training_runs[run].velocities[0]
+    train = np.vstack([pp[::4] for pp, _ in sc.paths])
+    out = {}
+    for name, shape in (("disk", F.disk(0.08, 24)), ("box", F.box(0.16, 0.08))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            bb = F.BoundaryBasis.build(sc.reduced, shape, train, sc.boundary.p if p is None else p,
+                                       surface_spacing=sc.grid.h)
+        _, rem = run_scene(sc, F.Coupling(sc.reduced, bb), poses, vel, z0)
+        out[name] = float(rem.mean())
     return out
