@@ -9,6 +9,14 @@ build tree and a compiler are there). Prints a table and writes its section
 of benchmarks/RESULTS.md between <!-- fluid:begin --> and <!-- fluid:end -->.
 
     python benchmarks/bench_fluid.py [--no-write] [--full-n 256]
+    python benchmarks/bench_fluid.py --obstacles [--no-write] [--obstacle-n 128]
+
+--obstacles measures the 2D obstacle pieces instead (Treuille thesis sec.
+3.5-3.6, Table 3.2-3.3): the full step with a moving c-shape (direct
+re-factorisation against PCG/IC(0)), the boundary-basis precomputation, the
+reduced step with two tabulated objects against none, the coupling per
+object, and the on-the-fly feedforward against a NumPy/SciPy-sparse
+transcription; its section of RESULTS.md is <!-- fluid-obstacles:... -->.
 """
 from __future__ import annotations
 
@@ -22,7 +30,7 @@ import numpy as np
 import directable as dr
 from directable import fluid as F
 from directable.experiments import fluid_forcing
-from bench_common import best_of, publish
+from bench_common import best_of, host, publish, write_section
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -43,14 +51,134 @@ def expm_comparison(r=64):
     return dict(pade_us=float(out[1]), eig_us=float(out[2]), pade_orth=float(out[3]), eig_orth=float(out[4]))
 
 
+def numpy_feedforward(grid, B, bb, pose):
+    """-(S Btilde)' S R^-1 B with S assembled as a SciPy sparse matrix at the
+    transformed surface points (the reference of the on-the-fly feedforward)."""
+    import scipy.sparse as sp
+    c, s = np.cos(pose[2]), np.sin(pose[2])
+    R = np.array([[c, -s], [s, c]])
+    X = bb.surface_points @ R.T + pose[:2]
+    Nw = bb.surface_normals @ R.T
+    h, nx, ny = grid.h, grid.nx, grid.ny
+    rows, cols, vals = [], [], []
+
+    def bilinear(fx, fy, maxi, maxj, index, weight):
+        fx, fy = np.clip(fx, 0, maxi), np.clip(fy, 0, maxj)
+        i0 = np.minimum(np.floor(fx).astype(int), maxi - 1)
+        j0 = np.minimum(np.floor(fy).astype(int), maxj - 1)
+        tx, ty = fx - i0, fy - j0
+        for di, dj, w in ((0, 0, (1 - tx) * (1 - ty)), (1, 0, tx * (1 - ty)), (0, 1, (1 - tx) * ty), (1, 1, tx * ty)):
+            rows.append(np.arange(len(fx)))
+            cols.append(index(i0 + di, j0 + dj))
+            vals.append(w * weight)
+
+    bilinear(X[:, 0] / h, X[:, 1] / h - 0.5, nx, ny - 1, lambda i, j: j * (nx + 1) + i, Nw[:, 0])
+    bilinear(X[:, 0] / h - 0.5, X[:, 1] / h, nx - 1, ny, lambda i, j: ny * (nx + 1) + j * nx + i, Nw[:, 1])
+    S = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(len(X), grid.n_faces))
+    return -bb.surface_speeds.T @ (S @ B)
+
+
+def obstacle_rows(n, r):
+    """The 2D obstacle measurements: rows (what, value, unit, note)."""
+    import time
+    import warnings
+    from directable.experiments import fluid_boundaries as FB
+    rows, dt = [], 0.01
+    g = F.MACGrid2D(n, n)
+    shape = F.c_shape(0.12, 0.07, segments=24)
+    poses, vel = FB.c_shape_path(dt, 0, 200)
+    for solver in ("direct", "pcg"):
+        sim = F.FluidSim2D(g, 0.0, dt, pressure_solver=solver)
+        sim.velocity = g.project(np.random.default_rng(1).standard_normal(g.n_faces))
+        k = iter(range(10 ** 6))
+
+        def step():
+            i = next(k) % len(poses)
+            sim.step(obstacles=[F.Obstacle(shape, poses[i], vel[i])])
+        t = best_of(step, repeat=3, number=3)
+        note = "paper 107 ms (full CPU step, 128^2)" if solver == "direct" else f"{sim.pcg_iterations} iterations, tol 1e-12"
+        rows.append((f"full step {n}x{n}, moving c-shape, pressure {solver}", t * 1e3, "ms", note))
+    t_full = min(r_[1] for r_ in rows) * 1e-3
+    # basis and boundary basis from a training run with the c-shape
+    winds = fluid_forcing.random_winds(g, 20, 2 * r + 20, seed=0)
+    run = F.full_run(g, 2 * r + 20, dt, winds, obstacles=([shape], poses[:2 * r + 20, None], vel[:2 * r + 20, None]))
+    B = F.velocity_basis(g, run.velocities[1:], r)
+    red = dr.ReducedFluid(g, B, 0.0)
+    train = poses[::2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        t0 = time.perf_counter()
+        bb = F.BoundaryBasis.build(red, shape, train, r)
+        t_bb = time.perf_counter() - t0
+    rows.append((f"boundary basis: {len(train)} poses, p = {bb.p}, q = {bb.q}, local {bb.local_grid.nx}^2",
+                 t_bb, "s", "Table 3.3: 2 h (2D Boundaries)"))
+    axes = (np.arange(0.2, 0.8 + 1e-9, 2 * g.h), np.arange(0.3, 0.7 + 1e-9, 2 * g.h), np.linspace(-0.5, 0.5, 3))
+    t0 = time.perf_counter()
+    cpl = F.Coupling(red, bb, pose_table=axes, precompute="both")
+    t_tab = time.perf_counter() - t0
+    rows.append((f"coupling tables: {cpl.table_nodes} poses (2 voxels apart, 3 angles)", t_tab, "s",
+                 f"{cpl.table_bytes / 1e6:.0f} MB"))
+    scene0 = F.ReducedScene(red, [])
+    scene2 = F.ReducedScene(red, [cpl, cpl])
+    z = B.T @ run.velocities[-1]
+    P2 = np.array([[0.35, 0.5, 0.1], [0.65, 0.45, -0.2]])
+    V2 = np.array([[0.3, 0.0, 0.5], [-0.2, 0.1, 0.0]])
+    w = np.zeros(r)
+    d0, d2 = scene0.create_data(), scene2.create_data()
+    e0, e3 = np.zeros((0, 3)), np.zeros((0, 3))
+    t0_ = best_of(lambda: scene0.step(z, w, dt, e0, e3, d0), repeat=5, number=200)
+    t2_ = best_of(lambda: scene2.step(z, w, dt, P2, V2, d2), repeat=5, number=200)
+    rows.append((f"reduced step r = {r}, no objects (from Python)", t0_ * 1e3, "ms", "today 0.24 ms"))
+    rows.append((f"reduced step r = {r}, two objects, tabulated coupling", t2_ * 1e3, "ms", "target <= 0.35 ms"))
+    rows.append(("coupling per object, tabulated (step difference / 2)", (t2_ - t0_) / 2 * 1e6, "us",
+                 "target <= 10 us"))
+    rows.append(("speed-up: full step / reduced step with two objects", t_full / t2_, "x", "paper 6x (2D Boundaries)"))
+    # on-the-fly feedforward against the SciPy transcription, q ~ 256
+    bb256 = bb
+    if bb.q < 200:  # a finer surface sampling, where the local grid resolves it
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                bb256 = F.BoundaryBasis.build(red, shape, train, r, surface_spacing=g.h * bb.q / 256 / 2)
+        except ValueError:
+            pass
+    c256 = F.Coupling(red, bb256)
+    pose = np.array([0.5, 0.5, 0.3])
+    np.testing.assert_allclose(c256.feedforward(pose, exact=True), numpy_feedforward(g, B, bb256, pose), atol=1e-9)
+    t_ff = best_of(lambda: c256.feedforward(pose, exact=True), repeat=5, number=200)
+    t_np = best_of(lambda: numpy_feedforward(g, B, bb256, pose), repeat=3, number=20)
+    rows.append((f"on-the-fly feedforward, q = {bb256.q}, p = {bb256.p}, r = {r} (from Python)", t_ff * 1e6, "us",
+                 "target <= 60 us"))
+    rows.append(("  NumPy/SciPy-sparse transcription", t_np * 1e6, "us", f"ratio {t_np / t_ff:.1f}x (target >= 5x)"))
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-write", action="store_true", help="do not update benchmarks/RESULTS.md")
     ap.add_argument("--full-n", type=int, default=256, help="grid size of the full-step measurement")
     ap.add_argument("--r", type=int, default=64)
+    ap.add_argument("--obstacles", action="store_true", help="measure the 2D obstacle pieces instead")
+    ap.add_argument("--obstacle-n", type=int, default=128, help="grid size of the obstacle measurements")
     args = ap.parse_args(argv)
     r, dt = args.r, 0.01
     rows = []
+    if args.obstacles:
+        import os
+        import time
+        rows = obstacle_rows(args.obstacle_n, r)
+        table = "| measurement | value | unit | target / note |\n|---|---:|---|---|\n" + "\n".join(
+            f"| {a} | {v:.4g} | {u} | {c} |" for a, v, u, c in rows)
+        print(table)
+        if not args.no_write:
+            begin, end = "<!-- fluid-obstacles:begin -->", "<!-- fluid-obstacles:end -->"
+            load = os.getloadavg()[0]
+            write_section(f"{begin}\n## Reduced fluid with obstacles, 2D (issue 18)\n\n"
+                          f"`python benchmarks/bench_fluid.py --obstacles` on {host()} ({time.strftime('%Y-%m-%d')}), "
+                          f"threads = {dr._core.max_threads()}, load average {load:.1f} at the end (shared machine: "
+                          f"times are upper bounds)\n\n{table}\n{end}", begin, end)
+        return
 
     # basis: PCA of a 64x64 full run with random winds
     g = F.MACGrid2D(64, 64)

@@ -1,8 +1,23 @@
 #include "common.hpp"
 #include "directable/models/fluid/mac_grid.hpp"
 #include "directable/models/fluid/reduced_fluid.hpp"
+#include "directable/models/fluid/shape2d.hpp"
 
 namespace directable::py_bind {
+
+void bind_scene_particles(py::class_<FluidParticles, Model, std::shared_ptr<FluidParticles>>& cls);
+
+//! RuntimeWarning for obstacles thinner than a cell of g (they leak).
+void warn_thin(const MACGrid2D& g, const std::vector<Obstacle2D>& obstacles) {
+  for (size_t k = 0; k < obstacles.size(); ++k)
+    if (obstacles[k].shape && obstacles[k].shape->thickness() < g.h())
+      PyErr_WarnEx(PyExc_RuntimeWarning,
+                   ("obstacles[" + std::to_string(k) + "] is " + std::to_string(obstacles[k].shape->thickness()) +
+                    " thick, thinner than one cell (h = " + std::to_string(g.h()) +
+                    "): fluid and smoke will leak through it")
+                       .c_str(),
+                   1);
+}
 
 namespace {
 
@@ -132,9 +147,21 @@ x-faces first (ny rows x (nx+1) columns, row-major, face (i, j) at
 (i h, (j+1/2) h)), then all y-faces ((ny+1) rows x nx columns, face (i, j) at
 ((i+1/2) h, j h)). Cell quantities (pressure, smoke) are (ny * nx,) row-major.
 The pressure Laplacian is factorised once, here.)doc")
-      .def(py::init([](Index nx, Index ny, std::optional<double> h) {
-        return std::make_shared<G>(nx, ny, h.value_or(1.0 / double(nx)));
-      }), py::arg("nx"), py::arg("ny"), py::arg("h") = py::none(), "Grid of nx x ny cells of size h (default 1/nx).")
+      .def(py::init([](Index nx, Index ny, std::optional<double> h, std::optional<py::array_t<bool, py::array::c_style | py::array::forcecast>> solid) {
+        Mask mask;
+        if (solid) {
+          if (solid->ndim() != 2 || solid->shape(0) != ny || solid->shape(1) != nx)
+            throw_shape("solid", "(" + std::to_string(ny) + ", " + std::to_string(nx) + ") (ny, nx)", shape_of(*solid));
+          mask = Eigen::Map<const Mask>(solid->data(), nx * ny);
+        }
+        return std::make_shared<G>(nx, ny, h.value_or(1.0 / double(nx)), mask);
+      }), py::arg("nx"), py::arg("ny"), py::arg("h") = py::none(), py::arg("solid") = py::none(),
+         "Grid of nx x ny cells of size h (default 1/nx); solid: (ny, nx) bool mask of fixed solid cells, whose faces are closed.")
+      .def_property_readonly("solid", [](const G& g) {
+        py::array_t<bool> out({g.ny(), g.nx()});
+        std::copy(g.solid().data(), g.solid().data() + g.n_cells(), out.mutable_data());
+        return out;
+      }, "(ny, nx) bool: the fixed solid cells.")
       .def_property_readonly("nx", &G::nx)
       .def_property_readonly("ny", &G::ny)
       .def_property_readonly("h", &G::h)
@@ -142,7 +169,8 @@ The pressure Laplacian is factorised once, here.)doc")
       .def_property_readonly("n_xfaces", &G::n_xfaces, "ny (nx+1).")
       .def_property_readonly("n_yfaces", &G::n_yfaces, "(ny+1) nx.")
       .def_property_readonly("n_cells", &G::n_cells, "nx ny.")
-      .def("wall_mask", &G::wall_mask, "(N,) bool: the faces on the walls (always zero in a free-slip field).")
+      .def("wall_mask", [](const G& g) { return Mask(g.wall_mask()); },
+           "(N,) bool: the closed faces, on the walls or touching a solid cell (always zero in a free-slip field).")
       .def("divergence", [](const G& g, const Array& u) {
         Eigen::VectorXd d(g.n_cells());
         g.divergence(vector(u, "u", g.n_faces(), true), d);
@@ -214,9 +242,27 @@ void bind_fluid_sim(py::module_& m) {
 Full (unreduced) MAC fluid: per step force, semi-Lagrangian advection,
 implicit viscosity (factorised once), pressure projection; smoke density
 (cells) and particles (P, 2) advected through the new field.)doc")
-      .def(py::init([](std::shared_ptr<G> grid, double viscosity, double dt) {
-        return std::make_shared<FluidSim2D>(grid, viscosity, dt);
-      }), py::arg("grid"), py::arg("viscosity") = 0.0, py::arg("dt") = 0.01)
+      .def(py::init([](std::shared_ptr<G> grid, double viscosity, double dt, const std::string& pressure_solver,
+                       double tolerance) {
+        PressureSolver solver;
+        if (pressure_solver == "direct")
+          solver = PressureSolver::Direct;
+        else if (pressure_solver == "pcg")
+          solver = PressureSolver::PCG;
+        else
+          throw std::invalid_argument("pressure_solver must be \"direct\" or \"pcg\", got \"" + pressure_solver + "\"");
+        return std::make_shared<FluidSim2D>(grid, viscosity, dt, solver, tolerance);
+      }), py::arg("grid"), py::arg("viscosity") = 0.0, py::arg("dt") = 0.01, py::arg("pressure_solver") = "direct",
+         py::arg("tolerance") = 1e-12,
+         "pressure_solver: with moving obstacles, \"direct\" (sparse LDL' per step) or \"pcg\" (conjugate gradients, "
+         "incomplete-Cholesky preconditioner, relative residual tolerance).")
+      .def_property_readonly("step_solid", [](const FluidSim2D& s) {
+        py::array_t<bool> out({s.grid().ny(), s.grid().nx()});
+        std::copy(s.step_solid().data(), s.step_solid().data() + s.grid().n_cells(), out.mutable_data());
+        return out;
+      }, "(ny, nx) bool: the solid cells of the last step (fixed solids and obstacles).")
+      .def_property_readonly("pcg_iterations", &FluidSim2D::pcg_iterations, "Iterations of the last obstacle step's PCG.")
+      .def_property_readonly("pcg_residual", &FluidSim2D::pcg_residual, "Relative residual of the last obstacle step's PCG.")
       .def_property_readonly("grid", [](const FluidSim2D& s) { return std::const_pointer_cast<G>(s.grid_ptr()); })
       .def_property_readonly("dt", &FluidSim2D::dt)
       .def_property_readonly("viscosity", &FluidSim2D::viscosity)
@@ -229,11 +275,34 @@ implicit viscosity (factorised once), pressure projection; smoke density
       .def_property("particles", [](const FluidSim2D& s) { return RowMatrix(s.particles()); },
                     [](FluidSim2D& s, const Array& p) { s.set_particles(rows_view(p, "particles", -1)); },
                     "Particle positions (P, 2) (a copy; assign to set).")
-      .def("step", [](FluidSim2D& s, const OptArray& force) {
+      .def("step", [](FluidSim2D& s, const OptArray& force, const std::vector<Obstacle2D>& obstacles) {
         Eigen::VectorXd f = optional_vector(force, "force");
+        warn_thin(s.grid(), obstacles);
         py::gil_scoped_release release;
-        s.step(f);
-      }, py::arg("force") = py::none(), "One step with the acceleration field force (N,) or none.")
+        s.step(f, obstacles);
+      }, py::arg("force") = py::none(), py::arg("obstacles") = std::vector<Obstacle2D>(),
+         R"doc(One step with the acceleration field force (N,) or none, and moving obstacles.
+
+Cells whose centres lie inside an obstacle are solid for this step; every
+face touching one takes the normal component of the obstacle's rigid
+velocity, the pressure is solved over the fluid cells with that flux, smoke
+in solid cells is zeroed and particles inside are pushed out along the
+surface normal. The new velocity holds the rigid field on the solid cells,
+so it is divergence-free on every cell.)doc")
+      .def("run_obstacles", [](FluidSim2D& s, const Array& forces, const std::vector<std::shared_ptr<Shape2D>>& shapes,
+                               const Array& poses, const Array& velocities, bool record_density, py::object progress) {
+        auto F = rows_view(forces, "forces", -1, -1, false, "T", "N");
+        auto P = rows_view(poses, "poses", -1, -1, false, "T", "3K");
+        auto V = rows_view(velocities, "velocities", -1, -1, false, "T", "3K");
+        std::vector<std::shared_ptr<const Shape2D>> sh(shapes.begin(), shapes.end());
+        Progress prog(progress);
+        return run_arrays(prog.run([&](const ProgressFn* fn) { return s.run_obstacles(F, sh, P, V, record_density, fn); }));
+      }, py::arg("forces"), py::arg("shapes"), py::arg("poses"), py::arg("velocities"), py::arg("record_density") = false,
+         py::arg("progress") = py::none(),
+         R"doc(Runs T steps with K moving obstacles of the given shapes: during step t
+obstacle k is at poses[t, 3k:3k+3] (x, y, theta) with velocity
+velocities[t, 3k:3k+3] (vx, vy, omega) (poses, velocities: (T, 3K)).
+Returns as run().)doc")
       .def("run", [](FluidSim2D& s, const Array& forces, bool record_density, py::object progress) {
         auto F = rows_view(forces, "forces", -1, -1, false, "T", "N");
         Progress prog(progress);
@@ -260,25 +329,31 @@ Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().)doc");
 
 void bind_fluid_particles(py::module_& m) {
   using G = MACGrid2D;
-  py::class_<FluidParticles, Model, std::shared_ptr<FluidParticles>>(m, "FluidParticles", R"doc(
+  py::class_<FluidParticles, Model, std::shared_ptr<FluidParticles>> cls(m, "FluidParticles", R"doc(
 P particles in a reduced fluid as a Model (Barbic & Popovic appendix C):
 state [p_1 .. p_P (2 each), z (r)], control w (r,), B = [0; I],
 p_i' = Psi(p_i) z, z' = A(z) z + nu D z + w. step() is the reduced fluid step
-plus RK2 particles (clamped to the domain).)doc")
-      .def(py::init([](std::shared_ptr<ReducedFluid> fluid, Index particles) {
+plus RK2 particles (clamped to the domain).)doc");
+  cls.def(py::init([](std::shared_ptr<ReducedFluid> fluid, Index particles) {
         return std::make_shared<FluidParticles>(fluid, particles);
       }), py::arg("fluid"), py::arg("particles"))
       .def_property_readonly("particles", &FluidParticles::particles)
       .def_property_readonly("fluid", [](const FluidParticles& p) { return std::const_pointer_cast<ReducedFluid>(p.fluid_ptr()); });
+  bind_scene_particles(cls);
 }
 
 }  // namespace
 
+void bind_fluid_shapes(py::module_& m);
+void bind_fluid_boundaries(py::module_& m);
+
 void bind_fluid(py::module_& m) {
+  bind_fluid_shapes(m);
   bind_mac_grid(m);
   bind_fluid_sim(m);
   bind_reduced_fluid(m);
   bind_fluid_particles(m);
+  bind_fluid_boundaries(m);
 }
 
 }  // namespace directable::py_bind

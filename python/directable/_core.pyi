@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'BoundaryBasis', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'Obstacle', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedScene', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -675,6 +675,55 @@ class TrackResult:
         """
         (T, n) servo + feed-forward torque (without tau_ext)
         """
+class Shape2D:
+    """
+    A closed polygon in its object frame (the obstacle's origin): vertices (V, 2),
+    counter-clockwise (a clockwise polygon is reversed with a warning), simple.
+    """
+    def __init__(self, polygon: numpy.ndarray[numpy.float64]) -> None:
+        ...
+    def inside(self, points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.bool], "[m, 1]"]:
+        """
+        (P,) bool: whether each object-frame point (P, 2) is inside.
+        """
+    def surface(self, spacing: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        (points (q, 2), outward normals (q, 2)): edge pieces of length <= spacing, at their midpoints.
+        """
+    @property
+    def area(self) -> float:
+        ...
+    @property
+    def radius(self) -> float:
+        """
+        Largest vertex distance from the origin.
+        """
+    @property
+    def thickness(self) -> float:
+        """
+        Thinnest part (inward from each edge midpoint to the opposite side).
+        """
+    @property
+    def vertices(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (V, 2), counter-clockwise.
+        """
+class Obstacle:
+    """
+    A Shape2D at pose (x, y, theta) moving with velocity (vx, vy, omega):
+    world = Rot(theta) local + (x, y); rigid velocity v(x) = (vx, vy) + omega z x (x - t).
+    """
+    def __init__(self, shape: Shape2D, pose: numpy.ndarray[numpy.float64] = ..., velocity: numpy.ndarray[numpy.float64] = ...) -> None:
+        ...
+    @property
+    def pose(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def shape(self) -> Shape2D:
+        ...
+    @property
+    def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
 class MACGrid2D:
     """
     2D MAC grid on [0, nx h] x [0, ny h] with free-slip walls.
@@ -685,9 +734,9 @@ class MACGrid2D:
     ((i+1/2) h, j h)). Cell quantities (pressure, smoke) are (ny * nx,) row-major.
     The pressure Laplacian is factorised once, here.
     """
-    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex | None = None) -> None:
+    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex | None = None, solid: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] | None = None) -> None:
         """
-        Grid of nx x ny cells of size h (default 1/nx).
+        Grid of nx x ny cells of size h (default 1/nx); solid: (ny, nx) bool mask of fixed solid cells, whose faces are closed.
         """
     def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -719,7 +768,7 @@ class MACGrid2D:
         """
     def wall_mask(self) -> typing.Annotated[numpy.typing.NDArray[numpy.bool], "[m, 1]"]:
         """
-        (N,) bool: the faces on the walls (always zero in a free-slip field).
+        (N,) bool: the closed faces, on the walls or touching a solid cell (always zero in a free-slip field).
         """
     def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -754,14 +803,21 @@ class MACGrid2D:
     @property
     def ny(self) -> int:
         ...
+    @property
+    def solid(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (ny, nx) bool: the fixed solid cells.
+        """
 class FluidSim2D:
     """
     Full (unreduced) MAC fluid: per step force, semi-Lagrangian advection,
     implicit viscosity (factorised once), pressure projection; smoke density
     (cells) and particles (P, 2) advected through the new field.
     """
-    def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01) -> None:
-        ...
+    def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01, pressure_solver: str = 'direct', tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-12) -> None:
+        """
+        pressure_solver: with moving obstacles, "direct" (sparse LDL' per step) or "pcg" (conjugate gradients, incomplete-Cholesky preconditioner, relative residual tolerance).
+        """
     def run(self, forces: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
         """
         Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
@@ -771,6 +827,13 @@ class FluidSim2D:
         ends in the last state. GIL released, throttled progress(done, total),
         Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.
         """
+    def run_obstacles(self, forces: numpy.ndarray[numpy.float64], shapes: collections.abc.Sequence[Shape2D], poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
+        """
+        Runs T steps with K moving obstacles of the given shapes: during step t
+        obstacle k is at poses[t, 3k:3k+3] (x, y, theta) with velocity
+        velocities[t, 3k:3k+3] (vx, vy, omega) (poses, velocities: (T, 3K)).
+        Returns as run().
+        """
     def run_particle_winds(self, directions: numpy.ndarray[numpy.float64], magnitudes: numpy.ndarray[numpy.float64], width: typing.SupportsFloat | typing.SupportsIndex, progress: typing.Any = None) -> tuple:
         """
         Runs T steps under winds that follow the particles: at step t a wind of
@@ -778,9 +841,16 @@ class FluidSim2D:
         particle k's position (as MACGrid2D.wind, Gaussian of the given width).
         Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().
         """
-    def step(self, force: numpy.ndarray[numpy.float64] | None = None) -> None:
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle] = []) -> None:
         """
-        One step with the acceleration field force (N,) or none.
+        One step with the acceleration field force (N,) or none, and moving obstacles.
+        
+        Cells whose centres lie inside an obstacle are solid for this step; every
+        face touching one takes the normal component of the obstacle's rigid
+        velocity, the pressure is solved over the fluid cells with that flux, smoke
+        in solid cells is zeroed and particles inside are pushed out along the
+        surface normal. The new velocity holds the rigid field on the solid cells,
+        so it is divergence-free on every cell.
         """
     @property
     def density(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
@@ -804,6 +874,21 @@ class FluidSim2D:
     @particles.setter
     def particles(self, arg1: numpy.ndarray[numpy.float64]) -> None:
         ...
+    @property
+    def pcg_iterations(self) -> int:
+        """
+        Iterations of the last obstacle step's PCG.
+        """
+    @property
+    def pcg_residual(self) -> float:
+        """
+        Relative residual of the last obstacle step's PCG.
+        """
+    @property
+    def step_solid(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (ny, nx) bool: the solid cells of the last step (fixed solids and obstacles).
+        """
     @property
     def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
@@ -909,13 +994,174 @@ class FluidParticles(Model):
     p_i' = Psi(p_i) z, z' = A(z) z + nu D z + w. step() is the reduced fluid step
     plus RK2 particles (clamped to the domain).
     """
+    @typing.overload
     def __init__(self, fluid: ReducedFluid, particles: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+    @typing.overload
+    def __init__(self, scene: ..., particles: typing.SupportsInt | typing.SupportsIndex, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> None:
+        """
+        Particles in a ReducedScene whose K objects stay at poses (K, 3) moving with
+        velocities (K, 3): p_i' = u'(p_i) (eq. 3.9, linear in z: the Jacobian holds
+        the boundary terms); step() advances z by the scene's step (Fig. 3.7) and
+        pushes particles out of the objects.
+        """
     @property
     def fluid(self) -> ReducedFluid:
         ...
     @property
+    def has_scene(self) -> bool:
+        ...
+    @property
     def particles(self) -> int:
+        ...
+class BoundaryBasis:
+    """
+    Boundary basis of one object (Treuille thesis sec. 3.5.1, 3.5.5): p
+    divergence-free local fields whose surface speeds are the principal
+    directions of the reduced basis's surface speeds over training poses, and
+    3 rigid fields (unit x, y translation and unit rotation). Build with
+    BoundaryBasis.build.
+    """
+    @staticmethod
+    def build(reduced: typing.Any, shape: Shape2D, poses: numpy.ndarray[numpy.float64], p: typing.SupportsInt | typing.SupportsIndex, surface_spacing: typing.SupportsFloat | typing.SupportsIndex | None = None, local_size: typing.SupportsFloat | typing.SupportsIndex | None = None, rigid: bool = True, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> BoundaryBasis:
+        """
+        Builds the basis from the ReducedFluid's basis and the training poses (n, 3) (parallel over poses, GIL released).
+        """
+    @property
+    def constraint_error(self) -> float:
+        ...
+    @property
+    def energy(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (p,) fraction of the collected surface speeds' energy per mode.
+        """
+    @property
+    def fields(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (N_local, p).
+        """
+    @property
+    def half_size(self) -> float:
+        """
+        Half-size of the local grid: object point x is at x + half_size in local-grid coordinates.
+        """
+    @property
+    def local_grid(self) -> MACGrid2D:
+        ...
+    @property
+    def p(self) -> int:
+        ...
+    @property
+    def q(self) -> int:
+        ...
+    @property
+    def rank(self) -> int:
+        """
+        Rank of the collected surface speeds.
+        """
+    @property
+    def rigid_fields(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (N_local, 3).
+        """
+    @property
+    def shape(self) -> Shape2D:
+        ...
+    @property
+    def surface_normals(self) -> numpy.ndarray:
+        """
+        (q, 2), object frame, outward.
+        """
+    @property
+    def surface_points(self) -> numpy.ndarray:
+        """
+        (q, 2), object frame.
+        """
+    @property
+    def surface_speeds(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (q, p) = S Btilde, orthonormal columns (eq. 3.10).
+        """
+class Coupling:
+    """
+    Feedforward F = -(S Btilde)' S R^-1 B (p, r) and feedback G = B' R [Btilde,
+    rigid] (r, p+3) of one object (eq. 3.11-3.12), on the fly or tabulated on a
+    pose grid and interpolated multilinearly.
+    """
+    def __init__(self, reduced: typing.Any, boundary_basis: BoundaryBasis, pose_table: tuple | None = None, precompute: str = 'none', compress: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
+        """
+        pose_table: (xs, ys, thetas), uniformly spaced nodes; precompute: "none", "feedback" or "both"; compress: k PCA modes over the poses (None: plain tables).
+        """
+    def feedback(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        G (r, p+3) at pose (3,) (table when tabulated unless exact).
+        """
+    def feedforward(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        F (p, r) at pose (3,) (table when tabulated unless exact).
+        """
+    @property
+    def boundary_basis(self) -> BoundaryBasis:
+        ...
+    @property
+    def m(self) -> int:
+        """
+        p + rigid fields.
+        """
+    @property
+    def p(self) -> int:
+        ...
+    @property
+    def table_bytes(self) -> int:
+        ...
+    @property
+    def table_nodes(self) -> int:
+        ...
+class ReducedSceneData:
+    """
+    Buffers of a ReducedScene (one per thread).
+    """
+class ReducedScene:
+    """
+    A reduced fluid with moving objects (Fig. 3.7): advect, diffuse, add forces,
+    then per object r~ = F z and the rigid coefficients (vx, vy, omega), and
+    z += sum G [r~; v].
+    """
+    def __init__(self, reduced: typing.Any, couplings: collections.abc.Sequence[Coupling]) -> None:
+        ...
+    def advect_particles(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Points (P, 2) after one RK2 step through u', pushed out of the objects.
+        """
+    def create_data(self) -> ReducedSceneData:
+        ...
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], data: ReducedSceneData = None, return_flow: bool = False) -> tuple:
+        """
+        (z_next (r,), boundary_coeffs (K, max_m)) [, z_flow (r,): the state the coefficients cancel, when return_flow].
+        """
+    def surface_energy_removed(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        (K,) 1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object (z: the flow state the coefficients cancel).
+        """
+    def surface_speed(self, object: typing.SupportsInt | typing.SupportsIndex, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], boundary: bool = True) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Normal speeds (q,) of u' (or of B z without boundary) at the object's surface points.
+        """
+    def velocity_at(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        u' (eq. 3.9) at points (P, 2): (P, 2).
+        """
+    def velocity_field(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        u' on the world grid's faces (N,).
+        """
+    @property
+    def max_m(self) -> int:
+        """
+        Columns of boundary_coeffs.
+        """
+    @property
+    def objects(self) -> int:
         ...
 class TetMesh:
     """

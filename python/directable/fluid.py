@@ -24,9 +24,85 @@ from .reduce import pca
 MACGrid2D = _core.MACGrid2D
 FluidSim2D = _core.FluidSim2D
 FluidParticles = _core.FluidParticles
+Shape2D = _core.Shape2D
+Obstacle = _core.Obstacle
+BoundaryBasis = _core.BoundaryBasis
+Coupling = _core.Coupling
 
 __all__ = ["MACGrid2D", "FluidSim2D", "ReducedFluid", "FluidParticles", "FullRun", "full_run", "velocity_basis",
-           "project", "face_positions", "cell_image"]
+           "project", "face_positions", "cell_image",
+           "Shape2D", "Obstacle", "disk", "box", "c_shape", "BoundaryBasis", "Coupling", "ReducedScene"]
+
+
+def disk(r, segments=48) -> Shape2D:
+    """A disk of radius ``r`` (m) centred on the origin, as a regular polygon of ``segments`` sides."""
+    r = real(r, "r")
+    if not r > 0:
+        raise ValueError(f"r must be > 0, got {r}")
+    a = 2 * np.pi * np.arange(integer(segments, "segments")) / segments
+    return Shape2D(np.stack([r * np.cos(a), r * np.sin(a)], axis=1))
+
+
+def box(w, h) -> Shape2D:
+    """A ``w`` x ``h`` (m) rectangle centred on the origin."""
+    w, h = real(w, "w"), real(h, "h")
+    if not (w > 0 and h > 0):
+        raise ValueError(f"w and h must be > 0, got ({w}, {h})")
+    return Shape2D(np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]]))
+
+
+def c_shape(outer, inner, opening=np.pi / 2, segments=32) -> Shape2D:
+    """A "C": the annulus between radii ``inner`` < ``outer`` (m) around the
+    origin, with a gap of angle ``opening`` (rad) centred on +x."""
+    outer, inner, opening = real(outer, "outer"), real(inner, "inner"), real(opening, "opening")
+    if not 0 < inner < outer:
+        raise ValueError(f"need 0 < inner < outer, got inner={inner}, outer={outer}")
+    if not 0 < opening < 2 * np.pi:
+        raise ValueError(f"opening must be in (0, 2 pi), got {opening}")
+    a = np.linspace(opening / 2, 2 * np.pi - opening / 2, integer(segments, "segments") + 1)
+    out = np.stack([outer * np.cos(a), outer * np.sin(a)], axis=1)
+    inn = np.stack([inner * np.cos(a[::-1]), inner * np.sin(a[::-1])], axis=1)
+    return Shape2D(np.vstack([out, inn]))
+
+
+class ReducedScene(_core.ReducedScene):
+    __doc__ = _core.ReducedScene.__doc__
+
+    def step(self, z, w, dt, poses, velocities, data=None, return_flow=False):
+        """One step of Fig. 3.7: advect, diffuse, add forces, feedforward, feedback.
+
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        w : (r,) array
+            Reduced force (acceleration), added after advection and diffusion.
+        dt : float
+            Step length (s), > 0.
+        poses : (K, 3) array
+            Each object's (x, y, theta) (m, m, rad).
+        velocities : (K, 3) array
+            Each object's (vx, vy, omega) (m/s, m/s, rad/s).
+        data : ReducedSceneData, optional
+            Buffers from ``create_data()``; by default one per calling thread.
+        return_flow : bool
+            Also return the flow state the coefficients were computed from.
+
+        Returns
+        -------
+        z_next : (r,) array
+        boundary_coeffs : (K, max_m) array
+            Row i = [F_i z_flow (p_i), vx, vy, omega], zero-padded.
+        z_flow : (r,) array, only with ``return_flow``
+        """
+        if data is None:
+            local = self.__dict__.get("_thread_data")
+            if local is None:
+                local = self.__dict__.setdefault("_thread_data", threading.local())
+            data = getattr(local, "data", None)
+            if data is None:
+                data = local.data = self.create_data()
+        return super().step(z, w, dt, poses, velocities, data, return_flow)
 
 
 class ReducedFluid(_core.ReducedFluid):
@@ -90,7 +166,7 @@ def cell_image(grid, q) -> np.ndarray:
 
 
 def full_run(grid, steps, dt, winds=(), particles=None, viscosity=0.0, density=None, u0=None,
-             extra_force=None, progress=None) -> FullRun:
+             extra_force=None, progress=None, obstacles=None, pressure_solver="direct") -> FullRun:
     """Runs the full simulator ``steps`` steps in one C++ call.
 
     Parameters
@@ -116,6 +192,12 @@ def full_run(grid, steps, dt, winds=(), particles=None, viscosity=0.0, density=N
         ``extra_force(i) -> (N,)`` or None: one more acceleration field per step.
     progress : None, bool or callable(done, total)
         Progress report of the run (GIL released, Ctrl-C stops it).
+    obstacles : (shapes, poses, velocities), optional
+        K moving obstacles: ``shapes`` a sequence of K ``Shape2D``, ``poses``
+        (T, K, 3) their (x, y, theta) during each step (m, m, rad) and
+        ``velocities`` (T, K, 3) their (vx, vy, omega) (m/s, m/s, rad/s).
+    pressure_solver : {"direct", "pcg"}
+        Pressure solve of the steps with obstacles (see ``FluidSim2D``).
 
     Returns
     -------
@@ -123,7 +205,7 @@ def full_run(grid, steps, dt, winds=(), particles=None, viscosity=0.0, density=N
         velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny) or None.
     """
     steps = integer(steps, "steps")
-    sim = FluidSim2D(grid, real(viscosity, "viscosity"), real(dt, "dt"))
+    sim = FluidSim2D(grid, real(viscosity, "viscosity"), real(dt, "dt"), pressure_solver=pressure_solver)
     if u0 is not None:
         sim.velocity = grid.project(as_float_array(u0, "u0"))
     sim.particles = np.zeros((0, 2)) if particles is None else as_float_array(particles, "particles").reshape(-1, 2)
@@ -137,15 +219,23 @@ def full_run(grid, steps, dt, winds=(), particles=None, viscosity=0.0, density=N
             e = extra_force(i)
             if e is not None:
                 forces[i] += e
-    U, X, Dn = run_with_progress(sim.run, progress, "full fluid run", forces=forces,
-                                 record_density=density is not None)
+    if obstacles is None:
+        U, X, Dn = run_with_progress(sim.run, progress, "full fluid run", forces=forces,
+                                     record_density=density is not None)
+    else:
+        shapes, poses, vels = obstacles
+        poses = as_float_array(poses, "poses").reshape(steps, -1)
+        vels = as_float_array(vels, "velocities").reshape(steps, -1)
+        U, X, Dn = run_with_progress(sim.run_obstacles, progress, "full fluid run", forces=forces, shapes=list(shapes),
+                                     poses=poses, velocities=vels, record_density=density is not None)
     return FullRun(U, X, Dn, float(dt), list(winds))
 
 
 def velocity_basis(grid, snapshots, r, method="auto", seed=0) -> np.ndarray:
     """(N, r) basis: PCA (``directable.reduce.pca``) of velocity snapshots
     (k, N). Each snapshot is re-projected first, so every basis field is a
-    combination of divergence-free free-slip fields, hence one itself."""
+    combination of divergence-free free-slip fields, hence one itself; the
+    closed faces (walls, faces of solid cells) are exactly zero."""
     S = as_float_array(snapshots, "snapshots")
     if S.ndim != 2 or S.shape[1] != grid.n_faces:
         raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got {S.shape}")
@@ -153,8 +243,9 @@ def velocity_basis(grid, snapshots, r, method="auto", seed=0) -> np.ndarray:
     keep = np.linalg.norm(S, axis=1) > 0
     if not keep.any():
         raise ValueError("snapshots are all zero: no velocity basis")
-    U = pca(S[keep], r, method=method, seed=seed).U
-    return np.ascontiguousarray(U)
+    U = np.ascontiguousarray(pca(S[keep], r, method=method, seed=seed).U)
+    U[grid.wall_mask()] = 0.0  # exactly: the PCA's rounding would leave ~1e-16 on closed faces
+    return U
 
 
 def project(basis, velocities) -> np.ndarray:

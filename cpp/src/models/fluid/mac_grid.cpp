@@ -40,38 +40,106 @@ double apply(const Stencil4& s, const Eigen::Ref<const Eigen::VectorXd>& u) {
 
 }  // namespace
 
-MACGrid2D::MACGrid2D(Index nx, Index ny, double h) : nx_(nx), ny_(ny), h_(h) {
+MACGrid2D::MACGrid2D(Index nx, Index ny, double h, const Mask& solid) : nx_(nx), ny_(ny), h_(h) {
   if (nx < 2 || ny < 2)
     throw std::invalid_argument("grid size (nx, ny) must be at least (2, 2), got (" + std::to_string(nx) + ", " +
                                 std::to_string(ny) + ")");
   if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
-  factor_pressure_laplacian();
+  if (solid.size() != 0 && solid.size() != n_cells())
+    throw_shape("solid", "(" + std::to_string(ny) + ", " + std::to_string(nx) + ") (ny, nx)",
+                "(" + std::to_string(solid.size()) + ",) cells");
+  solid_ = solid.size() ? solid : Mask::Constant(n_cells(), false);
+  has_solid_ = solid_.any();
+  if (solid_.all()) throw std::invalid_argument("solid covers every cell: no fluid left");
+  closed_.resize(n_faces());
+  for (Index f = 0; f < n_faces(); ++f) {
+    Index a, b;
+    face_cells(f, a, b);
+    closed_[f] = a < 0 || b < 0 || solid_[a] || solid_[b];
+  }
+  Eigen::SparseMatrix<double> A;
+  assemble_pressure_matrix(*this, solid_, A);
+  pressure_solver_.compute(A);
+  if (pressure_solver_.info() != Eigen::Success) throw std::runtime_error("pressure factorisation failed");
   assemble_face_laplacian();
 }
 
-// Pressure: Neumann cell Laplacian (SPD after pinning cell 0, which the
-// compatible right-hand side leaves at zero), factorised once.
-void MACGrid2D::factor_pressure_laplacian() {
-  const double ih2 = 1.0 / (h_ * h_);
+void MACGrid2D::face_cells(Index f, Index& a, Index& b) const {
+  if (f < n_xfaces()) {
+    const Index i = f % (nx_ + 1), j = f / (nx_ + 1);
+    a = i > 0 ? j * nx_ + i - 1 : -1;
+    b = i < nx_ ? j * nx_ + i : -1;
+    return;
+  }
+  const Index g = f - n_xfaces(), i = g % nx_, j = g / nx_;
+  a = j > 0 ? (j - 1) * nx_ + i : -1;
+  b = j < ny_ ? j * nx_ + i : -1;
+}
+
+Eigen::Vector2d MACGrid2D::face_center(Index f) const {
+  if (f < n_xfaces()) return {double(f % (nx_ + 1)) * h_, (double(f / (nx_ + 1)) + 0.5) * h_};
+  const Index g = f - n_xfaces();
+  return {(double(g % nx_) + 0.5) * h_, double(g / nx_) * h_};
+}
+
+// Pressure: Neumann Laplacian among fluid cells (SPD after pinning one cell
+// per connected region, which a compatible right-hand side leaves at zero).
+void assemble_pressure_matrix(const MACGrid2D& g, const Mask& solid, Eigen::SparseMatrix<double>& A) {
+  const Index nx = g.nx(), ny = g.ny(), C = g.n_cells();
+  const double ih2 = 1.0 / (g.h() * g.h());
   std::vector<Trip> t;
-  auto cell = [&](Index i, Index j) { return j * nx_ + i; };
-  for (Index j = 0; j < ny_; ++j)
-    for (Index i = 0; i < nx_; ++i) {
+  t.reserve(size_t(10 * C));
+  auto cell = [&](Index i, Index j) { return j * nx + i; };
+  for (Index j = 0; j < ny; ++j)
+    for (Index i = 0; i < nx; ++i) {
       const Index c = cell(i, j);
-      if (i + 1 < nx_) {
+      if (solid[c]) {
+        t.emplace_back(c, c, 1.0);
+        continue;
+      }
+      if (i + 1 < nx && !solid[cell(i + 1, j)]) {
         const Index d = cell(i + 1, j);
         t.emplace_back(c, c, ih2), t.emplace_back(d, d, ih2), t.emplace_back(c, d, -ih2), t.emplace_back(d, c, -ih2);
       }
-      if (j + 1 < ny_) {
+      if (j + 1 < ny && !solid[cell(i, j + 1)]) {
         const Index d = cell(i, j + 1);
         t.emplace_back(c, c, ih2), t.emplace_back(d, d, ih2), t.emplace_back(c, d, -ih2), t.emplace_back(d, c, -ih2);
       }
     }
-  t.emplace_back(0, 0, ih2);
-  Eigen::SparseMatrix<double> A(n_cells(), n_cells());
+  // one pinned cell per connected fluid region (flood fill), the first in row-major order
+  std::vector<char> seen(size_t(C), 0);
+  std::vector<Index> stack;
+  for (Index c0 = 0; c0 < C; ++c0) {
+    if (solid[c0] || seen[size_t(c0)]) continue;
+    t.emplace_back(c0, c0, ih2);
+    seen[size_t(c0)] = 1, stack.push_back(c0);
+    while (!stack.empty()) {
+      const Index c = stack.back();
+      stack.pop_back();
+      const Index i = c % nx, j = c / nx;
+      const Index nb[4] = {i > 0 ? c - 1 : -1, i + 1 < nx ? c + 1 : -1, j > 0 ? c - nx : -1, j + 1 < ny ? c + nx : -1};
+      for (Index d : nb)
+        if (d >= 0 && !solid[d] && !seen[size_t(d)]) seen[size_t(d)] = 1, stack.push_back(d);
+    }
+  }
+  A.resize(C, C);
   A.setFromTriplets(t.begin(), t.end());
-  pressure_solver_.compute(A);
-  if (pressure_solver_.info() != Eigen::Success) throw std::runtime_error("pressure factorisation failed");
+}
+
+void subtract_pressure_gradient(const MACGrid2D& g, const Mask& solid, const Eigen::Ref<const Eigen::VectorXd>& p,
+                                Eigen::Ref<Eigen::VectorXd> u) {
+  const Index nx = g.nx(), ny = g.ny();
+  const double ih = 1.0 / g.h();
+  for (Index j = 0; j < ny; ++j)
+    for (Index i = 1; i < nx; ++i) {
+      const Index a = j * nx + i - 1, b = j * nx + i;
+      if (!solid[a] && !solid[b]) u[g.xface(i, j)] -= (p[b] - p[a]) * ih;
+    }
+  for (Index j = 1; j < ny; ++j)
+    for (Index i = 0; i < nx; ++i) {
+      const Index a = (j - 1) * nx + i, b = j * nx + i;
+      if (!solid[a] && !solid[b]) u[g.yface(i, j)] -= (p[b] - p[a]) * ih;
+    }
 }
 
 // Face Laplacian: graph Laplacian among the non-wall faces of each
@@ -87,32 +155,19 @@ void MACGrid2D::assemble_face_laplacian() {
   for (Index j = 0; j < ny_; ++j)
     for (Index i = 1; i < nx_; ++i) {
       const Index a = xface(i, j);
+      if (closed_[a]) continue;
       link(a, xface(i - 1, j)), link(a, xface(i + 1, j));
       link(a, j > 0 ? xface(i, j - 1) : -1), link(a, j + 1 < ny_ ? xface(i, j + 1) : -1);
     }
   for (Index j = 1; j < ny_; ++j)
     for (Index i = 0; i < nx_; ++i) {
       const Index a = yface(i, j);
+      if (closed_[a]) continue;
       link(a, yface(i, j - 1)), link(a, yface(i, j + 1));
       link(a, i > 0 ? yface(i - 1, j) : -1), link(a, i + 1 < nx_ ? yface(i + 1, j) : -1);
     }
   laplacian_.resize(n_faces(), n_faces());
   laplacian_.setFromTriplets(t.begin(), t.end());
-}
-
-bool MACGrid2D::is_wall_face(Index f) const {
-  if (f < n_xfaces()) {
-    const Index i = f % (nx_ + 1);
-    return i == 0 || i == nx_;
-  }
-  const Index j = (f - n_xfaces()) / nx_;
-  return j == 0 || j == ny_;
-}
-
-Eigen::Array<bool, Eigen::Dynamic, 1> MACGrid2D::wall_mask() const {
-  Eigen::Array<bool, Eigen::Dynamic, 1> mask(n_faces());
-  for (Index f = 0; f < n_faces(); ++f) mask[f] = is_wall_face(f);
-  return mask;
 }
 
 void MACGrid2D::divergence(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<Eigen::VectorXd> div) const {
@@ -137,16 +192,17 @@ double MACGrid2D::max_divergence(const Eigen::Ref<const RowMatrix>& U) const {
 }
 
 void MACGrid2D::project(Eigen::Ref<Eigen::VectorXd> u, Eigen::Ref<Eigen::VectorXd> p) const {
-  for (Index j = 0; j < ny_; ++j) u[xface(0, j)] = 0.0, u[xface(nx_, j)] = 0.0;
-  for (Index i = 0; i < nx_; ++i) u[yface(i, 0)] = 0.0, u[yface(i, ny_)] = 0.0;
+  if (has_solid_) {
+    for (Index f = 0; f < n_faces(); ++f)
+      if (closed_[f]) u[f] = 0.0;
+  } else {
+    for (Index j = 0; j < ny_; ++j) u[xface(0, j)] = 0.0, u[xface(nx_, j)] = 0.0;
+    for (Index i = 0; i < nx_; ++i) u[yface(i, 0)] = 0.0, u[yface(i, ny_)] = 0.0;
+  }
   divergence(u, p);
   p = -p;
   p = pressure_solver_.solve(p);
-  const double ih = 1.0 / h_;
-  for (Index j = 0; j < ny_; ++j)
-    for (Index i = 1; i < nx_; ++i) u[xface(i, j)] -= (p[j * nx_ + i] - p[j * nx_ + i - 1]) * ih;
-  for (Index j = 1; j < ny_; ++j)
-    for (Index i = 0; i < nx_; ++i) u[yface(i, j)] -= (p[j * nx_ + i] - p[(j - 1) * nx_ + i]) * ih;
+  subtract_pressure_gradient(*this, solid_, p, u);
 }
 
 void MACGrid2D::project_rows(Eigen::Ref<RowMatrix> fields) const {
@@ -214,14 +270,14 @@ void MACGrid2D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, doub
   Stencil4 s;
   for (Index j = 0; j < ny_; ++j)
     for (Index i = 0; i <= nx_; ++i) {
-      if (i == 0 || i == nx_) { out[xface(i, j)] = 0.0; continue; }
+      if (closed_[xface(i, j)]) { out[xface(i, j)] = 0.0; continue; }
       const Eigen::Vector2d b = trace(double(i) * h_, (double(j) + 0.5) * h_);
       x_stencil(b[0], b[1], s);
       out[xface(i, j)] = apply(s, u);
     }
   for (Index j = 0; j <= ny_; ++j)
     for (Index i = 0; i < nx_; ++i) {
-      if (j == 0 || j == ny_) { out[yface(i, j)] = 0.0; continue; }
+      if (closed_[yface(i, j)]) { out[yface(i, j)] = 0.0; continue; }
       const Eigen::Vector2d b = trace((double(i) + 0.5) * h_, double(j) * h_);
       y_stencil(b[0], b[1], s);
       out[yface(i, j)] = apply(s, u);
@@ -270,8 +326,12 @@ void MACGrid2D::add_wind(Eigen::Ref<Eigen::VectorXd> f, double cx, double cy, do
     for (Index i = 0; i < nx_; ++i) f[yface(i, j)] += diry * g((double(i) + 0.5) * h_, double(j) * h_);
 }
 
-FluidSim2D::FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt)
-    : grid_(std::move(grid)), viscosity_(viscosity), dt_(dt) {
+FluidSim2D::FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt, PressureSolver solver,
+                       double tolerance)
+    : grid_(std::move(grid)), viscosity_(viscosity), dt_(dt), solver_(solver), tolerance_(tolerance) {
+  if (!grid_) throw std::invalid_argument("grid must be a MACGrid2D, got None");
+  if (!(tolerance > 0.0 && tolerance < 1.0))
+    throw std::domain_error("tolerance must be in (0, 1), got " + std::to_string(tolerance));
   if (!(viscosity >= 0.0) || !std::isfinite(viscosity))
     throw std::domain_error("viscosity must be finite and >= 0, got " + std::to_string(viscosity));
   check_positive("dt", dt);
@@ -285,8 +345,10 @@ FluidSim2D::FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, 
   }
   velocity_.setZero(N), advected_.setZero(N);
   const Index C = grid_->n_cells();
-  density_.setZero(C), advected_density_.setZero(C), pressure_.setZero(C);
+  density_.setZero(C), advected_density_.setZero(C), pressure_.setZero(C), rhs_.setZero(C);
   particles_.resize(0, 2);
+  step_solid_ = grid_->solid();
+  owner_.setConstant(C, -1);
 }
 
 void FluidSim2D::set_velocity(const Eigen::Ref<const Eigen::VectorXd>& u) {
@@ -332,8 +394,145 @@ void FluidSim2D::advance(const Eigen::Ref<const Eigen::VectorXd>& f) {
   g.advect_particles(velocity_, particles_, dt_);
 }
 
+void FluidSim2D::step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vector<Obstacle2D>& obstacles) {
+  if (obstacles.empty()) return step(f);
+  if (f.size() != 0) {
+    const Index N = grid_->n_faces();
+    if (f.size() != N) throw_shape("force", "(" + std::to_string(N) + ",)", "(" + std::to_string(f.size()) + ",)");
+    check_finite("force", f.data(), N);
+  }
+  for (size_t k = 0; k < obstacles.size(); ++k) obstacles[k].check_in_domain(*grid_, "obstacles[" + std::to_string(k) + "]");
+  advance_obstacles(f, obstacles);
+}
+
+// Closes the cells the obstacles cover, sets every face touching a solid
+// cell to the rigid normal velocity (zero for fixed solids and walls), and
+// solves the pressure over the fluid cells (Bridson, "Fluid Simulation for
+// Computer Graphics", ch. 5: the solid's flux enters the divergence).
+void FluidSim2D::project_obstacles(const std::vector<Obstacle2D>& obstacles) {
+  const MACGrid2D& g = *grid_;
+  const Index nx = g.nx(), ny = g.ny(), C = g.n_cells(), N = g.n_faces();
+  const double h = g.h();
+  const Mask& fixed = g.solid();
+  for (Index c = 0; c < C; ++c) owner_[c] = fixed[c] ? -2 : -1;
+  for (size_t k = 0; k < obstacles.size(); ++k) {
+    const Obstacle2D& o = obstacles[k];
+    const double R = o.shape->radius();
+    const Index i0 = std::max<Index>(0, Index(std::floor((o.pose.x - R) / h - 0.5))),
+                i1 = std::min<Index>(nx - 1, Index(std::ceil((o.pose.x + R) / h - 0.5))),
+                j0 = std::max<Index>(0, Index(std::floor((o.pose.y - R) / h - 0.5))),
+                j1 = std::min<Index>(ny - 1, Index(std::ceil((o.pose.y + R) / h - 0.5)));
+    for (Index j = j0; j <= j1; ++j)
+      for (Index i = i0; i <= i1; ++i)
+        if (owner_[j * nx + i] == -1 && o.inside_world((double(i) + 0.5) * h, (double(j) + 0.5) * h))
+          owner_[j * nx + i] = int(k);
+  }
+  for (Index c = 0; c < C; ++c) step_solid_[c] = owner_[c] != -1;
+  if (step_solid_.all()) throw std::invalid_argument("obstacles cover every cell: no fluid left");
+  for (Index f = 0; f < N; ++f) {
+    Index a, b;
+    g.face_cells(f, a, b);
+    if (a < 0 || b < 0) {
+      velocity_[f] = 0.0;
+      continue;
+    }
+    if (!step_solid_[a] && !step_solid_[b]) continue;
+    const int k = owner_[a] >= 0 ? owner_[a] : owner_[b];
+    if (k < 0) {
+      velocity_[f] = 0.0;
+      continue;
+    }
+    const Eigen::Vector2d x = g.face_center(f);
+    const Eigen::Vector2d v = rigid_velocity(obstacles[size_t(k)].pose, obstacles[size_t(k)].velocity, x[0], x[1]);
+    velocity_[f] = f < g.n_xfaces() ? v[0] : v[1];
+  }
+  g.divergence(velocity_, rhs_);
+  for (Index c = 0; c < C; ++c) rhs_[c] = step_solid_[c] ? 0.0 : -rhs_[c];
+  assemble_pressure_matrix(g, step_solid_, pressure_matrix_);
+  if (solver_ == PressureSolver::Direct) {
+    moving_direct_.compute(pressure_matrix_);
+    if (moving_direct_.info() != Eigen::Success) throw std::runtime_error("pressure factorisation failed");
+    pressure_ = moving_direct_.solve(rhs_);
+  } else {
+    moving_pcg_.setTolerance(tolerance_);
+    moving_pcg_.setMaxIterations(std::max<Index>(200, 4 * (nx + ny)));
+    moving_pcg_.compute(pressure_matrix_);
+    if (moving_pcg_.info() != Eigen::Success) throw std::runtime_error("incomplete Cholesky factorisation failed");
+    pressure_ = moving_pcg_.solveWithGuess(rhs_, pressure_);
+    pcg_iterations_ = moving_pcg_.iterations();
+    pcg_residual_ = moving_pcg_.error();
+    if (moving_pcg_.info() != Eigen::Success)
+      throw std::runtime_error("pressure PCG did not converge: relative residual " + std::to_string(pcg_residual_) +
+                               " after " + std::to_string(pcg_iterations_) + " iterations (tolerance " +
+                               std::to_string(tolerance_) + ")");
+  }
+  subtract_pressure_gradient(g, step_solid_, pressure_, velocity_);
+}
+
+void FluidSim2D::advance_obstacles(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vector<Obstacle2D>& obstacles) {
+  const MACGrid2D& g = *grid_;
+  if (f.size() != 0) velocity_ += dt_ * f;
+  g.advect_velocity(velocity_, dt_, advected_);
+  if (viscosity_ > 0.0)
+    velocity_ = diffusion_solver_.solve(advected_);
+  else
+    velocity_.swap(advected_);
+  project_obstacles(obstacles);
+  g.advect_cells(velocity_, density_, dt_, advected_density_);
+  density_.swap(advected_density_);
+  for (Index c = 0; c < g.n_cells(); ++c)
+    if (step_solid_[c]) density_[c] = 0.0;
+  g.advect_particles(velocity_, particles_, dt_);
+  // push particles out of the obstacles along the surface normal (a tenth of a cell beyond the surface)
+  for (Index k = 0; k < particles_.rows(); ++k)
+    for (const Obstacle2D& o : obstacles) {
+      const Eigen::Vector2d l = o.pose.to_local(particles_(k, 0), particles_(k, 1));
+      if (!o.shape->inside(l[0], l[1])) continue;
+      Eigen::Vector2d q, n;
+      o.shape->closest_boundary(l[0], l[1], q, n);
+      q += 0.1 * g.h() * n;
+      const Eigen::Vector2d w = o.pose.to_world(q[0], q[1]);
+      double x = w[0], y = w[1];
+      g.clamp(x, y);
+      particles_(k, 0) = x, particles_(k, 1) = y;
+    }
+}
+
+FluidRun FluidSim2D::run_obstacles(const Eigen::Ref<const RowMatrix>& forces,
+                                   const std::vector<std::shared_ptr<const Shape2D>>& shapes,
+                                   const Eigen::Ref<const RowMatrix>& poses, const Eigen::Ref<const RowMatrix>& velocities,
+                                   bool record_density, const ProgressFn* progress) {
+  const Index T = forces.rows(), N = grid_->n_faces(), K = Index(shapes.size());
+  check_shape("forces", T, forces.cols(), T, N);
+  check_finite("forces", forces.data(), forces.size());
+  check_shape("poses", poses.rows(), poses.cols(), T, 3 * K);
+  check_finite("poses", poses.data(), poses.size());
+  check_shape("velocities", velocities.rows(), velocities.cols(), T, 3 * K);
+  check_finite("velocities", velocities.data(), velocities.size());
+  std::vector<Obstacle2D> obstacles;
+  for (Index k = 0; k < K; ++k) {
+    if (!shapes[size_t(k)]) throw std::invalid_argument("shapes[" + std::to_string(k) + "] must be a Shape2D, got None");
+    obstacles.emplace_back(shapes[size_t(k)], poses.row(0).segment(3 * k, 3).transpose(),
+                           velocities.row(0).segment(3 * k, 3).transpose());
+  }
+  for (Index t = 0; t < T; ++t)
+    for (Index k = 0; k < K; ++k) {
+      Obstacle2D o(shapes[size_t(k)], poses.row(t).segment(3 * k, 3).transpose(),
+                   velocities.row(t).segment(3 * k, 3).transpose());
+      o.check_in_domain(*grid_, "obstacle " + std::to_string(k) + " at step " + std::to_string(t));
+    }
+  return run_with(T, record_density, progress, [&](Index t, Eigen::VectorXd& f) {
+    f = forces.row(t).transpose();
+    for (Index k = 0; k < K; ++k) {
+      obstacles[size_t(k)].pose = Pose2D(poses(t, 3 * k), poses(t, 3 * k + 1), poses(t, 3 * k + 2));
+      obstacles[size_t(k)].velocity = velocities.row(t).segment(3 * k, 3).transpose();
+    }
+  }, &obstacles);
+}
+
 template <class ForceFn>
-FluidRun FluidSim2D::run_with(Index T, bool record_density, const ProgressFn* progress, ForceFn force) {
+FluidRun FluidSim2D::run_with(Index T, bool record_density, const ProgressFn* progress, ForceFn force,
+                              const std::vector<Obstacle2D>* obstacles) {
   const Index N = grid_->n_faces(), P = particles_.rows();
   FluidRun out;
   out.velocities.resize(T + 1, N);
@@ -350,7 +549,10 @@ FluidRun FluidSim2D::run_with(Index T, bool record_density, const ProgressFn* pr
   for (Index t = 0; t < T; ++t) {
     f.setZero();
     force(t, f);
-    advance(f);
+    if (obstacles && !obstacles->empty())
+      advance_obstacles(f, *obstacles);
+    else
+      advance(f);
     if (!velocity_.allFinite())
       throw std::domain_error("fluid run: the velocity became non-finite at step " + std::to_string(t) +
                               ": reduce dt or the forces");

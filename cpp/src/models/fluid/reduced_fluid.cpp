@@ -1,5 +1,7 @@
 #include "directable/models/fluid/reduced_fluid.hpp"
 
+#include "directable/models/fluid/reduced_scene.hpp"
+
 #include "directable/core/parallel.hpp"
 #include "directable/core/progress.hpp"
 
@@ -191,9 +193,27 @@ FluidParticles::FluidParticles(std::shared_ptr<const ReducedFluid> fluid, Index 
   control_.bottomRows(r).setIdentity();
 }
 
+namespace {
+std::shared_ptr<const ReducedFluid> scene_fluid(const std::shared_ptr<const SceneAtPoses>& scene) {
+  if (!scene) throw std::invalid_argument("scene must be a ReducedScene, got None");
+  return scene->scene().reduced_ptr();
+}
+}  // namespace
+
+FluidParticles::FluidParticles(std::shared_ptr<const SceneAtPoses> scene, Index particles)
+    : FluidParticles(scene_fluid(scene), particles) {
+  scene_ = std::move(scene);
+}
+
+Eigen::Vector2d FluidParticles::particle_velocity(double x, double y, const Eigen::Ref<const Eigen::VectorXd>& z) const {
+  Eigen::Vector2d v = fluid_->velocity(x, y, z);
+  if (scene_) scene_->add_terms(x, y, z, v, nullptr, nullptr);
+  return v;
+}
+
 void FluidParticles::dynamics(const Eigen::Ref<const Eigen::VectorXd>& x, double, Eigen::Ref<Eigen::VectorXd> F) const {
   const auto z = x.tail(fluid_->r());
-  for (Index i = 0; i < particles_; ++i) F.segment<2>(2 * i) = fluid_->velocity(x[2 * i], x[2 * i + 1], z);
+  for (Index i = 0; i < particles_; ++i) F.segment<2>(2 * i) = particle_velocity(x[2 * i], x[2 * i + 1], z);
   fluid_->dynamics(z, F.tail(fluid_->r()));
 }
 
@@ -204,9 +224,14 @@ void FluidParticles::jacobian(const Eigen::Ref<const Eigen::VectorXd>& x, double
   RowMatrix Psi(2, r), dx(2, r), dy(2, r);
   for (Index i = 0; i < particles_; ++i) {
     fluid_->modes(x[2 * i], x[2 * i + 1], Psi, &dx, &dy);
+    Eigen::Matrix2d dp;
+    dp.col(0) = dx * z, dp.col(1) = dy * z;
+    if (scene_) {
+      Eigen::Vector2d v(0, 0);
+      scene_->add_terms(x[2 * i], x[2 * i + 1], z, v, &Psi, &dp);
+    }
     J.block(2 * i, 2 * particles_, 2, r) = Psi;
-    J.block(2 * i, 2 * i, 2, 1) = dx * z;
-    J.block(2 * i, 2 * i + 1, 2, 1) = dy * z;
+    J.block(2 * i, 2 * i, 2, 2) = dp;
   }
   fluid_->add_jacobian(z, J.bottomRightCorner(r, r));
 }
@@ -216,11 +241,18 @@ struct FluidParticlesData : ModelData {
   explicit FluidParticlesData(Index r) : fluid(r), zmid(r) {}
   ReducedFluidData fluid;
   Eigen::VectorXd zmid;
+  std::unique_ptr<ReducedSceneData> scene;  //!< with a scene
+  RowMatrix coeffs;                         //!< K x max_m, with a scene
 };
 }  // namespace
 
 std::unique_ptr<ModelData> FluidParticles::create_data() const {
-  return std::make_unique<FluidParticlesData>(fluid_->r());
+  auto d = std::make_unique<FluidParticlesData>(fluid_->r());
+  if (scene_) {
+    d->scene = scene_->scene().create_data();
+    d->coeffs.resize(scene_->scene().objects(), scene_->scene().max_m());
+  }
+  return d;
 }
 
 void FluidParticles::step(const Eigen::Ref<const Eigen::VectorXd>& x, double, double dt,
@@ -229,18 +261,22 @@ void FluidParticles::step(const Eigen::Ref<const Eigen::VectorXd>& x, double, do
   auto& d = static_cast<FluidParticlesData&>(data);
   const Index r = fluid_->r();
   const auto z = x.tail(r);
-  fluid_->advance(z, w, dt, x_next.tail(r), d.fluid);
+  if (scene_)
+    scene_->scene().step(z, w, dt, scene_->poses(), scene_->velocities(), x_next.tail(r), d.coeffs, *d.scene);
+  else
+    fluid_->advance(z, w, dt, x_next.tail(r), d.fluid);
   d.zmid = 0.5 * (z + x_next.tail(r));
   const MACGrid2D& g = fluid_->grid();
   for (Index i = 0; i < particles_; ++i) {
     double px = x[2 * i], py = x[2 * i + 1];
     g.clamp(px, py);
-    const Eigen::Vector2d v1 = fluid_->velocity(px, py, z);
+    const Eigen::Vector2d v1 = particle_velocity(px, py, z);
     double mx = px + 0.5 * dt * v1[0], my = py + 0.5 * dt * v1[1];
     g.clamp(mx, my);
-    const Eigen::Vector2d v2 = fluid_->velocity(mx, my, d.zmid);
+    const Eigen::Vector2d v2 = particle_velocity(mx, my, d.zmid);
     px += dt * v2[0], py += dt * v2[1];
     g.clamp(px, py);
+    if (scene_) scene_->push_out(px, py);
     x_next[2 * i] = px, x_next[2 * i + 1] = py;
   }
 }

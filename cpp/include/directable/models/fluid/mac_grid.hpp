@@ -8,14 +8,19 @@
 // columns, y-face (i, j) at ((i + 1/2) h, j h)). Cells (i, j) (pressure,
 // smoke) are ny rows x nx columns, centre ((i + 1/2) h, (j + 1/2) h). The
 // domain is [0, nx h] x [0, ny h] with free-slip walls: normal (wall) faces
-// are zero, tangential velocity is free.
+// are zero, tangential velocity is free. Fixed solid cells (a mask) close
+// every face they touch the same way; moving obstacles (FluidSim2D::step)
+// close the faces of the cells whose centres they cover for one step.
 #include <Eigen/Core>
+#include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 #include <memory>
+#include <vector>
 
 #include "directable/core/progress.hpp"
 #include "directable/core/sequence.hpp"
+#include "directable/models/fluid/shape2d.hpp"
 
 namespace directable {
 
@@ -27,9 +32,13 @@ struct Stencil4 {
   double w[4], dx[4], dy[4];
 };
 
+//! One flag per cell (row-major, ny x nx) or per face.
+using Mask = Eigen::Array<bool, Eigen::Dynamic, 1>;
+
 class MACGrid2D {
  public:
-  MACGrid2D(Index nx, Index ny, double h);
+  //! solid: n_cells flags of fixed solid cells, or empty for none.
+  MACGrid2D(Index nx, Index ny, double h, const Mask& solid = Mask());
 
   Index nx() const { return nx_; }
   Index ny() const { return ny_; }
@@ -40,9 +49,17 @@ class MACGrid2D {
   Index n_cells() const { return nx_ * ny_; }
   Index xface(Index i, Index j) const { return j * (nx_ + 1) + i; }
   Index yface(Index i, Index j) const { return n_xfaces() + j * nx_ + i; }
-  bool is_wall_face(Index f) const;
-  //! N flags: true on the wall (normal) faces, always zero in a free-slip field.
-  Eigen::Array<bool, Eigen::Dynamic, 1> wall_mask() const;
+  //! Whether face f is closed: a domain wall or a face of a fixed solid cell.
+  bool is_wall_face(Index f) const { return closed_[f]; }
+  //! N flags: true on the closed faces (walls and faces of solid cells), always zero in a free-slip field.
+  const Mask& wall_mask() const { return closed_; }
+  //! n_cells flags of the fixed solid cells (all false without a mask).
+  const Mask& solid() const { return solid_; }
+  bool has_solid() const { return has_solid_; }
+  //! The two cells of face f (-1 beyond a domain wall).
+  void face_cells(Index f, Index& a, Index& b) const;
+  //! World position of face f's centre.
+  Eigen::Vector2d face_center(Index f) const;
   double width() const { return double(nx_) * h_; }
   double height() const { return double(ny_) * h_; }
 
@@ -51,9 +68,10 @@ class MACGrid2D {
   //! Largest |divergence| of the columns of U (N x k) times h (a flux, so
   //! comparable to the velocities themselves).
   double max_divergence(const Eigen::Ref<const RowMatrix>& U) const;
-  //! Projection onto divergence-free free-slip fields: wall faces are
-  //! zeroed, then u -= grad p with -Lap p = -div u (Neumann walls), solved by
-  //! the sparse LDL' factorisation computed once in the constructor.
+  //! Projection onto divergence-free free-slip fields: closed faces are
+  //! zeroed, then u -= grad p with -Lap p = -div u over the fluid cells
+  //! (Neumann walls), solved by the sparse LDL' factorisation computed once
+  //! in the constructor.
   //! pressure: n_cells work/out buffer.
   void project(Eigen::Ref<Eigen::VectorXd> u, Eigen::Ref<Eigen::VectorXd> pressure) const;
   //! The same projection of every row of fields (k x N), in place; checks
@@ -75,8 +93,8 @@ class MACGrid2D {
   //! Clamps a point into the closed domain.
   void clamp(double& x, double& y) const;
 
-  //! Face Laplacian D (N x N, symmetric negative definite on the non-wall
-  //! faces): 5-point stencil per component, wall (normal) faces are zero
+  //! Face Laplacian D (N x N, symmetric negative definite on the open
+  //! faces): 5-point stencil per component, closed faces are zero
   //! Dirichlet neighbours, tangential walls are zero-gradient (free slip).
   const Eigen::SparseMatrix<double>& laplacian() const { return laplacian_; }
 
@@ -93,14 +111,30 @@ class MACGrid2D {
                 double width) const;
 
  private:
-  void factor_pressure_laplacian();
   void assemble_face_laplacian();
 
   Index nx_, ny_;
   double h_;
+  Mask solid_;   //!< n_cells
+  Mask closed_;  //!< N: walls and faces touching a solid cell
+  bool has_solid_ = false;
   Eigen::SparseMatrix<double> laplacian_;                                //!< D, N x N
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> pressure_solver_;  //!< cell Laplacian, n_cells x n_cells
 };
+
+//! Pressure matrix over the fluid cells of g (solid[c] false): h^-2 times
+//! the graph Laplacian of neighbouring fluid cells, one cell per connected
+//! fluid region pinned (diagonal + h^-2; a compatible right-hand side
+//! leaves it at zero), identity rows on solid cells. n_cells x n_cells, SPD.
+void assemble_pressure_matrix(const MACGrid2D& g, const Mask& solid, Eigen::SparseMatrix<double>& A);
+//! u -= grad p on every face whose two cells are fluid (solid[c] false).
+void subtract_pressure_gradient(const MACGrid2D& g, const Mask& solid, const Eigen::Ref<const Eigen::VectorXd>& p,
+                                Eigen::Ref<Eigen::VectorXd> u);
+
+//! How FluidSim2D solves the pressure when moving obstacles change the
+//! fluid cells: a fresh sparse LDL' per step, or conjugate gradients with an
+//! incomplete-Cholesky preconditioner to a relative residual tolerance.
+enum class PressureSolver { Direct, PCG };
 
 //! Every state of a full run: velocities (T+1) x N, particles (T+1) x 2P
 //! (x0, y0, x1, ... per row), density (T+1) x n_cells or 0 x 0 when not recorded.
@@ -114,7 +148,10 @@ struct FluidRun {
 //! factorisation are shared read-only; the state belongs to this object.
 class FluidSim2D {
  public:
-  FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt);
+  //! solver, tolerance: the pressure solve of steps with moving obstacles
+  //! (steps without them use the grid's factorisation).
+  FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt,
+             PressureSolver solver = PressureSolver::Direct, double tolerance = 1e-12);
 
   const MACGrid2D& grid() const { return *grid_; }
   std::shared_ptr<const MACGrid2D> grid_ptr() const { return grid_; }
@@ -131,6 +168,30 @@ class FluidSim2D {
   void set_particles(const Eigen::Ref<const RowMatrix>& p);
   //! One step with external acceleration field f (N; empty = none).
   void step(const Eigen::Ref<const Eigen::VectorXd>& f);
+  //! One step with moving obstacles: the cells whose centres they cover are
+  //! solid for this step, every face touching such a cell takes the normal
+  //! component of the obstacle's rigid velocity at the face centre, and the
+  //! pressure is solved over the fluid cells with that flux in the
+  //! right-hand side. Smoke in solid cells is zeroed, particles inside an
+  //! obstacle are pushed out along its surface normal. The new velocity is
+  //! the rigid field on the solid cells' faces, so it is divergence-free on
+  //! every cell. Throws invalid_argument when an obstacle leaves the domain.
+  void step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vector<Obstacle2D>& obstacles);
+  //! Like run(), with obstacles k = 0..K-1 of the given shapes at
+  //! poses(t, 3k..3k+2) moving with velocities(t, 3k..3k+2) during step t
+  //! (poses, velocities: T x 3K).
+  FluidRun run_obstacles(const Eigen::Ref<const RowMatrix>& forces,
+                         const std::vector<std::shared_ptr<const Shape2D>>& shapes,
+                         const Eigen::Ref<const RowMatrix>& poses, const Eigen::Ref<const RowMatrix>& velocities,
+                         bool record_density, const ProgressFn* progress = nullptr);
+  PressureSolver pressure_solver() const { return solver_; }
+  double tolerance() const { return tolerance_; }
+  //! Solid cells of the last step (n_cells; fixed solids and obstacles).
+  const Mask& step_solid() const { return step_solid_; }
+  //! Conjugate-gradient iterations and relative residual of the last
+  //! obstacle step's pressure solve (0 with the direct solver).
+  Index pcg_iterations() const { return pcg_iterations_; }
+  double pcg_residual() const { return pcg_residual_; }
   //! forces.rows() steps, row t the acceleration field of step t (N
   //! columns); returns every state (the initial one first). Throws
   //! domain_error naming the step when the velocity becomes non-finite.
@@ -145,10 +206,13 @@ class FluidSim2D {
 
  private:
   void advance(const Eigen::Ref<const Eigen::VectorXd>& f);
+  void advance_obstacles(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vector<Obstacle2D>& obstacles);
+  void project_obstacles(const std::vector<Obstacle2D>& obstacles);
   //! Runs T steps, the force of step t written by force(t, f) (f: N, zeroed
   //! first), recording every state and checking the velocity stays finite.
   template <class ForceFn>
-  FluidRun run_with(Index T, bool record_density, const ProgressFn* progress, ForceFn force);
+  FluidRun run_with(Index T, bool record_density, const ProgressFn* progress, ForceFn force,
+                    const std::vector<Obstacle2D>* obstacles = nullptr);
 
   std::shared_ptr<const MACGrid2D> grid_;
   double viscosity_, dt_;
@@ -157,6 +221,18 @@ class FluidSim2D {
   Eigen::VectorXd advected_, advected_density_;  //!< N, n_cells: step buffers
   Eigen::VectorXd pressure_;                     //!< n_cells: projection buffer
   RowMatrix particles_;                          //!< P x 2
+  PressureSolver solver_;
+  double tolerance_;
+  Mask step_solid_;                              //!< n_cells: solid cells of the last step
+  Eigen::VectorXi owner_;                        //!< n_cells: -1 fluid, -2 fixed solid, k obstacle k
+  Eigen::VectorXd rhs_;                          //!< n_cells: pressure right-hand side
+  Eigen::SparseMatrix<double> pressure_matrix_;  //!< n_cells x n_cells, this step's fluid cells
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> moving_direct_;
+  Eigen::ConjugateGradient<Eigen::SparseMatrix<double>, Eigen::Lower | Eigen::Upper,
+                           Eigen::IncompleteCholesky<double>>
+      moving_pcg_;
+  Index pcg_iterations_ = 0;
+  double pcg_residual_ = 0.0;
 };
 
 }  // namespace directable

@@ -101,11 +101,19 @@ class ReducedFluid {
   double divergence_error_ = 0.0;
 };
 
+class SceneAtPoses;
+
 //! Particles p_1..p_P immersed in a reduced fluid: state x = [p (2P), z (r)],
 //!   p_i' = Psi(p_i) z,  z' = Ahat(z) z + nu Dhat z + w,  B = [0; I].
 class FluidParticles final : public Model {
  public:
   FluidParticles(std::shared_ptr<const ReducedFluid> fluid, Index particles);
+  //! Particles in a scene whose objects stay at fixed poses: they move with
+  //! u' = Psi(p) z + the boundary fields [F z; v] (linear in z, in the
+  //! Jacobian too); step() advances z by the scene's step (feedback
+  //! included) and pushes particles out of the objects.
+  FluidParticles(std::shared_ptr<const SceneAtPoses> scene, Index particles);
+  const SceneAtPoses* scene() const { return scene_.get(); }
 
   Index state_dim() const override { return 2 * particles_ + fluid_->r(); }
   Index control_dim() const override { return fluid_->r(); }
@@ -125,7 +133,10 @@ class FluidParticles final : public Model {
             Eigen::Ref<Eigen::VectorXd> x_next, ModelData& data) const override;
 
  private:
+  Eigen::Vector2d particle_velocity(double x, double y, const Eigen::Ref<const Eigen::VectorXd>& z) const;
+
   std::shared_ptr<const ReducedFluid> fluid_;
+  std::shared_ptr<const SceneAtPoses> scene_;  //!< null: no objects
   Index particles_;
   Eigen::MatrixXd control_;  //!< B = [0; I], (2P + r) x r
 };

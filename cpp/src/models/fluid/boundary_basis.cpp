@@ -1,0 +1,241 @@
+#include "directable/models/fluid/boundary_basis.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/SparseCholesky>
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "directable/core/errors.hpp"
+#include "directable/core/parallel.hpp"
+
+namespace directable {
+
+namespace {
+
+using Trip = Eigen::Triplet<double>;
+
+// Adds n . (bilinear interpolation at (x, y)) of grid g to row k.
+void add_speed_row(const MACGrid2D& g, Index k, double x, double y, double nx, double ny, std::vector<Trip>& t) {
+  Stencil4 sx, sy;
+  g.clamp(x, y);
+  g.x_stencil(x, y, sx);
+  g.y_stencil(x, y, sy);
+  for (int a = 0; a < 4; ++a) {
+    if (sx.w[a] != 0.0) t.emplace_back(k, sx.idx[a], nx * sx.w[a]);
+    if (sy.w[a] != 0.0) t.emplace_back(k, sy.idx[a], ny * sy.w[a]);
+  }
+}
+
+}  // namespace
+
+Eigen::SparseMatrix<double, Eigen::RowMajor> surface_speed_operator(const MACGrid2D& g,
+                                                                     const Eigen::Ref<const RowMatrix>& points,
+                                                                     const Eigen::Ref<const RowMatrix>& normals) {
+  std::vector<Trip> t;
+  t.reserve(size_t(8 * points.rows()));
+  for (Index k = 0; k < points.rows(); ++k) add_speed_row(g, k, points(k, 0), points(k, 1), normals(k, 0), normals(k, 1), t);
+  Eigen::SparseMatrix<double, Eigen::RowMajor> S(points.rows(), g.n_faces());
+  S.setFromTriplets(t.begin(), t.end());
+  return S;
+}
+
+BoundaryBasis::BoundaryBasis(std::shared_ptr<const MACGrid2D> grid, const Eigen::Ref<const RowMatrix>& basis,
+                             std::shared_ptr<const Shape2D> shape, const Eigen::Ref<const RowMatrix>& poses, Index p,
+                             double surface_spacing, double local_size, bool rigid, int threads,
+                             const ProgressFn* progress)
+    : shape_(std::move(shape)), p_(p), requested_p_(p) {
+  if (!grid) throw std::invalid_argument("reduced must be a ReducedFluid, got None");
+  if (!shape_) throw std::invalid_argument("shape must be a Shape2D, got None");
+  const MACGrid2D& g = *grid;
+  const double h = g.h();
+  const Index N = g.n_faces(), r = basis.cols();
+  if (basis.rows() != N) throw_shape("basis", "(" + std::to_string(N) + ", r)", shape_str(basis.rows(), basis.cols()));
+  if (poses.cols() != 3 || poses.rows() < 1) throw_shape("poses", "(n, 3) with n >= 1", shape_str(poses.rows(), poses.cols()));
+  check_finite("poses", poses.data(), poses.size());
+  if (p < 1) throw std::invalid_argument("p must be >= 1, got " + std::to_string(p));
+  if (surface_spacing <= 0.0) surface_spacing = 0.5 * h;
+  check_positive("surface_spacing", surface_spacing);
+  if (local_size <= 0.0) local_size = shape_->radius() + 4.0 * h;
+  const double extent = shape_->vertices().cwiseAbs().maxCoeff();
+  if (!(local_size > extent + h))
+    throw std::invalid_argument("local_size must contain the shape with a cell to spare: the shape reaches " +
+                                std::to_string(extent) + " from its origin, so local_size must exceed " +
+                                std::to_string(extent + h) + ", got " + std::to_string(local_size));
+  const Index nl = 2 * Index(std::ceil(local_size / h - 1e-9));
+  half_size_ = 0.5 * double(nl) * h;
+  local_ = std::make_shared<MACGrid2D>(nl, nl, h);
+  const MACGrid2D& L = *local_;
+  shape_->surface(surface_spacing, points_, normals_);
+  const Index q = points_.rows();
+  {
+    RowMatrix shifted = points_.array() + half_size_;
+    S_local_ = surface_speed_operator(L, shifted, normals_);
+  }
+
+  // Collected surface speeds, C C' accumulated per chunk of poses (summed in order: deterministic)
+  const Index n = poses.rows(), chunk = 8, n_chunks = (n + chunk - 1) / chunk;
+  std::vector<Eigen::MatrixXd> grams(size_t(n_chunks), Eigen::MatrixXd::Zero(q, q));
+  parallel_steps(n_chunks, threads, progress, n_chunks, [&] { return Eigen::MatrixXd(q, r); },
+                 [&](Index c, Eigen::MatrixXd& M) {
+                   for (Index i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
+                     world_surface_speeds(g, basis, Pose2D(poses(i, 0), poses(i, 1), poses(i, 2)), M);
+                     grams[size_t(c)].selfadjointView<Eigen::Lower>().rankUpdate(M);
+                   }
+                 });
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(q, q);
+  for (const auto& G : grams) gram += G;
+  gram = gram.selfadjointView<Eigen::Lower>();
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(gram);
+  const Eigen::VectorXd lam = es.eigenvalues().reverse();
+  const double total = std::max(lam.sum(), 0.0);
+  rank_ = 0;
+  if (lam.size() && lam[0] > 0.0)
+    while (rank_ < q && lam[rank_] > 1e-10 * lam[0]) ++rank_;
+  if (rank_ == 0) throw std::domain_error("the collected surface speeds are all zero: poses or basis give no flow at the surface");
+  p_ = std::min(p, rank_);
+  const Eigen::MatrixXd eig = es.eigenvectors().rowwise().reverse().leftCols(p_);
+  energy_ = lam.head(p_) / total;
+
+  // Minimum-norm fields: variables are the local grid's inner faces (outer faces stay zero).
+  const Index NL = L.n_faces();
+  std::vector<Index> var(size_t(NL), -1), face_of;
+  for (Index f = 0; f < NL; ++f)
+    if (!L.is_wall_face(f)) var[size_t(f)] = Index(face_of.size()), face_of.push_back(f);
+  const Index nv = Index(face_of.size());
+  std::vector<Trip> t;
+  Index row = 0;
+  const double ih = 1.0 / h;
+  for (Index j = 0; j < nl; ++j)
+    for (Index i = 0; i < nl; ++i) {
+      const double cx = (double(i) + 0.5) * h - half_size_, cy = (double(j) + 0.5) * h - half_size_;
+      if (shape_->inside(cx, cy)) continue;
+      const Index f[4] = {L.xface(i + 1, j), L.xface(i, j), L.yface(i, j + 1), L.yface(i, j)};
+      const double sgn[4] = {ih, -ih, ih, -ih};
+      for (int a = 0; a < 4; ++a)
+        if (var[size_t(f[a])] >= 0) t.emplace_back(row, var[size_t(f[a])], sgn[a]);
+      ++row;
+    }
+  const Index n_div = row;
+  if (n_div == nl * nl)
+    throw std::invalid_argument("the shape covers no cell centre of its local grid (thinner than a cell of size " +
+                                std::to_string(h) + "): it cannot hold a boundary field");
+  for (Index k = 0; k < q; ++k)
+    for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(S_local_, k); it; ++it)
+      if (var[size_t(it.col())] >= 0) t.emplace_back(n_div + k, var[size_t(it.col())], it.value());
+  Eigen::SparseMatrix<double> K(n_div + q, nv);
+  K.setFromTriplets(t.begin(), t.end());
+  const Eigen::SparseMatrix<double> KKt = K * K.transpose();
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver(KKt);
+  if (solver.info() != Eigen::Success)
+    throw std::domain_error("the boundary-field constraints are singular: use a larger surface_spacing");
+  auto solve = [&](const Eigen::MatrixXd& speeds, Eigen::MatrixXd& fields) {
+    Eigen::MatrixXd c = Eigen::MatrixXd::Zero(n_div + q, speeds.cols());
+    c.bottomRows(q) = speeds;
+    Eigen::MatrixXd u = K.transpose() * solver.solve(c);
+    for (int it = 0; it < 2; ++it) u += K.transpose() * solver.solve((c - K * u).eval());  // iterative refinement
+    const double err = (c - K * u).cwiseAbs().maxCoeff();
+    if (!(err <= 1e-8 * std::max(1.0, speeds.cwiseAbs().maxCoeff())))
+      throw std::domain_error("the boundary-field constraints cannot be met (residual " + std::to_string(err) +
+                              "): the surface is sampled more finely than the local grid resolves; use a larger "
+                              "surface_spacing");
+    constraint_error_ = std::max(constraint_error_, err);
+    fields.setZero(NL, speeds.cols());
+    for (Index v = 0; v < nv; ++v) fields.row(face_of[size_t(v)]) = u.row(v);
+  };
+  solve(eig, fields_);
+  if (rigid) {
+    Eigen::MatrixXd rs(q, 3);
+    for (Index k = 0; k < q; ++k)
+      rs(k, 0) = normals_(k, 0), rs(k, 1) = normals_(k, 1),
+      rs(k, 2) = -normals_(k, 0) * points_(k, 1) + normals_(k, 1) * points_(k, 0);
+    solve(rs, rigid_fields_);
+  } else {
+    rigid_fields_.resize(NL, 0);
+  }
+  all_fields_.resize(NL, m());
+  all_fields_ << fields_, rigid_fields_;
+  surface_speeds_ = S_local_ * fields_;
+}
+
+void BoundaryBasis::world_surface(const Pose2D& pose, RowMatrix& points, RowMatrix& normals) const {
+  const Index q = points_.rows();
+  points.resize(q, 2), normals.resize(q, 2);
+  for (Index k = 0; k < q; ++k) {
+    points.row(k) = pose.to_world(points_(k, 0), points_(k, 1)).transpose();
+    normals.row(k) = pose.rotate(normals_(k, 0), normals_(k, 1)).transpose();
+  }
+}
+
+void BoundaryBasis::world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis,
+                                         const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> M) const {
+  Stencil4 sx, sy;
+  for (Index k = 0; k < points_.rows(); ++k) {
+    Eigen::Vector2d x = pose.to_world(points_(k, 0), points_(k, 1));
+    const Eigen::Vector2d n = pose.rotate(normals_(k, 0), normals_(k, 1));
+    g.clamp(x[0], x[1]);
+    g.x_stencil(x[0], x[1], sx);
+    g.y_stencil(x[0], x[1], sy);
+    auto row = M.row(k);
+    row.setZero();
+    for (int a = 0; a < 4; ++a) {
+      row.noalias() += (n[0] * sx.w[a]) * basis.row(sx.idx[a]);
+      row.noalias() += (n[1] * sy.w[a]) * basis.row(sy.idx[a]);
+    }
+  }
+}
+
+bool BoundaryBasis::local_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double lx, double ly,
+                                   Eigen::Vector2d& v) const {
+  const double x = lx + half_size_, y = ly + half_size_;
+  const double w = local_->width();
+  if (!(x >= 0.0 && x <= w && y >= 0.0 && y <= w)) {
+    v.setZero();
+    return false;
+  }
+  v = local_->velocity_at(u, x, y);
+  return true;
+}
+
+void BoundaryBasis::resample(const MACGrid2D& g, const Pose2D& pose, const Eigen::Ref<const Eigen::MatrixXd>& local_fields,
+                             std::vector<Index>& faces, Eigen::MatrixXd& values) const {
+  const double h = g.h(), reach = half_size_ * std::sqrt(2.0), w = local_->width();
+  const Index k = local_fields.cols();
+  faces.clear();
+  std::vector<std::pair<Stencil4, Stencil4>> stencils;
+  std::vector<Eigen::Vector2d> dirs;
+  auto visit = [&](Index f, double x, double y, bool is_x) {
+    const Eigen::Vector2d l = pose.to_local(x, y);
+    const double lx = l[0] + half_size_, ly = l[1] + half_size_;
+    if (!(lx >= 0.0 && lx <= w && ly >= 0.0 && ly <= w)) return;
+    Stencil4 sx, sy;
+    local_->x_stencil(lx, ly, sx);
+    local_->y_stencil(lx, ly, sy);
+    // e . Rot u_local: the world component is Rot's row e applied to (u_x, u_y)
+    const Eigen::Vector2d d = is_x ? Eigen::Vector2d(pose.c, -pose.s) : Eigen::Vector2d(pose.s, pose.c);
+    faces.push_back(f), stencils.emplace_back(sx, sy), dirs.push_back(d);
+  };
+  const Index i0 = std::max<Index>(0, Index(std::floor((pose.x - reach) / h)) - 1),
+              i1 = std::min<Index>(g.nx(), Index(std::ceil((pose.x + reach) / h)) + 1),
+              j0 = std::max<Index>(0, Index(std::floor((pose.y - reach) / h)) - 1),
+              j1 = std::min<Index>(g.ny(), Index(std::ceil((pose.y + reach) / h)) + 1);
+  for (Index j = j0; j < std::min(j1 + 1, g.ny()); ++j)
+    for (Index i = std::max<Index>(i0, 1); i <= std::min(i1, g.nx() - 1); ++i)
+      visit(g.xface(i, j), double(i) * h, (double(j) + 0.5) * h, true);
+  for (Index j = std::max<Index>(j0, 1); j <= std::min(j1, g.ny() - 1); ++j)
+    for (Index i = i0; i < std::min(i1 + 1, g.nx()); ++i)
+      visit(g.yface(i, j), (double(i) + 0.5) * h, double(j) * h, false);
+  values.resize(Index(faces.size()), k);
+  for (size_t a = 0; a < faces.size(); ++a) {
+    const Stencil4 &sx = stencils[a].first, &sy = stencils[a].second;
+    const Eigen::Vector2d& d = dirs[a];
+    auto row = values.row(Index(a));
+    row.setZero();
+    for (int b = 0; b < 4; ++b) {
+      row.noalias() += (d[0] * sx.w[b]) * local_fields.row(sx.idx[b]);
+      row.noalias() += (d[1] * sy.w[b]) * local_fields.row(sy.idx[b]);
+    }
+  }
+}
+
+}  // namespace directable

@@ -1,0 +1,360 @@
+"""Reduced fluids with obstacles (Treuille thesis sec. 3.2, 3.5, 3.6): the
+"Fixed boundary" yin-yang scene (Fig. 3.2-3.4) and the "2D Boundaries"
+c-shape scene (Fig. 3.5, 3.8a, 3.10, 3.11), built on the public API.
+
+    fb = fluid_boundaries.fixed_boundary(n=32, r=16)            # CI size (paper: 512^2, 64 fields)
+    sc = fluid_boundaries.c_shape_scene(n=32, r=16, p=32)       # CI size (paper: 128^2, r = 64, p = 23)
+    rm = fluid_boundaries.removal(sc, spacings=(1, 2, 4))       # Fig. 3.11b
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import fluid as F
+from .._validate import integer, real
+from ..fluid import ReducedFluid
+from . import fluid_forcing
+
+__all__ = ["yin_yang", "fixed_boundary", "match_viscosity", "CShapeScene", "c_shape_path", "c_shape_scene",
+           "run_scene", "removal", "smoke_entering", "tracers_entering", "plot_local_field", "plot_smoke",
+           "plot_removal", "basis_error", "untrained_shapes"]
+
+
+def yin_yang(n) -> np.ndarray:
+    """(n, n) bool mask of a yin-yang solid on the unit square (Fig. 3.2): one
+    half of a disk of radius 0.3 with the two small disks of radius 0.15
+    added and removed."""
+    n = integer(n, "n")
+    c = (np.arange(n) + 0.5) / n
+    X, Y = np.meshgrid(c, c)
+    half = (X < 0.5) & (np.hypot(X - 0.5, Y - 0.5) < 0.3)
+    half |= np.hypot(X - 0.5, Y - 0.65) < 0.15
+    half &= ~(np.hypot(X - 0.5, Y - 0.35) < 0.15)
+    return half
+
+
+def _energy(U):
+    return np.sum(U * U, axis=1)
+
+
+def match_viscosity(reduced_basis, grid, run, candidates=None) -> tuple[float, np.ndarray]:
+    """The viscosity whose reduced energy decay best matches the full run's
+    (its numerical dissipation), fitted on the unforced tail of ``run``.
+
+    Parameters
+    ----------
+    reduced_basis : (N, r) array
+    grid : MACGrid2D
+    run : FullRun
+        A full run whose last third is unforced.
+    candidates : (k,) array, optional
+        Viscosities to try (m^2/s); default a log grid 1e-4 .. 1.
+
+    Returns
+    -------
+    (nu, errors): the best viscosity and the squared log-energy mismatch per candidate.
+    """
+    B = np.asarray(reduced_basis)
+    T = run.velocities.shape[0] - 1
+    start = T - T // 3
+    full = _energy(run.velocities[start:])
+    cand = np.geomspace(1e-4, 1.0, 25) if candidates is None else np.asarray(candidates, float)
+    z0 = B.T @ run.velocities[start]
+    errs = []
+    for nu in cand:
+        red = ReducedFluid(grid, B, float(nu))
+        Z = red.rollout(z0, np.zeros((T - start, B.shape[1])), run.dt)
+        errs.append(np.sum((np.log(_energy(Z) / _energy(Z[:1])) - np.log(full / full[0])) ** 2))
+    errs = np.array(errs)
+    return float(cand[int(np.argmin(errs))]), errs
+
+
+def fixed_boundary(n=32, r=16, steps=120, dt=0.01, winds=10, seed=0) -> dict:
+    """The "Fixed boundary" scene: a yin-yang solid, a PCA basis of a forced
+    full run, energy kept at nu = 0 and the nu matching the full solver.
+
+    Returns
+    -------
+    dict with grid, basis (N, r), run (FullRun), max_divergence (every
+    field, incl. closed faces), energy_drift (max relative change of |z| over
+    1000 unforced steps at nu = 0), nu (matched viscosity), nu_errors.
+    """
+    grid = F.MACGrid2D(n, n, solid=yin_yang(n))
+    ws = fluid_forcing.random_winds(grid, winds, 2 * steps // 3, seed=seed)
+    run = F.full_run(grid, steps, dt, ws)
+    B = F.velocity_basis(grid, run.velocities[1:], r)
+    red = ReducedFluid(grid, B, 0.0)
+    Z = red.rollout(B.T @ run.velocities[steps // 2], np.zeros((1000, B.shape[1])), dt)
+    e = np.linalg.norm(Z, axis=1)
+    nu, errs = match_viscosity(B, grid, run)
+    return dict(grid=grid, basis=B, run=run, max_divergence=grid.max_divergence(B),
+                energy_drift=float(np.abs(e / e[0] - 1).max()), nu=nu, nu_errors=errs)
+
+
+def c_shape_path(t, seed=0, n_steps=100, margin=0.25):
+    """A smooth pose path (T, 3) and velocity path (T, 3) of the c-shape across the unit square."""
+    rng = np.random.default_rng(seed)
+    s = np.linspace(0.0, 1.0, n_steps)
+    y0, amp, ph = rng.uniform(0.35, 0.65), rng.uniform(0.05, 0.12), rng.uniform(0, 2 * np.pi)
+    x = margin + (1 - 2 * margin) * s
+    y = y0 + amp * np.sin(2 * np.pi * s + ph)
+    th = rng.uniform(-0.5, 0.5) + 0.8 * s
+    poses = np.stack([x, y, th], axis=1)
+    vel = np.gradient(poses, t, axis=0)
+    return poses, vel
+
+
+@dataclass
+class CShapeScene:
+    """The trained "2D Boundaries" scene: grid, reduced fluid, the c-shape's boundary basis."""
+
+    grid: object
+    reduced: object
+    shape: object
+    boundary: object
+    dt: float
+    training_runs: list = field(default_factory=list)
+    paths: list = field(default_factory=list)
+    viscosity: float = 0.0
+
+
+def _training_run(grid, shape, steps, dt, seed, viscosity):
+    poses, vel = c_shape_path(dt, seed, steps)
+    ws = fluid_forcing.random_winds(grid, 6, steps, seed=seed)
+    run = F.full_run(grid, steps, dt, ws, viscosity=viscosity, obstacles=([shape], poses[:, None], vel[:, None]))
+    return run, poses, vel
+
+
+def c_shape_scene(n=32, r=16, p=32, runs=3, steps=100, dt=0.01, viscosity=0.0, threads=0, seed=0) -> CShapeScene:
+    """Trains the c-shape scene: full runs with the c-shape moved along
+    random paths through random winds (paper: 144 runs at 128^2), a PCA
+    basis of r fields and a boundary basis of p fields (plus 3 rigid) from
+    the poses of the training paths."""
+    grid = F.MACGrid2D(n, n)
+    shape = F.c_shape(0.12, 0.07, segments=16)
+    trs, paths = [], []
+    for k in range(integer(runs, "runs")):
+        run, poses, vel = _training_run(grid, shape, steps, dt, seed + k, viscosity)
+        trs.append(run)
+        paths.append((poses, vel))
+    snaps = np.vstack([t.velocities[1:] for t in trs])
+    B = F.velocity_basis(grid, snaps, r)
+    red = ReducedFluid(grid, B, real(viscosity, "viscosity"))
+    train_poses = np.vstack([pp[::4] for pp, _ in paths])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        bb = F.BoundaryBasis.build(red, shape, train_poses, p, threads=threads)
+    return CShapeScene(grid, red, shape, bb, dt, trs, paths, viscosity)
+
+
+def _table_axes(poses, h, spacing):
+    lo, hi = poses[:, :2].min(0) - spacing * h, poses[:, :2].max(0) + spacing * h
+    axes = [np.arange(lo[i], hi[i] + spacing * h, spacing * h) for i in range(2)]
+    th = np.arange(poses[:, 2].min() - 0.1, poses[:, 2].max() + 0.2, 0.1)
+    return axes[0], axes[1], th
+
+
+def run_scene(sc: CShapeScene, coupling, poses, vel, z0, w=None):
+    """Runs the reduced scene along a path; returns (Z (T+1, r), per-step surface energy removed (T,))."""
+    scene = F.ReducedScene(sc.reduced, [coupling])
+    T = len(poses)
+    Z = np.zeros((T + 1, sc.reduced.r))
+    Z[0] = z0
+    rem = np.zeros(T)
+    zero = np.zeros(sc.reduced.r)
+    for t in range(T):
+        Z[t + 1], c, zf = scene.step(Z[t], zero if w is None else w[t], sc.dt, poses[t:t + 1], vel[t:t + 1],
+                                     return_flow=True)
+        rem[t] = scene.surface_energy_removed(zf, c, poses[t:t + 1], vel[t:t + 1])[0]
+    return Z, rem
+
+
+def removal(sc: CShapeScene, spacings=(1, 2, 4), run=0, shape_coupling=None) -> dict:
+    """Mean surface energy removed per step along training path ``run``:
+    on the fly ("exact") and with tables (feedforward and feedback) spaced
+    1, 2, 4 voxels apart (Fig. 3.11b)."""
+    poses, vel = sc.paths[run]
+    z0 = sc.reduced.basis.T @ sc.training_runs[run].velocities[0]
+    out = {}
+    _, rem = run_scene(sc, F.Coupling(sc.reduced, sc.boundary), poses, vel, z0)
+    out["exact"] = float(rem.mean())
+    for s in spacings:
+        cpl = F.Coupling(sc.reduced, sc.boundary, pose_table=_table_axes(poses, sc.grid.h, s), precompute="both")
+        _, rem = run_scene(sc, cpl, poses, vel, z0)
+        out[s] = float(rem.mean())
+        out[f"bytes_{s}"] = cpl.table_bytes
+    return out
+
+
+def smoke_entering(sc: CShapeScene, run=0, boundary=True) -> float:
+    """Smoke carried into the object's cells over the path (per cell of the
+    grid, from unit smoke everywhere outside the object), advected through
+    u' (with boundary handling) or B z alone (without), in the object's frame
+    (the flow minus the rigid motion)."""
+    grid, red = sc.grid, sc.reduced
+    poses, vel = sc.paths[run]
+    z = red.basis.T @ sc.training_runs[run].velocities[0]
+    scene = F.ReducedScene(red, [F.Coupling(red, sc.boundary)])
+    c = (np.arange(grid.nx) + 0.5) * grid.h
+    X, Y = np.meshgrid(c, c)
+    cells = np.stack([X.ravel(), Y.ravel()], axis=1)
+    rho = np.ones(grid.n_cells)
+    fp = F.face_positions(grid)
+    isx = np.arange(grid.n_faces) < grid.n_xfaces
+    total = 0.0
+    zero = np.zeros(red.r)
+    for t in range(len(poses)):
+        zn, coeffs, zf = scene.step(z, zero, sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
+        cs, sn = np.cos(poses[t, 2]), np.sin(poses[t, 2])
+        local = (cells - poses[t, :2]) @ np.array([[cs, -sn], [sn, cs]])
+        inside = sc.shape.inside(local)
+        rho[inside] = 0.0
+        u = scene.velocity_field(zf, coeffs, poses[t:t + 1]) if boundary else red.basis @ zf
+        # in the object's frame: the flow relative to the rigid motion carries smoke across the surface
+        vx, vy, om = vel[t]
+        rigid = np.where(isx, vx - om * (fp[:, 1] - poses[t, 1]), vy + om * (fp[:, 0] - poses[t, 0]))
+        rho = grid.advect_cells(u - rigid, rho, sc.dt)
+        total += rho[inside].sum()
+        z = zn if boundary else red.step(z, zero, sc.dt)
+    return total / grid.n_cells
+
+
+def tracers_entering(sc: CShapeScene, run=0, boundary=True, count=400, seed=0) -> float:
+    """Fraction of tracer particles (smoke without numerical diffusion),
+    seeded in a band around the object, found inside it after a step, per
+    step (before being pushed out), advected through u' or B z alone."""
+    red = sc.reduced
+    poses, vel = sc.paths[run]
+    z = red.basis.T @ sc.training_runs[run].velocities[0]
+    scene = F.ReducedScene(red, [F.Coupling(red, sc.boundary)])
+    plain = F.ReducedScene(red, [])
+    rng = np.random.default_rng(seed)
+    zero = np.zeros(red.r)
+    entered = 0
+    R = sc.shape.radius
+    for t in range(len(poses)):
+        zn, coeffs, zf = scene.step(z, zero, sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
+        a, rr = rng.uniform(0, 2 * np.pi, 4 * count), R * rng.uniform(0.3, 1.3, 4 * count)
+        local = np.stack([rr * np.cos(a), rr * np.sin(a)], axis=1)
+        local = local[~sc.shape.inside(local)][:count]
+        cs, sn = np.cos(poses[t, 2]), np.sin(poses[t, 2])
+        rot = np.array([[cs, -sn], [sn, cs]])
+        pts = local @ rot.T + poses[t, :2]
+        vb = scene.velocity_at(pts, zf, coeffs, poses[t:t + 1]) if boundary else plain.velocity_at(
+            pts, zf, np.zeros((0, 0)), np.zeros((0, 3)))
+        vx, vy, om = vel[t]
+        rigid = np.stack([vx - om * (pts[:, 1] - poses[t, 1]), vy + om * (pts[:, 0] - poses[t, 0])], axis=1)
+        moved = pts + sc.dt * (vb - rigid)  # in the object's frame
+        entered += sc.shape.inside((moved - poses[t, :2]) @ rot).sum() / len(pts)
+        z = zn
+    return float(entered / len(poses))
+
+
+# --- plots -------------------------------------------------------------------------------------
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+        _, ax = plt.subplots(figsize=(4, 4))
+    return ax
+
+
+def plot_local_field(bb, u, ax=None, stride=1):
+    """Quiver of a local field u (N_local,) of a BoundaryBasis, in the object frame, with the shape's outline.
+
+    Returns the Axes."""
+    ax = _axes(ax)
+    L, hs = bb.local_grid, bb.half_size
+    c = (np.arange(L.nx) + 0.5) * L.h
+    X, Y = np.meshgrid(c[::stride], c[::stride])
+    pts = np.stack([X.ravel(), Y.ravel()], axis=1)
+    v = L.velocity_at(np.ascontiguousarray(u), pts)
+    ax.quiver(pts[:, 0] - hs, pts[:, 1] - hs, v[:, 0], v[:, 1], angles="xy", color="tab:blue")
+    V = np.vstack([bb.shape.vertices, bb.shape.vertices[:1]])
+    ax.plot(V[:, 0], V[:, 1], "k-", lw=1.5)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x (m, object frame)")
+    ax.set_ylabel("y (m, object frame)")
+    return ax
+
+
+def plot_smoke(grid, density, shapes=(), poses=(), ax=None):
+    """Smoke density (nx ny,) as an image with the objects' outlines at their poses (K, 3). Returns the Axes."""
+    ax = _axes(ax)
+    ax.imshow(F.cell_image(grid, density), origin="lower", extent=(0, grid.nx * grid.h, 0, grid.ny * grid.h),
+              cmap="Greys", vmin=0, vmax=max(1e-12, float(np.max(density))))
+    for s, p in zip(shapes, poses):
+        c, sn = np.cos(p[2]), np.sin(p[2])
+        V = np.vstack([s.vertices, s.vertices[:1]]) @ np.array([[c, sn], [-sn, c]]) + p[:2]
+        ax.plot(V[:, 0], V[:, 1], "r-", lw=1.5)
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    return ax
+
+
+def plot_removal(rm, ax=None):
+    """Surface energy removed against the table spacing (Fig. 3.11b), from ``removal()``. Returns the Axes."""
+    ax = _axes(ax)
+    sp = sorted(k for k in rm if isinstance(k, (int, np.integer)))
+    ax.plot(sp, [100 * rm[s] for s in sp], "o-", label="tabulated")
+    ax.axhline(100 * rm["exact"], color="k", ls="--", label="on the fly")
+    ax.set_xlabel("table spacing (voxels)")
+    ax.set_ylabel("surface energy removed per step (%)")
+    ax.legend()
+    return ax
+
+
+def basis_error(sc: CShapeScene, rs=(4, 8, 16), run=0, p=None, viscosity=None) -> dict:
+    """Fig. 3.10a: mean relative error |u' - u*| / |u*| of the reduced scene
+    (first r PCA fields, its own boundary basis) against the full run
+    ``run`` along the same path under the same winds, for each r in ``rs``
+    (``viscosity``: the reduced model's, default the scene's)."""
+    import warnings
+    full = sc.training_runs[run]
+    poses, vel = sc.paths[run]
+    grid = sc.grid
+    T = len(poses)
+    forces = np.zeros((T, grid.n_faces))
+    for w in full.forces:
+        forces[max(w.start, 0):max(w.start + w.duration, 0)] += w.field(grid)
+    train = np.vstack([pp[::4] for pp, _ in sc.paths])
+    Bfull = sc.reduced.basis
+    out = {}
+    for r in rs:
+        B = np.ascontiguousarray(Bfull[:, :r])
+        red = ReducedFluid(grid, B, sc.viscosity if viscosity is None else real(viscosity, "viscosity"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            bb = F.BoundaryBasis.build(red, sc.shape, train, sc.boundary.p if p is None else p)
+        scene = F.ReducedScene(red, [F.Coupling(red, bb)])
+        z = B.T @ full.velocities[0]
+        errs = []
+        for t in range(T):
+            z, coeffs, zf = scene.step(z, B.T @ forces[t], sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
+            u = scene.velocity_field(zf, coeffs, poses[t:t + 1])
+            ref = full.velocities[t + 1]
+            errs.append(np.linalg.norm(u - ref) / max(np.linalg.norm(ref), 1e-300))
+        out[r] = float(np.mean(errs))
+    return out
+
+
+def untrained_shapes(sc: CShapeScene, run=0, p=None) -> dict:
+    """Removal (on the fly) for shapes the training runs never saw (a disk
+    and a box, as in the thesis' 2D Boundaries scene): their boundary bases
+    come from the same reduced basis and training poses."""
+    import warnings
+    poses, vel = sc.paths[run]
+    z0 = sc.reduced.basis.T @ sc.training_runs[run].velocities[0]
+    train = np.vstack([pp[::4] for pp, _ in sc.paths])
+    out = {}
+    for name, shape in (("disk", F.disk(0.08, 24)), ("box", F.box(0.16, 0.08))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            bb = F.BoundaryBasis.build(sc.reduced, shape, train, sc.boundary.p if p is None else p,
+                                       surface_spacing=sc.grid.h)
+        _, rem = run_scene(sc, F.Coupling(sc.reduced, bb), poses, vel, z0)
+        out[name] = float(rem.mean())
+    return out
