@@ -158,7 +158,7 @@ def test_particle_model_jacobian_and_drift(grid, basis, reduced, rng):
     J = m.jacobian(x, 0.0)
     np.testing.assert_allclose(J, finite_difference_jacobian(m, x), rtol=1e-5, atol=1e-6 * np.abs(J).max())
     zero = np.r_[np.full(6, 0.3), np.zeros(reduced.r)]
-    xn = m.step(zero, 0.0, 0.1, np.zeros(reduced.r))
+    xn = m.step(zero, np.zeros(reduced.r), 0.1)
     np.testing.assert_allclose(xn[:6].reshape(2, 3) - 0.3, [[0, -0.01, 0]] * 2, atol=1e-15)
 
 
@@ -176,7 +176,7 @@ def test_rigid_rotation_mode_keeps_particles_on_their_circle():
     r0 = np.array([0.15, 0.15])
     dt = 2 * np.pi / 400
     for _ in range(400):
-        x = m.step(x, 0.0, dt, np.zeros(1))
+        x = m.step(x, np.zeros(1), dt)
     r = np.linalg.norm(x[:6].reshape(2, 3)[:, :2] - 0.5, axis=1)
     np.testing.assert_allclose(r, r0, rtol=0.03)  # the projected field is rigid to the discretisation error
     np.testing.assert_allclose(x[[2, 5]], [0.1, 0.2], atol=1e-12)
@@ -205,7 +205,7 @@ def test_reduced_particles_pushed_out_of_obstacle(grid, basis, reduced, rng):
     # without obstacles: RK2 through Psi z + drift, checked against the model's own step
     m = F.FluidParticles3D(reduced, 1, drift=(0, -0.05, 0))
     x = np.r_[P[0], z]
-    xn = m.step(x, 0.0, 0.01, np.zeros(reduced.r))
+    xn = m.step(x, np.zeros(reduced.r), 0.01)
     zn = xn[3:]
     one, _ = reduced.advect_particles(z, zn, P[:1], 0.01, drift=(0, -0.05, 0))
     np.testing.assert_allclose(one[0], xn[:3], atol=1e-15)

@@ -3,6 +3,7 @@
 // frame, and its pose and rigid velocity in the world
 // (world = R local + c, velocity v + omega x (x - c)).
 #include <Eigen/Core>
+#include <Eigen/Geometry>
 #include <memory>
 
 #include "directable/core/types.hpp"
