@@ -6,6 +6,7 @@
 #include <string>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/parallel.hpp"
 
 namespace directable {
 
@@ -57,6 +58,7 @@ PressureWorkspace3D::PressureWorkspace3D(Index cells) { resize(cells); }
 void PressureWorkspace3D::resize(Index cells) {
   for (Eigen::VectorXd* v : {&rhs, &p, &r, &z, &s, &q, &precon}) v->setZero(cells);
   component.assign(std::size_t(cells), -1);
+  flags.assign(std::size_t(cells), 0);
   queue.assign(std::size_t(cells), 0);
 }
 
@@ -280,79 +282,88 @@ void MACGrid3D::make_compatible(const CellMask& solid, PressureWorkspace3D& ws) 
 }
 
 // MIC(0)-preconditioned CG on the fluid cells (Bridson, ch. 5): A is the
-// graph Laplacian of the fluid cells (diagonal = fluid neighbours).
+// graph Laplacian of the fluid cells (diagonal = fluid neighbours, -1 to
+// each). The neighbour pattern is packed once per solve into one byte per
+// cell (bit a: the +a neighbour is fluid, bit 3 + a: the -a neighbour, bit
+// 6: the cell itself), so the sweeps do no index arithmetic.
 void MACGrid3D::solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol) const {
-  const Index C = n_cells(), sx = 1, sy = nx_, sz = nx_ * ny_;
+  const Index C = n_cells();
+  const Index stride[3] = {1, nx_, nx_ * ny_};
   constexpr double tau = 0.97, sigma = 0.25;
-  auto fluid = [&](Index c) { return !solid[c]; };
-  // couplings to the +i, +j, +k neighbour (-1 when both are fluid)
-  auto plus = [&](Index c, int axis) -> double {
-    const Index i = c % nx_, j = (c / nx_) % ny_, k = c / sz;
-    if (axis == 0) return i + 1 < nx_ && fluid(c + sx) ? -1.0 : 0.0;
-    if (axis == 1) return j + 1 < ny_ && fluid(c + sy) ? -1.0 : 0.0;
-    return k + 1 < nz_ && fluid(c + sz) ? -1.0 : 0.0;
+  constexpr unsigned char kFluid = 64;
+  auto& fl = ws.flags;
+  for (Index k = 0, c = 0; k < nz_; ++k)
+    for (Index j = 0; j < ny_; ++j)
+      for (Index i = 0; i < nx_; ++i, ++c) {
+        unsigned char f = 0;
+        if (!solid[c]) {
+          f = kFluid;
+          if (i + 1 < nx_ && !solid[c + 1]) f |= 1;
+          if (j + 1 < ny_ && !solid[c + stride[1]]) f |= 2;
+          if (k + 1 < nz_ && !solid[c + stride[2]]) f |= 4;
+          if (i > 0 && !solid[c - 1]) f |= 8;
+          if (j > 0 && !solid[c - stride[1]]) f |= 16;
+          if (k > 0 && !solid[c - stride[2]]) f |= 32;
+        }
+        fl[std::size_t(c)] = f;
+      }
+  auto count = [](unsigned char f) {
+    int n = 0;
+    for (int b = 0; b < 6; ++b) n += (f >> b) & 1;
+    return double(n);
   };
-  auto diag = [&](Index c) {
-    const Index i = c % nx_, j = (c / nx_) % ny_, k = c / sz;
-    return double((i > 0 && fluid(c - sx)) + (i + 1 < nx_ && fluid(c + sx)) + (j > 0 && fluid(c - sy)) +
-                  (j + 1 < ny_ && fluid(c + sy)) + (k > 0 && fluid(c - sz)) + (k + 1 < nz_ && fluid(c + sz)));
-  };
-  const Index lower[3] = {sx, sy, sz};
-  auto has_lower = [&](Index c, int axis) {
-    const Index i = c % nx_, j = (c / nx_) % ny_, k = c / sz;
-    return (axis == 0 ? i : axis == 1 ? j : k) > 0;
-  };
+  double* precon = ws.precon.data();
   for (Index c = 0; c < C; ++c) {
-    if (!fluid(c)) { ws.precon[c] = 0.0; continue; }
-    const double d = diag(c);
+    const unsigned char f = fl[std::size_t(c)];
+    if (!(f & kFluid)) { precon[c] = 0.0; continue; }
+    const double d = count(f);
     double e = d;
     for (int a = 0; a < 3; ++a) {
-      if (!has_lower(c, a)) continue;
-      const Index n = c - lower[a];
-      if (!fluid(n)) continue;
-      const double A = plus(n, a), pn = ws.precon[n];
-      double others = 0.0;
-      for (int b = 0; b < 3; ++b)
-        if (b != a) others += plus(n, b);
-      e -= A * pn * A * pn + tau * A * others * pn * pn;
+      if (!(f & (8 << a))) continue;
+      const Index n = c - stride[a];
+      const unsigned char g = fl[std::size_t(n)];
+      const unsigned m = (g & 7u) & ~(1u << a);  // the neighbour's other upper couplings
+      const double others = double((m & 1u) + ((m >> 1) & 1u) + ((m >> 2) & 1u));
+      const double pn = precon[n];
+      e -= pn * pn * (1.0 + tau * others);
     }
     if (e < sigma * d) e = d;
-    ws.precon[c] = d > 0.0 ? 1.0 / std::sqrt(e) : 0.0;
+    precon[c] = d > 0.0 ? 1.0 / std::sqrt(e) : 0.0;
   }
-  auto apply_A = [&](const Eigen::VectorXd& x, Eigen::VectorXd& y) {
+  auto apply_A = [&](const Eigen::VectorXd& xv, Eigen::VectorXd& yv) {
+    const double* x = xv.data();
+    double* y = yv.data();
     for (Index c = 0; c < C; ++c) {
-      if (!fluid(c)) { y[c] = 0.0; continue; }
-      const Index i = c % nx_, j = (c / nx_) % ny_, k = c / sz;
+      const unsigned char f = fl[std::size_t(c)];
       double v = 0.0;
-      if (i > 0 && fluid(c - sx)) v += x[c] - x[c - sx];
-      if (i + 1 < nx_ && fluid(c + sx)) v += x[c] - x[c + sx];
-      if (j > 0 && fluid(c - sy)) v += x[c] - x[c - sy];
-      if (j + 1 < ny_ && fluid(c + sy)) v += x[c] - x[c + sy];
-      if (k > 0 && fluid(c - sz)) v += x[c] - x[c - sz];
-      if (k + 1 < nz_ && fluid(c + sz)) v += x[c] - x[c + sz];
+      if (f & 1) v += x[c] - x[c + 1];
+      if (f & 2) v += x[c] - x[c + stride[1]];
+      if (f & 4) v += x[c] - x[c + stride[2]];
+      if (f & 8) v += x[c] - x[c - 1];
+      if (f & 16) v += x[c] - x[c - stride[1]];
+      if (f & 32) v += x[c] - x[c - stride[2]];
       y[c] = v;
     }
   };
-  auto apply_M = [&](const Eigen::VectorXd& r, Eigen::VectorXd& z) {
-    Eigen::VectorXd& q = ws.q;  // forward substitution L q = r
+  auto apply_M = [&](const Eigen::VectorXd& rv, Eigen::VectorXd& zv) {
+    const double* r = rv.data();
+    double* q = ws.q.data();  // forward substitution L q = r
+    double* z = zv.data();
     for (Index c = 0; c < C; ++c) {
-      if (!fluid(c)) { q[c] = 0.0; continue; }
+      const unsigned char f = fl[std::size_t(c)];
       double t = r[c];
-      for (int a = 0; a < 3; ++a)
-        if (has_lower(c, a)) {
-          const Index n = c - lower[a];
-          t -= plus(n, a) * ws.precon[n] * q[n];
-        }
-      q[c] = t * ws.precon[c];
+      if (f & 8) t += precon[c - 1] * q[c - 1];
+      if (f & 16) t += precon[c - stride[1]] * q[c - stride[1]];
+      if (f & 32) t += precon[c - stride[2]] * q[c - stride[2]];
+      q[c] = t * precon[c];
     }
     for (Index c = C - 1; c >= 0; --c) {  // back substitution L' z = q
-      if (!fluid(c)) { z[c] = 0.0; continue; }
-      double t = q[c];
-      const Index i = c % nx_, j = (c / nx_) % ny_, k = c / sz;
-      if (i + 1 < nx_) t -= plus(c, 0) * ws.precon[c] * z[c + sx];
-      if (j + 1 < ny_) t -= plus(c, 1) * ws.precon[c] * z[c + sy];
-      if (k + 1 < nz_) t -= plus(c, 2) * ws.precon[c] * z[c + sz];
-      z[c] = t * ws.precon[c];
+      const unsigned char f = fl[std::size_t(c)];
+      double t = 0.0;
+      if (f & 1) t += z[c + 1];
+      if (f & 2) t += z[c + stride[1]];
+      if (f & 4) t += z[c + stride[2]];
+      z[c] = (q[c] + precon[c] * t) * precon[c];
     }
   };
   ws.p.setZero();
@@ -513,38 +524,45 @@ void MACGrid3D::velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const 
 
 void MACGrid3D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt,
                                 Eigen::Ref<Eigen::VectorXd> out) const {
-  Stencil8 s;
-  for (Index f = 0; f < n_faces(); ++f) {
-    Index c0, c1;
-    int axis;
-    face_cells(f, c0, c1, axis);
-    if (c0 < 0 || c1 < 0) { out[f] = 0.0; continue; }
-    const Eigen::Vector3d x = face_center(f);
-    const Eigen::Vector3d v1 = velocity_at(u, x);
-    Eigen::Vector3d m = x - 0.5 * dt * v1;
-    clamp(m);
-    Eigen::Vector3d b = x - dt * velocity_at(u, m);
-    clamp(b);
-    if (axis == 0) x_stencil(b[0], b[1], b[2], s);
-    else if (axis == 1) y_stencil(b[0], b[1], b[2], s);
-    else z_stencil(b[0], b[1], b[2], s);
-    out[f] = apply(s, u);
-  }
+  // one task per (axis, k) slab of faces: the slabs write disjoint faces
+  const Index slabs[3] = {nz_, nz_, nz_ + 1};
+  parallel_steps(slabs[0] + slabs[1] + slabs[2], 0, nullptr, slabs[0] + slabs[1] + slabs[2], [] { return Stencil8(); },
+                 [&](Index task, Stencil8& s) {
+                   const int axis = task < slabs[0] ? 0 : task < slabs[0] + slabs[1] ? 1 : 2;
+                   const Index k = task - (axis > 0 ? slabs[0] : 0) - (axis > 1 ? slabs[1] : 0);
+                   const Index mi = nx_ + (axis == 0), mj = ny_ + (axis == 1);
+                   for (Index j = 0; j < mj; ++j)
+                     for (Index i = 0; i < mi; ++i) {
+                       const Index f = axis == 0 ? xface(i, j, k) : axis == 1 ? yface(i, j, k) : zface(i, j, k);
+                       const Index along = axis == 0 ? i : axis == 1 ? j : k, n = axis == 0 ? nx_ : axis == 1 ? ny_ : nz_;
+                       if (along == 0 || along == n) { out[f] = 0.0; continue; }
+                       Eigen::Vector3d x((double(i) + 0.5) * h_, (double(j) + 0.5) * h_, (double(k) + 0.5) * h_);
+                       x[axis] -= 0.5 * h_;
+                       Eigen::Vector3d m = x - 0.5 * dt * velocity_at(u, x);
+                       clamp(m);
+                       Eigen::Vector3d b = x - dt * velocity_at(u, m);
+                       clamp(b);
+                       if (axis == 0) x_stencil(b[0], b[1], b[2], s);
+                       else if (axis == 1) y_stencil(b[0], b[1], b[2], s);
+                       else z_stencil(b[0], b[1], b[2], s);
+                       out[f] = apply(s, u);
+                     }
+                 });
 }
 
 void MACGrid3D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q,
                              double dt, const Eigen::Vector3d& drift, Eigen::Ref<Eigen::VectorXd> out) const {
-  Stencil8 s;
-  for (Index c = 0; c < n_cells(); ++c) {
-    const Eigen::Vector3d x = cell_center(c);
-    const Eigen::Vector3d v1 = velocity_at(u, x) + drift;
-    Eigen::Vector3d m = x - 0.5 * dt * v1;
-    clamp(m);
-    Eigen::Vector3d b = x - dt * (velocity_at(u, m) + drift);
-    clamp(b);
-    cell_stencil(b[0], b[1], b[2], s);
-    out[c] = apply(s, q);
-  }
+  parallel_steps(nz_, 0, nullptr, nz_, [] { return Stencil8(); }, [&](Index k, Stencil8& s) {
+    for (Index c = k * nx_ * ny_; c < (k + 1) * nx_ * ny_; ++c) {
+      const Eigen::Vector3d x = cell_center(c);
+      Eigen::Vector3d m = x - 0.5 * dt * (velocity_at(u, x) + drift);
+      clamp(m);
+      Eigen::Vector3d b = x - dt * (velocity_at(u, m) + drift);
+      clamp(b);
+      cell_stencil(b[0], b[1], b[2], s);
+      out[c] = apply(s, q);
+    }
+  });
 }
 
 void MACGrid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<RowMatrix> p, double dt,

@@ -40,6 +40,7 @@ struct PressureWorkspace3D {
   Eigen::VectorXd rhs, p, r, z, s, q, precon;  //!< n_cells each
   std::vector<Index> component;                //!< n_cells: connected fluid component (-1 solid)
   std::vector<Index> queue;                    //!< n_cells: flood-fill buffer
+  std::vector<unsigned char> flags;            //!< n_cells: fluid neighbours of each cell (PCG)
   Eigen::VectorXd component_sum;               //!< per component: rhs sum, then its mean
   Eigen::VectorXd component_count;             //!< per component: fluid cells
   Index iterations = 0;                        //!< PCG iterations of the last solve (0: direct)
@@ -56,10 +57,12 @@ class MACGrid3D {
   MACGrid3D(Index nx, Index ny, Index nz, double h, const CellMask& solid = CellMask(), Index direct_limit = -1,
             const std::vector<Index>& solid_shape = {});
 
-  //! Default direct_limit: 24^3 fluid cells. Measured (benchmarks/bench_fluid3d.py):
-  //! below it one LDL' solve beats MIC(0)-PCG to 1e-10; above it the factor's
-  //! fill (and its one-off cost) grows faster than PCG's iterations.
-  static constexpr Index kDefaultDirectLimit = 24 * 24 * 24;
+  //! Default direct_limit: 8192 fluid cells (about 20^3). Measured to 1e-10
+  //! (benchmarks/bench_fluid3d.py, 2 shared cores): one LDL' solve takes 7 ms
+  //! against 10 ms for MIC(0)-PCG at 16^3, 37 against 29 ms at 24^3 and 76
+  //! against 43 ms at 32^3, and the factor's fill and one-off cost grow
+  //! faster than PCG's iterations.
+  static constexpr Index kDefaultDirectLimit = 8192;
 
   Index nx() const { return nx_; }
   Index ny() const { return ny_; }
