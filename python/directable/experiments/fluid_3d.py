@@ -25,7 +25,8 @@ import numpy as np
 from .. import fluid as F
 from ..reduce import IncrementalPCA
 
-__all__ = ["LeavesScene", "car_paths", "car_obstacle", "leaves_scene", "run_leaves", "LeavesRun"]
+__all__ = ["LeavesScene", "car_paths", "car_shape", "car_obstacle", "leaves_scene", "run_leaves", "LeavesRun", "plot_slice",
+           "plot_leaves", "plot_split"]
 
 
 def car_paths(grid, steps) -> list[np.ndarray]:
@@ -213,3 +214,55 @@ def run_leaves(scene, path=0, leaves=4000, steps=None, speed=1.0, drift=(0.0, -0
         if record_leaves:
             X.append(L)
     return LeavesRun(np.asarray(Z), np.asarray(X) if record_leaves else L[None], np.asarray(C), pushed, tv, tb, tm)
+
+
+# --- plots ----------------------------------------------------------------------------------------
+
+
+def plot_slice(grid, q, k=None, ax=None, cmap="Greys", title=None):
+    """Image of the cell field q (n_cells,) on the x-y slice k (default the middle
+    of z), x (m) to the right and y (m) up. Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    ax = ax if ax is not None else plt.gca()
+    k = grid.nz // 2 if k is None else k
+    img = np.asarray(q).reshape(grid.nz, grid.ny, grid.nx)[k]
+    ax.imshow(img, origin="lower", cmap=cmap, extent=(0, grid.nx * grid.h, 0, grid.ny * grid.h))
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_leaves(scene, run, step=-1, ax=None):
+    """Top view (x, z in m) of the leaves at ``step`` and the car's track. Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    ax = ax if ax is not None else plt.gca()
+    L = run.leaves[step]
+    ax.scatter(L[:, 0], L[:, 2], s=2, c=L[:, 1], cmap="YlGn")
+    ax.plot(run.car[:, 0], run.car[:, 2], "r-", lw=2, label="car")
+    ax.set_xlim(0, scene.grid.nx * scene.grid.h)
+    ax.set_ylim(0, scene.grid.nz * scene.grid.h)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("z (m)")
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_split(run, ax=None, paper=(1.2, 0.3, 0.2)):
+    """Bars of the median per-step cost (ms) of velocities, boundary and media,
+    next to the thesis' Table 3.2 Leaves row. Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    ax = ax if ax is not None else plt.gca()
+    s = run.split()
+    x = np.arange(3)
+    ax.bar(x - 0.2, [s["vels"], s["bound"], s["media"]], 0.4, label="directable (this machine)")
+    ax.bar(x + 0.2, paper, 0.4, label="thesis Table 3.2")
+    ax.set_xticks(x, ["vels", "bound", "media"])
+    ax.set_ylabel("time per step (ms)")
+    ax.legend()
+    return ax
