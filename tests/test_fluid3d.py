@@ -3,6 +3,12 @@ cells), interpolation, advection, shapes and obstacles, the full solver with
 moving obstacles, bad input."""
 from __future__ import annotations
 
+import os
+import signal
+import sys
+import threading
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -354,3 +360,35 @@ def test_grid_bad_input():
         sim.step(np.zeros(3))
     with pytest.raises(ValueError, match="viscosity must be finite"):
         F.FluidSim3D(g, viscosity=-1.0)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_a_long_projection():
+    """SIGINT while the PCG runs without the GIL: the Python handler's exception ends it early."""
+    g = F.MACGrid3D(56, 56, 56, direct_limit=0)
+    u = np.random.default_rng(0).standard_normal(g.n_faces)
+    t0 = time.perf_counter()
+    g.project(u, tol=1e-13)
+    full = time.perf_counter() - t0
+
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted()
+
+    old = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        t0 = time.perf_counter()
+        timer.start()
+        with pytest.raises(Interrupted):
+            g.project(u, tol=1e-13)
+            time.sleep(1.0)  # a signal arriving after the solve lands here, and the time check fails
+        elapsed = time.perf_counter() - t0
+    finally:
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, old)
+    assert full > 0.15, full
+    assert elapsed < 0.5 * full, (elapsed, full)

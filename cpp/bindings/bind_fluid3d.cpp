@@ -89,12 +89,12 @@ direct_limit fluid cells, else by MIC(0)-preconditioned CG.)doc")
           return py::cast(std::move(fields));
         }
         Eigen::VectorXd out = vector(u, "u");
-        {
-          py::gil_scoped_release release;
+        Progress prog{py::none()};
+        prog.run([&](const ProgressFn* fn) {
           g.check_field("u", out);
           PressureWorkspace3D ws(g.n_cells());
-          g.project(out, ws, tol);
-        }
+          g.project(out, ws, tol, fn);
+        });
         return py::cast(std::move(out));
       }, py::arg("u"), py::arg("tol") = 1e-10,
          "Divergence-free projection of u (N,) or of each row of u (k, N): closed faces zeroed, pressure over the "
@@ -260,8 +260,8 @@ zero, particles are pushed out of obstacles).)doc")
       .def_property_readonly("pushed_particles", &FluidSim3D::pushed_particles, "Particles pushed out of obstacles in the last step.")
       .def("step", [](FluidSim3D& s, const OptArray& force, const std::vector<Obstacle3D>& obstacles) {
         Eigen::VectorXd f = optional_vector(force, "force");
-        py::gil_scoped_release release;
-        s.step(f, obstacles);
+        Progress prog{py::none()};  // Ctrl-C stops the step within the throttle interval
+        prog.run([&](const ProgressFn* fn) { s.step(f, obstacles, fn); });
       }, py::arg("force") = py::none(), py::arg("obstacles") = std::vector<Obstacle3D>(),
          "One step with the acceleration field force (N,) or None and the obstacles (Obstacle3D, at this step's poses).");
 }

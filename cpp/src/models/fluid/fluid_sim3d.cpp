@@ -102,7 +102,8 @@ void FluidSim3D::apply_obstacle_velocities(const MACGrid3D& g, const std::vector
   }
 }
 
-void FluidSim3D::step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vector<Obstacle3D>& obstacles) {
+void FluidSim3D::step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vector<Obstacle3D>& obstacles,
+                      const ProgressFn* progress) {
   const MACGrid3D& g = *grid_;
   if (f.size() != 0) g.check_field("force", f);
   check_inside_domain(g, obstacles);
@@ -115,7 +116,7 @@ void FluidSim3D::step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vec
       if (c0 < 0 || c1 < 0 || buoyancy_[axis] == 0.0) continue;
       velocity_[face] += dt_ * buoyancy_[axis] * 0.5 * (density_[c0] + density_[c1]);
     }
-  g.advect_velocity(velocity_, dt_, advected_);
+  g.advect_velocity(velocity_, dt_, advected_, progress);
   if (viscosity_ > 0.0) {
     velocity_ = diffusion_cg_.solveWithGuess(advected_, advected_);
     if (diffusion_cg_.info() != Eigen::Success)
@@ -134,7 +135,7 @@ void FluidSim3D::step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vec
     if (c0 >= 0 && c1 >= 0 && (g.solid()[c0] || g.solid()[c1])) velocity_[face] = 0.0;
   }
   apply_obstacle_velocities(g, obstacles, owner_, velocity_);
-  g.project_with(velocity_, solid_, pressure_, tol_, obstacles.empty());
+  g.project_with(velocity_, solid_, pressure_, tol_, obstacles.empty(), progress);
   if (!velocity_.allFinite()) throw std::domain_error("fluid step: the velocity became non-finite");
   g.advect_cells(velocity_, density_, dt_, updraft_, advected_density_);
   density_.swap(advected_density_);

@@ -286,7 +286,8 @@ void MACGrid3D::make_compatible(const CellMask& solid, PressureWorkspace3D& ws) 
 // each). The neighbour pattern is packed once per solve into one byte per
 // cell (bit a: the +a neighbour is fluid, bit 3 + a: the -a neighbour, bit
 // 6: the cell itself), so the sweeps do no index arithmetic.
-void MACGrid3D::solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol) const {
+void MACGrid3D::solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol,
+                          const ProgressFn* progress) const {
   const Index C = n_cells();
   const Index stride[3] = {1, nx_, nx_ * ny_};
   constexpr double tau = 0.97, sigma = 0.25;
@@ -377,7 +378,9 @@ void MACGrid3D::solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double
   double rho = ws.z.dot(ws.r);
   const Index max_iter = std::max<Index>(200, 4 * (nx_ + ny_ + nz_));
   Eigen::VectorXd& As = ws.z;  // z is free until the next preconditioning
+  ProgressThrottle throttle(progress, max_iter);
   for (Index it = 1; it <= max_iter; ++it) {
+    if (!throttle.report(it)) throttle.finish(it);  // throws Cancelled
     apply_A(ws.s, As);
     const double alpha = rho / ws.s.dot(As);
     ws.p.noalias() += alpha * ws.s;
@@ -395,18 +398,19 @@ void MACGrid3D::solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double
                           " iterations; raise tol or check the solid cells");
 }
 
-void MACGrid3D::project(Eigen::Ref<Eigen::VectorXd> u, PressureWorkspace3D& ws, double tol) const {
+void MACGrid3D::project(Eigen::Ref<Eigen::VectorXd> u, PressureWorkspace3D& ws, double tol,
+                        const ProgressFn* progress) const {
   for (Index f = 0; f < n_faces(); ++f) {
     Index c0, c1;
     int axis;
     face_cells(f, c0, c1, axis);
     if (c0 >= 0 && c1 >= 0 && (solid_[c0] || solid_[c1])) u[f] = 0.0;
   }
-  project_with(u, solid_, ws, tol, true);
+  project_with(u, solid_, ws, tol, true, progress);
 }
 
 void MACGrid3D::project_with(Eigen::Ref<Eigen::VectorXd> u, const CellMask& solid, PressureWorkspace3D& ws, double tol,
-                             bool fixed_mask) const {
+                             bool fixed_mask, const ProgressFn* progress) const {
   check_positive("tol", tol);
   if (ws.p.size() != n_cells()) ws.resize(n_cells());
   // walls are closed
@@ -429,7 +433,7 @@ void MACGrid3D::project_with(Eigen::Ref<Eigen::VectorXd> u, const CellMask& soli
     ws.iterations = 0;
     ws.residual = 0.0;
   } else {
-    solve_pcg(solid, ws, tol);
+    solve_pcg(solid, ws, tol, progress);
   }
   for (Index f = 0; f < n_faces(); ++f) {
     Index c0, c1;
@@ -522,11 +526,11 @@ void MACGrid3D::velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const 
   }
 }
 
-void MACGrid3D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt,
-                                Eigen::Ref<Eigen::VectorXd> out) const {
+void MACGrid3D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt, Eigen::Ref<Eigen::VectorXd> out,
+                                const ProgressFn* progress) const {
   // one task per (axis, k) slab of faces: the slabs write disjoint faces
   const Index slabs[3] = {nz_, nz_, nz_ + 1};
-  parallel_steps(slabs[0] + slabs[1] + slabs[2], 0, nullptr, slabs[0] + slabs[1] + slabs[2], [] { return Stencil8(); },
+  parallel_steps(slabs[0] + slabs[1] + slabs[2], 0, progress, slabs[0] + slabs[1] + slabs[2], [] { return Stencil8(); },
                  [&](Index task, Stencil8& s) {
                    const int axis = task < slabs[0] ? 0 : task < slabs[0] + slabs[1] ? 1 : 2;
                    const Index k = task - (axis > 0 ? slabs[0] : 0) - (axis > 1 ? slabs[1] : 0);

@@ -57,8 +57,11 @@ class FluidSim3D {
   //! One step under the acceleration field f (N; empty = none) with the
   //! obstacles at their poses for this step. Checks f and that every
   //! obstacle lies inside the domain; throws domain_error when the velocity
-  //! becomes non-finite.
-  void step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vector<Obstacle3D>& obstacles);
+  //! becomes non-finite. progress is polled during advection and every
+  //! PCG iteration; returning false (Ctrl-C) throws Cancelled and leaves the
+  //! state of a partial step.
+  void step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vector<Obstacle3D>& obstacles,
+            const ProgressFn* progress = nullptr);
 
   //! Marks the cells whose centres lie inside any obstacle (in addition to
   //! `solid`, n_cells) and writes the owning obstacle per cell (-1 none).

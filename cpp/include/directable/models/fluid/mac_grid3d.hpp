@@ -18,6 +18,7 @@
 #include <Eigen/SparseCore>
 #include <vector>
 
+#include "directable/core/progress.hpp"
 #include "directable/core/types.hpp"
 
 namespace directable {
@@ -104,14 +105,17 @@ class MACGrid3D {
   //! zeroed, then u -= grad p over the fluid cells (direct solve or PCG to the
   //! relative residual tol). Throws domain_error with the residual when PCG
   //! does not converge.
-  void project(Eigen::Ref<Eigen::VectorXd> u, PressureWorkspace3D& ws, double tol) const;
+  void project(Eigen::Ref<Eigen::VectorXd> u, PressureWorkspace3D& ws, double tol,
+               const ProgressFn* progress = nullptr) const;
   //! Projection with the cells `solid` (n_cells, a superset of the fixed mask)
   //! solid for this call: faces touching them keep their values (the caller's
   //! boundary velocities; wall faces are zeroed), the pressure is solved over
   //! the other cells with MIC(0)-PCG (or the direct factor when `solid` is the
   //! fixed mask), with the boundary fluxes in the right-hand side.
+  //! progress: polled every PCG iteration (throttled); returning false
+  //! (Ctrl-C) throws Cancelled.
   void project_with(Eigen::Ref<Eigen::VectorXd> u, const CellMask& solid, PressureWorkspace3D& ws, double tol,
-                    bool fixed_mask) const;
+                    bool fixed_mask, const ProgressFn* progress = nullptr) const;
   //! The projection of every row of fields (k x N), in place; checks the shape
   //! and that the fields are finite (named u in messages).
   void project_rows(Eigen::Ref<RowMatrix> fields, double tol) const;
@@ -136,7 +140,8 @@ class MACGrid3D {
   const Eigen::SparseMatrix<double>& laplacian() const { return laplacian_; }
 
   //! Semi-Lagrangian (RK2 back-trace) advection of u (N) through itself; wall faces zero.
-  void advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt, Eigen::Ref<Eigen::VectorXd> out) const;
+  void advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt, Eigen::Ref<Eigen::VectorXd> out,
+                       const ProgressFn* progress = nullptr) const;
   //! Semi-Lagrangian advection of a cell quantity q through u + drift (a uniform velocity, 3).
   void advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q, double dt,
                     const Eigen::Vector3d& drift, Eigen::Ref<Eigen::VectorXd> out) const;
@@ -159,7 +164,7 @@ class MACGrid3D {
   //! Fills ws.component (flood fill of the fluid cells) and removes the mean
   //! of ws.rhs on each component (the compatibility of the Neumann problem).
   void make_compatible(const CellMask& solid, PressureWorkspace3D& ws) const;
-  void solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol) const;
+  void solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol, const ProgressFn* progress) const;
 
   Index nx_, ny_, nz_;
   double h_;
