@@ -209,6 +209,12 @@ def test_reduced_particles_pushed_out_of_obstacle(grid, basis, reduced, rng):
     zn = xn[3:]
     one, _ = reduced.advect_particles(z, zn, P[:1], 0.01, drift=(0, -0.05, 0))
     np.testing.assert_allclose(one[0], xn[:3], atol=1e-15)
+    # the team size never changes the result (each particle is independent)
+    data = reduced.create_data()
+    ref, _ = reduced.advect_particles(z, zn, P, 0.01, obstacles=[box], threads=1)
+    for _ in range(8):  # the measured team choice probes both sizes
+        out, _ = reduced.advect_particles(z, zn, P, 0.01, obstacles=[box], data=data)
+        np.testing.assert_array_equal(out, ref)
 
 
 def test_threads_share_one_model(reduced, rng):

@@ -303,7 +303,7 @@ stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.)doc")
       }, py::arg("z"), py::arg("points"), "Psi(p) z for each point: (P, 3) for z (r,), points (P, 3).")
       .def("advect_particles", [](const ReducedFluid3D& f, const Array& z, const Array& z_next, const Array& pts,
                                   double dt, const OptArray& drift, const std::vector<Obstacle3D>& obstacles,
-                                  int threads) {
+                                  int threads, std::shared_ptr<ReducedFluidData> data) {
         RowMatrix P = rows_view(pts, "points", 3, -1, true);
         auto zv = vector(z, "z");
         auto zn = vector(z_next, "z_next");
@@ -311,15 +311,17 @@ stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.)doc")
         Index pushed;
         {
           py::gil_scoped_release release;
-          pushed = f.advect_particles(zv, zn, P, dt, d, obstacles, threads);
+          pushed = f.advect_particles(zv, zn, P, dt, d, obstacles, threads, data.get());
         }
         return py::make_tuple(P, pushed);
       }, py::arg("z"), py::arg("z_next"), py::arg("points"), py::arg("dt"), py::arg("drift") = py::none(),
-         py::arg("obstacles") = std::vector<Obstacle3D>(), py::arg("threads") = 0,
+         py::arg("obstacles") = std::vector<Obstacle3D>(), py::arg("threads") = 0, py::arg("data") = py::none(),
          R"doc(One RK2 step of points (P, 3) through the reduced field over a step from
 z to z_next (midpoint field at (z + z_next) / 2) plus drift (3,) (m/s);
 clamped to the domain and pushed out of the obstacles. Returns (points
-(P, 3), number pushed). Parallel over particles, GIL released.)doc");
+(P, 3), number pushed). Parallel over particles, GIL released; with
+threads <= 0 and data (create_data(), one per thread) the team size is
+chosen by measurement over the calls sharing data.)doc");
 
   py::class_<FluidParticles3D, Model, std::shared_ptr<FluidParticles3D>>(m, "FluidParticles3D", R"doc(
 P particles in a 3D reduced fluid as a Model: state [p_1 .. p_P (3 each), z (r)],

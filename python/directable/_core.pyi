@@ -1163,12 +1163,14 @@ class ReducedFluid3D(GalerkinFluid):
     """
     def __init__(self, grid: MACGrid3D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
         ...
-    def advect_particles(self, z: numpy.ndarray[numpy.float64], z_next: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle3D] = [], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int]:
+    def advect_particles(self, z: numpy.ndarray[numpy.float64], z_next: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle3D] = [], threads: typing.SupportsInt | typing.SupportsIndex = 0, data: ReducedFluidData = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int]:
         """
         One RK2 step of points (P, 3) through the reduced field over a step from
         z to z_next (midpoint field at (z + z_next) / 2) plus drift (3,) (m/s);
         clamped to the domain and pushed out of the obstacles. Returns (points
-        (P, 3), number pushed). Parallel over particles, GIL released.
+        (P, 3), number pushed). Parallel over particles, GIL released; with
+        threads <= 0 and data (create_data(), one per thread) the team size is
+        chosen by measurement over the calls sharing data.
         """
     def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
         """

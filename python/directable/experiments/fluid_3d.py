@@ -204,7 +204,7 @@ def run_leaves(scene, path=0, leaves=4000, steps=None, speed=1.0, drift=(0.0, -0
         t1 = time.perf_counter()
         z_next = scene.fluid.step(z, w, dt, data)
         t2 = time.perf_counter()
-        L, n = scene.fluid.advect_particles(z, z_next, L, dt, drift, [car], threads)
+        L, n = scene.fluid.advect_particles(z, z_next, L, dt, drift, [car], threads, data)
         t3 = time.perf_counter()
         tb[i], tv[i], tm[i] = (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3
         pushed[i] = n

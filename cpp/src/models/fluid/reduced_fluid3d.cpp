@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "directable/core/clock.hpp"
 #include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
 
@@ -116,7 +117,7 @@ void ReducedFluid3D::velocities(const Eigen::Ref<const Eigen::VectorXd>& z, cons
 Index ReducedFluid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& z,
                                        const Eigen::Ref<const Eigen::VectorXd>& z_next, Eigen::Ref<RowMatrix> points,
                                        double dt, const Eigen::Vector3d& drift, const std::vector<Obstacle3D>& obstacles,
-                                       int threads) const {
+                                       int threads, ReducedFluidData* data) const {
   check_reduced("z", z);
   check_reduced("z_next", z_next);
   check_shape("points", points.rows(), points.cols(), points.rows(), 3);
@@ -125,7 +126,9 @@ Index ReducedFluid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& 
   if (!drift.allFinite()) throw std::domain_error("drift must be finite");
   const Eigen::VectorXd zmid = 0.5 * (z + z_next);
   const Index P = points.rows();
-  const int team = resolve_threads(threads);
+  const bool choose = data != nullptr && threads <= 0;
+  const int team = choose ? data->particle_team.begin() : resolve_threads(threads);
+  const double t0 = now_seconds();
   const Index chunks = std::min<Index>(P, 4 * Index(team));
   const double margin = 1e-3 * grid_->h();
   std::atomic<Index> pushed{0};
@@ -144,6 +147,7 @@ Index ReducedFluid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& 
     }
     pushed += moved;
   });
+  if (choose) data->particle_team.end(now_seconds() - t0);
   return pushed.load();
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "directable/core/parallel.hpp"
 #include "directable/core/progress.hpp"
 #include "directable/core/types.hpp"
 #include "directable/linalg/expm.hpp"
@@ -28,6 +29,7 @@ struct ReducedFluidData {
   Eigen::MatrixXd no_border;             //!< r x 0, the empty border of the exponential
   Eigen::MatrixXd diffusion_exp;         //!< r x r, exp(dt nu Dhat) for diffusion_dt
   double diffusion_dt = -1.0;            //!< dt of diffusion_exp (< 0: not computed yet)
+  TeamChooser particle_team;             //!< team of the particle advection, chosen by measurement
 };
 
 //! out = A(flux) q for the full advection stencil of a grid (all vectors N).

@@ -47,9 +47,12 @@ class ReducedFluid3D : public GalerkinFluid {
   //! is Psi (z + z_next) / 2) plus a constant drift (3); particles are
   //! clamped to the domain and pushed out of the obstacles along the
   //! surface normal. Parallel over particles; returns how many were pushed.
+  //! threads <= 0 with data: the team (all cores or one) is chosen by
+  //! measurement over the calls that share data (shared cores stall teams).
   Index advect_particles(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& z_next,
                          Eigen::Ref<RowMatrix> points, double dt, const Eigen::Vector3d& drift,
-                         const std::vector<Obstacle3D>& obstacles, int threads = 0) const;
+                         const std::vector<Obstacle3D>& obstacles, int threads = 0,
+                         ReducedFluidData* data = nullptr) const;
 
  private:
   std::shared_ptr<const MACGrid3D> grid_;
