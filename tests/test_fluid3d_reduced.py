@@ -252,3 +252,9 @@ def test_bad_input(grid, basis, reduced):
         F.FluidParticles3D(reduced, 1, drift=(0, np.nan, 0))
     with pytest.raises(ValueError, match="z_next must have shape"):
         reduced.advect_particles(np.zeros(6), np.zeros(2), np.zeros((1, 3)), 0.1)
+
+
+def test_fluid_particles_dispatches_to_3d(reduced):
+    m = F.FluidParticles(reduced, 3, drift=(0.0, -0.1, 0.0))
+    assert isinstance(m, F.FluidParticles3D) and m.particles == 3 and m.state_dim() == 9 + reduced.r
+    np.testing.assert_array_equal(m.drift, [0.0, -0.1, 0.0])

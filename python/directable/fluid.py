@@ -22,7 +22,16 @@ from .reduce import pca
 
 MACGrid2D = _core.MACGrid2D
 FluidSim2D = _core.FluidSim2D
-FluidParticles = _core.FluidParticles
+
+
+class FluidParticles(_core.FluidParticles):
+    __doc__ = _core.FluidParticles.__doc__
+
+    def __new__(cls, fluid=None, *args, **kwargs):
+        if isinstance(fluid, _core.ReducedFluid3D):  # particles in 3D (directable.fluid.FluidParticles3D)
+            return FluidParticles3D(fluid, *args, **kwargs)
+        return super().__new__(cls)
+
 
 __all__ = ["MACGrid2D", "FluidSim2D", "ReducedFluid", "FluidParticles", "FullRun", "full_run", "velocity_basis",
            "project", "face_positions", "cell_image"]
