@@ -392,3 +392,32 @@ def test_ctrl_c_stops_a_long_projection():
         signal.signal(signal.SIGINT, old)
     assert full > 0.15, full
     assert elapsed < 0.5 * full, (elapsed, full)
+
+
+def test_one_grid_shared_by_threads():
+    """The grid is read-only: 4 threads projecting and stepping their own simulators at once get the
+    single-thread results bit for bit."""
+    g = F.MACGrid3D(12, 10, 8, direct_limit=0)
+    u = np.random.default_rng(1).standard_normal(g.n_faces)
+    ob = F.Obstacle3D(F.sphere(0.15), (0.5, 0.4, 0.33), velocity=(0.2, 0.0, 0.0))
+
+    def work():
+        sim = F.FluidSim3D(g, viscosity=0.001, dt=0.02)
+        sim.velocity = g.project(u)
+        for _ in range(3):
+            sim.step(None, [ob])
+        return sim.velocity
+
+    ref = work()
+    out = [None] * 4
+
+    def run(k):
+        out[k] = work()
+
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for k in range(4):
+        np.testing.assert_array_equal(out[k], ref)
