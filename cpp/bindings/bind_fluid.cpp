@@ -1,4 +1,5 @@
 #include "common.hpp"
+#include "galerkin_fluid.hpp"
 #include "directable/models/fluid/mac_grid.hpp"
 #include "directable/models/fluid/reduced_fluid.hpp"
 #include "directable/models/fluid/shape2d.hpp"
@@ -21,31 +22,11 @@ void warn_thin(const MACGrid2D& g, const std::vector<Obstacle2D>& obstacles) {
 
 namespace {
 
-using ReducedFluidClass = py::class_<ReducedFluid, std::shared_ptr<ReducedFluid>>;
+using ReducedFluidClass = py::class_<ReducedFluid, GalerkinFluid, std::shared_ptr<ReducedFluid>>;
 
 //! Stepping and evaluation at points.
 void bind_reduced_fluid_steps(ReducedFluidClass& cls) {
-  cls.def("step", [](const ReducedFluid& f, const Array& z, const Array& w, double dt,
-                      std::shared_ptr<ReducedFluidData> data) {
-        auto zv = vector(z, "z");
-        auto wv = vector(w, "w");
-        Eigen::VectorXd out(f.r());
-        py::gil_scoped_release release;
-        if (!data) data = f.create_data();
-        f.step(zv, wv, dt, out, *data);
-        return out;
-      }, py::arg("z"), py::arg("w"), py::arg("dt"), py::arg("data") = py::none(),
-         R"doc(Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
-
-data: buffers from create_data(), owned by the calling thread (None: fresh
-ones for this call). GIL released.)doc")
-      .def("rollout", [](const ReducedFluid& f, const Array& z0, const Array& w, double dt) {
-        auto zz = vector(z0, "z0");
-        auto W = rows_view(w, "w", f.r(), -1, false, "T");
-        py::gil_scoped_release release;
-        return f.rollout(zz, W, dt);
-      }, py::arg("z0"), py::arg("w"), py::arg("dt"), "States (T+1, r) from z0 (r,) under controls w (T, r).")
-      .def("modes", [](const ReducedFluid& f, const Array& x) {
+  cls.def("modes", [](const ReducedFluid& f, const Array& x) {
         auto p = vector(x, "x", 2, true);
         RowMatrix Psi(2, f.r());
         f.modes(p[0], p[1], Psi);
@@ -67,10 +48,6 @@ ones for this call). GIL released.)doc")
 
 void bind_reduced_fluid(py::module_& m) {
   using G = MACGrid2D;
-  py::class_<ReducedFluidData, std::shared_ptr<ReducedFluidData>>(m, "ReducedFluidData", R"doc(
-Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
-the ReducedFluid itself is read-only and may be shared by threads.)doc");
-
   ReducedFluidClass cls(m, "ReducedFluid", R"doc(
 Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
 
@@ -85,55 +62,11 @@ stencil) and D = B' Lap B are precomputed here (parallel, GIL released).)doc");
         auto f = prog.run([&](const ProgressFn* fn) {
           return std::make_shared<ReducedFluid>(grid, B, viscosity, threads, fn);
         });
-        if (f->divergence_error() > divergence_tol)
-          PyErr_WarnEx(PyExc_RuntimeWarning,
-                       ("basis is not divergence-free and free-slip: max |div| h (or wall value) = " +
-                        std::to_string(f->divergence_error()) + " > " + std::to_string(divergence_tol) +
-                        "; project its columns (MACGrid2D.project) first")
-                           .c_str(),
-                       1);
-        if (f->orthonormality_error() > 1e-8)
-          PyErr_WarnEx(PyExc_RuntimeWarning,
-                       ("basis columns are not orthonormal: max |B'B - I| = " +
-                        std::to_string(f->orthonormality_error()) + "; energy is then not preserved")
-                           .c_str(),
-                       1);
+        warn_basis_quality(*f, divergence_tol, "MACGrid2D.project");
         return f;
       }), py::arg("grid"), py::arg("basis"), py::arg("viscosity") = 0.0, py::arg("divergence_tol") = 1e-8,
          py::arg("threads") = 0, py::arg("progress") = py::none())
-      .def_property_readonly("r", &ReducedFluid::r)
-      .def_property_readonly("viscosity", &ReducedFluid::viscosity)
-      .def_property_readonly("orthonormality_error", &ReducedFluid::orthonormality_error, "max |B'B - I|.")
-      .def_property_readonly("divergence_error", &ReducedFluid::divergence_error,
-                             "max |div| h or |wall-face value| over the basis columns.")
-      .def("create_data", [](const ReducedFluid& f) { return std::shared_ptr<ReducedFluidData>(f.create_data()); },
-           "Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).")
-      .def_property_readonly("grid", [](const ReducedFluid& f) { return std::const_pointer_cast<G>(f.grid_ptr()); })
-      .def_property_readonly("basis", [](const ReducedFluid& f) { return f.basis(); }, "(N, r)")
-      .def("advection_matrix", [](const ReducedFluid& f, const Array& z) {
-        Eigen::MatrixXd A(f.r(), f.r());
-        f.advection_matrix(vector(z, "z", f.r(), true), A);
-        return A;
-      }, py::arg("z"), "A(z) = sum_k z_k B' A(b_k) B, (r, r) for z (r,).")
-      .def("advection_tensor", [](const ReducedFluid& f) {
-        py::array_t<double> out({f.r(), f.r(), f.r()});
-        auto a = out.mutable_unchecked<3>();
-        for (Index k = 0; k < f.r(); ++k)
-          for (Index i = 0; i < f.r(); ++i)
-            for (Index j = 0; j < f.r(); ++j) a(k, i, j) = f.advection_tensor(k)(i, j);
-        return out;
-      }, "(r, r, r): [k] = B' A(b_k) B.")
-      .def("diffusion_matrix", [](const ReducedFluid& f) { return f.diffusion_matrix(); }, "D = B' Lap B, (r, r).")
-      .def("dynamics", [](const ReducedFluid& f, const Array& z) {
-        Eigen::VectorXd F(f.r());
-        f.dynamics(vector(z, "z", f.r(), true), F);
-        return F;
-      }, py::arg("z"), "A(z) z + nu D z, (r,) for z (r,).")
-      .def("jacobian", [](const ReducedFluid& f, const Array& z) {
-        RowMatrix J = RowMatrix::Zero(f.r(), f.r());
-        f.add_jacobian(vector(z, "z", f.r(), true), J);
-        return J;
-      }, py::arg("z"), "d(A(z) z + nu D z)/dz, (r, r).");
+      .def_property_readonly("grid", [](const ReducedFluid& f) { return std::const_pointer_cast<G>(f.grid_ptr()); });
   bind_reduced_fluid_steps(cls);
 }
 

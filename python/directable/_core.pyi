@@ -7,6 +7,7 @@ import numpy
 import numpy.typing
 import typing
 __all__: list[str] = ['Articulated', 'BoundaryBasis', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'Obstacle', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedScene', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -723,6 +724,71 @@ class Obstacle:
         ...
     @property
     def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+class ReducedFluidData:
+    """
+    Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
+    the ReducedFluid itself is read-only and may be shared by threads.
+    """
+class GalerkinFluid:
+    """
+    The grid-independent reduced fluid z' = A(z) z + nu D z + w (Treuille thesis
+    eq. 3.7-3.8): the base of the 2D and 3D ReducedFluid.
+    """
+    def advection_matrix(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        A(z) = sum_k z_k B' A(b_k) B, (r, r) for z (r,).
+        """
+    def advection_tensor(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (r, r, r): [k] = B' A(b_k) B.
+        """
+    def create_data(self) -> ReducedFluidData:
+        """
+        Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).
+        """
+    def diffusion_matrix(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        D = B' Lap B, (r, r).
+        """
+    def dynamics(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        A(z) z + nu D z, (r,) for z (r,).
+        """
+    def jacobian(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        d(A(z) z + nu D z)/dz, (r, r).
+        """
+    def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        States (T+1, r) from z0 (r,) under controls w (T, r).
+        """
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
+        
+        data: buffers from create_data(), owned by the calling thread (None: fresh
+        ones for this call). GIL released.
+        """
+    @property
+    def basis(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (N, r)
+        """
+    @property
+    def divergence_error(self) -> float:
+        """
+        max |div| h or |closed-face value| over the basis columns.
+        """
+    @property
+    def orthonormality_error(self) -> float:
+        """
+        max |B'B - I|.
+        """
+    @property
+    def r(self) -> int:
+        ...
+    @property
+    def viscosity(self) -> float:
         ...
 class MACGrid2D:
     """
@@ -900,12 +966,7 @@ class FluidSim2D:
     @property
     def viscosity(self) -> float:
         ...
-class ReducedFluidData:
-    """
-    Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
-    the ReducedFluid itself is read-only and may be shared by threads.
-    """
-class ReducedFluid:
+class ReducedFluid(GalerkinFluid):
     """
     Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
     
@@ -916,30 +977,6 @@ class ReducedFluid:
     """
     def __init__(self, grid: MACGrid2D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
         ...
-    def advection_matrix(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
-        """
-        A(z) = sum_k z_k B' A(b_k) B, (r, r) for z (r,).
-        """
-    def advection_tensor(self) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        (r, r, r): [k] = B' A(b_k) B.
-        """
-    def create_data(self) -> ReducedFluidData:
-        """
-        Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).
-        """
-    def diffusion_matrix(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
-        """
-        D = B' Lap B, (r, r).
-        """
-    def dynamics(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        A(z) z + nu D z, (r,) for z (r,).
-        """
-    def jacobian(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
-        """
-        d(A(z) z + nu D z)/dz, (r, r).
-        """
     def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
         """
         (dPsi/dx, dPsi/dy), each (2, r), at x (2,) (zero across a clamped wall).
@@ -948,44 +985,12 @@ class ReducedFluid:
         """
         Psi(x), (2, r) at the point x (2,) (clamped to the domain).
         """
-    def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
-        """
-        States (T+1, r) from z0 (r,) under controls w (T, r).
-        """
-    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
-        """
-        Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
-        
-        data: buffers from create_data(), owned by the calling thread (None: fresh
-        ones for this call). GIL released.
-        """
     def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
         """
         Psi(p) z for each point: (P, 2) for z (r,), points (P, 2).
         """
     @property
-    def basis(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
-        """
-        (N, r)
-        """
-    @property
-    def divergence_error(self) -> float:
-        """
-        max |div| h or |wall-face value| over the basis columns.
-        """
-    @property
     def grid(self) -> MACGrid2D:
-        ...
-    @property
-    def orthonormality_error(self) -> float:
-        """
-        max |B'B - I|.
-        """
-    @property
-    def r(self) -> int:
-        ...
-    @property
-    def viscosity(self) -> float:
         ...
 class FluidParticles(Model):
     """
@@ -1162,6 +1167,327 @@ class ReducedScene:
         """
     @property
     def objects(self) -> int:
+class MACGrid3D:
+    """
+    3D MAC grid on [0, nx h] x [0, ny h] x [0, nz h] with free-slip walls and optional fixed solid cells.
+    
+    A velocity field is a flat (N,) vector: all x-faces (nz x ny x (nx+1), i
+    fastest; face (i, j, k) at (i h, (j+1/2) h, (k+1/2) h)), then y-faces
+    (nz x (ny+1) x nx), then z-faces ((nz+1) x ny x nx). Cell quantities are
+    (nz ny nx,) with i fastest (reshape to (nz, ny, nx)). The pressure is solved
+    over the fluid cells: by a sparse LDL' factorised here when there are at most
+    direct_limit fluid cells, else by MIC(0)-preconditioned CG.
+    """
+    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, nz: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex | None = None, solid: numpy.ndarray | None = None, direct_limit: typing.SupportsInt | typing.SupportsIndex | None = None) -> None:
+        """
+        Grid of nx x ny x nz cells of size h (default 1/nx); solid: (nz, ny, nx) bool, fixed solid cells.
+        """
+    def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Semi-Lagrangian advection of the cell field q (n_cells,) through u (N,) plus a uniform drift (3,) (m/s).
+        """
+    def advect_particles(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Points (P, 3) moved by one RK2 (midpoint) step through u (N,) plus drift (3,), clamped to the domain.
+        """
+    def advect_velocity(self, u: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).
+        """
+    def closed_mask(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (N,) bool: wall faces and faces touching a fixed solid cell (always zero in a field of this grid).
+        """
+    def divergence(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Discrete divergence (n_cells,) (1/s) of u (N,).
+        """
+    def max_divergence(self, basis: numpy.ndarray[numpy.float64]) -> float:
+        """
+        Largest |div| h over fluid cells or |closed-face value| over the columns of basis (N, r).
+        """
+    def project(self, u: numpy.ndarray[numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> typing.Any:
+        """
+        Divergence-free projection of u (N,) or of each row of u (k, N): closed faces zeroed, pressure over the fluid cells (direct, or PCG to the relative residual tol; non-convergence raises ValueError).
+        """
+    def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Trilinearly interpolated velocities (P, 3) of u (N,) at points (P, 3) (clamped).
+        """
+    def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Wind force field (N,): magnitude * direction (3,) * exp(-|x - center (3,)|^2 / width^2) on the open faces.
+        """
+    @property
+    def h(self) -> float:
+        ...
+    @property
+    def n_cells(self) -> int:
+        """
+        nx ny nz.
+        """
+    @property
+    def n_faces(self) -> int:
+        """
+        N, the size of a velocity vector.
+        """
+    @property
+    def n_xfaces(self) -> int:
+        """
+        nz ny (nx+1).
+        """
+    @property
+    def n_yfaces(self) -> int:
+        """
+        nz (ny+1) nx.
+        """
+    @property
+    def n_zfaces(self) -> int:
+        """
+        (nz+1) ny nx.
+        """
+    @property
+    def nx(self) -> int:
+        ...
+    @property
+    def ny(self) -> int:
+        ...
+    @property
+    def nz(self) -> int:
+        ...
+    @property
+    def solid(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (nz, ny, nx) bool: the fixed solid cells.
+        """
+    @property
+    def uses_direct_solver(self) -> bool:
+        """
+        Whether project() uses the LDL' factor (else MIC(0)-PCG).
+        """
+class Shape3D:
+    """
+    A rigid 3D shape: a closed triangle mesh in the object frame (vertices (V, 3),
+    triangles (F, 3) int, outward-oriented; an inward mesh is reversed, see
+    `reversed`). Inside test by generalised winding number.
+    """
+    @staticmethod
+    def box(w: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, d: typing.SupportsFloat | typing.SupportsIndex) -> Shape3D:
+        """
+        Box of sides w, h, d (m) along x, y, z, centred.
+        """
+    @staticmethod
+    def plate(w: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, thickness: typing.SupportsFloat | typing.SupportsIndex, aperture: numpy.ndarray[numpy.float64] | None = None) -> Shape3D:
+        """
+        Plate w (x) by h (y), thickness along z (m), centred, with an optional centred aperture (aw, ah).
+        """
+    @staticmethod
+    def sphere(r: typing.SupportsFloat | typing.SupportsIndex, subdivisions: typing.SupportsInt | typing.SupportsIndex = 2) -> Shape3D:
+        """
+        Icosphere of radius r (m).
+        """
+    def __init__(self, vertices: numpy.ndarray[numpy.float64], triangles: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
+        ...
+    def closest_point(self, points: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        (closest surface points (P, 3), their outward normals (P, 3)) of points (P, 3).
+        """
+    def inside(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (P,) bool: points (P, 3) (object frame) inside the shape.
+        """
+    def surface(self, spacing: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        (points (q, 3), outward normals (q, 3)) about spacing (m) apart, object frame.
+        """
+    @property
+    def min_extent(self) -> float:
+        """
+        Smallest side of the bounding box (m).
+        """
+    @property
+    def radius(self) -> float:
+        """
+        Largest vertex distance from the origin (m).
+        """
+    @property
+    def reversed(self) -> bool:
+        """
+        Whether the given mesh was inward and got reversed.
+        """
+    @property
+    def triangles(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int64], "[m, 3]"]:
+        """
+        (F, 3)
+        """
+    @property
+    def vertices(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (V, 3)
+        """
+    @property
+    def volume(self) -> float:
+        """
+        m^3
+        """
+class Obstacle3D:
+    """
+    A Shape3D at a pose with a rigid velocity: world = R local + position,
+    velocity at x = velocity + angular_velocity x (x - position).
+    """
+    def __init__(self, shape: Shape3D, position: numpy.ndarray[numpy.float64], rotation: numpy.ndarray[numpy.float64] | None = None, velocity: numpy.ndarray[numpy.float64] | None = None, angular_velocity: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        rotation: (3, 3) matrix or (3,) rotation vector (rad) or None; velocity (m/s), angular_velocity (rad/s).
+        """
+    def inside(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (P,) bool: world points (P, 3) inside the obstacle.
+        """
+    def rigid_velocity(self, points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        (P, 3) rigid velocities (m/s) at world points (P, 3).
+        """
+    @property
+    def angular_velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def position(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def rotation(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 3]"]:
+        ...
+    @property
+    def shape(self) -> Shape3D:
+        ...
+    @property
+    def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+class FluidSim3D:
+    """
+    Full 3D MAC fluid with moving obstacles: per step force (+ buoyancy of the
+    smoke), semi-Lagrangian advection, implicit viscosity (CG), obstacle cells
+    made solid with their rigid normal velocity on every face they touch,
+    projection over the fluid cells (MIC(0)-PCG to tol), then smoke and particles
+    advected through the new field plus the uniform updraft (smoke in solids is
+    zero, particles are pushed out of obstacles).
+    """
+    def __init__(self, grid: MACGrid3D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01, updraft: numpy.ndarray[numpy.float64] | None = None, buoyancy: numpy.ndarray[numpy.float64] | None = None, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
+        ...
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle3D] = []) -> None:
+        """
+        One step with the acceleration field force (N,) or None and the obstacles (Obstacle3D, at this step's poses).
+        """
+    @property
+    def buoyancy(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def density(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Smoke density (n_cells,) (a copy; assign to set).
+        """
+    @density.setter
+    def density(self, arg1: numpy.ndarray[numpy.float64]) -> None:
+        ...
+    @property
+    def dt(self) -> float:
+        ...
+    @property
+    def grid(self) -> MACGrid3D:
+        ...
+    @property
+    def particles(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Particle positions (P, 3) (a copy; assign to set).
+        """
+    @particles.setter
+    def particles(self, arg1: numpy.ndarray[numpy.float64]) -> None:
+        ...
+    @property
+    def pressure_iterations(self) -> int:
+        """
+        PCG iterations of the last step (0: direct).
+        """
+    @property
+    def pressure_residual(self) -> float:
+        """
+        Relative residual of the last pressure solve.
+        """
+    @property
+    def pushed_particles(self) -> int:
+        """
+        Particles pushed out of obstacles in the last step.
+        """
+    @property
+    def solid(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (nz, ny, nx) bool: the cells solid in the last step.
+        """
+    @property
+    def tol(self) -> float:
+        ...
+    @property
+    def updraft(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        """
+        Velocity (N,) (a copy; assign to set).
+        """
+    @velocity.setter
+    def velocity(self, arg1: numpy.ndarray[numpy.float64]) -> None:
+        ...
+    @property
+    def viscosity(self) -> float:
+        ...
+class ReducedFluid3D(GalerkinFluid):
+    """
+    Reduced (Galerkin) fluid on a MACGrid3D (Treuille thesis sec. 3.6-3.7): z' = A(z) z + nu D z + w.
+    
+    basis (N, r): orthonormal, divergence-free columns, zero on the closed faces.
+    The advection matrices B' A(b_k) B come from the 3D conservation-form
+    stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.
+    """
+    def __init__(self, grid: MACGrid3D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
+        ...
+    def advect_particles(self, z: numpy.ndarray[numpy.float64], z_next: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle3D] = [], threads: typing.SupportsInt | typing.SupportsIndex = 0, data: ReducedFluidData = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int]:
+        """
+        One RK2 step of points (P, 3) through the reduced field over a step from
+        z to z_next (midpoint field at (z + z_next) / 2) plus drift (3,) (m/s);
+        clamped to the domain and pushed out of the obstacles. Returns (points
+        (P, 3), number pushed). Parallel over particles, GIL released; with
+        threads <= 0 and data (create_data(), one per thread) the team size is
+        chosen by measurement over the calls sharing data.
+        """
+    def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+        """
+        (dPsi/dx, dPsi/dy, dPsi/dz), each (3, r), at x (3,).
+        """
+    def modes(self, x: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Psi(x), (3, r) at the point x (3,) (clamped to the domain).
+        """
+    def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+        """
+        Psi(p) z for each point: (P, 3) for z (r,), points (P, 3).
+        """
+    @property
+    def grid(self) -> MACGrid3D:
+        ...
+class FluidParticles3D(Model):
+    """
+    P particles in a 3D reduced fluid as a Model: state [p_1 .. p_P (3 each), z (r)],
+    control w (r,), B = [0; I], p_i' = Psi(p_i) z + drift, z' = A(z) z + nu D z + w.
+    """
+    def __init__(self, fluid: ReducedFluid3D, particles: typing.SupportsInt | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> None:
+        ...
+    @property
+    def drift(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+        ...
+    @property
+    def fluid(self) -> ReducedFluid3D:
+        ...
+    @property
+    def particles(self) -> int:
         ...
 class TetMesh:
     """

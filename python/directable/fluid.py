@@ -12,7 +12,6 @@ Velocity fields are flat MAC vectors (all x-faces, then all y-faces; see
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,11 +22,20 @@ from .reduce import pca
 
 MACGrid2D = _core.MACGrid2D
 FluidSim2D = _core.FluidSim2D
-FluidParticles = _core.FluidParticles
 Shape2D = _core.Shape2D
 Obstacle = _core.Obstacle
 BoundaryBasis = _core.BoundaryBasis
 Coupling = _core.Coupling
+
+
+class FluidParticles(_core.FluidParticles):
+    __doc__ = _core.FluidParticles.__doc__
+
+    def __new__(cls, fluid=None, *args, **kwargs):
+        if isinstance(fluid, _core.ReducedFluid3D):  # particles in 3D (directable.fluid.FluidParticles3D)
+            return FluidParticles3D(fluid, *args, **kwargs)
+        return super().__new__(cls)
+
 
 __all__ = ["MACGrid2D", "FluidSim2D", "ReducedFluid", "FluidParticles", "FullRun", "full_run", "velocity_basis",
            "project", "face_positions", "cell_image",
@@ -108,6 +116,11 @@ class ReducedScene(_core.ReducedScene):
 class ReducedFluid(_core.ReducedFluid):
     __doc__ = _core.ReducedFluid.__doc__
 
+    def __new__(cls, grid=None, *args, **kwargs):
+        if isinstance(grid, _core.MACGrid3D):  # the 3D model (directable.fluid.ReducedFluid3D)
+            return ReducedFluid3D(grid, *args, **kwargs)
+        return super().__new__(cls)
+
     def step(self, z, w, dt, data=None):
         """One reduced step: force, exact advection exp(dt A(z)), diffusion exp(dt nu D).
 
@@ -129,14 +142,7 @@ class ReducedFluid(_core.ReducedFluid):
         (r,) array
             The next reduced velocity.
         """
-        if data is None:
-            local = self.__dict__.get("_thread_data")
-            if local is None:
-                local = self.__dict__.setdefault("_thread_data", threading.local())
-            data = getattr(local, "data", None)
-            if data is None:
-                data = local.data = self.create_data()
-        return super().step(z, w, dt, data)
+        return _core.GalerkinFluid.step(self, z, w, dt, _thread_data(self) if data is None else data)
 
 
 @dataclass
@@ -236,6 +242,8 @@ def velocity_basis(grid, snapshots, r, method="auto", seed=0) -> np.ndarray:
     (k, N). Each snapshot is re-projected first, so every basis field is a
     combination of divergence-free free-slip fields, hence one itself; the
     closed faces (walls, faces of solid cells) are exactly zero."""
+    if isinstance(grid, _core.MACGrid3D):  # streamed (directable.fluid.velocity_basis3d)
+        return velocity_basis3d(grid, snapshots, r)
     S = as_float_array(snapshots, "snapshots")
     if S.ndim != 2 or S.shape[1] != grid.n_faces:
         raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got {S.shape}")
@@ -251,3 +259,9 @@ def velocity_basis(grid, snapshots, r, method="auto", seed=0) -> np.ndarray:
 def project(basis, velocities) -> np.ndarray:
     """Reduced coordinates z = B' u: (T, r) for velocities (T, N) (or (r,) for (N,))."""
     return as_float_array(velocities, "velocities") @ as_float_array(basis, "basis")
+
+
+# 3D: MACGrid3D, FluidSim3D, ReducedFluid3D, ... (and the per-thread step buffers both models use)
+from ._fluid3d import *  # noqa: E402,F401,F403
+from ._fluid3d import __all__ as _all_3d, _thread_data  # noqa: E402
+__all__ += _all_3d

@@ -5,7 +5,6 @@
 #include "directable/core/parallel.hpp"
 #include "directable/core/progress.hpp"
 
-#include <Eigen/Eigenvalues>
 #include <cmath>
 #include <string>
 
@@ -41,113 +40,14 @@ void advection_apply(const MACGrid2D& g, const Eigen::Ref<const Eigen::VectorXd>
 
 ReducedFluid::ReducedFluid(std::shared_ptr<const MACGrid2D> grid, const Eigen::Ref<const RowMatrix>& basis,
                            double viscosity, int threads, const ProgressFn* progress)
-    : grid_(std::move(grid)), r_(basis.cols()), viscosity_(viscosity), basis_(basis) {
-  const Index N = grid_->n_faces();
-  if (basis.rows() != N || r_ < 1)
-    throw_shape("basis", "(" + std::to_string(N) + ", r) with r >= 1 for a " + std::to_string(grid_->nx()) + "x" +
-                             std::to_string(grid_->ny()) + " grid",
-                shape_str(basis.rows(), basis.cols()));
-  check_finite("basis", basis_.data(), basis_.size());
-  if (!(viscosity >= 0.0) || !std::isfinite(viscosity))
-    throw std::domain_error("viscosity must be finite and >= 0, got " + std::to_string(viscosity));
-  divergence_error_ = grid_->max_divergence(basis_);
-  const Eigen::MatrixXd B = basis_;  // column-major copy for the GEMMs
-  orthonormality_error_ = (B.transpose() * B - Eigen::MatrixXd::Identity(r_, r_)).cwiseAbs().maxCoeff();
-  diffusion_ = B.transpose() * (grid_->laplacian() * B);
-  diffusion_ = 0.5 * (diffusion_ + diffusion_.transpose()).eval();
-  if (viscosity_ > 0.0) {  // exp(dt nu Dhat) for any dt from one eigen-decomposition
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(diffusion_);
-    diffusion_eigenvectors_ = es.eigenvectors();
-    diffusion_eigenvalues_ = es.eigenvalues();
-  }
-  advection_.assign(r_, Eigen::MatrixXd::Zero(r_, r_));
-  parallel_steps(r_, threads, progress, r_, [&] { return Eigen::MatrixXd(N, r_); },
-                 [&](Index k, Eigen::MatrixXd& M) {
-                   for (Index j = 0; j < r_; ++j) advection_apply(*grid_, B.col(k), B.col(j), M.col(j));
-                   advection_[k].noalias() = B.transpose() * M;
-                 });
-}
-
-void ReducedFluid::advection_matrix(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::MatrixXd> A) const {
-  A.setZero();
-  for (Index k = 0; k < r_; ++k) A += z[k] * advection_[k];
-}
-
-void ReducedFluid::dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> F) const {
-  F.noalias() = viscosity_ * diffusion_ * z;
-  for (Index k = 0; k < r_; ++k) F.noalias() += (z[k] * advection_[k]) * z;
-}
-
-void ReducedFluid::add_jacobian(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<RowMatrix> J) const {
-  J += viscosity_ * diffusion_;
-  for (Index k = 0; k < r_; ++k) {
-    J += z[k] * advection_[k];
-    J.col(k).noalias() += advection_[k] * z;
-  }
-}
-
-void ReducedFluid::check_reduced(const char* name, const Eigen::Ref<const Eigen::VectorXd>& v) const {
-  if (v.size() != r_) throw_shape(name, "(" + std::to_string(r_) + ",)", "(" + std::to_string(v.size()) + ",)");
-  check_finite(name, v.data(), v.size());
-}
-
-void ReducedFluid::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,
-                        double dt, Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& data) const {
-  check_reduced("z", z);
-  check_reduced("w", w);
-  check_positive("dt", dt);
-  advance(z, w, dt, z_next, data);
-}
-
-void ReducedFluid::advance(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,
-                           double dt, Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& d) const {
-  d.z_forced = z + dt * w;
-  advection_matrix(d.z_forced, d.advection);
-  d.advection *= dt;
-  // Advection: exact exponential of the antisymmetric dt Ahat(zt). We use
-  // the scaling-and-squaring Pade approximant of linalg/expm (Al-Mohy &
-  // Higham degree choice) rather than the thesis' eigen-decomposition: a
-  // diagonal Pade approximant of an antisymmetric matrix, q(X)^-1 p(X) with
-  // q(X) = p(-X) = p(X)', is orthogonal in exact arithmetic, and so are its
-  // squares, so |z| is kept to rounding (the energy test holds to 1e-10
-  // over 1000 steps), while it costs a handful of r x r products and one
-  // LU. Measured at r = 64 (benchmarks/expm_skew.cpp, run by
-  // bench_fluid.py): Pade 140-210 us against 730-900 us for the complex
-  // Hermitian eigen-decomposition of i Ahat that the thesis' method needs
-  // (3.5-6x), and |E'E - I| 4e-15 against 3e-14.
-  d.expm.compute(d.advection, d.no_border);
-  d.z_advected.noalias() = d.expm.E() * d.z_forced;
-  if (viscosity_ > 0.0) {
-    if (d.diffusion_dt != dt) {  // exp(dt nu Dhat) = V exp(dt nu Lambda) V', once per dt
-      d.diffusion_exp = diffusion_eigenvectors_ *
-                        (dt * viscosity_ * diffusion_eigenvalues_).array().exp().matrix().asDiagonal() *
-                        diffusion_eigenvectors_.transpose();
-      d.diffusion_dt = dt;
-    }
-    z_next.noalias() = d.diffusion_exp * d.z_advected;
-  } else {
-    z_next = d.z_advected;
-  }
-}
-
-RowMatrix ReducedFluid::rollout(const Eigen::Ref<const Eigen::VectorXd>& z0, const Eigen::Ref<const RowMatrix>& W,
-                                double dt) const {
-  check_reduced("z0", z0);
-  check_shape("w", W.rows(), W.cols(), W.rows(), r_);
-  check_finite("w", W.data(), W.size());
-  check_positive("dt", dt);
-  RowMatrix Z(W.rows() + 1, r_);
-  Z.row(0) = z0.transpose();
-  auto data = create_data();
-  Eigen::VectorXd z(r_), z_next(r_), w(r_);
-  z = z0;
-  for (Index i = 0; i < W.rows(); ++i) {
-    w = W.row(i).transpose();
-    advance(z, w, dt, z_next, *data);
-    Z.row(i + 1) = z_next.transpose();
-    z.swap(z_next);
-  }
-  return Z;
+    : GalerkinFluid(basis, grid->n_faces(), std::to_string(grid->nx()) + "x" + std::to_string(grid->ny()), viscosity),
+      grid_(std::move(grid)) {
+  const MACGrid2D& g = *grid_;
+  project_operators(
+      g.laplacian(),
+      [&g](const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q,
+           Eigen::Ref<Eigen::VectorXd> out) { advection_apply(g, u, q, out); },
+      g.max_divergence(basis_), threads, progress);
 }
 
 void ReducedFluid::modes(double x, double y, Eigen::Ref<RowMatrix> Psi, RowMatrix* dx, RowMatrix* dy) const {

@@ -1,0 +1,348 @@
+#include "common.hpp"
+#include "galerkin_fluid.hpp"
+#include "directable/models/fluid/fluid_sim3d.hpp"
+#include "directable/models/fluid/mac_grid3d.hpp"
+#include "directable/models/fluid/reduced_fluid3d.hpp"
+#include "directable/models/fluid/shape3d.hpp"
+
+namespace directable::py_bind {
+
+namespace {
+
+using G3 = MACGrid3D;
+
+Eigen::Vector3d vec3(const Array& a, const char* name) { return vector(a, name, 3); }
+Eigen::Vector3d opt_vec3(const OptArray& a, const char* name) {
+  return a ? Eigen::Vector3d(vector(*a, name, 3)) : Eigen::Vector3d::Zero();
+}
+
+//! A (3, 3) rotation matrix, a (3,) rotation vector (axis times angle) or None (identity).
+Eigen::Matrix3d rotation_arg(const OptArray& a) {
+  if (!a) return Eigen::Matrix3d::Identity();
+  if (a->ndim() == 1) return rotation_from_vector(vector(*a, "rotation", 3));
+  return rows_view(*a, "rotation", 3, 3);
+}
+
+//! A bool mask array (any shape) as flat cell flags and its shape.
+CellMask mask_arg(const py::array& a, std::vector<Index>& shape) {
+  py::array_t<bool, py::array::c_style | py::array::forcecast> b(a);
+  shape.assign(b.shape(), b.shape() + b.ndim());
+  return Eigen::Map<const CellMask>(b.data(), b.size());
+}
+
+py::array_t<bool> bool_array(const Eigen::Array<bool, Eigen::Dynamic, 1>& m, std::vector<py::ssize_t> shape) {
+  py::array_t<bool> out(shape);
+  std::copy(m.data(), m.data() + m.size(), out.mutable_data());
+  return out;
+}
+
+void bind_grid3d(py::module_& m) {
+  py::class_<G3, std::shared_ptr<G3>>(m, "MACGrid3D", R"doc(
+3D MAC grid on [0, nx h] x [0, ny h] x [0, nz h] with free-slip walls and optional fixed solid cells.
+
+A velocity field is a flat (N,) vector: all x-faces (nz x ny x (nx+1), i
+fastest; face (i, j, k) at (i h, (j+1/2) h, (k+1/2) h)), then y-faces
+(nz x (ny+1) x nx), then z-faces ((nz+1) x ny x nx). Cell quantities are
+(nz ny nx,) with i fastest (reshape to (nz, ny, nx)). The pressure is solved
+over the fluid cells: by a sparse LDL' factorised here when there are at most
+direct_limit fluid cells, else by MIC(0)-preconditioned CG.)doc")
+      .def(py::init([](Index nx, Index ny, Index nz, std::optional<double> h, std::optional<py::array> solid,
+                       std::optional<Index> direct_limit) {
+        std::vector<Index> shape;
+        CellMask mask = solid ? mask_arg(*solid, shape) : CellMask();
+        return std::make_shared<G3>(nx, ny, nz, h.value_or(1.0 / double(nx)), mask, direct_limit.value_or(-1), shape);
+      }), py::arg("nx"), py::arg("ny"), py::arg("nz"), py::arg("h") = py::none(), py::arg("solid") = py::none(),
+         py::arg("direct_limit") = py::none(),
+         "Grid of nx x ny x nz cells of size h (default 1/nx); solid: (nz, ny, nx) bool, fixed solid cells.")
+      .def_property_readonly("nx", &G3::nx)
+      .def_property_readonly("ny", &G3::ny)
+      .def_property_readonly("nz", &G3::nz)
+      .def_property_readonly("h", &G3::h)
+      .def_property_readonly("n_faces", &G3::n_faces, "N, the size of a velocity vector.")
+      .def_property_readonly("n_xfaces", &G3::n_xfaces, "nz ny (nx+1).")
+      .def_property_readonly("n_yfaces", &G3::n_yfaces, "nz (ny+1) nx.")
+      .def_property_readonly("n_zfaces", &G3::n_zfaces, "(nz+1) ny nx.")
+      .def_property_readonly("n_cells", &G3::n_cells, "nx ny nz.")
+      .def_property_readonly("uses_direct_solver", &G3::uses_direct_solver,
+                             "Whether project() uses the LDL' factor (else MIC(0)-PCG).")
+      .def_property_readonly("solid", [](const G3& g) {
+        return bool_array(g.solid(), {g.nz(), g.ny(), g.nx()});
+      }, "(nz, ny, nx) bool: the fixed solid cells.")
+      .def("closed_mask", [](const G3& g) { return bool_array(g.closed_mask(), {g.n_faces()}); },
+           "(N,) bool: wall faces and faces touching a fixed solid cell (always zero in a field of this grid).")
+      .def("divergence", [](const G3& g, const Array& u) {
+        Eigen::VectorXd d(g.n_cells());
+        auto uv = vector(u, "u");
+        g.check_field("u", uv);
+        g.divergence(uv, d);
+        return d;
+      }, py::arg("u"), "Discrete divergence (n_cells,) (1/s) of u (N,).")
+      .def("max_divergence", [](const G3& g, const Array& U) { return g.max_divergence(rows_view(U, "basis", -1)); },
+           py::arg("basis"), "Largest |div| h over fluid cells or |closed-face value| over the columns of basis (N, r).")
+      .def("project", [](const G3& g, const Array& u, double tol) -> py::object {
+        if (u.ndim() == 2) {
+          RowMatrix fields = rows_view(u, "u", -1, -1, false, "k", "N");
+          {
+            py::gil_scoped_release release;
+            g.project_rows(fields, tol);
+          }
+          return py::cast(std::move(fields));
+        }
+        Eigen::VectorXd out = vector(u, "u");
+        Progress prog{py::none()};
+        prog.run([&](const ProgressFn* fn) {
+          g.check_field("u", out);
+          PressureWorkspace3D ws(g.n_cells());
+          g.project(out, ws, tol, fn);
+        });
+        return py::cast(std::move(out));
+      }, py::arg("u"), py::arg("tol") = 1e-10,
+         "Divergence-free projection of u (N,) or of each row of u (k, N): closed faces zeroed, pressure over the "
+         "fluid cells (direct, or PCG to the relative residual tol; non-convergence raises ValueError).")
+      .def("velocity_at", [](const G3& g, const Array& u, const Array& pts) {
+        auto P = rows_view(pts, "points", 3);
+        RowMatrix out(P.rows(), 3);
+        g.velocities_at(vector(u, "u"), P, out);
+        return out;
+      }, py::arg("u"), py::arg("points"), "Trilinearly interpolated velocities (P, 3) of u (N,) at points (P, 3) (clamped).")
+      .def("advect_velocity", [](const G3& g, const Array& u, double dt) {
+        auto uv = vector(u, "u");
+        g.check_field("u", uv);
+        Eigen::VectorXd out(g.n_faces());
+        py::gil_scoped_release release;
+        g.advect_velocity(uv, dt, out);
+        return out;
+      }, py::arg("u"), py::arg("dt"), "Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).")
+      .def("advect_cells", [](const G3& g, const Array& u, const Array& q, double dt, const OptArray& drift) {
+        auto uv = vector(u, "u");
+        auto qv = vector(q, "q");
+        g.check_field("u", uv);
+        g.check_cells("q", qv);
+        const Eigen::Vector3d d = opt_vec3(drift, "drift");
+        Eigen::VectorXd out(g.n_cells());
+        py::gil_scoped_release release;
+        g.advect_cells(uv, qv, dt, d, out);
+        return out;
+      }, py::arg("u"), py::arg("q"), py::arg("dt"), py::arg("drift") = py::none(),
+         "Semi-Lagrangian advection of the cell field q (n_cells,) through u (N,) plus a uniform drift (3,) (m/s).")
+      .def("advect_particles", [](const G3& g, const Array& u, const Array& pts, double dt, const OptArray& drift) {
+        auto uv = vector(u, "u");
+        g.check_field("u", uv);
+        RowMatrix P = rows_view(pts, "points", 3, -1, true);
+        g.advect_particles(uv, P, dt, opt_vec3(drift, "drift"));
+        return P;
+      }, py::arg("u"), py::arg("points"), py::arg("dt"), py::arg("drift") = py::none(),
+         "Points (P, 3) moved by one RK2 (midpoint) step through u (N,) plus drift (3,), clamped to the domain.")
+      .def("wind", [](const G3& g, const Array& center, const Array& direction, double magnitude, double width) {
+        Eigen::VectorXd f = Eigen::VectorXd::Zero(g.n_faces());
+        g.add_wind(f, vec3(center, "center"), vec3(direction, "direction"), magnitude, width);
+        return f;
+      }, py::arg("center"), py::arg("direction"), py::arg("magnitude"), py::arg("width"),
+         "Wind force field (N,): magnitude * direction (3,) * exp(-|x - center (3,)|^2 / width^2) on the open faces.");
+}
+
+void bind_shapes3d(py::module_& m) {
+  py::class_<Shape3D, std::shared_ptr<Shape3D>>(m, "Shape3D", R"doc(
+A rigid 3D shape: a closed triangle mesh in the object frame (vertices (V, 3),
+triangles (F, 3) int, outward-oriented; an inward mesh is reversed, see
+`reversed`). Inside test by generalised winding number.)doc")
+      .def(py::init([](const Array& vertices, const py::array_t<Index, py::array::c_style | py::array::forcecast>& tri) {
+        auto V = rows_view(vertices, "vertices", 3);
+        if (tri.ndim() != 2 || tri.shape(1) != 3)
+          throw_shape("triangles", "(F, 3)", shape_str(tri.ndim() > 0 ? tri.shape(0) : 0, tri.ndim() > 1 ? tri.shape(1) : 0));
+        TriangleMatrix F = Eigen::Map<const TriangleMatrix>(tri.data(), tri.shape(0), 3);
+        return std::make_shared<Shape3D>(V, F);
+      }), py::arg("vertices"), py::arg("triangles"))
+      .def_static("box", [](double w, double h, double d) { return std::make_shared<Shape3D>(Shape3D::box(w, h, d)); },
+                  py::arg("w"), py::arg("h"), py::arg("d"), "Box of sides w, h, d (m) along x, y, z, centred.")
+      .def_static("sphere", [](double r, int s) { return std::make_shared<Shape3D>(Shape3D::sphere(r, s)); },
+                  py::arg("r"), py::arg("subdivisions") = 2, "Icosphere of radius r (m).")
+      .def_static("plate", [](double w, double h, double t, const OptArray& aperture) {
+        Eigen::Vector2d a = aperture ? Eigen::Vector2d(vector(*aperture, "aperture", 2)) : Eigen::Vector2d::Zero();
+        return std::make_shared<Shape3D>(Shape3D::plate(w, h, t, a[0], a[1]));
+      }, py::arg("w"), py::arg("h"), py::arg("thickness"), py::arg("aperture") = py::none(),
+         "Plate w (x) by h (y), thickness along z (m), centred, with an optional centred aperture (aw, ah).")
+      .def_property_readonly("vertices", [](const Shape3D& s) { return s.vertices(); }, "(V, 3)")
+      .def_property_readonly("triangles", [](const Shape3D& s) { return s.triangles(); }, "(F, 3)")
+      .def_property_readonly("reversed", &Shape3D::reversed, "Whether the given mesh was inward and got reversed.")
+      .def_property_readonly("volume", &Shape3D::volume, "m^3")
+      .def_property_readonly("radius", &Shape3D::radius, "Largest vertex distance from the origin (m).")
+      .def_property_readonly("min_extent", &Shape3D::min_extent, "Smallest side of the bounding box (m).")
+      .def("inside", [](const Shape3D& s, const Array& pts) {
+        auto P = rows_view(pts, "points", 3);
+        check_finite("points", P.data(), P.size());
+        Eigen::Array<bool, Eigen::Dynamic, 1> in(P.rows());
+        for (Index k = 0; k < P.rows(); ++k) in[k] = s.inside(P.row(k).transpose());
+        return bool_array(in, {P.rows()});
+      }, py::arg("points"), "(P,) bool: points (P, 3) (object frame) inside the shape.")
+      .def("surface", [](const Shape3D& s, double spacing) {
+        RowMatrix P, N;
+        s.surface(spacing, P, N);
+        return py::make_tuple(P, N);
+      }, py::arg("spacing"), "(points (q, 3), outward normals (q, 3)) about spacing (m) apart, object frame.")
+      .def("closest_point", [](const Shape3D& s, const Array& pts) {
+        auto P = rows_view(pts, "points", 3);
+        check_finite("points", P.data(), P.size());
+        RowMatrix Q(P.rows(), 3), N(P.rows(), 3);
+        for (Index k = 0; k < P.rows(); ++k) {
+          Eigen::Vector3d n;
+          Q.row(k) = s.closest_point(P.row(k).transpose(), n).transpose();
+          N.row(k) = n.transpose();
+        }
+        return py::make_tuple(Q, N);
+      }, py::arg("points"), "(closest surface points (P, 3), their outward normals (P, 3)) of points (P, 3).");
+
+  py::class_<Obstacle3D, std::shared_ptr<Obstacle3D>>(m, "Obstacle3D", R"doc(
+A Shape3D at a pose with a rigid velocity: world = R local + position,
+velocity at x = velocity + angular_velocity x (x - position).)doc")
+      .def(py::init([](std::shared_ptr<Shape3D> shape, const Array& position, const OptArray& rotation,
+                       const OptArray& velocity, const OptArray& angular_velocity) {
+        return std::make_shared<Obstacle3D>(shape, vec3(position, "position"), rotation_arg(rotation),
+                                            opt_vec3(velocity, "velocity"),
+                                            opt_vec3(angular_velocity, "angular_velocity"));
+      }), py::arg("shape"), py::arg("position"), py::arg("rotation") = py::none(), py::arg("velocity") = py::none(),
+         py::arg("angular_velocity") = py::none(),
+         "rotation: (3, 3) matrix or (3,) rotation vector (rad) or None; velocity (m/s), angular_velocity (rad/s).")
+      .def_property_readonly("shape", [](const Obstacle3D& o) { return std::const_pointer_cast<Shape3D>(o.shape_ptr()); })
+      .def_property_readonly("position", [](const Obstacle3D& o) { return Eigen::Vector3d(o.position()); })
+      .def_property_readonly("rotation", [](const Obstacle3D& o) { return Eigen::Matrix3d(o.rotation()); })
+      .def_property_readonly("velocity", [](const Obstacle3D& o) { return Eigen::Vector3d(o.velocity()); })
+      .def_property_readonly("angular_velocity", [](const Obstacle3D& o) { return Eigen::Vector3d(o.angular_velocity()); })
+      .def("inside", [](const Obstacle3D& o, const Array& pts) {
+        auto P = rows_view(pts, "points", 3);
+        check_finite("points", P.data(), P.size());
+        Eigen::Array<bool, Eigen::Dynamic, 1> in(P.rows());
+        for (Index k = 0; k < P.rows(); ++k) in[k] = o.inside(P.row(k).transpose());
+        return bool_array(in, {P.rows()});
+      }, py::arg("points"), "(P,) bool: world points (P, 3) inside the obstacle.")
+      .def("rigid_velocity", [](const Obstacle3D& o, const Array& pts) {
+        auto P = rows_view(pts, "points", 3);
+        RowMatrix V(P.rows(), 3);
+        for (Index k = 0; k < P.rows(); ++k) V.row(k) = o.rigid_velocity(P.row(k).transpose()).transpose();
+        return V;
+      }, py::arg("points"), "(P, 3) rigid velocities (m/s) at world points (P, 3).");
+}
+
+void bind_sim3d(py::module_& m) {
+  py::class_<FluidSim3D, std::shared_ptr<FluidSim3D>>(m, "FluidSim3D", R"doc(
+Full 3D MAC fluid with moving obstacles: per step force (+ buoyancy of the
+smoke), semi-Lagrangian advection, implicit viscosity (CG), obstacle cells
+made solid with their rigid normal velocity on every face they touch,
+projection over the fluid cells (MIC(0)-PCG to tol), then smoke and particles
+advected through the new field plus the uniform updraft (smoke in solids is
+zero, particles are pushed out of obstacles).)doc")
+      .def(py::init([](std::shared_ptr<G3> grid, double viscosity, double dt, const OptArray& updraft,
+                       const OptArray& buoyancy, double tol) {
+        return std::make_shared<FluidSim3D>(grid, viscosity, dt, opt_vec3(updraft, "updraft"),
+                                            opt_vec3(buoyancy, "buoyancy"), tol);
+      }), py::arg("grid"), py::arg("viscosity") = 0.0, py::arg("dt") = 0.01, py::arg("updraft") = py::none(),
+         py::arg("buoyancy") = py::none(), py::arg("tol") = 1e-8)
+      .def_property_readonly("grid", [](const FluidSim3D& s) { return std::const_pointer_cast<G3>(s.grid_ptr()); })
+      .def_property_readonly("dt", &FluidSim3D::dt)
+      .def_property_readonly("viscosity", &FluidSim3D::viscosity)
+      .def_property_readonly("tol", &FluidSim3D::tol)
+      .def_property_readonly("updraft", [](const FluidSim3D& s) { return Eigen::Vector3d(s.updraft()); })
+      .def_property_readonly("buoyancy", [](const FluidSim3D& s) { return Eigen::Vector3d(s.buoyancy()); })
+      .def_property("velocity", [](const FluidSim3D& s) { return Eigen::VectorXd(s.velocity()); },
+                    [](FluidSim3D& s, const Array& u) { s.set_velocity(vector(u, "velocity")); },
+                    "Velocity (N,) (a copy; assign to set).")
+      .def_property("density", [](const FluidSim3D& s) { return Eigen::VectorXd(s.density()); },
+                    [](FluidSim3D& s, const Array& q) { s.set_density(vector(q, "density")); },
+                    "Smoke density (n_cells,) (a copy; assign to set).")
+      .def_property("particles", [](const FluidSim3D& s) { return RowMatrix(s.particles()); },
+                    [](FluidSim3D& s, const Array& p) { s.set_particles(rows_view(p, "particles", 3)); },
+                    "Particle positions (P, 3) (a copy; assign to set).")
+      .def_property_readonly("solid", [](const FluidSim3D& s) {
+        return bool_array(s.solid(), {s.grid().nz(), s.grid().ny(), s.grid().nx()});
+      }, "(nz, ny, nx) bool: the cells solid in the last step.")
+      .def_property_readonly("pressure_iterations", &FluidSim3D::pressure_iterations, "PCG iterations of the last step (0: direct).")
+      .def_property_readonly("pressure_residual", &FluidSim3D::pressure_residual, "Relative residual of the last pressure solve.")
+      .def_property_readonly("pushed_particles", &FluidSim3D::pushed_particles, "Particles pushed out of obstacles in the last step.")
+      .def("step", [](FluidSim3D& s, const OptArray& force, const std::vector<Obstacle3D>& obstacles) {
+        Eigen::VectorXd f = optional_vector(force, "force");
+        Progress prog{py::none()};  // Ctrl-C stops the step within the throttle interval
+        prog.run([&](const ProgressFn* fn) { s.step(f, obstacles, fn); });
+      }, py::arg("force") = py::none(), py::arg("obstacles") = std::vector<Obstacle3D>(),
+         "One step with the acceleration field force (N,) or None and the obstacles (Obstacle3D, at this step's poses).");
+}
+
+void bind_reduced3d(py::module_& m) {
+  py::class_<ReducedFluid3D, GalerkinFluid, std::shared_ptr<ReducedFluid3D>>(m, "ReducedFluid3D", R"doc(
+Reduced (Galerkin) fluid on a MACGrid3D (Treuille thesis sec. 3.6-3.7): z' = A(z) z + nu D z + w.
+
+basis (N, r): orthonormal, divergence-free columns, zero on the closed faces.
+The advection matrices B' A(b_k) B come from the 3D conservation-form
+stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.)doc")
+      .def(py::init([](std::shared_ptr<G3> grid, const Array& basis, double viscosity, double divergence_tol,
+                       int threads, py::object progress) {
+        auto B = rows_view(basis, "basis", -1, -1, false, "N", "r");
+        Progress prog(progress);
+        auto f = prog.run([&](const ProgressFn* fn) {
+          return std::make_shared<ReducedFluid3D>(grid, B, viscosity, threads, fn);
+        });
+        warn_basis_quality(*f, divergence_tol, "MACGrid3D.project");
+        return f;
+      }), py::arg("grid"), py::arg("basis"), py::arg("viscosity") = 0.0, py::arg("divergence_tol") = 1e-8,
+         py::arg("threads") = 0, py::arg("progress") = py::none())
+      .def_property_readonly("grid", [](const ReducedFluid3D& f) { return std::const_pointer_cast<G3>(f.grid_ptr()); })
+      .def("modes", [](const ReducedFluid3D& f, const Array& x) {
+        RowMatrix Psi(3, f.r());
+        f.modes(vec3(x, "x"), Psi);
+        return Psi;
+      }, py::arg("x"), "Psi(x), (3, r) at the point x (3,) (clamped to the domain).")
+      .def("mode_gradients", [](const ReducedFluid3D& f, const Array& x) {
+        RowMatrix Psi(3, f.r()), d[3];
+        f.modes(vec3(x, "x"), Psi, d);
+        return py::make_tuple(d[0], d[1], d[2]);
+      }, py::arg("x"), "(dPsi/dx, dPsi/dy, dPsi/dz), each (3, r), at x (3,).")
+      .def("velocity", [](const ReducedFluid3D& f, const Array& z, const Array& pts) {
+        auto P = rows_view(pts, "points", 3);
+        RowMatrix out(P.rows(), 3);
+        f.velocities(vector(z, "z"), P, out);
+        return out;
+      }, py::arg("z"), py::arg("points"), "Psi(p) z for each point: (P, 3) for z (r,), points (P, 3).")
+      .def("advect_particles", [](const ReducedFluid3D& f, const Array& z, const Array& z_next, const Array& pts,
+                                  double dt, const OptArray& drift, const std::vector<Obstacle3D>& obstacles,
+                                  int threads, std::shared_ptr<ReducedFluidData> data) {
+        RowMatrix P = rows_view(pts, "points", 3, -1, true);
+        auto zv = vector(z, "z");
+        auto zn = vector(z_next, "z_next");
+        const Eigen::Vector3d d = opt_vec3(drift, "drift");
+        Index pushed;
+        {
+          py::gil_scoped_release release;
+          pushed = f.advect_particles(zv, zn, P, dt, d, obstacles, threads, data.get());
+        }
+        return py::make_tuple(P, pushed);
+      }, py::arg("z"), py::arg("z_next"), py::arg("points"), py::arg("dt"), py::arg("drift") = py::none(),
+         py::arg("obstacles") = std::vector<Obstacle3D>(), py::arg("threads") = 0, py::arg("data") = py::none(),
+         R"doc(One RK2 step of points (P, 3) through the reduced field over a step from
+z to z_next (midpoint field at (z + z_next) / 2) plus drift (3,) (m/s);
+clamped to the domain and pushed out of the obstacles. Returns (points
+(P, 3), number pushed). Parallel over particles, GIL released; with
+threads <= 0 and data (create_data(), one per thread) the team size is
+chosen by measurement over the calls sharing data.)doc");
+
+  py::class_<FluidParticles3D, Model, std::shared_ptr<FluidParticles3D>>(m, "FluidParticles3D", R"doc(
+P particles in a 3D reduced fluid as a Model: state [p_1 .. p_P (3 each), z (r)],
+control w (r,), B = [0; I], p_i' = Psi(p_i) z + drift, z' = A(z) z + nu D z + w.)doc")
+      .def(py::init([](std::shared_ptr<ReducedFluid3D> fluid, Index particles, const OptArray& drift) {
+        return std::make_shared<FluidParticles3D>(fluid, particles, opt_vec3(drift, "drift"));
+      }), py::arg("fluid"), py::arg("particles"), py::arg("drift") = py::none())
+      .def_property_readonly("particles", &FluidParticles3D::particles)
+      .def_property_readonly("drift", [](const FluidParticles3D& p) { return Eigen::Vector3d(p.drift()); })
+      .def_property_readonly("fluid", [](const FluidParticles3D& p) {
+        return std::const_pointer_cast<ReducedFluid3D>(p.fluid_ptr());
+      });
+}
+
+}  // namespace
+
+void bind_fluid3d(py::module_& m) {
+  bind_grid3d(m);
+  bind_shapes3d(m);
+  bind_sim3d(m);
+  bind_reduced3d(m);
+}
+
+}  // namespace directable::py_bind

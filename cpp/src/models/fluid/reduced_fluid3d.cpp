@@ -1,0 +1,218 @@
+#include "directable/models/fluid/reduced_fluid3d.hpp"
+
+#include <string>
+
+#include "directable/core/clock.hpp"
+#include "directable/core/errors.hpp"
+#include "directable/core/parallel.hpp"
+
+namespace directable {
+
+void advection_apply(const MACGrid3D& g, const Eigen::Ref<const Eigen::VectorXd>& u,
+                     const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::VectorXd> out) {
+  const Index n[3] = {g.nx(), g.ny(), g.nz()};
+  const double ih = 1.0 / g.h();
+  out.setZero();
+  // face index of component a at lattice index (i, j, k) (i along x ...)
+  auto face = [&g](int a, const Index* x) {
+    return a == 0 ? g.xface(x[0], x[1], x[2]) : a == 1 ? g.yface(x[0], x[1], x[2]) : g.zface(x[0], x[1], x[2]);
+  };
+  // flux from face A to face B (velocity U positive from A to B): q' = -div(u q) on each control volume
+  auto flux = [&](Index A, Index B, double U) {
+    const double F = 0.5 * U * (q[A] + q[B]) * ih;
+    out[A] -= F;
+    out[B] += F;
+  };
+  for (int a = 0; a < 3; ++a)      // the component (faces normal to axis a)
+    for (int d = 0; d < 3; ++d) {  // the direction of the flux
+      // lattice index ranges of the lower control volume: faces of component a run 0..n[a] along a
+      Index lo[3] = {0, 0, 0}, hi[3] = {n[0] - 1, n[1] - 1, n[2] - 1};
+      if (d == a) {
+        hi[a] = n[a] - 1;  // boundary at the cell centre between faces idx and idx + e_a
+      } else {
+        lo[a] = 1, hi[a] = n[a] - 1;  // interior a-faces: both cells beside them exist
+        hi[d] = n[d] - 2;             // boundary on the edge between idx and idx + e_d
+      }
+      Index x[3], y[3], s0[3], s1[3];
+      for (x[2] = lo[2]; x[2] <= hi[2]; ++x[2])
+        for (x[1] = lo[1]; x[1] <= hi[1]; ++x[1])
+          for (x[0] = lo[0]; x[0] <= hi[0]; ++x[0]) {
+            for (int c = 0; c < 3; ++c) y[c] = x[c];
+            ++y[d];
+            double U;
+            if (d == a) {
+              U = 0.5 * (u[face(a, x)] + u[face(a, y)]);
+            } else {  // eq. 3.14: the d-velocity on the edge, averaged over the two cells beside face idx
+              for (int c = 0; c < 3; ++c) s0[c] = y[c], s1[c] = y[c];
+              --s0[a];
+              U = 0.5 * (u[face(d, s0)] + u[face(d, s1)]);
+            }
+            flux(face(a, x), face(a, y), U);
+          }
+    }
+}
+
+ReducedFluid3D::ReducedFluid3D(std::shared_ptr<const MACGrid3D> grid, const Eigen::Ref<const RowMatrix>& basis,
+                               double viscosity, int threads, const ProgressFn* progress)
+    : GalerkinFluid(basis, grid ? grid->n_faces() : 0,
+                    grid ? std::to_string(grid->nx()) + "x" + std::to_string(grid->ny()) + "x" + std::to_string(grid->nz())
+                         : std::string("None"),
+                    viscosity),
+      grid_(std::move(grid)) {
+  const MACGrid3D& g = *grid_;
+  project_operators(
+      g.laplacian(),
+      [&g](const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q,
+           Eigen::Ref<Eigen::VectorXd> out) { advection_apply(g, u, q, out); },
+      g.max_divergence(basis_), threads, progress);
+}
+
+void ReducedFluid3D::modes(const Eigen::Vector3d& x, Eigen::Ref<RowMatrix> Psi, RowMatrix* dPsi) const {
+  Eigen::Vector3d p = x;
+  grid_->clamp(p);
+  Stencil8 s[3];
+  grid_->x_stencil(p[0], p[1], p[2], s[0]);
+  grid_->y_stencil(p[0], p[1], p[2], s[1]);
+  grid_->z_stencil(p[0], p[1], p[2], s[2]);
+  Psi.setZero();
+  if (dPsi)
+    for (int d = 0; d < 3; ++d) dPsi[d].setZero(3, r_);
+  for (int c = 0; c < 3; ++c)
+    for (int a = 0; a < 8; ++a) {
+      const auto row = basis_.row(s[c].idx[a]);
+      Psi.row(c) += s[c].w[a] * row;
+      if (dPsi) {
+        dPsi[0].row(c) += s[c].dx[a] * row;
+        dPsi[1].row(c) += s[c].dy[a] * row;
+        dPsi[2].row(c) += s[c].dz[a] * row;
+      }
+    }
+}
+
+Eigen::Vector3d ReducedFluid3D::velocity(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z) const {
+  Eigen::Vector3d p = x;
+  grid_->clamp(p);
+  Stencil8 s;
+  Eigen::Vector3d v;
+  for (int c = 0; c < 3; ++c) {
+    if (c == 0) grid_->x_stencil(p[0], p[1], p[2], s);
+    else if (c == 1) grid_->y_stencil(p[0], p[1], p[2], s);
+    else grid_->z_stencil(p[0], p[1], p[2], s);
+    double vc = 0.0;
+    for (int a = 0; a < 8; ++a) vc += s.w[a] * basis_.row(s.idx[a]).dot(z);
+    v[c] = vc;
+  }
+  return v;
+}
+
+void ReducedFluid3D::velocities(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const RowMatrix>& points,
+                                Eigen::Ref<RowMatrix> out) const {
+  check_reduced("z", z);
+  check_shape("points", points.rows(), points.cols(), points.rows(), 3);
+  check_finite("points", points.data(), points.size());
+  check_shape("out", out.rows(), out.cols(), points.rows(), 3);
+  for (Index k = 0; k < points.rows(); ++k) out.row(k) = velocity(points.row(k).transpose(), z).transpose();
+}
+
+Index ReducedFluid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& z,
+                                       const Eigen::Ref<const Eigen::VectorXd>& z_next, Eigen::Ref<RowMatrix> points,
+                                       double dt, const Eigen::Vector3d& drift, const std::vector<Obstacle3D>& obstacles,
+                                       int threads, ReducedFluidData* data) const {
+  check_reduced("z", z);
+  check_reduced("z_next", z_next);
+  check_shape("points", points.rows(), points.cols(), points.rows(), 3);
+  check_finite("points", points.data(), points.size());
+  check_positive("dt", dt);
+  if (!drift.allFinite()) throw std::domain_error("drift must be finite");
+  const Eigen::VectorXd zmid = 0.5 * (z + z_next);
+  const Index P = points.rows();
+  const bool choose = data != nullptr && threads <= 0;
+  const int team = choose ? data->particle_team.begin() : resolve_threads(threads);
+  const double t0 = now_seconds();
+  const Index chunks = std::min<Index>(P, 4 * Index(team));
+  const double margin = 1e-3 * grid_->h();
+  std::atomic<Index> pushed{0};
+  parallel_steps(chunks, team, nullptr, chunks, [] { return 0; }, [&](Index c, int&) {
+    Index moved = 0;
+    for (Index k = c * P / chunks; k < (c + 1) * P / chunks; ++k) {
+      Eigen::Vector3d x = points.row(k).transpose();
+      grid_->clamp(x);
+      Eigen::Vector3d m = x + 0.5 * dt * (velocity(x, z) + drift);
+      grid_->clamp(m);
+      x += dt * (velocity(m, zmid) + drift);
+      for (const auto& o : obstacles)
+        if (o.push_out(x, margin)) ++moved;
+      grid_->clamp(x);
+      points.row(k) = x.transpose();
+    }
+    pushed += moved;
+  });
+  if (choose) data->particle_team.end(now_seconds() - t0);
+  return pushed.load();
+}
+
+FluidParticles3D::FluidParticles3D(std::shared_ptr<const ReducedFluid3D> fluid, Index particles,
+                                   const Eigen::Vector3d& drift)
+    : fluid_(std::move(fluid)), particles_(particles), drift_(drift) {
+  if (!fluid_) throw std::invalid_argument("fluid must be a 3D ReducedFluid, got None");
+  if (particles_ < 0) throw std::invalid_argument("particles must be >= 0, got " + std::to_string(particles_));
+  if (!drift.allFinite()) throw std::domain_error("drift must be finite");
+  const Index r = fluid_->r();
+  control_.setZero(3 * particles_ + r, r);
+  control_.bottomRows(r).setIdentity();
+}
+
+void FluidParticles3D::dynamics(const Eigen::Ref<const Eigen::VectorXd>& x, double,
+                                Eigen::Ref<Eigen::VectorXd> F) const {
+  const auto z = x.tail(fluid_->r());
+  for (Index i = 0; i < particles_; ++i)
+    F.segment<3>(3 * i) = fluid_->velocity(x.segment<3>(3 * i), z) + drift_;
+  fluid_->dynamics(z, F.tail(fluid_->r()));
+}
+
+void FluidParticles3D::jacobian(const Eigen::Ref<const Eigen::VectorXd>& x, double, Eigen::Ref<RowMatrix> J) const {
+  const Index r = fluid_->r();
+  const auto z = x.tail(r);
+  J.setZero();
+  RowMatrix Psi(3, r), dPsi[3];
+  for (Index i = 0; i < particles_; ++i) {
+    fluid_->modes(x.segment<3>(3 * i), Psi, dPsi);
+    J.block(3 * i, 3 * particles_, 3, r) = Psi;
+    for (int d = 0; d < 3; ++d) J.block(3 * i, 3 * i + d, 3, 1) = dPsi[d] * z;
+  }
+  fluid_->add_jacobian(z, J.bottomRightCorner(r, r));
+}
+
+namespace {
+struct FluidParticles3DData : ModelData {
+  explicit FluidParticles3DData(Index r) : fluid(r), zmid(r) {}
+  ReducedFluidData fluid;
+  Eigen::VectorXd zmid;
+};
+}  // namespace
+
+std::unique_ptr<ModelData> FluidParticles3D::create_data() const {
+  return std::make_unique<FluidParticles3DData>(fluid_->r());
+}
+
+void FluidParticles3D::step(const Eigen::Ref<const Eigen::VectorXd>& x, double, double dt,
+                            const Eigen::Ref<const Eigen::VectorXd>& w, Eigen::Ref<Eigen::VectorXd> x_next,
+                            ModelData& data) const {
+  auto& d = static_cast<FluidParticles3DData&>(data);
+  const Index r = fluid_->r();
+  const auto z = x.tail(r);
+  fluid_->advance(z, w, dt, x_next.tail(r), d.fluid);
+  d.zmid = 0.5 * (z + x_next.tail(r));
+  const MACGrid3D& g = fluid_->grid();
+  for (Index i = 0; i < particles_; ++i) {
+    Eigen::Vector3d p = x.segment<3>(3 * i);
+    g.clamp(p);
+    Eigen::Vector3d m = p + 0.5 * dt * (fluid_->velocity(p, z) + drift_);
+    g.clamp(m);
+    p += dt * (fluid_->velocity(m, d.zmid) + drift_);
+    g.clamp(p);
+    x_next.segment<3>(3 * i) = p;
+  }
+}
+
+}  // namespace directable

@@ -1,0 +1,294 @@
+"""3D reduced fluids (Treuille thesis sec. 3.6-3.7): the grid, the full
+solver with moving obstacles, the reduced model and immersed particles.
+
+    grid = dr.fluid.MACGrid3D(32, 32, 32)              # h = 1/32, domain [0,1]^3
+    plate = dr.fluid.plate(0.4, 0.4, 0.08)              # w (x), h (y), thickness (z)
+    ob = dr.fluid.Obstacle3D(plate, (0.5, 0.5, 0.5), rotation=(np.pi / 2, 0, 0))
+    run = dr.fluid.full_run3d(grid, steps, dt, force=..., obstacles=lambda i: [ob])
+    basis = dr.fluid.velocity_basis(grid, run.velocities, r=32)  # streamed PCA
+    fluid = dr.ReducedFluid(grid, basis, viscosity)     # a ReducedFluid3D
+
+Velocity fields are flat MAC vectors (x-faces, y-faces, z-faces, i fastest;
+see ``MACGrid3D``); cell fields are (nz ny nx,) with i fastest. Memory: a
+basis is N r float64, about 3 n^3 r 8 bytes on an n^3 grid (a 64^3 basis of
+64 fields is 400 MB), and each full snapshot 3 n^3 8 bytes (6.3 MB at 64^3).
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+
+from . import _core
+from ._validate import as_float_array, integer, progress_callback, real
+from .reduce import IncrementalPCA
+
+MACGrid3D = _core.MACGrid3D
+Shape3D = _core.Shape3D
+Obstacle3D = _core.Obstacle3D
+FluidParticles3D = _core.FluidParticles3D
+
+__all__ = ["MACGrid3D", "FluidSim3D", "Shape3D", "Obstacle3D", "ReducedFluid3D", "FluidParticles3D", "FullRun3D",
+           "full_run3d", "velocity_basis3d", "face_positions3d", "cell_volume", "sphere", "plate", "basis_bytes"]
+
+
+def sphere(r, subdivisions=2) -> Shape3D:
+    """Icosphere of radius ``r`` (m) centred on the object origin."""
+    return Shape3D.sphere(r, subdivisions)
+
+
+def plate(w, h, thickness, aperture=None) -> Shape3D:
+    """Plate of ``w`` (x) by ``h`` (y) and ``thickness`` (z), in m, centred on the
+    object origin, with an optional centred rectangular ``aperture`` (aw, ah)
+    through it."""
+    return Shape3D.plate(w, h, thickness, aperture)
+
+
+class ReducedFluid3D(_core.ReducedFluid3D):
+    __doc__ = _core.ReducedFluid3D.__doc__
+
+    def step(self, z, w, dt, data=None):
+        """One reduced step: force, exact advection exp(dt A(z)), diffusion exp(dt nu D).
+
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        w : (r,) array
+            Reduced force (acceleration), held over the step.
+        dt : float
+            Step length (s), > 0.
+        data : ReducedFluidData, optional
+            Buffers from ``create_data()``; by default one per calling thread.
+
+        Returns
+        -------
+        (r,) array
+            The next reduced velocity.
+        """
+        return _core.GalerkinFluid.step(self, z, w, dt, _thread_data(self) if data is None else data)
+
+
+def _thread_data(fluid):
+    """The calling thread's own step buffers of a reduced fluid (created once)."""
+    local = fluid.__dict__.get("_thread_data")
+    if local is None:
+        local = fluid.__dict__.setdefault("_thread_data", threading.local())
+    data = getattr(local, "data", None)
+    if data is None:
+        data = local.data = fluid.create_data()
+    return data
+
+
+class FluidSim3D(_core.FluidSim3D):
+    __doc__ = _core.FluidSim3D.__doc__
+
+    def step(self, force=None, obstacles=()):
+        """One full step.
+
+        Parameters
+        ----------
+        force : (N,) array, optional
+            Acceleration field (m/s^2) on the faces, held over the step.
+        obstacles : sequence of Obstacle3D
+            The obstacles at this step's poses and velocities. Cells whose
+            centres lie inside one are solid for this step. An obstacle
+            thinner than one cell warns that fluid will leak through it.
+        """
+        obstacles = list(obstacles)
+        h = self.grid.h
+        for k, o in enumerate(obstacles):
+            if isinstance(o, Obstacle3D) and o.shape.min_extent < h:
+                warnings.warn(f"obstacles[{k}] is {o.shape.min_extent:.3g} m thin, less than one cell (h = {h:.3g} m): "
+                              "fluid will leak through it; make it at least h thick", RuntimeWarning, stacklevel=2)
+        super().step(force, obstacles)
+
+
+@dataclass
+class FullRun3D:
+    """A full 3D run: velocities (T+1, N) or None (when streamed into a PCA),
+    particles (T+1, P, 3), density (T+1, n_cells) or None, the pressure
+    iterations per step (T,), and the time step (s)."""
+
+    velocities: np.ndarray | None
+    particles: np.ndarray
+    density: np.ndarray | None
+    pressure_iterations: np.ndarray
+    dt: float
+
+
+def full_run3d(grid, steps, dt, force=None, obstacles=None, particles=None, density=None, u0=None, viscosity=0.0,
+               updraft=None, buoyancy=None, tol=1e-8, record_velocities=True, pca=None, snapshot_every=1,
+               progress=None) -> FullRun3D:
+    """Runs the full 3D solver ``steps`` steps.
+
+    Parameters
+    ----------
+    grid : MACGrid3D
+    steps : int
+        Number of steps T.
+    dt : float
+        Time step (s).
+    force : None, (N,) array or callable(i) -> (N,) array or None
+        Acceleration field (m/s^2) of step i.
+    obstacles : None or callable(i) -> sequence of Obstacle3D
+        The obstacles of step i (poses and rigid velocities).
+    particles : (P, 3) array, optional
+        Initial particle positions (m).
+    density : (n_cells,) array, optional
+        Initial smoke density; its states are then recorded.
+    u0 : (N,) array, optional
+        Initial velocity (projected first).
+    viscosity, updraft, buoyancy, tol
+        As ``FluidSim3D``: viscosity (m^2/s), uniform updraft velocity (3,)
+        (m/s) carrying smoke and particles, buoyancy acceleration (3,) per
+        unit density, relative residual of the pressure PCG.
+    record_velocities : bool
+        Keep every velocity (T+1, N) in memory (6.3 MB a snapshot at 64^3).
+    pca : IncrementalPCA, optional
+        Streams every ``snapshot_every``-th velocity into this PCA (chunks of
+        16) instead of, or besides, recording them.
+    progress : None, bool or callable(done, total)
+        Progress of the run (a tqdm bar with True). Ctrl-C stops it between steps.
+
+    Returns
+    -------
+    FullRun3D
+    """
+    steps = integer(steps, "steps")
+    sim = FluidSim3D(grid, real(viscosity, "viscosity"), real(dt, "dt"), updraft, buoyancy, real(tol, "tol"))
+    if u0 is not None:
+        sim.velocity = grid.project(as_float_array(u0, "u0"))
+    if particles is not None:
+        sim.particles = as_float_array(particles, "particles").reshape(-1, 3)
+    if density is not None:
+        sim.density = as_float_array(density, "density")
+    every = integer(snapshot_every, "snapshot_every")
+    if every < 1:
+        raise ValueError(f"snapshot_every must be >= 1, got {every}")
+    U = [sim.velocity] if record_velocities else None
+    X = [sim.particles]
+    D = [sim.density] if density is not None else None
+    its = np.zeros(steps, dtype=np.int64)
+    chunk = []
+
+    def stream(u):
+        if pca is not None:
+            chunk.append(u)
+            if len(chunk) == 16:
+                pca.add(grid.project(np.asarray(chunk)))
+                chunk.clear()
+
+    stream(sim.velocity)
+    cb, close = progress_callback(progress, "full 3D fluid run")
+    try:
+        for i in range(steps):
+            f = force(i) if callable(force) else force
+            sim.step(f, obstacles(i) if obstacles is not None else ())
+            its[i] = sim.pressure_iterations
+            u = sim.velocity
+            if record_velocities:
+                U.append(u)
+            if (i + 1) % every == 0:
+                stream(u)
+            X.append(sim.particles)
+            if D is not None:
+                D.append(sim.density)
+            if cb is not None:
+                cb(i + 1, steps)
+        if pca is not None and chunk:
+            pca.add(grid.project(np.asarray(chunk)))
+    finally:
+        close()
+    return FullRun3D(np.asarray(U) if U is not None else None, np.asarray(X), np.asarray(D) if D is not None else None,
+                     its, float(dt))
+
+
+def velocity_basis3d(grid, snapshots, r, chunk=32, keep=None) -> np.ndarray:
+    """(N, r) velocity basis of a 3D grid by streamed PCA.
+
+    Parameters
+    ----------
+    grid : MACGrid3D
+    snapshots : (k, N) array, an iterable of (N,) or (c, N) arrays, or an IncrementalPCA already fed
+        The velocity snapshots; arrays are streamed ``chunk`` rows at a time
+        through ``directable.reduce.IncrementalPCA`` (memory O(N keep)),
+        each row projected first so every basis field is divergence-free and
+        zero on the grid's closed faces.
+    r : int
+        Number of fields. The basis takes N r 8 bytes (``basis_bytes``).
+    keep : int, optional
+        Rank kept by the streaming PCA (default 2 r).
+
+    Returns
+    -------
+    (N, r) array
+        Orthonormal columns.
+    """
+    r = integer(r, "r")
+    if isinstance(snapshots, IncrementalPCA):
+        pca = snapshots
+    else:
+        pca = IncrementalPCA(grid.n_faces, keep if keep is not None else 2 * r)
+        buf = []
+
+        def flush():
+            if buf:
+                S = np.vstack(buf)
+                if S.shape[1] != grid.n_faces:
+                    raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got rows of {S.shape[1]}")
+                S = grid.project(S)
+                S = S[np.linalg.norm(S, axis=1) > 0]
+                if len(S):
+                    pca.add(S)
+                buf.clear()
+
+        rows = as_float_array(snapshots, "snapshots") if isinstance(snapshots, np.ndarray) else snapshots
+        if isinstance(rows, np.ndarray) and rows.ndim != 2:
+            raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got {rows.shape}")
+        for s in _row_chunks(rows, chunk):
+            buf.append(s)
+            if sum(len(b) for b in buf) >= chunk:
+                flush()
+        flush()
+    if pca._SVt.shape[0] == 0:
+        raise ValueError("snapshots are all zero: no velocity basis")
+    return np.ascontiguousarray(pca.basis(r).U)
+
+
+def _row_chunks(rows: Iterable, chunk: int):
+    if isinstance(rows, np.ndarray):
+        for a in range(0, len(rows), chunk):
+            yield rows[a:a + chunk]
+        return
+    for s in rows:
+        s = as_float_array(s, "snapshots")
+        yield s.reshape(1, -1) if s.ndim == 1 else s
+
+
+def basis_bytes(grid, r) -> int:
+    """Bytes of an (N, r) float64 basis on ``grid`` (3D: a 64^3 grid with r = 64 is about 400 MB)."""
+    return int(grid.n_faces) * int(r) * 8
+
+
+def face_positions3d(grid) -> np.ndarray:
+    """(N, 3) face centres (m) in the velocity vector's order."""
+    nx, ny, nz, h = grid.nx, grid.ny, grid.nz, grid.h
+
+    def block(mx, my, mz, off):
+        k, j, i = np.meshgrid(np.arange(mz), np.arange(my), np.arange(mx), indexing="ij")
+        return np.stack([(i.ravel() + off[0]) * h, (j.ravel() + off[1]) * h, (k.ravel() + off[2]) * h], axis=1)
+
+    return np.vstack([block(nx + 1, ny, nz, (0, 0.5, 0.5)), block(nx, ny + 1, nz, (0.5, 0, 0.5)),
+                      block(nx, ny, nz + 1, (0.5, 0.5, 0))])
+
+
+def cell_volume(grid, q) -> np.ndarray:
+    """A cell field (n_cells,) as an (nz, ny, nx) array (index [k, j, i])."""
+    return np.asarray(q).reshape(grid.nz, grid.ny, grid.nx)
+
+
+ForceFn = Callable[[int], "np.ndarray | None"]

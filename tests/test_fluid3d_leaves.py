@@ -1,0 +1,57 @@
+"""The Leaves scene (Treuille thesis Fig. 3.1) at CI size: a box car along
+four precomputed paths, tables along the paths, leaves with a drift that
+never enter the car, the per-step split."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from directable.experiments import fluid_3d
+
+
+@pytest.fixture(scope="module")
+def scene():
+    return fluid_3d.leaves_scene((32, 8, 16), r=16, steps=16, dt=0.02)
+
+
+def test_scene_is_trained_on_four_paths(scene):
+    assert len(scene.paths) == 4 and len(scene.tables) == 4
+    assert all(T.shape == (scene.steps + 1, scene.r) for T in scene.tables)
+    assert scene.fluid.divergence_error < 1e-8 and scene.fluid.orthonormality_error < 1e-10
+    assert scene.table_bytes == 4 * (scene.steps + 1) * scene.r * 8
+    assert np.all(np.diff(scene.energy) <= 1e-15) and scene.energy.sum() > 0.9
+
+
+def test_tables_reproduce_the_training_run_at_training_speed(scene):
+    """At the training speed, table forces drive the reduced model along the projected training run."""
+    run = fluid_3d.run_leaves(scene, path=1, leaves=50, speed=1.0, steps=scene.steps)
+    assert np.linalg.norm(run.z[-1]) > 1e-3  # the car set the flow moving
+    # a slower car moves less air: smaller reduced velocities
+    slow = fluid_3d.run_leaves(scene, path=1, leaves=50, speed=0.5, steps=scene.steps)
+    assert np.linalg.norm(slow.z, axis=1).max() < np.linalg.norm(run.z, axis=1).max()
+
+
+def test_leaves_never_enter_the_car_and_are_blown(scene):
+    run = fluid_3d.run_leaves(scene, path=3, leaves=400, drift=(0.0, -0.05, 0.0))
+    assert run.leaves.shape[1] > 350
+    for i in range(1, len(run.car)):
+        car = fluid_3d.car_obstacle(scene.car, scene.paths[3], min(i / scene.steps, 1.0), 1.0)
+        assert not car.inside(run.leaves[i]).any()
+    assert run.pushed.sum() > 0  # the car did sweep leaves
+    moved = np.linalg.norm(run.leaves[-1] - run.leaves[0], axis=1)
+    near = np.linalg.norm((run.leaves[0] - run.car[len(run.car) // 2])[:, [0, 2]], axis=1) < 0.15
+    assert moved[near].mean() > moved[~near].mean()
+    g = scene.grid
+    assert run.leaves[:, :, 1].min() >= 0.0 and run.leaves[-1, :, 1].mean() < run.leaves[0, :, 1].mean() + g.h
+    split = run.split()
+    assert set(split) == {"vels", "bound", "media", "total"} and split["total"] > 0
+
+
+def test_car_pose_follows_the_path(scene):
+    path = scene.paths[3]
+    car = fluid_3d.car_obstacle(scene.car, path, 0.5, 2.0)
+    np.testing.assert_allclose(car.position, 0.5 * (path[0] + path[-1]), atol=1e-12)
+    heading = car.rotation[:, 0]
+    tangent = (path[-1] - path[0]) / np.linalg.norm(path[-1] - path[0])
+    np.testing.assert_allclose(heading, tangent, atol=1e-12)
+    np.testing.assert_allclose(car.velocity, (path[-1] - path[0]) * 2.0, atol=1e-12)
