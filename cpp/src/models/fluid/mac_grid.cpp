@@ -206,6 +206,7 @@ void MACGrid2D::velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const 
 
 void MACGrid2D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt,
                                 Eigen::Ref<Eigen::VectorXd> out) const {
+  check_finite("dt", &dt, 1);
   auto trace = [&](double x, double y) {
     const Eigen::Vector2d v1 = velocity_at(u, x, y);
     const Eigen::Vector2d v2 = velocity_at(u, x - 0.5 * dt * v1[0], y - 0.5 * dt * v1[1]);
@@ -230,6 +231,7 @@ void MACGrid2D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, doub
 
 void MACGrid2D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q,
                              double dt, Eigen::Ref<Eigen::VectorXd> out) const {
+  check_finite("dt", &dt, 1);
   Stencil4 s;
   for (Index j = 0; j < ny_; ++j)
     for (Index i = 0; i < nx_; ++i) {
@@ -242,6 +244,7 @@ void MACGrid2D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const E
 }
 
 void MACGrid2D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<RowMatrix> p, double dt) const {
+  check_finite("dt", &dt, 1);
   for (Index k = 0; k < p.rows(); ++k) {
     double x = p(k, 0), y = p(k, 1);
     clamp(x, y);
@@ -272,6 +275,7 @@ void MACGrid2D::add_wind(Eigen::Ref<Eigen::VectorXd> f, double cx, double cy, do
 
 FluidSim2D::FluidSim2D(std::shared_ptr<const MACGrid2D> grid, double viscosity, double dt)
     : grid_(std::move(grid)), viscosity_(viscosity), dt_(dt) {
+  if (!grid_) throw std::invalid_argument("grid must be a MACGrid2D, got None");
   if (!(viscosity >= 0.0) || !std::isfinite(viscosity))
     throw std::domain_error("viscosity must be finite and >= 0, got " + std::to_string(viscosity));
   check_positive("dt", dt);

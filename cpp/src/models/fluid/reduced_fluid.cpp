@@ -40,6 +40,7 @@ void advection_apply(const MACGrid2D& g, const Eigen::Ref<const Eigen::VectorXd>
 ReducedFluid::ReducedFluid(std::shared_ptr<const MACGrid2D> grid, const Eigen::Ref<const RowMatrix>& basis,
                            double viscosity, int threads, const ProgressFn* progress)
     : grid_(std::move(grid)), r_(basis.cols()), viscosity_(viscosity), basis_(basis) {
+  if (!grid_) throw std::invalid_argument("grid must be a MACGrid2D, got None");
   const Index N = grid_->n_faces();
   if (basis.rows() != N || r_ < 1)
     throw_shape("basis", "(" + std::to_string(N) + ", r) with r >= 1 for a " + std::to_string(grid_->nx()) + "x" +
@@ -185,6 +186,7 @@ void ReducedFluid::velocities(const Eigen::Ref<const Eigen::VectorXd>& z, const 
 
 FluidParticles::FluidParticles(std::shared_ptr<const ReducedFluid> fluid, Index particles)
     : fluid_(std::move(fluid)), particles_(particles) {
+  if (!fluid_) throw std::invalid_argument("fluid must be a ReducedFluid, got None");
   if (particles_ < 0) throw std::invalid_argument("particles must be >= 0, got " + std::to_string(particles_));
   const Index r = fluid_->r();
   control_.setZero(2 * particles_ + r, r);
