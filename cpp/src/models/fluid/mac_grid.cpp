@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ MACGrid2D::MACGrid2D(Index nx, Index ny, double h) : nx_(nx), ny_(ny), h_(h) {
     throw std::invalid_argument("grid size (nx, ny) must be at least (2, 2), got (" + std::to_string(nx) + ", " +
                                 std::to_string(ny) + ")");
   if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
+  // the sparse factorizations index with int: an honest limit, not an allocation that never ends
+  if (nx > (1 << 20) || ny > (1 << 20) || (nx + 1) * (ny + 1) > Index(std::numeric_limits<int>::max() / 8))
+    throw std::invalid_argument("grid size (nx, ny) = (" + std::to_string(nx) + ", " + std::to_string(ny) +
+                                ") is too large: at most 2^28 cells (the sparse solvers' int indices)");
   factor_pressure_laplacian();
   assemble_face_laplacian();
 }

@@ -96,6 +96,9 @@ void ReducedFluid::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen:
   check_reduced("w", w);
   check_positive("dt", dt);
   advance(z, w, dt, z_next, data);
+  if (!z_next.allFinite())
+    throw std::domain_error("reduced step diverged (non-finite velocity) with dt = " + std::to_string(dt) +
+                            ": reduce dt or |z|, |w|");
 }
 
 void ReducedFluid::advance(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,
