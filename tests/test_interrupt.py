@@ -246,8 +246,12 @@ _LONG_CALLS = {
                  "f = sph.SPHFluid2D(sph.block((0.3, 0.0), (0.5, 0.2), dx), sph.box_walls((0, 0), (1, 1), dx),"
                  " spacing=dx, h=1.3 * dx)",
                  "f.step(steps=10**7)", "f.step(steps=1)"),
-    "simulate": ("ch = models.spring_chain(masses=16)",
-                 "dr.simulate(ch, np.zeros(32), 10**8, 1e-4)", "dr.simulate(ch, np.zeros(32), 3, 1e-4)"),
+    "simulate": ("g = fluid.MACGrid2D(16, 16)\nrng = np.random.default_rng(0)\n"
+                 "U = fluid.velocity_basis(g, np.stack([g.project(rng.standard_normal(g.n_faces)) for _ in range(24)]),"
+                 " r=16)\n"
+                 "fp = fluid.FluidParticles(fluid.ReducedFluid(g, U, 0.01), 2)\n"
+                 "z0 = np.r_[0.5 * np.ones(4), 0.1 * np.ones(16)]",
+                 "dr.simulate(fp, z0, 2 * 10**5, 1e-3)", "dr.simulate(fp, z0, 3, 1e-3)"),
     "mpc_solve": ("rng = np.random.default_rng(0)\n"
                   "n, s, H = 60, 30, 400\n"
                   "A = np.eye(n) + 0.02 * rng.standard_normal((n, n))\n"
@@ -268,7 +272,7 @@ _LONG_CALLS = {
                   "sim.run(F)", "sim.run(F[:2])"),
     "fem_run": ("mesh = fem.box_mesh((6, 2, 2), h=0.1)\n"
                 "m = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))\n"
-                "s = fem.Simulator(m, 0.01)\nF = np.zeros((20000, 3 * mesh.n_vertices))",
+                "s = fem.Simulator(m, 0.01)\nF = np.zeros((20000, 3 * mesh.num_vertices))",
                 "s.run(F)", "s.run(F[:2])"),
 }
 
@@ -312,4 +316,5 @@ except KeyboardInterrupt:
             child.wait()
     assert line == "interrupted", (line, child.stderr.read()[-2000:])
     assert "usable" in rest and child.returncode == 0
+    print(f"{which}: KeyboardInterrupt {latency:.3f} s after SIGINT")
     assert latency < 0.5, f"{which}: KeyboardInterrupt {latency:.3f} s after SIGINT"
