@@ -20,7 +20,7 @@ pytest.importorskip("hypothesis")
 sys.path.insert(0, str(Path(__file__).parent))
 from fuzz_table import TABLE  # noqa: E402
 
-EXAMPLES = int(os.environ.get("DIRECTABLE_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("DIRECTABLE_FUZZ_EXAMPLES", "10"))
 
 
 @pytest.mark.parametrize("entry", sorted(TABLE))

@@ -109,3 +109,10 @@ def test_nan_state_of_a_simulation_is_reported_with_the_step():
     chain = dr.models.spring_chain(masses=2)
     with pytest.raises(ValueError, match="step"):
         dr.simulate(chain, np.ones(4), 50, 1e303)
+
+
+def test_sizes_beyond_the_memory_are_memory_errors():
+    with pytest.raises(MemoryError, match="nodes would need"):
+        dr.cloth.ClothGrid(3, 10**12, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="too large"):
+        fluid.MACGrid2D(10**7, 10**7)
