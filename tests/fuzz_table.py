@@ -50,8 +50,9 @@ cl = cloth.ClothGrid(3, 3, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
 """
 
 # name -> (the call, written with the argument names, {argument: valid expression}[, options]);
-# options: "long": counts of a run that may legitimately take as long as asked (10**12 steps run, and
-# stop on Ctrl-C: tests/test_interrupt.py), so "huge int" is not tried there; "allow_inf": +inf is a
+# options: "long": counts of a run or a size that may legitimately take as long as asked (10**12 steps
+# run and stop on Ctrl-C: tests/test_interrupt.py; a 10**6-node cloth is built in seconds; sizes beyond
+# the memory are MemoryError: tests/test_hardening.py), so huge integers are not tried there; "allow_inf": +inf is a
 # documented value of the result (an eikonal's unreachable cells).
 TABLE = {
     "lqr.solve_discrete": ("lqr.solve_discrete(A=A, B=B, Q=Q, R=R, Q_final=Q_final)",
@@ -147,7 +148,7 @@ TABLE = {
     "crowds.enforce_min_distance": ("crowds.enforce_min_distance(positions, delta_min)",
                                     dict(positions="[[1.0, 1.0], [1.1, 1.0]]", delta_min="0.5")),
     "cloth.ClothGrid": ("cloth.ClothGrid(nx, ny, spacing, mass, k_struct, 0.0, 0.0, 0.0)",
-                        dict(nx="3", ny="3", spacing="0.1", mass="0.02", k_struct="10.0")),
+                        dict(nx="3", ny="3", spacing="0.1", mass="0.02", k_struct="10.0"), {"long": {"nx", "ny"}}),
     "ClothGrid.rollout": ("cl.rollout(x0, v0, dt, steps)",
                           dict(x0="cl.positions0", v0="np.zeros_like(cl.positions0)", dt="0.001", steps="3")),
 }
