@@ -82,9 +82,12 @@ struct type_caster<directable::py_bind::Array> {
     if (!convert && !Base::check_(src)) return false;
     array a = array::ensure(src);
     if (!a) return false;
+    // (the caster does not know the argument's name; the Python layer names it)
+    if (src.is_none()) throw type_error("expected a real numeric array, got None");
     const char kind = a.dtype().kind();
     if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f')
-      throw type_error("expected a real numeric array, got dtype " + std::string(pybind11::str(a.dtype())));
+      throw type_error("expected a real numeric array, got dtype " + std::string(pybind11::str(a.dtype())) + " (" +
+                       std::string(pybind11::str(src.get_type().attr("__name__"))) + ")");
     Base b = Base::ensure(a);
     if (!b) return false;
     value = directable::py_bind::Array(std::move(b));

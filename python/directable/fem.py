@@ -169,7 +169,7 @@ def box_mesh(cells, h=1.0, origin=(0.0, 0.0, 0.0)) -> TetMesh:
     uniq, inv = np.unique(pts, axis=0, return_inverse=True)
     inv = inv.reshape(len(cells), 8)
     tets = np.concatenate([inv[:, k] for k in kuhn], axis=0)
-    X = uniq * float(h) + np.asarray(origin, float)
+    X = uniq * real(h, "h") + as_float_array(origin, "origin")
     D = X[tets[:, 1:]] - X[tets[:, :1]]
     neg = np.linalg.det(D) < 0
     tets[neg] = tets[neg][:, [0, 2, 1, 3]]
