@@ -234,21 +234,29 @@ def _classify(fn, allow_inf=False):
     return "ok", ""
 
 
-def run_entry(entry, hypothesis_examples=30, timeout=20.0):
-    """Every argument x every mutation, then random arrays from hypothesis;
-    prints one JSON line per call, each preceded by a START line (a crash
-    leaves the START of its call last on stdout)."""
-    import numpy as np
-
+def run_entries(entries, hypothesis_examples=30, timeout=20.0):
+    """run_entry for each of entries in this process (one setup for all)."""
     faulthandler.enable()
     env = {}
     exec(SETUP, env)
+    for entry in entries:
+        run_entry(entry, hypothesis_examples, timeout, env)
+
+
+def run_entry(entry, hypothesis_examples, timeout, env):
+    """Every argument x every mutation, then random arrays from hypothesis;
+    prints one JSON line per call (labelled ``entry: argument=mutation``),
+    each preceded by a START line (a crash leaves the START of its call
+    last on stdout)."""
+    import numpy as np
+
     _, valid, *rest = TABLE[entry]
     options = rest[0] if rest else {}
     values = {k: eval(v, env) for k, v in valid.items()}
     f = _function(env, entry)
 
     def one(label, args):
+        label = f"{entry}: {label}"
         print(json.dumps({"start": label}), flush=True)
         faulthandler.dump_traceback_later(timeout, exit=True)
         status, detail = _classify(lambda: f(**args), options.get("allow_inf", False))
@@ -290,5 +298,5 @@ def run_entry(entry, hypothesis_examples=30, timeout=20.0):
     random_argument()
 
 
-if __name__ == "__main__":
-    run_entry(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 30)
+if __name__ == "__main__":  # fuzz_table.py EXAMPLES ENTRY [ENTRY ...]
+    run_entries(sys.argv[2:], int(sys.argv[1]))
