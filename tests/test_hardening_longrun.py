@@ -89,5 +89,6 @@ if __name__ == "__main__":
     full = "--full" in sys.argv
     steps, cycles = (10**6, 10**5) if full else (20_000, 300)
     print(f"controlled run, {steps} steps: RSS growth {controlled_run_growth(steps):+.2f} MB")
-    for name, g in cycles_growth(cycles).items():
-        print(f"{name}: {cycles} create/destroy cycles, RSS growth {g:+.2f} MB")
+    for name, make in _makers().items():  # one line per object as it finishes
+        g = _growth(make, cycles, max(10, cycles // 10))
+        print(f"{name}: {cycles} create/destroy cycles, RSS growth {g:+.2f} MB", flush=True)
