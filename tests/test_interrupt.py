@@ -230,3 +230,97 @@ def test_gil_is_released_during_precomputation(rng, which):
     worker.join()
     assert elapsed > 0.1, elapsed
     assert count > 0.05 * rate * elapsed, (count, rate * elapsed)
+
+
+# Calls that can run long, each sized to take far longer than the test
+# waits: the child starts it, receives SIGINT, must raise KeyboardInterrupt
+# promptly and stay usable (a second, small call works).
+_CHILD_SETUP = """
+import sys, time
+import numpy as np
+import directable as dr
+from directable import chain, fem, fluid, models, mpc, sph
+"""
+_LONG_CALLS = {
+    "sph_step": ("dx = 0.02\n"
+                 "f = sph.SPHFluid2D(sph.block((0.3, 0.0), (0.5, 0.2), dx), sph.box_walls((0, 0), (1, 1), dx),"
+                 " spacing=dx, h=1.3 * dx)",
+                 "f.step(steps=10**7)", "f.step(steps=1)"),
+    "simulate": ("g = fluid.MACGrid2D(16, 16)\nrng = np.random.default_rng(0)\n"
+                 "U = fluid.velocity_basis(g, np.stack([g.project(rng.standard_normal(g.n_faces)) for _ in range(24)]),"
+                 " r=16)\n"
+                 "fp = fluid.FluidParticles(fluid.ReducedFluid(g, U, 0.01), 2)\n"
+                 "z0 = np.r_[0.5 * np.ones(4), 0.1 * np.ones(16)]",
+                 "dr.simulate(fp, z0, 2 * 10**5, 1e-3)", "dr.simulate(fp, z0, 3, 1e-3)"),
+    "mpc_solve": ("rng = np.random.default_rng(0)\n"
+                  "n, s, H = 60, 30, 400\n"
+                  "A = np.eye(n) + 0.02 * rng.standard_normal((n, n))\n"
+                  "opt = mpc.HorizonOptimizer(mpc.LinearModel(A, rng.standard_normal((n, s))), H, 1.0, 1e-9, 1e3,"
+                  " iterations=10**8, lower=-1e-3, upper=1e-3)\n"
+                  "x0 = rng.standard_normal(n); ref = np.zeros((H + 1, n))",
+                  "[opt.solve(x0 * (1 + k), ref, u0=np.zeros((H, s))) for k in range(10**6)]",
+                  "opt.solve(x0, ref)"),
+    "mpc_run": ("rng = np.random.default_rng(0)\n"
+                "lin = mpc.LinearModel(0.9 * np.eye(6), np.ones((6, 2)))\n"
+                "opt = mpc.HorizonOptimizer(lin, 20, 1.0, 0.1, 1.0, iterations=50)",
+                "opt.run(lin, np.ones(6), np.zeros((10**6 + 21, 6)), 10**6)",
+                "opt.run(lin, np.ones(6), np.zeros((24, 6)), 3)"),
+    # a long chain and RK4: seconds of stepping on small arrays (a run of millions of steps would
+    # spend its first 0.1 s filling the result arrays, before the loop that checks for Ctrl-C)
+    "chain_track": ("pc = chain.PlanarChain(np.ones(20), np.ones(20))\nT = 2 * 10**5\nq = np.zeros((T + 1, 20))",
+                    "chain.track(pc, q, None, 1e-4, 10.0, 1.0, integrator='rk4')",
+                    "chain.track(pc, q[:4], None, 1e-4, 10.0, 1.0, integrator='rk4')"),
+    "fluid_run": ("g = fluid.MACGrid2D(24, 24)\nsim = fluid.FluidSim2D(g, 0.01, 0.01)\n"
+                  "F = np.zeros((20000, g.n_faces))",
+                  "sim.run(F)", "sim.run(F[:2])"),
+    "fem_run": ("mesh = fem.box_mesh((6, 2, 2), h=0.1)\n"
+                "m = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))\n"
+                "s = fem.Simulator(m, 0.01)\nF = np.zeros((20000, 3 * mesh.num_vertices))",
+                "s.run(F)", "s.run(F[:2])"),
+}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("which", list(_LONG_CALLS))
+def test_ctrl_c_in_a_child_process(tmp_path, which):
+    """The process receives SIGINT (as from a terminal's Ctrl-C) during the
+    long C++ call: KeyboardInterrupt within 0.2 s on an idle machine (the
+    assertion allows 0.5 s for a loaded one), and the next call works."""
+    setup, call, after = _LONG_CALLS[which]
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD_SETUP + setup + f"""
+{after}
+print("ready", flush=True)
+t0 = time.perf_counter()
+try:
+    {call}
+    print("finished", time.perf_counter() - t0, flush=True)
+except KeyboardInterrupt:
+    print("interrupted", time.perf_counter(), flush=True)  # CLOCK_MONOTONIC: the parent's clock too
+    {after}
+    print("usable", flush=True)
+""")
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready", child.stderr.read()[-2000:]
+        time.sleep(0.5)  # well inside the call
+        assert child.poll() is None, "the call ended too early to test"
+        t_signal = time.perf_counter()
+        child.send_signal(signal.SIGINT)
+        line = child.stdout.readline().strip()
+        latency = time.perf_counter() - t_signal
+        if line.startswith("interrupted ") and sys.platform.startswith("linux"):
+            line, t_caught = line.split()
+            latency = float(t_caught) - t_signal  # without the parent's own delay in reading the pipe
+        rest = child.stdout.read()
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert line == "interrupted", (line, child.stderr.read()[-2000:])
+    assert "usable" in rest and child.returncode == 0
+    print(f"{which}: KeyboardInterrupt {latency:.3f} s after SIGINT")
+    assert latency < 0.5, f"{which}: KeyboardInterrupt {latency:.3f} s after SIGINT"

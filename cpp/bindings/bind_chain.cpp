@@ -209,6 +209,7 @@ the valid part.)doc")
                     const OptArray& qd_ref, const OptArray& kp, const OptArray& kd, double dt, Servo servo,
                     Integrator integrator, const OptArray& tau_ff, const OptArray& tau_ext, const OptArray& tau_min,
                     const OptArray& tau_max, double max_state, py::object progress) {
+    const Articulated& chain = deref(model, "model", "articulated model (PlanarChain, Articulated)");
     TrackInputs in;
     in.q_ref = vector_seq(q_ref, "q_ref");
     in.qd_ref = vector_seq(qd_ref, "qd_ref");
@@ -225,7 +226,7 @@ the valid part.)doc")
     auto q = vector(q0, "q0");
     auto v = vector(qd0, "qd0");
     Progress prog(progress);
-    return prog.run([&](const ProgressFn* fn) { return std::make_shared<TrackResult>(track(*model, q, v, in, fn)); });
+    return prog.run([&](const ProgressFn* fn) { return std::make_shared<TrackResult>(track(chain, q, v, in, fn)); });
   }, py::arg("model"), py::arg("q0"), py::arg("qd0"), py::arg("q_ref"), py::arg("qd_ref") = py::none(),
      py::arg("kp") = py::none(), py::arg("kd") = py::none(), py::arg("dt") = 0.0, py::arg("servo") = Servo::spd,
      py::arg("integrator") = Integrator::explicit_euler, py::arg("tau_ff") = py::none(), py::arg("tau_ext") = py::none(),

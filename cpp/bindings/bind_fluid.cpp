@@ -200,18 +200,34 @@ implicit viscosity (factorised once), pressure projection; smoke density
       .def_property_readonly("dt", &FluidSim2D::dt)
       .def_property_readonly("viscosity", &FluidSim2D::viscosity)
       .def_property("velocity", [](const FluidSim2D& s) { return Eigen::VectorXd(s.velocity()); },
-                    [](FluidSim2D& s, const Array& u) { s.set_velocity(vector(u, "velocity")); },
+                    [](FluidSim2D& s, const Array& u) {
+                      auto v = vector(u, "velocity");
+                      py::gil_scoped_release release;
+                      ObjectLock busy(&s);
+                      s.set_velocity(v);
+                    },
                     "Velocity (N,) (a copy; assign to set).")
       .def_property("density", [](const FluidSim2D& s) { return Eigen::VectorXd(s.density()); },
-                    [](FluidSim2D& s, const Array& q) { s.set_density(vector(q, "density")); },
+                    [](FluidSim2D& s, const Array& q) {
+                      auto v = vector(q, "density");
+                      py::gil_scoped_release release;
+                      ObjectLock busy(&s);
+                      s.set_density(v);
+                    },
                     "Smoke density (nx ny,) (a copy; assign to set).")
       .def_property("particles", [](const FluidSim2D& s) { return RowMatrix(s.particles()); },
-                    [](FluidSim2D& s, const Array& p) { s.set_particles(rows_view(p, "particles", -1)); },
+                    [](FluidSim2D& s, const Array& p) {
+                      auto P = rows_view(p, "particles", -1);
+                      py::gil_scoped_release release;
+                      ObjectLock busy(&s);
+                      s.set_particles(P);
+                    },
                     "Particle positions (P, 2) (a copy; assign to set).")
       .def("step", [](FluidSim2D& s, const OptArray& force, const std::vector<Obstacle2D>& obstacles) {
         Eigen::VectorXd f = optional_vector(force, "force");
         warn_thin(s.grid(), obstacles);
         py::gil_scoped_release release;
+        ObjectLock busy(&s);
         s.step(f, obstacles);
       }, py::arg("force") = py::none(), py::arg("obstacles") = std::vector<Obstacle2D>(),
          R"doc(One step with the acceleration field force (N,) or none, and moving obstacles.
@@ -229,7 +245,10 @@ so it is divergence-free on every cell.)doc")
         auto V = rows_view(velocities, "velocities", -1, -1, false, "T", "3K");
         std::vector<std::shared_ptr<const Shape2D>> sh(shapes.begin(), shapes.end());
         Progress prog(progress);
-        return run_arrays(prog.run([&](const ProgressFn* fn) { return s.run_obstacles(F, sh, P, V, record_density, fn); }));
+        return run_arrays(prog.run([&](const ProgressFn* fn) {
+          ObjectLock busy(&s);
+          return s.run_obstacles(F, sh, P, V, record_density, fn);
+        }));
       }, py::arg("forces"), py::arg("shapes"), py::arg("poses"), py::arg("velocities"), py::arg("record_density") = false,
          py::arg("progress") = py::none(),
          R"doc(Runs T steps with K moving obstacles of the given shapes: during step t
@@ -239,7 +258,10 @@ Returns as run().)doc")
       .def("run", [](FluidSim2D& s, const Array& forces, bool record_density, py::object progress) {
         auto F = rows_view(forces, "forces", -1, -1, false, "T", "N");
         Progress prog(progress);
-        return run_arrays(prog.run([&](const ProgressFn* fn) { return s.run(F, record_density, fn); }));
+        return run_arrays(prog.run([&](const ProgressFn* fn) {
+          ObjectLock busy(&s);
+          return s.run(F, record_density, fn);
+        }));
       }, py::arg("forces"), py::arg("record_density") = false, py::arg("progress") = py::none(),
          R"doc(Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
 
@@ -252,7 +274,10 @@ Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.)doc")
         auto D = rows_view(directions, "directions", -1, -1, false, "T", "2");
         auto m = vector(magnitudes, "magnitudes");
         Progress prog(progress);
-        return run_arrays(prog.run([&](const ProgressFn* fn) { return s.run_particle_winds(D, m, width, fn); }));
+        return run_arrays(prog.run([&](const ProgressFn* fn) {
+          ObjectLock busy(&s);
+          return s.run_particle_winds(D, m, width, fn);
+        }));
       }, py::arg("directions"), py::arg("magnitudes"), py::arg("width"), py::arg("progress") = py::none(),
          R"doc(Runs T steps under winds that follow the particles: at step t a wind of
 direction directions[t] (T, 2) and magnitude magnitudes[k] (P,) blows at

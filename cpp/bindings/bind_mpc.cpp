@@ -306,11 +306,14 @@ HorizonWorkspace.)doc")
         const SeqView ref = vector_seq(reference, "reference"), uv = vector_seq(u, "u"),
                       ur = vector_seq(u_reference, "u_reference");
         double J;
+        RowMatrix gradient;
         {
           py::gil_scoped_release release;
+          ObjectLock busy(&ws);
           J = self.cost_and_gradient(ws, xv, ref, uv, ur);
+          gradient = as_rows(ws.gradient.data(), self.horizon(), self.s());
         }
-        return py::make_tuple(J, as_rows(ws.gradient.data(), self.horizon(), self.s()));
+        return py::make_tuple(J, gradient);
       }, py::arg("workspace"), py::arg("x0"), py::arg("reference"), py::arg("u"), py::arg("u_reference") = py::none(),
          "x0 (n,), reference (H+1, n), u (H, s), u_reference (H, s) or None (zero) -> (J, dJ/du (H, s)) by one "
          "adjoint pass; the control term is ||u - u_reference||^2_R.")
@@ -319,14 +322,25 @@ HorizonWorkspace.)doc")
         auto xv = vector(x0, "x0");
         const SeqView ref = vector_seq(reference, "reference"), start = vector_seq(u0, "u0"),
                       ur = vector_seq(u_reference, "u_reference");
-        MPCStats st;
-        {
-          py::gil_scoped_release release;
-          st = self.solve(ws, xv, ref, start, ur);
-        }
+        // Ctrl-C and the GIL: checked between iterations; one workspace
+        // serves one solve at a time (a second thread waits for it)
+        // the results are copied before the workspace is released
+        struct Solved {
+          MPCStats st;
+          RowMatrix u, states;
+        };
+        Progress prog{py::none()};
+        auto keep_going = prog.keep_going();
+        const Solved out = prog.run_checked([&] {
+          ObjectLock busy(&ws);
+          const MPCStats st = self.solve(ws, xv, ref, start, ur, keep_going);
+          return Solved{st, as_rows(ws.u.data(), self.horizon(), self.s()),
+                        as_rows(ws.states.data(), self.horizon() + 1, self.n())};
+        });
+        const MPCStats& st = out.st;
         py::dict d = stats_dict(st.cost_initial, st.cost, st.iterations, st.evaluations, st.gradients, st.seconds);
-        d["u"] = as_rows(ws.u.data(), self.horizon(), self.s());
-        d["states"] = as_rows(ws.states.data(), self.horizon() + 1, self.n());
+        d["u"] = out.u;
+        d["states"] = out.states;
         return d;
       }, py::arg("workspace"), py::arg("x0"), py::arg("reference"), py::arg("u0") = py::none(),
          py::arg("u_reference") = py::none(),
@@ -343,7 +357,10 @@ cost_initial, iterations, evaluations (cost), gradients, seconds.)doc")
         const SeqView ref = vector_seq(reference, "reference"), ur = vector_seq(u_reference, "u_reference"),
                       start = vector_seq(u0, "u0");
         Progress prog(progress);
-        auto res = prog.run([&](const ProgressFn* fn) { return run_receding(self, *plant, ref, steps, ur, start, fn); });
+        auto res = prog.run([&](const ProgressFn* fn) {
+          ObjectLock busy(plant.get());  // a plant keeps its state: one run at a time
+          return run_receding(self, *plant, ref, steps, ur, start, fn);
+        });
         py::dict d;
         d["states"] = as_rows(res.states.data(), steps + 1, self.n());
         d["controls"] = as_rows(res.controls.data(), steps, self.s());

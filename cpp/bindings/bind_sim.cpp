@@ -31,7 +31,8 @@ controller starts at its current index and then keeps its own (see
                        std::shared_ptr<TrackerObject> controller, double t0) {
         const Tracker* schedule = controller ? controller->schedule.get() : nullptr;
         const Index start = controller ? controller->data.index() : 0;
-        return std::make_shared<ControlledSimulation>(*model, schedule, vector(z0, "z0"), dt, t0, start);
+        return std::make_shared<ControlledSimulation>(deref(model, "model", "directable Model"), schedule,
+                                                      vector(z0, "z0"), dt, t0, start);
       }), py::arg("model"), py::arg("z0"), py::arg("dt"), py::arg("controller") = nullptr, py::arg("t0") = 0.0,
          py::keep_alive<1, 2>(), py::keep_alive<1, 5>())
       .def("step", [](ControlledSimulation& self, const OptArray& w_ext, const OptArray& w_open, const OptArray& kick) {
@@ -58,6 +59,7 @@ controller starts at its current index and then keeps its own (see
                        std::shared_ptr<TrackerObject> controller, double t0, const OptArray& disturbance,
                        const OptArray& open_loop, const OptArray& kicks, std::optional<Eigen::VectorXi> jump_steps,
                        std::optional<Index> start_index, py::object progress) {
+    const Model& plant = deref(model, "model", "directable Model");
     SimulationInputs in;
     in.disturbance = vector_seq(disturbance, "disturbance");
     in.open_loop = vector_seq(open_loop, "open_loop");
@@ -70,7 +72,7 @@ controller starts at its current index and then keeps its own (see
     const Index start = start_index ? *start_index : controller ? controller->data.index() : 0;
     Progress prog(progress);
     auto result = prog.run([&](const ProgressFn* fn) {
-      return std::make_shared<SimulationResult>(simulate(*model, schedule.get(), z, steps, dt, t0, in, start, fn));
+      return std::make_shared<SimulationResult>(simulate(plant, schedule.get(), z, steps, dt, t0, in, start, fn));
     });
     if (controller) schedule->set_index(controller->data, result->ref_index[steps]);
     return result;

@@ -69,14 +69,28 @@ arrays are (N, )doc" + Ds + ").";
                              ("(" + Ds + ",) centre of the sphere.").c_str())
       .def("set_sphere",
            [](Fluid& s, const Array& centre, double radius, const Array& velocity) {
-             s.set_sphere(vector(centre, "centre", D, true), radius, vector(velocity, "velocity", D, true));
+             auto c = vector(centre, "centre", D, true);
+             auto v = vector(velocity, "velocity", D, true);
+             py::gil_scoped_release release;
+             ObjectLock busy(&s);
+             s.set_sphere(c, radius, v);
            },
            py::arg("centre"), py::arg("radius"), py::arg("velocity"),
            ("Moving rigid sphere: centre (" + Ds + ",) inside the domain, radius > 0, velocity (" + Ds + ",).").c_str())
-      .def("remove_sphere", &Fluid::remove_sphere, "No sphere from now on.")
+      .def("remove_sphere",
+           [](Fluid& s) {
+             py::gil_scoped_release release;
+             ObjectLock busy(&s);
+             s.remove_sphere();
+           },
+           "No sphere from now on.")
       .def("set_state",
            [](Fluid& s, const Array& positions, const Array& velocities) {
-             s.set_state(flat_points(positions, "positions", D, s.size()), flat_points(velocities, "velocities", D, s.size()));
+             auto p = flat_points(positions, "positions", D, s.size());
+             auto v = flat_points(velocities, "velocities", D, s.size());
+             py::gil_scoped_release release;
+             ObjectLock busy(&s);
+             s.set_state(p, v);
            },
            py::arg("positions"), py::arg("velocities"), ("positions, velocities (N, " + Ds + ").").c_str())
       .def("step",
@@ -84,7 +98,10 @@ arrays are (N, )doc" + Ds + ").";
              const Eigen::VectorXd none;
              const CRefVec f = force ? CRefVec(flat_points(*force, "force", D, s.size())) : CRefVec(none);
              Progress prog(progress);
-             prog.run([&](const ProgressFn* fn) { s.advance(steps, f, fn); });
+             prog.run([&](const ProgressFn* fn) {
+               ObjectLock busy(&s);
+               s.advance(steps, f, fn);
+             });
            },
            py::arg("force") = py::none(), py::arg("steps") = 1, py::arg("progress") = py::none(),
            ("Advance `steps` steps with finite per-particle forces (N, " + Ds +
@@ -95,6 +112,8 @@ arrays are (N, )doc" + Ds + ").";
            [](Fluid& s, std::optional<double> dt) {
              SPHParamsT<D> p = s.params();
              if (dt) p.dt = *dt;
+             py::gil_scoped_release release;
+             ObjectLock busy(&s);
              return std::make_shared<Pred>(p, s.neighbours(), s.boundary());
            },
            py::arg("dt") = py::none(),
@@ -107,6 +126,7 @@ arrays are (N, )doc" + Ds + ").";
   pred_cls.def("refreeze",
                [](Pred& self, Fluid& fluid) {
                  py::gil_scoped_release release;
+                 ObjectLock busy_fluid(&fluid);
                  self.refreeze(fluid);
                },
                py::arg("fluid"),

@@ -10,13 +10,19 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <limits>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <unordered_map>
 
+#include "directable/core/clock.hpp"
 #include "directable/core/errors.hpp"
-#include "directable/core/sequence.hpp"
 #include "directable/core/progress.hpp"
+#include "directable/core/sequence.hpp"
 
 namespace directable::py_bind {
 
@@ -34,6 +40,40 @@ using OptArray = std::optional<Array>;
 }  // namespace directable::py_bind
 
 namespace pybind11::detail {
+
+//! Integer arguments (counts, sizes, indices, thread numbers) accept only
+//! what Python itself treats as an integer (int, NumPy integers: objects
+//! with __index__). pybind11's own caster would truncate a NumPy float
+//! (np.float32(8.7) -> 8) silently; here it is refused (TypeError).
+template <class Int>
+struct strict_integer_caster {
+  PYBIND11_TYPE_CASTER(Int, const_name("int"));
+  bool load(handle src, bool) {
+    if (!src || !PyIndex_Check(src.ptr())) return false;
+    object index = reinterpret_steal<object>(PyNumber_Index(src.ptr()));
+    if (!index) {
+      PyErr_Clear();
+      return false;
+    }
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred()) || v < static_cast<long long>(std::numeric_limits<Int>::min()) ||
+        v > static_cast<long long>(std::numeric_limits<Int>::max())) {
+      PyErr_Clear();
+      return false;
+    }
+    value = static_cast<Int>(v);
+    return true;
+  }
+  static handle cast(Int src, return_value_policy, handle) { return PyLong_FromLongLong(static_cast<long long>(src)); }
+};
+template <>
+class type_caster<int> : public strict_integer_caster<int> {};
+template <>
+class type_caster<long> : public strict_integer_caster<long> {};
+template <>
+class type_caster<long long> : public strict_integer_caster<long long> {};
+
 template <>
 struct type_caster<directable::py_bind::Array> {
   PYBIND11_TYPE_CASTER(directable::py_bind::Array, const_name("numpy.ndarray[numpy.float64]"));
@@ -42,9 +82,12 @@ struct type_caster<directable::py_bind::Array> {
     if (!convert && !Base::check_(src)) return false;
     array a = array::ensure(src);
     if (!a) return false;
+    // (the caster does not know the argument's name; the Python layer names it)
+    if (src.is_none()) throw type_error("expected a real numeric array, got None");
     const char kind = a.dtype().kind();
     if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f')
-      throw type_error("expected a real numeric array, got dtype " + std::string(pybind11::str(a.dtype())));
+      throw type_error("expected a real numeric array, got dtype " + std::string(pybind11::str(a.dtype())) + " (" +
+                       std::string(pybind11::str(src.get_type().attr("__name__"))) + ")");
     Base b = Base::ensure(a);
     if (!b) return false;
     value = directable::py_bind::Array(std::move(b));
@@ -192,6 +235,71 @@ py::array owning_array(std::unique_ptr<T> obj, std::vector<py::ssize_t> shape) {
   return py::array_t<double>(shape, raw->data(), owner);
 }
 
+//! `*p` for an object argument that pybind11 hands over as a null pointer
+//! when the caller passed None: a TypeError naming the argument instead.
+template <class T>
+T& deref(const std::shared_ptr<T>& p, const char* name, const char* expected) {
+  if (!p) throw py::type_error(std::string(name) + " must be a " + expected + ", got None");
+  return *p;
+}
+
+//! Serialises the calls that mutate one object (an SPH fluid's state, a
+//! full fluid simulation) when Python threads run them at once with the
+//! GIL released: a caller waits for the object, never races it. Take it
+//! only after the GIL is released (a waiting thread must not hold it).
+//! One mutex per object that is in use, created and removed on demand.
+class ObjectLock {
+ public:
+  explicit ObjectLock(const void* object) : object_(object) {
+    std::unique_lock<std::mutex> lock(table_mutex());
+    auto& busy = table();
+    // a thread that already holds this object (a nested call) re-enters
+    const auto self = std::this_thread::get_id();
+    while (true) {
+      auto it = busy.find(object_);
+      if (it == busy.end()) {
+        busy.emplace(object_, Owner{self, 1});
+        return;
+      }
+      if (it->second.thread == self) {
+        ++it->second.depth;
+        return;
+      }
+      released().wait(lock);
+    }
+  }
+  ~ObjectLock() {
+    {
+      std::lock_guard<std::mutex> lock(table_mutex());
+      auto it = table().find(object_);
+      if (--it->second.depth > 0) return;
+      table().erase(it);
+    }
+    released().notify_all();
+  }
+  ObjectLock(const ObjectLock&) = delete;
+  ObjectLock& operator=(const ObjectLock&) = delete;
+
+ private:
+  struct Owner {
+    std::thread::id thread;
+    int depth;
+  };
+  static std::mutex& table_mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::condition_variable& released() {
+    static std::condition_variable c;
+    return c;
+  }
+  static std::unordered_map<const void*, Owner>& table() {
+    static std::unordered_map<const void*, Owner> t;
+    return t;
+  }
+  const void* object_;
+};
+
 //! Progress bridge: the core calls it (throttled) with the GIL released;
 //! it re-acquires the GIL, checks for Ctrl-C and calls the user's callback.
 class Progress {
@@ -215,6 +323,31 @@ class Progress {
     };
   }
   const ProgressFn* fn() const { return &fn_; }
+
+  //! A "keep going?" check for loops without a step count (an optimizer's
+  //! iterations): at most every 20 ms it asks for Ctrl-C and the callback
+  //! (done = total = 0); false stops. Use it inside run().
+  std::function<bool()> keep_going() {
+    return [this, last = now_seconds()]() mutable {
+      if (error_) return false;
+      const double t = now_seconds();
+      if (t - last < 0.02) return true;
+      last = t;
+      return fn_(0, 0);
+    };
+  }
+
+  //! run() for a call that stops early when keep_going() says so: a stop
+  //! re-raises the Python error (KeyboardInterrupt, the callback's).
+  template <class F>
+  auto run_checked(F&& f) -> decltype(f()) {
+    auto result = [&] {
+      py::gil_scoped_release release;
+      return f();
+    }();
+    if (error_) throw py::error_already_set(*error_);
+    return result;
+  }
 
   //! Runs f(progress_fn) without the GIL; a cancel re-raises the Python error.
   template <class F>

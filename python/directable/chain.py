@@ -183,6 +183,7 @@ def linearize(chain, q_ref, qd_ref, tau_ref=None, threads=0):
     """``(A, B)`` along a reference for ``directable.lqr``: A (T, 2n, 2n) and
     B (T, 2n, n) of ``z' = [qd; M^-1 (tau - C)]`` at ``z_ref = [q_ref, qd_ref]``
     (T+1, 2n) and ``tau_ref`` (T, n) (zero if None)."""
+    q_ref, qd_ref = as_float_array(q_ref, "q_ref"), as_float_array(qd_ref, "qd_ref")
     return chain.linearize(state(q_ref, qd_ref), optional_array(tau_ref, "tau_ref"), integer(threads, "threads"))
 
 

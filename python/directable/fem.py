@@ -160,7 +160,10 @@ class ReducedStVK(_core.ReducedStVK):
 def box_mesh(cells, h=1.0, origin=(0.0, 0.0, 0.0)) -> TetMesh:
     """Union of unit voxels ``cells`` (k, 3) integer grid coordinates, each of
     size ``h``, split into 6 tets (Kuhn subdivision, conforming)."""
-    cells = np.unique(np.asarray(cells, dtype=np.int64).reshape(-1, 3), axis=0)
+    cells = index_array(cells, "cells", "(k, 3)")
+    if cells.size == 0 or cells.size % 3 or np.abs(cells).max() > 2**20:
+        raise ValueError(f"cells must be a non-empty (k, 3) integer array within +-2^20, got shape {cells.shape}")
+    cells = np.unique(cells.reshape(-1, 3), axis=0)
     corners = np.array(list(itertools.product((0, 1), repeat=3)))  # index = 4x + 2y + z
     # the 6 tets of the Kuhn subdivision along the main diagonal 0 -> 7
     kuhn = []
@@ -175,7 +178,7 @@ def box_mesh(cells, h=1.0, origin=(0.0, 0.0, 0.0)) -> TetMesh:
     uniq, inv = np.unique(pts, axis=0, return_inverse=True)
     inv = inv.reshape(len(cells), 8)
     tets = np.concatenate([inv[:, k] for k in kuhn], axis=0)
-    X = uniq * float(h) + np.asarray(origin, float)
+    X = uniq * real(h, "h") + as_float_array(origin, "origin")
     D = X[tets[:, 1:]] - X[tets[:, :1]]
     neg = np.linalg.det(D) < 0
     tets[neg] = tets[neg][:, [0, 2, 1, 3]]

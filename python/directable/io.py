@@ -47,28 +47,89 @@ def save(path, obj, **extra) -> None:
     np.savez(_npz_path(path), **arrays)
 
 
+_FIELDS = {  # kind -> {field: (required, what)}; what: "array", "scalar", "bool", "str"
+    "LQRSolution": {"K": (True, "array"), "P": (True, "array")},
+    "Discretization": {"Phi": (True, "array"), "Gamma": (True, "array"), "Q": (True, "array"), "N": (True, "array"),
+                       "R": (True, "array"), "Rc": (True, "array"), "dt": (True, "scalar"), "method": (True, "str")},
+    "Tracker": {"K": (True, "array"), "z_ref": (True, "array"), "w_ff": (True, "array"), "loop": (True, "bool"),
+                "w_min": (False, "array"), "w_max": (False, "array"), "gain_dtype": (True, "str")},
+    "arrays": {},
+}
+
+
+def _field(file: str, name: str, value, what: str):
+    """A stored field checked for its type: real arrays, a real finite
+    scalar, a bool stored as a bool (not the string 'False'), a string."""
+    def bad(expected):
+        return ValueError(f"{file}: field {name!r} must be {expected}, got dtype {value.dtype} "
+                          f"shape {value.shape}")
+
+    if what == "array":
+        if value.dtype.kind not in "iuf":
+            raise bad("a real numeric array")
+        return value
+    if value.ndim != 0:
+        raise bad("a single value (0-d)")
+    if what == "scalar":
+        if value.dtype.kind not in "iuf" or not np.isfinite(value):
+            raise bad(f"a finite real number (got {value!r})")
+        return float(value)
+    if what == "bool":
+        if value.dtype.kind != "b":
+            raise bad("a boolean")
+        return bool(value)
+    if value.dtype.kind != "U":
+        raise bad("a string")
+    return str(value)
+
+
 def load(path):
-    """Inverse of ``save``: returns (object, dict of the extra arrays)."""
-    with np.load(_npz_path(path), allow_pickle=False) as f:
-        data = {k: f[k] for k in f.files}
-    kind = str(data.pop(_KIND, "arrays"))
-    keys = {
-        "LQRSolution": ("K", "P"),
-        "Discretization": ("Phi", "Gamma", "Q", "N", "R", "Rc", "dt", "method"),
-        "Tracker": ("K", "z_ref", "w_ff", "loop", "w_min", "w_max", "gain_dtype"),
-        "arrays": (),
-    }[kind]
-    parts = {k: data.pop(k, None) for k in keys}
-    if kind == "LQRSolution":
-        obj = _core.LQRSolution(parts["K"], parts["P"])
-    elif kind == "Discretization":
-        method = getattr(_core.DiscretizeMethod, str(parts["method"]))
-        obj = _core.Discretization(parts["Phi"], parts["Gamma"], parts["Q"], parts["N"], parts["R"], parts["Rc"],
-                                   float(parts["dt"]), method)
-    elif kind == "Tracker":
-        K = parts["K"]
-        obj = _core.Tracker(K[0] if K.shape[0] == 1 else K, parts["z_ref"], parts["w_ff"], bool(parts["loop"]),
-                            parts["w_min"], parts["w_max"], str(parts["gain_dtype"]))
-    else:
-        obj = None
+    """Inverse of ``save``: returns (object, dict of the extra arrays).
+
+    Every stored field is checked (type, dtype, the kind's enum names,
+    booleans stored as booleans) and the object is rebuilt through the same
+    validating constructors as a new one (shapes, finiteness), so an edited,
+    truncated or foreign file raises ``ValueError`` naming the file and the
+    field. Pickled objects are never loaded.
+    """
+    file = _npz_path(path)
+    try:
+        with np.load(file, allow_pickle=False) as f:
+            data = {k: f[k] for k in f.files}
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # not a zip, truncated, an object array needing pickle, a bare .npy
+        raise ValueError(f"{file}: not a readable directable .npz file ({type(exc).__name__}: {exc})") from None
+    for name, value in data.items():  # a member that is not an .npy comes back as raw bytes
+        if not isinstance(value, np.ndarray):
+            raise ValueError(f"{file}: member {name!r} is not a NumPy array ({type(value).__name__})")
+    raw_kind = data.pop(_KIND, np.str_("arrays"))
+    if raw_kind.ndim != 0 or raw_kind.dtype.kind != "U" or str(raw_kind) not in _FIELDS:
+        raise ValueError(f"{file}: field {_KIND!r} must be one of {sorted(_FIELDS)}, got {raw_kind!r}")
+    kind = str(raw_kind)
+    parts = {}
+    for name, (required, what) in _FIELDS[kind].items():
+        if name not in data:
+            if required:
+                raise ValueError(f"{file}: field {name!r} of the saved {kind} is missing")
+            parts[name] = None
+            continue
+        parts[name] = _field(file, name, data.pop(name), what)
+    try:
+        if kind == "LQRSolution":
+            obj = _core.LQRSolution(parts["K"], parts["P"])
+        elif kind == "Discretization":
+            methods = _core.DiscretizeMethod.__members__
+            if parts["method"] not in methods:
+                raise ValueError(f"field 'method' must be one of {sorted(methods)}, got {parts['method']!r}")
+            obj = _core.Discretization(parts["Phi"], parts["Gamma"], parts["Q"], parts["N"], parts["R"], parts["Rc"],
+                                       parts["dt"], methods[parts["method"]])
+        elif kind == "Tracker":
+            K = parts["K"]
+            obj = _core.Tracker(K[0] if K.ndim == 3 and K.shape[0] == 1 else K, parts["z_ref"], parts["w_ff"],
+                                parts["loop"], parts["w_min"], parts["w_max"], parts["gain_dtype"])
+        else:
+            obj = None
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{file}: the saved {kind} is not valid: {exc}") from None
     return obj, data

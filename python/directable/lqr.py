@@ -201,6 +201,9 @@ def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=
 
     Q_final: (n, n), (n,), scalar or ``"dare"`` (the stationary P of the last
     step's re-tuned discrete problem)."""
+    if not isinstance(discretization, Discretization):
+        raise TypeError(f"discretization must be a Discretization (from lqr.discretize), got "
+                        f"{type(discretization).__name__}")
     return run_with_progress(
         discretization.solve,
         progress,
@@ -275,6 +278,8 @@ def pd_gain(kp, kd, n, actuated=None) -> np.ndarray:
 def pd_tracker(kp, kd, z_ref, w_ff=None, actuated=None, loop=False, w_min=None, w_max=None) -> Tracker:
     """PD controller ``w = w_ff - kp (q - q_ref) - kd (qd - qd_ref)`` as a Tracker."""
     z_ref = as_float_array(z_ref, "z_ref")
+    if z_ref.ndim != 2:
+        raise ValueError(f"z_ref must have shape (T+1, n), got {z_ref.shape}")
     return tracker(pd_gain(kp, kd, z_ref.shape[-1], actuated), z_ref, w_ff, loop, w_min, w_max)
 
 

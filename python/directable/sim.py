@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, optional_array, real, run_with_progress
+from ._validate import as_float_array, index_array, integer, optional_array, real, run_with_progress
 
 Simulation = _core.Simulation
 SimulationResult = _core.SimulationResult
@@ -35,7 +35,10 @@ def simulate(model, z0, steps, dt, controller=None, t0=0.0, disturbance=None, op
     Returns a SimulationResult with states (N+1, n), controls (N, s),
     feedback (N, s), tracking_error (N+1,), effort (N,), ref_index (N+1,).
     """
-    js = None if jump_steps is None else np.asarray(jump_steps, dtype=np.int32).ravel()
+    js = None if jump_steps is None else index_array(jump_steps, "jump_steps", "(k,)").ravel()
+    if js is not None and js.size and (js.min() < 0 or js.max() > np.iinfo(np.int32).max):
+        raise ValueError(f"jump_steps must be step numbers in [0, 2^31), got {js.min()} .. {js.max()}")
+    js = None if js is None else js.astype(np.int32)
     if controller is not None and not isinstance(controller, _core.Tracker):
         raise TypeError(f"controller must be a directable Tracker or None, got {type(controller).__name__}")
     if controller is not None and not controller.loop and js is None:
@@ -63,6 +66,10 @@ def _warn_past_horizon(tracker, steps, start_index):
 def push(steps, dim, at, force, duration=1):
     """Disturbance array (steps, dim): ``force`` (dim,) applied on steps [at, at + duration)."""
     force = as_float_array(force, "force")
+    steps, dim, at, duration = (integer(steps, "steps"), integer(dim, "dim"), integer(at, "at"),
+                                integer(duration, "duration"))
+    if not np.all(np.isfinite(force)):
+        raise ValueError(f"force must be finite, got {force}")
     if force.shape != (dim,):
         raise ValueError(f"force must have shape ({dim},), got {force.shape}")
     if not 0 <= at < steps or duration < 1:

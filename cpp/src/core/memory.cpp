@@ -1,14 +1,33 @@
 #include "directable/core/memory.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <new>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+#include "directable/core/allocation.hpp"
 
 namespace directable {
+
+void check_allocation(const std::string& what, double bytes) {
+  double physical = 0.0;
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+#endif
+  if (!(physical > 0.0)) physical = 1e15;  // unknown: only absurd sizes fail here
+  if (!(bytes <= physical)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3g GB, more than the %.3g GB of memory", bytes / 1e9, physical / 1e9);
+    throw AllocationTooLarge(what + " would need " + text);
+  }
+}
 
 namespace {
 

@@ -12,18 +12,33 @@
 
 #include "directable/core/progress.hpp"
 #include "directable/core/types.hpp"
-#include "directable/core/progress.hpp"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 namespace directable {
 
+//! Whether this process is a child forked (fork(), multiprocessing's "fork"
+//! start method) from a process that had already started a thread team.
+//! GNU OpenMP cannot restart its thread pool in such a child (a parallel
+//! region there waits forever for the parent's threads), so the child runs
+//! every parallel loop on its own thread; "spawn" and "forkserver" children
+//! are fresh processes and get all cores. Set by a pthread_atfork handler.
+bool forked_after_threads();
+
+//! Records that a thread team has run in this process (called by the
+//! parallel loops; cheap, idempotent).
+void note_thread_team();
+
 //! Threads a parallel region may use: OMP_NUM_THREADS / set_max_threads (1
-//! without OpenMP).
+//! without OpenMP and in a child forked after a team ran, see
+//! forked_after_threads()).
 inline int max_threads() {
 #ifdef _OPENMP
-  return omp_get_max_threads();
+  if (forked_after_threads()) return 1;
+  const int all = omp_get_max_threads();
+  if (all > 1) note_thread_team();
+  return all;
 #else
   return 1;
 #endif

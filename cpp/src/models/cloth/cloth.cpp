@@ -6,6 +6,8 @@
 
 #include "directable/models/cloth/cloth.hpp"
 
+#include "directable/core/allocation.hpp"
+
 namespace directable {
 
 namespace {
@@ -27,6 +29,9 @@ void check_strictly_positive(const std::string& name, double value) {
 void validate(const ClothParams& p, const std::vector<Collider>& colliders) {
   if (p.nx < 2 || p.ny < 2)
     throw std::invalid_argument("nx and ny must be >= 2, got nx=" + std::to_string(p.nx) + ", ny=" + std::to_string(p.ny));
+  // ~30 doubles per node: positions, masses, springs (up to 6 per node, 3 numbers each)
+  check_allocation("a cloth of nx * ny = " + std::to_string(p.nx) + " * " + std::to_string(p.ny) + " nodes",
+                   30.0 * 8.0 * double(p.nx) * double(p.ny));
   check_strictly_positive("spacing", p.spacing);
   check_strictly_positive("mass", p.mass);
   check_strictly_positive("k_struct", p.k_struct);

@@ -123,6 +123,8 @@ void enforce_min_distance(Eigen::Ref<RowMatrix> P, const std::vector<std::uint8_
   if (grid) grid->check_positions("positions", P);
   if (delta == 0.0) return;
   const double d2 = delta * delta;
+  if (!std::isfinite(d2))
+    throw std::domain_error("delta_min must be small enough to square, got " + std::to_string(delta));
   auto can_move = [&](Index k) { return movable.empty() || movable[k]; };
   auto move = [&](Index k, double dx, double dy) {
     const double x0 = P(k, 0), y0 = P(k, 1);

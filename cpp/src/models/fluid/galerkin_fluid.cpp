@@ -70,6 +70,9 @@ void GalerkinFluid::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen
   check_reduced("w", w);
   check_positive("dt", dt);
   advance(z, w, dt, z_next, data);
+  if (!z_next.allFinite())
+    throw std::domain_error("reduced step diverged (non-finite velocity) with dt = " + std::to_string(dt) +
+                            ": reduce dt or |z|, |w|");
 }
 
 void GalerkinFluid::advance(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,

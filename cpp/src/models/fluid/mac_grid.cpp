@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ MACGrid2D::MACGrid2D(Index nx, Index ny, double h, const Mask& solid) : nx_(nx),
     throw std::invalid_argument("grid size (nx, ny) must be at least (2, 2), got (" + std::to_string(nx) + ", " +
                                 std::to_string(ny) + ")");
   if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
+  // the sparse factorizations index with int: an honest limit, not an allocation that never ends
+  if (nx > (1 << 20) || ny > (1 << 20) || (nx + 1) * (ny + 1) > Index(std::numeric_limits<int>::max() / 8))
+    throw std::invalid_argument("grid size (nx, ny) = (" + std::to_string(nx) + ", " + std::to_string(ny) +
+                                ") is too large: at most 2^28 cells (the sparse solvers' int indices)");
   if (solid.size() != 0 && solid.size() != n_cells())
     throw_shape("solid", "(" + std::to_string(ny) + ", " + std::to_string(nx) + ") (ny, nx)",
                 "(" + std::to_string(solid.size()) + ",) cells");
@@ -262,6 +267,7 @@ void MACGrid2D::velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const 
 
 void MACGrid2D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt,
                                 Eigen::Ref<Eigen::VectorXd> out) const {
+  check_finite("dt", &dt, 1);
   auto trace = [&](double x, double y) {
     const Eigen::Vector2d v1 = velocity_at(u, x, y);
     const Eigen::Vector2d v2 = velocity_at(u, x - 0.5 * dt * v1[0], y - 0.5 * dt * v1[1]);
@@ -286,6 +292,7 @@ void MACGrid2D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, doub
 
 void MACGrid2D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q,
                              double dt, Eigen::Ref<Eigen::VectorXd> out) const {
+  check_finite("dt", &dt, 1);
   Stencil4 s;
   for (Index j = 0; j < ny_; ++j)
     for (Index i = 0; i < nx_; ++i) {
@@ -298,6 +305,7 @@ void MACGrid2D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const E
 }
 
 void MACGrid2D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<RowMatrix> p, double dt) const {
+  check_finite("dt", &dt, 1);
   for (Index k = 0; k < p.rows(); ++k) {
     double x = p(k, 0), y = p(k, 1);
     clamp(x, y);

@@ -40,8 +40,10 @@ void advection_apply(const MACGrid2D& g, const Eigen::Ref<const Eigen::VectorXd>
 
 ReducedFluid::ReducedFluid(std::shared_ptr<const MACGrid2D> grid, const Eigen::Ref<const RowMatrix>& basis,
                            double viscosity, int threads, const ProgressFn* progress)
-    : GalerkinFluid(basis, grid->n_faces(), std::to_string(grid->nx()) + "x" + std::to_string(grid->ny()), viscosity),
+    : GalerkinFluid(basis, grid ? grid->n_faces() : 0,
+                    grid ? std::to_string(grid->nx()) + "x" + std::to_string(grid->ny()) : std::string("None"), viscosity),
       grid_(std::move(grid)) {
+  if (!grid_) throw std::invalid_argument("grid must be a MACGrid2D, got None");
   const MACGrid2D& g = *grid_;
   project_operators(
       g.laplacian(),
@@ -87,6 +89,7 @@ void ReducedFluid::velocities(const Eigen::Ref<const Eigen::VectorXd>& z, const 
 
 FluidParticles::FluidParticles(std::shared_ptr<const ReducedFluid> fluid, Index particles)
     : fluid_(std::move(fluid)), particles_(particles) {
+  if (!fluid_) throw std::invalid_argument("fluid must be a ReducedFluid, got None");
   if (particles_ < 0) throw std::invalid_argument("particles must be >= 0, got " + std::to_string(particles_));
   const Index r = fluid_->r();
   control_.setZero(2 * particles_ + r, r);

@@ -59,6 +59,7 @@ ReducedFluid3D::ReducedFluid3D(std::shared_ptr<const MACGrid3D> grid, const Eige
                          : std::string("None"),
                     viscosity),
       grid_(std::move(grid)) {
+  if (!grid_) throw std::invalid_argument("grid must be a MACGrid3D, got None");
   const MACGrid3D& g = *grid_;
   project_operators(
       g.laplacian(),

@@ -1,0 +1,302 @@
+"""The fuzz table: one valid call per public entry point (a setup, then the
+call with named arguments given as Python expressions) and the mutations a
+hostile caller applies to one argument at a time. Run by tests/test_fuzz.py,
+one worker process per entry (``python fuzz_table.py NAME``) so that a crash
+fails that entry and a hang is cut by its timeout.
+
+Contract for every mutated call: it returns a result whose arrays and
+numbers are finite, or raises TypeError / ValueError (also the
+FloatingPointError and MemoryError subclasses' kin, MemoryError for an
+allocation that cannot be honoured) — never a crash, a hang, another
+exception type, or NaN in the result.
+"""
+from __future__ import annotations
+
+import faulthandler
+import json
+import sys
+
+SETUP = """
+import numpy as np
+import directable as dr
+from directable import chain, cloth, crowds, fem, fluid, lqr, models, mpc, reduce, sim, sph
+rng = np.random.default_rng(0)
+chain2 = models.spring_chain(masses=2)
+planar = chain.PlanarChain(np.ones(2), np.ones(2))
+A3 = np.tile(0.9 * np.eye(3), (4, 1, 1))
+B3 = np.ones((3, 2))
+sol3 = lqr.solve_discrete(A3, B3, 1.0, 1.0, 1.0)
+disc3 = lqr.discretize(A3, B3, 0.05, 1.0, 1.0)
+zref3 = 0.1 * np.ones((5, 3))
+tracker3 = lqr.tracker(sol3, zref3)
+K4 = -0.5 * np.ones((5, 2, 4))
+zref4 = np.zeros((6, 4))
+tracker4 = lqr.tracker(K4, zref4)
+grid = fluid.MACGrid2D(6, 6)
+basis = fluid.velocity_basis(grid, np.stack([grid.project(np.sin(np.arange(grid.n_faces) * (k + 1)))
+                                            for k in range(4)]), r=3)
+red = fluid.ReducedFluid(grid, basis, 0.01)
+dx = 0.1
+fluid_pts = sph.block((0.2, 0.0), (0.5, 0.3), dx)
+walls = sph.box_walls((0, 0), (1, 1), dx)
+sphf = sph.SPHFluid2D(fluid_pts, walls, spacing=dx, h=1.3 * dx)
+pred = sphf.prediction_model()
+lin = mpc.LinearModel(0.9 * np.eye(3), np.ones((3, 2)))
+opt = mpc.HorizonOptimizer(lin, 3, 1.0, 0.1, 1.0, iterations=5)
+mesh = fem.box_mesh((2, 1, 1), h=0.1)
+stvk = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))
+cgrid = crowds.CrowdGrid(8, 8)
+cl = cloth.ClothGrid(3, 3, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
+"""
+
+# name -> (the call, written with the argument names, {argument: valid expression}[, options]);
+# options: "long": counts of a run or a size that may legitimately take as long as asked (10**12 steps
+# run and stop on Ctrl-C: tests/test_interrupt.py; a 10**6-node cloth is built in seconds; sizes beyond
+# the memory are MemoryError: tests/test_hardening.py), so huge integers are not tried there; "allow_inf": +inf is a
+# documented value of the result (an eikonal's unreachable cells).
+TABLE = {
+    "lqr.solve_discrete": ("lqr.solve_discrete(A=A, B=B, Q=Q, R=R, Q_final=Q_final)",
+                           dict(A="A3", B="B3", Q="np.eye(3)", R="np.eye(2)", Q_final="np.eye(3)")),
+    "lqr.discretize": ("lqr.discretize(A=A, B=B, dt=dt, Q=Q, R=R, method=method, intervals=intervals)",
+                       dict(A="A3", B="B3", dt="0.05", Q="1.0", R="1.0", method="'simpson'", intervals="4")),
+    "lqr.solve_continuous": ("lqr.solve_continuous(A=A, B=B, dt=dt, Q=Q, R=R, Q_final=Q_final)",
+                             dict(A="A3", B="B3", dt="0.05", Q="1.0", R="1.0", Q_final="np.eye(3)")),
+    "lqr.retune": ("lqr.retune(d, Q_final=Q_final, alpha_Q=alpha_Q, alpha_R=alpha_R)",
+                   dict(d="disc3", Q_final="np.eye(3)", alpha_Q="2.0", alpha_R="0.5")),
+    "lqr.tracker": ("lqr.tracker(K=K, z_ref=z_ref, w_ff=w_ff, w_min=w_min, w_max=w_max, gain_dtype=gain_dtype)",
+                    dict(K="K4", z_ref="zref4", w_ff="np.zeros((5, 2))", w_min="-np.ones(2)", w_max="np.ones(2)",
+                         gain_dtype="'float32'")),
+    "lqr.pd_tracker": ("lqr.pd_tracker(kp=kp, kd=kd, z_ref=z_ref)", dict(kp="2.0", kd="0.5", z_ref="zref4")),
+    "Tracker.control": ("tracker4.control(z)", dict(z="np.ones(4)")),
+    "Tracker.nearest_index": ("tracker4.nearest_index(z, first=first, last=last)",
+                              dict(z="np.ones(4)", first="0", last="-1")),
+    "models.spring_chain": ("models.spring_chain(masses=masses, mass=mass, stiffness=stiffness, damping=damping)",
+                            dict(masses="3", mass="1.0", stiffness="40.0", damping="0.2")),
+    "models.linearize": ("models.linearize(model, z_ref=z_ref, dt=dt)",
+                         dict(model="chain2", z_ref="np.zeros((4, 4))", dt="0.01")),
+    "models.rollout": ("models.rollout(model, z0=z0, w=w, dt=dt)",
+                       dict(model="chain2", z0="np.zeros(4)", w="np.ones((5, 2))", dt="0.01")),
+    "Model.step": ("chain2.step(z, w, dt)", dict(z="np.zeros(4)", w="np.ones(2)", dt="0.01")),
+    "sim.simulate": ("sim.simulate(model, z0=z0, steps=steps, dt=dt, controller=controller, disturbance=disturbance,"
+                     " kicks=kicks, jump_steps=jump_steps, start_index=start_index)",
+                     dict(model="chain2", z0="np.zeros(4)", steps="5", dt="0.01", controller="tracker4",
+                          disturbance="np.ones((5, 2))", kicks="np.zeros((5, 4))", jump_steps="[2]",
+                          start_index="0")),
+    "sim.Simulation": ("dr.Simulation(model, z0, dt, controller=controller)",
+                       dict(model="chain2", z0="np.zeros(4)", dt="0.01", controller="tracker4")),
+    "Simulation.step": ("dr.Simulation(chain2, np.zeros(4), 0.01).step(w_ext=w_ext, w_open=w_open, kick=kick)",
+                        dict(w_ext="np.ones(2)", w_open="np.ones(2)", kick="np.zeros(4)")),
+    "sim.push": ("sim.push(steps, dim, at, force, duration=duration)",
+                 dict(steps="10", dim="2", at="3", force="np.ones(2)", duration="2")),
+    "chain.PlanarChain": ("chain.PlanarChain(masses, lengths)", dict(masses="np.ones(2)", lengths="np.ones(2)")),
+    "chain.track": ("chain.track(planar, q_ref=q_ref, qd_ref=qd_ref, dt=dt, kp=kp, kd=kd)",
+                    dict(q_ref="0.1 * np.ones((6, 2))", qd_ref="np.zeros((6, 2))", dt="0.01", kp="50.0", kd="5.0")),
+    "chain.rollout": ("chain.rollout(planar, q0=q0, qd0=qd0, dt=dt, steps=steps, tau=tau)",
+                      dict(q0="np.zeros(2)", qd0="np.zeros(2)", dt="0.01", steps="5", tau="np.zeros((5, 2))")),
+    "chain.spd_step": ("chain.spd_step(M, C, q, qd, q_ref_next, qd_ref_next, kp, kd, dt)",
+                       dict(M="np.eye(2)", C="np.zeros(2)", q="np.zeros(2)", qd="np.zeros(2)",
+                            q_ref_next="np.ones(2)", qd_ref_next="np.zeros(2)", kp="10.0", kd="1.0", dt="0.01")),
+    "chain.linearize": ("chain.linearize(planar, q_ref=q_ref, qd_ref=qd_ref)",
+                        dict(q_ref="np.zeros((3, 2))", qd_ref="np.zeros((3, 2))")),
+    "chain.inverse_dynamics": ("chain.inverse_dynamics(planar, q, qd, qdd)",
+                               dict(q="np.zeros(2)", qd="np.zeros(2)", qdd="np.ones(2)")),
+    "fluid.MACGrid2D": ("fluid.MACGrid2D(nx, ny)", dict(nx="6", ny="5")),
+    "MACGrid2D.advect_particles": ("grid.advect_particles(u, points, dt)",
+                                   dict(u="np.ones(grid.n_faces)", points="np.array([[0.5, 0.5]])", dt="0.1")),
+    "MACGrid2D.project": ("grid.project(u)", dict(u="np.ones(grid.n_faces)")),
+    "fluid.FluidSim2D.run": ("fluid.FluidSim2D(grid, viscosity, dt).run(forces)",
+                             dict(viscosity="0.01", dt="0.01", forces="np.ones((3, grid.n_faces))")),
+    "fluid.ReducedFluid": ("fluid.ReducedFluid(grid, basis, viscosity)",
+                           dict(basis="basis", viscosity="0.01")),
+    "ReducedFluid.step": ("red.step(z, w, dt)", dict(z="np.ones(3)", w="np.zeros(3)", dt="0.01")),
+    "fluid.FluidParticles": ("fluid.FluidParticles(red, particles)", dict(particles="2")),
+    "fluid.velocity_basis": ("fluid.velocity_basis(grid, snapshots, r=r)",
+                             dict(snapshots="rng.standard_normal((5, grid.n_faces))", r="2")),
+    "sph.SPHFluid2D": ("sph.SPHFluid2D(fluid, boundary, spacing=spacing, h=h)",
+                       dict(fluid="fluid_pts", boundary="walls", spacing="dx", h="1.3 * dx")),
+    "SPHFluid2D.step": ("sphf.step(force=force, steps=steps)", dict(force="np.zeros((len(fluid_pts), 2))",
+                                                                     steps="2"), {"long": {"steps"}}),
+    "SPHFluid2D.set_state": ("sphf.set_state(positions, velocities)",
+                             dict(positions="fluid_pts", velocities="np.zeros_like(fluid_pts)")),
+    "SPHPrediction.step": ("pred.step(x, u)", dict(x="sph.state(sphf)", u="np.zeros(pred.s)")),
+    "mpc.LinearModel": ("mpc.LinearModel(A, B)", dict(A="np.eye(3)", B="np.ones((3, 2))")),
+    "mpc.EulerModel": ("mpc.EulerModel(model, dt)", dict(model="chain2", dt="0.01")),
+    "mpc.Substeps": ("mpc.Substeps(model, count).step(np.zeros(3), np.zeros(2))", dict(model="lin", count="3")),
+    "mpc.HorizonOptimizer": ("mpc.HorizonOptimizer(lin, horizon, Q, R, C, iterations=iterations, lower=lower,"
+                             " upper=upper)",
+                             dict(horizon="3", Q="1.0", R="0.1", C="1.0", iterations="5", lower="-1.0",
+                                  upper="1.0")),
+    "HorizonOptimizer.solve": ("opt.solve(x0, reference, u0=u0)",
+                               dict(x0="np.ones(3)", reference="np.zeros((4, 3))", u0="np.zeros((3, 2))")),
+    "HorizonOptimizer.cost_and_gradient": ("opt.cost_and_gradient(x0, reference, u)",
+                                           dict(x0="np.ones(3)", reference="np.zeros((4, 3))",
+                                                u="np.zeros((3, 2))")),
+    "HorizonOptimizer.run": ("opt.run(lin, x0, reference, steps)",
+                             dict(x0="np.ones(3)", reference="np.zeros((7, 3))", steps="3")),
+    "mpc.minimize_lbfgs": ("mpc.minimize_lbfgs(lambda x: (float(x @ x), 2 * x), x0, lower=lower, upper=upper)",
+                           dict(x0="np.ones(2)", lower="-np.ones(2)", upper="np.ones(2)")),
+    "fem.box_mesh": ("fem.box_mesh(cells, h=h)", dict(cells="(2, 1, 1)", h="0.1")),
+    "fem.StVKModel": ("fem.StVKModel(mesh, young, poisson, density)",
+                      dict(young="1e5", poisson="0.3", density="1000.0")),
+    "fem.Simulator.run": ("fem.Simulator(stvk, dt).run(forces)",
+                          dict(dt="0.01", forces="np.zeros((2, 3 * mesh.num_vertices))")),
+    "reduce.pca": ("reduce.pca(snapshots, r)", dict(snapshots="rng.standard_normal((6, 10))", r="2")),
+    "crowds.splat": ("crowds.splat(cgrid, positions, velocities, lam)",
+                     dict(positions="[[1.0, 1.0]]", velocities="[[0.5, 0.0]]", lam="2.0")),
+    "crowds.eikonal": ("crowds.eikonal(cost, goal)",
+                       dict(cost="np.ones((4, 8, 8))", goal="np.eye(8, dtype=bool)"), {"allow_inf": True}),
+    "crowds.enforce_min_distance": ("crowds.enforce_min_distance(positions, delta_min)",
+                                    dict(positions="[[1.0, 1.0], [1.1, 1.0]]", delta_min="0.5")),
+    "cloth.ClothGrid": ("cloth.ClothGrid(nx, ny, spacing, mass, k_struct, 0.0, 0.0, 0.0)",
+                        dict(nx="3", ny="3", spacing="0.1", mass="0.02", k_struct="10.0"), {"long": {"nx", "ny"}}),
+    "ClothGrid.rollout": ("cl.rollout(x0, v0, dt, steps)",
+                          dict(x0="cl.positions0", v0="np.zeros_like(cl.positions0)", dt="0.001", steps="3")),
+}
+
+# label -> expression of the replaced argument, given its valid value V
+MUTATIONS = {
+    "None": "None",
+    "nan": "np.full(np.shape(V), np.nan) if np.ndim(V) else float('nan')",
+    "inf": "np.full(np.shape(V), np.inf) if np.ndim(V) else float('inf')",
+    "-inf": "np.full(np.shape(V), -np.inf) if np.ndim(V) else float('-inf')",
+    "minus one": "-1",
+    "zero": "0",
+    "huge": "1e308",
+    "huge int": "10**12",
+    "empty": "np.zeros((0,))",
+    "empty 2-D": "np.zeros((0, 0))",
+    "wrong shape": "np.zeros((3, 7, 5))",
+    "transposed": "np.asarray(V).T.copy() if np.ndim(V) >= 2 else np.asarray(V)[None]",
+    "strided": "np.repeat(np.asarray(V), 2, axis=0)[::2] if np.ndim(V) else V",
+    "float32": "np.asarray(V, dtype=np.float32) if np.asarray(V).dtype.kind in 'iuf' else V",
+    "float32 scalar": "np.float32(8.7)",
+    "int64": "np.asarray(V).astype(np.int64) if np.asarray(V).dtype.kind in 'iuf' else V",
+    "complex": "np.asarray(V) + 1j if np.asarray(V).dtype.kind in 'iuf' else 1j",
+    "object": "np.array([None, 1.0], dtype=object)",
+    "str": "'abc'",
+    "list": "np.asarray(V).tolist()",
+    "bool": "True",
+}
+
+ALLOWED = (TypeError, ValueError, MemoryError)
+
+
+def _finite(result, depth=0, allow_inf=False):
+    """Whether every number reachable in result (arrays, floats, tuples, dicts, result objects) is finite
+    (not NaN with allow_inf). A result that flags its own divergence with the step (``diverged``) passes."""
+    import numpy as np
+
+    if getattr(result, "diverged", False) is True:
+        return True
+    if allow_inf:
+        bad = lambda a: bool(np.any(np.isnan(a)))  # noqa: E731
+    else:
+        bad = lambda a: not bool(np.all(np.isfinite(a)))  # noqa: E731
+    if depth > 3 or result is None or isinstance(result, (str, bytes, bool)):
+        return True
+    if isinstance(result, (float, np.floating)):
+        return not bad(result)
+    if isinstance(result, np.ndarray):
+        return result.dtype.kind not in "fc" or not bad(result)
+    if isinstance(result, (tuple, list)):
+        return all(_finite(r, depth + 1, allow_inf) for r in result)
+    if isinstance(result, dict):
+        return all(_finite(r, depth + 1, allow_inf) for r in result.values())
+    if type(result).__module__.startswith("directable"):
+        for name in ("states", "controls", "u", "K", "P", "q", "qd", "tau", "positions", "velocities", "x", "v"):
+            try:
+                value = getattr(result, name)
+            except Exception:
+                continue
+            if not callable(value) and not _finite(value, depth + 1, allow_inf):
+                return False
+    return True
+
+
+def _function(env, entry):
+    """The entry's call as a function of its named arguments."""
+    call, valid = TABLE[entry][:2]
+    return eval(f"lambda {', '.join(valid)}: {call}", env)
+
+
+def _classify(fn, allow_inf=False):
+    """('ok', '') | ('raised', 'Type: message') | ('bad', why)."""
+    try:
+        result = fn()
+    except ALLOWED as exc:
+        return "raised", f"{type(exc).__name__}: {exc}"
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the contract forbids any other type
+        return "bad", f"unexpected {type(exc).__name__}: {exc}"
+    if not _finite(result, allow_inf=allow_inf):
+        return "bad", "returned non-finite values"
+    return "ok", ""
+
+
+def run_entries(entries, hypothesis_examples=30, timeout=20.0):
+    """run_entry for each of entries in this process (one setup for all)."""
+    faulthandler.enable()
+    env = {}
+    exec(SETUP, env)
+    for entry in entries:
+        run_entry(entry, hypothesis_examples, timeout, env)
+
+
+def run_entry(entry, hypothesis_examples, timeout, env):
+    """Every argument x every mutation, then random arrays from hypothesis;
+    prints one JSON line per call (labelled ``entry: argument=mutation``),
+    each preceded by a START line (a crash leaves the START of its call
+    last on stdout)."""
+    import numpy as np
+
+    _, valid, *rest = TABLE[entry]
+    options = rest[0] if rest else {}
+    values = {k: eval(v, env) for k, v in valid.items()}
+    f = _function(env, entry)
+
+    def one(label, args):
+        label = f"{entry}: {label}"
+        print(json.dumps({"start": label}), flush=True)
+        faulthandler.dump_traceback_later(timeout, exit=True)
+        status, detail = _classify(lambda: f(**args), options.get("allow_inf", False))
+        faulthandler.cancel_dump_traceback_later()
+        print(json.dumps({"label": label, "status": status, "detail": detail[:300]}), flush=True)
+        return status
+
+    if one("valid", dict(values)) != "ok":
+        return
+    for arg in values:
+        for label, expr in MUTATIONS.items():
+            if label == "huge int" and arg in options.get("long", ()):
+                continue
+            try:
+                bad = eval(expr, {"np": np, "V": values[arg]})
+            except Exception:  # noqa: BLE001 - a mutation that does not apply to this value
+                continue
+            one(f"{arg}={label}", dict(values, **{arg: bad}))
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    dtypes = st.sampled_from([np.float64, np.float32, np.int64, np.int8, np.bool_, np.complex128, np.uint16])
+    arrays = hnp.arrays(dtypes, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5))
+    scalars = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**70, 2**70), st.none(),
+                        st.text(max_size=3))
+
+    @settings(max_examples=hypothesis_examples, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(sorted(values)), st.one_of(arrays, scalars))
+    def random_argument(arg, bad):
+        if arg in options.get("long", ()) and np.ndim(bad) == 0 and getattr(bad, "dtype", np.dtype(int)).kind in "iu" \
+                and not isinstance(bad, (bool, np.bool_)) and isinstance(bad, (int, np.integer)) and bad > 10**5:
+            return  # a legitimately long run (see "long")
+        one(f"{arg}=hypothesis {type(bad).__name__} {getattr(bad, 'dtype', '')} {np.shape(bad)}",
+            dict(values, **{arg: bad}))
+
+    random_argument()
+
+
+if __name__ == "__main__":  # fuzz_table.py EXAMPLES ENTRY [ENTRY ...]
+    run_entries(sys.argv[2:], int(sys.argv[1]))

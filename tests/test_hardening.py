@@ -1,0 +1,118 @@
+"""Hostile input answered by a clear error, never a crash, a NaN result or a
+silently changed argument: None for an object argument, NumPy floats for
+counts, non-finite steps. Each case runs in a fresh interpreter, so a crash
+(SIGSEGV) fails its own case instead of taking pytest down."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import directable as dr
+from directable import fluid, mpc
+
+_SETUP = """
+import numpy as np
+import directable as dr
+from directable import _core, chain, fluid, mpc
+chain2 = dr.models.spring_chain(masses=2)
+planar = chain.PlanarChain(np.ones(2), np.ones(2))
+grid = fluid.MACGrid2D(4, 4)
+"""
+
+# (call, exception types, text the message must contain)
+_NONE_OBJECTS = {
+    "simulate(model=None)": ("dr.simulate(None, np.zeros(4), 3, 0.01)", (TypeError, ValueError), "model"),
+    "_core.simulate(model=None)": ("_core.simulate(None, np.zeros(4), 3, 0.01)", (TypeError, ValueError), "model"),
+    "Simulation(model=None)": ("dr.Simulation(None, np.zeros(4), 0.01)", (TypeError, ValueError), "model"),
+    "ReducedFluid(grid=None)": ("_core.ReducedFluid(None, np.zeros((40, 3)))", (TypeError, ValueError), "grid"),
+    "FluidSim2D(grid=None)": ("fluid.FluidSim2D(None, 0.0, 0.01)", (TypeError, ValueError), "grid"),
+    "FluidParticles(fluid=None)": ("fluid.FluidParticles(None, 1)", (TypeError, ValueError), "fluid"),
+    "_core.track(model=None)": ("_core.track(None, np.zeros(2), np.zeros(2), np.zeros((3, 2)), kp=np.ones(2), "
+                                "kd=np.ones(2), dt=0.01)", (TypeError, ValueError), "model"),
+    "HorizonOptimizer(model=None)": ("_core.HorizonOptimizer(None, 3, np.ones(4), np.ones(2), np.ones(4))",
+                                     (TypeError, ValueError), "model"),
+    "EulerPrediction(model=None)": ("_core.EulerPrediction(None, 0.1, 0.0)", (TypeError, ValueError), "model"),
+    "SubstepPrediction(model=None)": ("_core.SubstepPrediction(None, 2)", (TypeError, ValueError), "model"),
+    "ModelPlant(model=None)": ("_core.ModelPlant(None, np.zeros(4), 0.1, 1, 0.0, None)", (TypeError, ValueError),
+                               "model"),
+    "run_plant_servo(plant=None)": ("_core.run_plant_servo(None, *[np.zeros(2)] * 5, 3, None)",
+                                    (TypeError, ValueError), "plant"),
+    "NewmarkFEM(model=None)": ("_core.NewmarkFEM(None, 0.01)", (TypeError, ValueError), "model"),
+    "simulate(z0=None)": ("dr.simulate(chain2, None, 3, 0.01)", (TypeError, ValueError), "z0"),
+    "Tracker.control(None)": ("dr.lqr.tracker(np.zeros((3, 2, 4)), np.zeros((4, 4))).control(None)",
+                              (TypeError, ValueError), ""),
+}
+
+
+def _outcome(code):
+    prog = _SETUP + textwrap.dedent(f"""
+        try:
+            {code}
+        except Exception as e:
+            print("RAISED", type(e).__name__, str(e).replace(chr(10), " "))
+        else:
+            print("RETURNED")
+        """)
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"crashed (exit {r.returncode}): {r.stderr[-1500:]}"
+    return r.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("case", list(_NONE_OBJECTS))
+def test_none_for_an_argument_is_a_clear_error(case):
+    code, types, word = _NONE_OBJECTS[case]
+    out = _outcome(code)
+    assert out.startswith("RAISED"), out
+    _, name, message = out.split(" ", 2)
+    assert name in {t.__name__ for t in types}, out
+    assert word in message, out
+
+
+@pytest.mark.parametrize("value", [np.float32(8.7), np.float64(8.0), 8.5, "8"])
+def test_counts_are_not_truncated(value):
+    with pytest.raises(TypeError):
+        fluid.MACGrid2D(value, 8)
+
+
+def test_numpy_integers_pass_as_counts():
+    g = fluid.MACGrid2D(np.int64(8), np.int32(6))
+    assert (g.nx, g.ny) == (8, 6)
+
+
+@pytest.mark.parametrize("which", ["advect_velocity", "advect_cells", "advect_particles"])
+@pytest.mark.parametrize("dt", [np.nan, np.inf])
+def test_non_finite_dt_of_advection(which, dt):
+    g = fluid.MACGrid2D(8, 8)
+    u = np.zeros(g.n_faces)
+    args = {"advect_velocity": (u,), "advect_cells": (u, np.zeros(g.n_cells)),
+            "advect_particles": (u, np.array([[0.5, 0.5]]))}[which]
+    with pytest.raises(ValueError, match="dt must be finite"):
+        getattr(g, which)(*args, dt)
+
+
+def test_nan_bounds_of_minimize_lbfgs():
+    with pytest.raises(ValueError, match="lower"):
+        mpc.minimize_lbfgs(lambda x: (float(x @ x), 2 * x), np.ones(2), lower=np.array([np.nan, 0.0]))
+
+
+@pytest.mark.parametrize("name", ["w_min", "w_max"])
+def test_empty_control_limits_are_not_read_as_no_limits(name):
+    with pytest.raises(ValueError, match=name):
+        dr.lqr.tracker(np.zeros((3, 1, 2)), np.zeros((4, 2)), **{name: np.array([])})
+
+
+def test_nan_state_of_a_simulation_is_reported_with_the_step():
+    chain = dr.models.spring_chain(masses=2)
+    with pytest.raises(ValueError, match="step"):
+        dr.simulate(chain, np.ones(4), 50, 1e303)
+
+
+def test_sizes_beyond_the_memory_are_memory_errors():
+    with pytest.raises(MemoryError, match="nodes would need"):
+        dr.cloth.ClothGrid(3, 10**12, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="too large"):
+        fluid.MACGrid2D(10**7, 10**7)

@@ -1,0 +1,94 @@
+"""Long runs keep resident memory flat: a controlled run of many steps and
+many create/destroy cycles of every core object grow the resident set by
+less than 5 MB after warm-up. CI runs small counts; the full counts (10^6
+steps, 10^5 cycles) run with ``python tests/test_hardening_longrun.py
+--full`` and are recorded in benchmarks/RESULTS.md."""
+from __future__ import annotations
+
+import gc
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import directable as dr
+from directable import fluid, lqr, models, mpc, sph
+
+LIMIT_MB = 5.0
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _makers():
+    chain = models.spring_chain(masses=3)
+    K = -0.5 * np.ones((10, 3, 6))
+    z_ref = np.zeros((11, 6))
+    A = np.tile(0.9 * np.eye(6), (10, 1, 1))
+    B = np.ones((6, 3))
+    grid = fluid.MACGrid2D(6, 6)
+    rng = np.random.default_rng(0)
+    basis = fluid.velocity_basis(grid, np.stack([grid.project(rng.standard_normal(grid.n_faces)) for _ in range(4)]),
+                                 r=3)
+    dx = 0.1
+    pts, walls = sph.block((0.2, 0.0), (0.5, 0.3), dx), sph.box_walls((0, 0), (1, 1), dx)
+    lin = mpc.LinearModel(0.9 * np.eye(6), B)
+    return {
+        "SpringChain": lambda: models.spring_chain(masses=3),
+        "Tracker": lambda: lqr.tracker(K, z_ref),
+        "LQRSolution": lambda: lqr.solve_discrete(A, B, 1.0, 1.0, 1.0),
+        "Discretization": lambda: lqr.discretize(A, B, 0.01, 1.0, 1.0),
+        "Simulation": lambda: dr.Simulation(chain, np.zeros(6), 0.01),
+        "SimulationResult": lambda: dr.simulate(chain, np.zeros(6), 5, 0.01),
+        "HorizonOptimizer": lambda: mpc.HorizonOptimizer(lin, 3, 1.0, 0.1, 1.0),
+        "MACGrid2D": lambda: fluid.MACGrid2D(6, 6),
+        "FluidSim2D": lambda: fluid.FluidSim2D(grid, 0.01, 0.01),
+        "ReducedFluid": lambda: fluid.ReducedFluid(grid, basis, 0.01, threads=1),
+        "SPHFluid2D": lambda: sph.SPHFluid2D(pts, walls, spacing=dx, h=1.3 * dx),
+    }
+
+
+def _growth(work, count, warmup):
+    for _ in range(warmup):
+        work()
+    gc.collect()
+    before = rss_mb()
+    for _ in range(count):
+        work()
+    gc.collect()
+    return rss_mb() - before
+
+
+def controlled_run_growth(steps: int) -> float:
+    chain = models.spring_chain(masses=3)
+    tracker = lqr.tracker(-0.5 * np.ones((100, 3, 6)), np.zeros((101, 6)), loop=True)
+    run = dr.Simulation(chain, 0.1 * np.ones(6), 0.001, controller=tracker)
+    chunk = 1000
+    return _growth(lambda: [run.step() for _ in range(chunk)], max(1, steps // chunk), 5)
+
+
+def cycles_growth(cycles: int) -> dict:
+    return {name: _growth(make, cycles, max(10, cycles // 10)) for name, make in _makers().items()}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/statm")
+def test_controlled_run_memory_is_flat():
+    assert controlled_run_growth(20_000) < LIMIT_MB
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/statm")
+def test_create_destroy_cycles_memory_is_flat():
+    growth = cycles_growth(300)
+    assert all(g < LIMIT_MB for g in growth.values()), growth
+
+
+if __name__ == "__main__":
+    full = "--full" in sys.argv
+    steps, cycles = (10**6, 10**5) if full else (20_000, 300)
+    print(f"controlled run, {steps} steps: RSS growth {controlled_run_growth(steps):+.2f} MB")
+    for name, make in _makers().items():  # one line per object as it finishes
+        g = _growth(make, cycles, max(10, cycles // 10))
+        print(f"{name}: {cycles} create/destroy cycles, RSS growth {g:+.2f} MB", flush=True)
