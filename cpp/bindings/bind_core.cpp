@@ -1,4 +1,5 @@
 #include "common.hpp"
+#include "directable/core/cpu.hpp"
 #include "directable/core/parallel.hpp"
 #include "directable/linalg/expm.hpp"
 
@@ -27,8 +28,23 @@ void bind_core(py::module_& m) {
 #else
     d["openmp"] = false;
 #endif
+    d["kernels"] = compiled_isa();
+    d["cpu"] = cpu_isa();
+    d["native"] = bool(DIRECTABLE_BUILD_NATIVE);
+    d["compiler"] = std::string(DIRECTABLE_BUILD_COMPILER);
+    d["build_type"] = std::string(DIRECTABLE_BUILD_TYPE);
+    d["threads"] = max_threads();
     return d;
-  }, "Eigen version, SIMD instruction sets and OpenMP use of this build.");
+  }, R"doc(How this build was made and what it runs on.
+
+Returns
+-------
+dict
+    ``kernels``: the instruction-set level the core was compiled for
+    ("x86-64", "x86-64-v3", ...); ``cpu``: the highest level this CPU offers;
+    ``native``: built with -march=native; ``compiler``, ``build_type``,
+    ``eigen`` (version), ``simd`` (Eigen's instruction sets), ``avx2``,
+    ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).)doc");
 
   m.def("expm_bordered", [](const Array& H, const Array& C) {
     Eigen::MatrixXd h = matrix(H, "H"), c = matrix(C, "C");
