@@ -48,7 +48,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.exit(message=_version_line() + "\n")
+        print(_version_line())
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
