@@ -12,17 +12,11 @@ void bind_core(py::module_& m) {
     py::dict d;
     d["eigen"] = std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
                  std::to_string(EIGEN_MINOR_VERSION);
-    d["simd"] = std::string(Eigen::SimdInstructionSetsInUse());
-#ifdef EIGEN_VECTORIZE_AVX2
-    d["avx2"] = true;
-#else
-    d["avx2"] = false;
-#endif
-#ifdef EIGEN_VECTORIZE_FMA
-    d["fma"] = true;
-#else
-    d["fma"] = false;
-#endif
+    // from the kernels' own file: this one is compiled for the baseline in every variant
+    const std::string simd = kernel_simd();
+    d["simd"] = simd;
+    d["avx2"] = simd.find("AVX2") != std::string::npos;
+    d["fma"] = simd.find("FMA") != std::string::npos;
 #ifdef _OPENMP
     d["openmp"] = true;
 #else
@@ -43,8 +37,8 @@ dict
     ``kernels``: the instruction-set level the core was compiled for
     ("x86-64", "x86-64-v3", ...); ``cpu``: the highest level this CPU offers;
     ``native``: built with -march=native; ``compiler``, ``build_type``,
-    ``eigen`` (version), ``simd`` (Eigen's instruction sets), ``avx2``,
-    ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).)doc");
+    ``eigen`` (version), ``simd`` (Eigen's instruction sets in the
+    kernels), ``avx2``, ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).)doc");
 
   m.def("expm_bordered", [](const Array& H, const Array& C) {
     Eigen::MatrixXd h = matrix(H, "H"), c = matrix(C, "C");

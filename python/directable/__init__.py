@@ -34,7 +34,7 @@ def build_info() -> dict:
         ``DIRECTABLE_NATIVE=ON`` build tuned to the building CPU; ``cpu``: the
         highest level this CPU offers; ``native``; ``compiler``;
         ``build_type``; ``eigen`` (version); ``simd`` (Eigen's instruction
-        sets); ``avx2``, ``fma``, ``openmp`` (bools); ``threads`` (of the
+        sets in the kernels); ``openmp`` (bool); ``threads`` (of the
         parallel precomputations).
     """
     info = dict(_core.build_info())

@@ -1,5 +1,6 @@
 #include "directable/core/cpu.hpp"
 
+#include <Eigen/Core>
 #include <array>
 
 namespace directable {
@@ -53,6 +54,8 @@ std::string cpu_isa() {
   return compiled_isa();
 #endif
 }
+
+std::string kernel_simd() { return Eigen::SimdInstructionSetsInUse(); }
 
 bool cpu_supports(const std::string& isa) {
   const int want = level_index(isa);

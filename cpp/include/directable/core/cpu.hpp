@@ -13,6 +13,9 @@ std::string compiled_isa();
 //! The highest of those levels the running CPU supports (same names).
 std::string cpu_isa();
 
+//! Eigen's instruction sets in the kernels ("SSE, SSE2", "AVX SSE ... FMA", ...).
+std::string kernel_simd();
+
 //! Whether a binary compiled for `isa` may run on this CPU.
 bool cpu_supports(const std::string& isa);
 
