@@ -55,7 +55,16 @@ std::string cpu_isa() {
 #endif
 }
 
-std::string kernel_simd() { return Eigen::SimdInstructionSetsInUse(); }
+std::string kernel_simd() {
+  std::string sets = Eigen::SimdInstructionSetsInUse();  // Eigen 3.4 names AVX2 and FMA only with AVX-512
+#ifdef EIGEN_VECTORIZE_AVX2
+  if (sets.find("AVX2") == std::string::npos) sets += ", AVX2";
+#endif
+#ifdef EIGEN_VECTORIZE_FMA
+  if (sets.find("FMA") == std::string::npos) sets += ", FMA";
+#endif
+  return sets;
+}
 
 bool cpu_supports(const std::string& isa) {
   const int want = level_index(isa);
