@@ -2147,8 +2147,8 @@ def build_info() -> dict:
         ``kernels``: the instruction-set level the core was compiled for
         ("x86-64", "x86-64-v3", ...); ``cpu``: the highest level this CPU offers;
         ``native``: built with -march=native; ``compiler``, ``build_type``,
-        ``eigen`` (version), ``simd`` (Eigen's instruction sets), ``avx2``,
-        ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).
+        ``eigen`` (version), ``simd`` (Eigen's instruction sets in the
+        kernels), ``avx2``, ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).
     """
 def cloth_apply(cloth: ClothModel, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, t_start: typing.SupportsInt | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> PointMassRun:
     """
