@@ -1,4 +1,5 @@
 #include "common.hpp"
+#include "directable/core/cpu.hpp"
 #include "directable/core/parallel.hpp"
 #include "directable/linalg/expm.hpp"
 
@@ -11,24 +12,33 @@ void bind_core(py::module_& m) {
     py::dict d;
     d["eigen"] = std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
                  std::to_string(EIGEN_MINOR_VERSION);
-    d["simd"] = std::string(Eigen::SimdInstructionSetsInUse());
-#ifdef EIGEN_VECTORIZE_AVX2
-    d["avx2"] = true;
-#else
-    d["avx2"] = false;
-#endif
-#ifdef EIGEN_VECTORIZE_FMA
-    d["fma"] = true;
-#else
-    d["fma"] = false;
-#endif
+    // from the kernels' own file: this one is compiled for the baseline in every variant
+    const std::string simd = kernel_simd();
+    d["simd"] = simd;
+    d["avx2"] = simd.find("AVX2") != std::string::npos;
+    d["fma"] = simd.find("FMA") != std::string::npos;
 #ifdef _OPENMP
     d["openmp"] = true;
 #else
     d["openmp"] = false;
 #endif
+    d["kernels"] = compiled_isa();
+    d["cpu"] = cpu_isa();
+    d["native"] = bool(DIRECTABLE_BUILD_NATIVE);
+    d["compiler"] = std::string(DIRECTABLE_BUILD_COMPILER);
+    d["build_type"] = std::string(DIRECTABLE_BUILD_TYPE);
+    d["threads"] = max_threads();
     return d;
-  }, "Eigen version, SIMD instruction sets and OpenMP use of this build.");
+  }, R"doc(How this build was made and what it runs on.
+
+Returns
+-------
+dict
+    ``kernels``: the instruction-set level the core was compiled for
+    ("x86-64", "x86-64-v3", ...); ``cpu``: the highest level this CPU offers;
+    ``native``: built with -march=native; ``compiler``, ``build_type``,
+    ``eigen`` (version), ``simd`` (Eigen's instruction sets in the
+    kernels), ``avx2``, ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).)doc");
 
   m.def("expm_bordered", [](const Array& H, const Array& C) {
     Eigen::MatrixXd h = matrix(H, "H"), c = matrix(C, "C");

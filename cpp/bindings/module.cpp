@@ -17,6 +17,8 @@ void bind_sph(py::module_& m);
 void bind_sph_plants(py::module_& m);
 void bind_crowds(py::module_& m);
 void bind_cloth(py::module_& m);
+void bind_pickle(py::module_& m);      // after the classes: repr and pickling of every one
+void tidy_signatures(py::module_& m);  // last: the signatures help() and the stub show
 }  // namespace directable::py_bind
 
 PYBIND11_MODULE(_core, m) {
@@ -35,4 +37,6 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_sph_plants(m);
   directable::py_bind::bind_crowds(m);
   directable::py_bind::bind_cloth(m);
+  directable::py_bind::bind_pickle(m);
+  directable::py_bind::tidy_signatures(m);
 }

@@ -20,6 +20,12 @@ class LQRSolution:
         """
         From saved arrays K (T, s, n) and P (T+1, n, n) (copied).
         """
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
+        ...
     def cost_to_go(self, x: numpy.ndarray[numpy.float64], step: typing.SupportsInt | typing.SupportsIndex = 0) -> float:
         """
         Optimal cost x' P_step x from state x (n,) at step.
@@ -142,6 +148,13 @@ class Discretization:
         From saved arrays (copied); shapes as the properties.
         """
     def solve(self, Q_final: typing.Any, alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
+        ...
+    def solve(self, Q_final: numpy.ndarray[numpy.float64], alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
         """
         Riccati sweep for re-tuned weights, without a new discretization.
         
@@ -198,6 +211,12 @@ class Tracker:
     from several threads.
     """
     def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None, gain_dtype: str = 'float64') -> None:
+        ...
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
         ...
     def advance(self) -> None:
         """
@@ -280,19 +299,21 @@ class Model:
     """
     def __init__(self) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def control_dim(self) -> int:
         """
         s
         """
-    def control_matrix(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def control_matrix(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         B, (n, s).
         """
-    def dynamics(self, z: numpy.ndarray[numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def dynamics(self, z: numpy.ndarray[numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> numpy.typing.NDArray[numpy.float64]:
         """
         F(z, t), (n,) for z (n,).
         """
-    def jacobian(self, z: numpy.ndarray[numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def jacobian(self, z: numpy.ndarray[numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> numpy.typing.NDArray[numpy.float64]:
         """
         dF/dz, (n, n) for z (n,).
         """
@@ -300,7 +321,7 @@ class Model:
         """
         n
         """
-    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> numpy.typing.NDArray[numpy.float64]:
         """
         State (n,) after one step of length dt from z (n,) with control w (s,) held.
         """
@@ -313,29 +334,41 @@ class SpringChain(Model):
     """
     def __init__(self, masses: numpy.ndarray[numpy.float64], stiffness: numpy.ndarray[numpy.float64], cubic: numpy.ndarray[numpy.float64], damping: numpy.ndarray[numpy.float64], actuated: numpy.ndarray[numpy.float64] | None = None) -> None:
         ...
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
+        ...
     def energy(self, z: numpy.ndarray[numpy.float64]) -> float:
         """
         Kinetic plus elastic energy of z (n,).
         """
     @property
-    def actuated(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def actuated(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def cubic(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def cubic(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def damping(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def damping(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def masses(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def masses(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def stiffness(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def stiffness(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
 class SimulationResult:
     """
     Arrays of a controlled run (read-only views of this object's memory).
     """
+    def __reduce__(self) -> tuple[typing.Any, tuple[..., ..., ..., ..., ..., ...]]:
+        """
+        Pickling support: rebuilt from the arrays.
+        """
+    def __repr__(self) -> str:
+        ...
     @property
     def controls(self) -> numpy.ndarray:
         """
@@ -352,7 +385,7 @@ class SimulationResult:
         (N, s) feedback part w_fb.
         """
     @property
-    def ref_index(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int32], "[m, 1]"]:
+    def ref_index(self) -> numpy.typing.NDArray[numpy.int32]:
         """
         (N+1,) tracked reference step.
         """
@@ -375,6 +408,8 @@ class Simulation:
     """
     def __init__(self, model: Model, z0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def step(self, w_ext: numpy.ndarray[numpy.float64] | None = None, w_open: numpy.ndarray[numpy.float64] | None = None, kick: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
         One step: disturbance w_ext (s,), open-loop control w_open (s,) when there is no controller, kick (n,) added to z first.
@@ -388,13 +423,13 @@ class Simulation:
         The controller's reference step (0 without a controller).
         """
     @property
-    def last_control(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def last_control(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def last_feedback(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def last_feedback(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def state(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def state(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Current state (n,), a copy.
         """
@@ -521,7 +556,9 @@ class Articulated:
     """
     def __init__(self) -> None:
         ...
-    def bias_forces(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def __repr__(self) -> str:
+        ...
+    def bias_forces(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         C(q, qd): (n,) Coriolis/centrifugal, gravity and damping forces.
         """
@@ -529,7 +566,7 @@ class Articulated:
         """
         Number of generalized coordinates n.
         """
-    def mass_matrix(self, q: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def mass_matrix(self, q: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         M(q): (n, n) symmetric positive definite, for q (n,).
         """
@@ -549,27 +586,33 @@ class PlanarChain(Model, Articulated):
         """
         masses (L,) > 0, lengths (L,) > 0, inertias (L,) about the COMs, coms (L,) distances from the joints, damping/q_min/q_max (n,) with n = L (+2 with free_root); scalars are broadcast.
         """
-    def dynamics_jacobian(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
+        ...
+    def dynamics_jacobian(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         d qdd / d[q, qd]: (n, 2n), exact (forward-mode differentiation of Newton-Euler).
         """
-    def energies_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def energies_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Kinetic + potential energy along a trajectory: (T,) for q, qd (T, n).
         """
-    def forward_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def forward_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         qdd = M(q)^-1 (tau - C(q, qd)): (n,).
         """
-    def inverse_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def inverse_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         tau = M(q) qdd + C(q, qd): (n,) for q, qd, qdd (n,).
         """
-    def inverse_dynamics_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def inverse_dynamics_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         tau = M qdd + C along a trajectory: (T, n) for q, qd, qdd (T, n).
         """
-    def joint_positions(self, q: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def joint_positions(self, q: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         (L+1, 2) positions of the root and of each link's far end.
         """
@@ -592,12 +635,12 @@ class PlanarChain(Model, Articulated):
         Gravitational energy sum m_i g y_i (zero at the root's height).
         """
     @property
-    def coms(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def coms(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (L,)
         """
     @property
-    def damping(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def damping(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (n,)
         """
@@ -608,12 +651,12 @@ class PlanarChain(Model, Articulated):
     def gravity(self) -> float:
         ...
     @property
-    def inertias(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def inertias(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (L,) about the COMs
         """
     @property
-    def lengths(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def lengths(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (L,)
         """
@@ -623,7 +666,7 @@ class PlanarChain(Model, Articulated):
         Number of links L.
         """
     @property
-    def masses(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def masses(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (L,)
         """
@@ -633,12 +676,12 @@ class PlanarChain(Model, Articulated):
         Number of coordinates n = L (+2 with a free root).
         """
     @property
-    def q_max(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def q_max(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (n,)
         """
     @property
-    def q_min(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def q_min(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (n,)
         """
@@ -648,6 +691,8 @@ class TrackResult:
     Rows after a divergence are NaN: q[:diverged_at+1] and tau[:diverged_at] are
     the valid part.
     """
+    def __repr__(self) -> str:
+        ...
     @property
     def diverged(self) -> bool:
         ...
@@ -804,19 +849,25 @@ class MACGrid2D:
         """
         Grid of nx x ny cells of size h (default 1/nx); solid: (ny, nx) bool mask of fixed solid cells, whose faces are closed.
         """
-    def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
+        ...
+    def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         Semi-Lagrangian advection of the cell field q (nx ny,) through u (N,).
         """
-    def advect_particles(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def advect_particles(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         Points (P, 2) moved by one RK2 (midpoint) step through u (N,), clamped to the domain.
         """
-    def advect_velocity(self, u: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def advect_velocity(self, u: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).
         """
-    def divergence(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def divergence(self, u: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Discrete divergence (nx ny,) of u (N,).
         """
@@ -828,15 +879,15 @@ class MACGrid2D:
         """
         Divergence-free, free-slip projection of u (N,), or of each row of u (k, N) (sparse LDL', factorised once).
         """
-    def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Bilinearly interpolated velocities (P, 2) of u (N,) at points (P, 2) (clamped to the domain).
         """
-    def wall_mask(self) -> typing.Annotated[numpy.typing.NDArray[numpy.bool], "[m, 1]"]:
+    def wall_mask(self) -> numpy.typing.NDArray[numpy.bool]:
         """
         (N,) bool: the closed faces, on the walls or touching a solid cell (always zero in a free-slip field).
         """
-    def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         Wind impulse force field (N,): magnitude * direction (2,) * exp(-|x - center (2,)|^2 / width^2) on the non-wall faces.
         """
@@ -884,6 +935,10 @@ class FluidSim2D:
         """
         pressure_solver: with moving obstacles, "direct" (sparse LDL' per step) or "pcg" (conjugate gradients, incomplete-Cholesky preconditioner, relative residual tolerance).
         """
+    def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
     def run(self, forces: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
         """
         Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
@@ -919,7 +974,7 @@ class FluidSim2D:
         so it is divergence-free on every cell.
         """
     @property
-    def density(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def density(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Smoke density (nx ny,) (a copy; assign to set).
         """
@@ -933,7 +988,7 @@ class FluidSim2D:
     def grid(self) -> MACGrid2D:
         ...
     @property
-    def particles(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def particles(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Particle positions (P, 2) (a copy; assign to set).
         """
@@ -957,6 +1012,7 @@ class FluidSim2D:
         """
     @property
     def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def velocity(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Velocity (N,) (a copy; assign to set).
         """
@@ -967,6 +1023,14 @@ class FluidSim2D:
     def viscosity(self) -> float:
         ...
 class ReducedFluid(GalerkinFluid):
+class ReducedFluidData:
+    """
+    Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
+    the ReducedFluid itself is read-only and may be shared by threads.
+    """
+    def __repr__(self) -> str:
+        ...
+class ReducedFluid:
     """
     Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
     
@@ -978,16 +1042,65 @@ class ReducedFluid(GalerkinFluid):
     def __init__(self, grid: MACGrid2D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
         ...
     def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def __repr__(self) -> str:
+        ...
+    def advection_matrix(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        A(z) = sum_k z_k B' A(b_k) B, (r, r) for z (r,).
+        """
+    def advection_tensor(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (r, r, r): [k] = B' A(b_k) B.
+        """
+    def create_data(self) -> ReducedFluidData:
+        """
+        Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).
+        """
+    def diffusion_matrix(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        D = B' Lap B, (r, r).
+        """
+    def dynamics(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        A(z) z + nu D z, (r,) for z (r,).
+        """
+    def jacobian(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        d(A(z) z + nu D z)/dz, (r, r).
+        """
+    def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         (dPsi/dx, dPsi/dy), each (2, r), at x (2,) (zero across a clamped wall).
         """
-    def modes(self, x: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def modes(self, x: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Psi(x), (2, r) at the point x (2,) (clamped to the domain).
         """
     def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        States (T+1, r) from z0 (r,) under controls w (T, r).
+        """
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
+        
+        data: buffers from create_data(), owned by the calling thread (None: fresh
+        ones for this call). GIL released.
+        """
+    def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Psi(p) z for each point: (P, 2) for z (r,), points (P, 2).
+        """
+    @property
+    def basis(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (N, r)
+        """
+    @property
+    def divergence_error(self) -> float:
+        """
+        max |div| h or |wall-face value| over the basis columns.
         """
     @property
     def grid(self) -> MACGrid2D:
@@ -1010,6 +1123,8 @@ class FluidParticles(Model):
         the boundary terms); step() advances z by the scene's step (Fig. 3.7) and
         pushes particles out of the objects.
         """
+    def __repr__(self) -> str:
+        ...
     @property
     def fluid(self) -> ReducedFluid:
         ...
@@ -1497,6 +1612,12 @@ class TetMesh:
     """
     def __init__(self, vertices: numpy.ndarray[numpy.float64], tets: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
         ...
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
+        ...
     @property
     def num_tets(self) -> int:
         """
@@ -1508,17 +1629,17 @@ class TetMesh:
         V.
         """
     @property
-    def tets(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int64], "[m, n]"]:
+    def tets(self) -> numpy.typing.NDArray[numpy.int64]:
         """
         (E, 4) vertex indices.
         """
     @property
-    def vertices(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def vertices(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (V, 3) rest positions.
         """
     @property
-    def volumes(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def volumes(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (E,) rest volumes.
         """
@@ -1530,11 +1651,13 @@ class StVKFEM:
     """
     def __init__(self, mesh: TetMesh, young: typing.SupportsFloat | typing.SupportsIndex, poisson: typing.SupportsFloat | typing.SupportsIndex, density: typing.SupportsFloat | typing.SupportsIndex, fixed: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], alpha: typing.SupportsFloat | typing.SupportsIndex = 0.0, beta: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def energy(self, u: numpy.ndarray[numpy.float64]) -> float:
         """
         Elastic energy of the displacement u (3V,).
         """
-    def internal_forces(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def internal_forces(self, u: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Gradient of the elastic energy, (3V,) for u (3V,).
         """
@@ -1568,7 +1691,7 @@ class StVKFEM:
         Lame lambda = E nu / ((1 + nu)(1 - 2 nu)).
         """
     @property
-    def mass(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def mass(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Lumped mass diagonal (3V,).
         """
@@ -1585,11 +1708,13 @@ class NewmarkFEM:
     """
     def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
         ...
-    def run(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def __repr__(self) -> str:
+        ...
+    def run(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> numpy.typing.NDArray[numpy.float64]:
         """
         Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.
         """
-    def run_states(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def run_states(self, forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         Runs T steps under forces (T, 3V) from the current state: (u, v, a), each
         (T+1, 3V), the initial state first (a[0] is NaN when the initial acceleration
@@ -1600,7 +1725,7 @@ class NewmarkFEM:
         """
         Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.
         """
-    def static_solve(self, f_ext: numpy.ndarray[numpy.float64], max_iterations: typing.SupportsInt | typing.SupportsIndex = 50) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def static_solve(self, f_ext: numpy.ndarray[numpy.float64], max_iterations: typing.SupportsInt | typing.SupportsIndex = 50) -> numpy.typing.NDArray[numpy.float64]:
         """
         Static equilibrium u (3V,) under f_ext (3V,).
         """
@@ -1609,7 +1734,7 @@ class NewmarkFEM:
         One step with external forces (3V,) held; returns the Newton iterations.
         """
     @property
-    def a(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def a(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (3V,) Newmark acceleration.
         """
@@ -1619,12 +1744,12 @@ class NewmarkFEM:
         Time step.
         """
     @property
-    def u(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def u(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (3V,)
         """
     @property
-    def v(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def v(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (3V,)
         """
@@ -1636,11 +1761,13 @@ class ReducedStVK(Model):
     """
     def __init__(self, full: StVKFEM, U: numpy.ndarray[numpy.float64], alpha: typing.SupportsFloat | typing.SupportsIndex = -1.0, beta: typing.SupportsFloat | typing.SupportsIndex = -1.0, damping_hessian: bool = True, progress: typing.Any = None) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def energy(self, p: numpy.ndarray[numpy.float64]) -> float:
         """
         Reduced elastic energy at p (r,).
         """
-    def internal_forces(self, p: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def internal_forces(self, p: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Reduced internal forces R(p), (r,) for p (r,).
         """
@@ -1648,11 +1775,11 @@ class ReducedStVK(Model):
         """
         Newton iterations of step(); max_iterations = 1: one linearized implicit step.
         """
-    def stiffness_derivative(self, p: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def stiffness_derivative(self, p: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         dK/dp : v = d(K(p) v)/dp, (r, r) for p, v (r,).
         """
-    def tangent_stiffness(self, p: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def tangent_stiffness(self, p: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Reduced stiffness K(p) = dR/dp, (r, r) for p (r,).
         """
@@ -1680,7 +1807,7 @@ class ReducedStVK(Model):
         Reduced dimension r (state n = 2r).
         """
     @property
-    def reduced_mass(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def reduced_mass(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         U'MU, (r, r).
         """
@@ -1690,6 +1817,8 @@ class PredictionData:
     create_data(); one per thread. Passing the same data to successive calls
     lets a model reuse what it recorded (e.g. the SPH model's tapes).
     """
+    def __repr__(self) -> str:
+        ...
 class PredictionModel:
     """
     Discrete prediction model x+ = step(x, u) with its vector-Jacobian product.
@@ -1702,23 +1831,25 @@ class PredictionModel:
     """
     def __init__(self) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def create_data(self) -> PredictionData:
         """
         Buffers for this model's calls (one per thread).
         """
-    def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).
         """
-    def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
         x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).
         """
-    def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+    def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).
         """
-    def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
         (dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step
         (cheaper than vjp where the model offers it).
@@ -1746,13 +1877,19 @@ class LinearPrediction(PredictionModel):
         """
         A (n, n), B (n, s) (copied).
         """
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
+        ...
     @property
-    def A(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def A(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (n, n) copy.
         """
     @property
-    def B(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def B(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (n, s) copy.
         """
@@ -1766,6 +1903,8 @@ class EulerPrediction(PredictionModel):
         """
         model: a Model (n states, s controls); dt > 0.
         """
+    def __repr__(self) -> str:
+        ...
     @property
     def dt(self) -> float:
         """
@@ -1780,6 +1919,8 @@ class SubstepPrediction(PredictionModel):
         """
         model: a PredictionModel; count >= 1 inner steps per step.
         """
+    def __repr__(self) -> str:
+        ...
     @property
     def count(self) -> int:
         """
@@ -1795,6 +1936,8 @@ class Plant:
     The system a receding-horizon loop drives (HorizonOptimizer.run): its state
     (n,), advanced one control step at a time with the control (s,) held.
     """
+    def __repr__(self) -> str:
+        ...
     @property
     def n(self) -> int:
         """
@@ -1806,7 +1949,7 @@ class Plant:
         Control dimension.
         """
     @property
-    def state(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def state(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Current state (n,) (a copy).
         """
@@ -1819,6 +1962,8 @@ class ModelPlant(Plant):
         """
         x0 (n,); dt > 0 seconds per control step; disturbance (T, s) forces added at steps t < T, or None.
         """
+    def __repr__(self) -> str:
+        ...
 class DiscretePlant(Plant):
     """
     A prediction model as the plant: x+ = step(x, u + disturbance[t]).
@@ -1827,6 +1972,8 @@ class DiscretePlant(Plant):
         """
         x0 (n,); disturbance (T, s) added to the control at steps t < T, or None.
         """
+    def __repr__(self) -> str:
+        ...
 class MPCMethod:
     """
     Members:
@@ -1878,6 +2025,8 @@ class HorizonWorkspace:
     solution (the warm start of the next solve). Make one per thread with
     HorizonOptimizer.create_workspace().
     """
+    def __repr__(self) -> str:
+        ...
     def reset(self) -> None:
         """
         Forget the previous solution (the next solve starts from u = 0).
@@ -1898,7 +2047,9 @@ class HorizonOptimizer:
         """
         Q, C (n,) diagonal or (n, n); R (s,) or (s, s), positive definite; lower/upper (s,) or None; time_budget seconds per solve (<= 0: none).
         """
-    def cost_and_gradient(self, workspace: HorizonWorkspace, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], u_reference: numpy.ndarray[numpy.float64] | None = None) -> tuple[float, typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def __repr__(self) -> str:
+        ...
+    def cost_and_gradient(self, workspace: HorizonWorkspace, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], u_reference: numpy.ndarray[numpy.float64] | None = None) -> tuple[float, numpy.typing.NDArray[numpy.float64]]:
         """
         x0 (n,), reference (H+1, n), u (H, s), u_reference (H, s) or None (zero) -> (J, dJ/du (H, s)) by one adjoint pass; the control term is ||u - u_reference||^2_R.
         """
@@ -1940,7 +2091,9 @@ class SPHPrediction(PredictionModel):
     with its exact VJP; a PredictionModel for the HorizonOptimizer. Within a solve (or calls
     that share one data), the step of window step i keeps a tape that the VJP at the same positions reuses.
     """
-    def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def __repr__(self) -> str:
+        ...
+    def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         positions (2N,) -> pressure acceleration (2N,).
         """
@@ -1961,6 +2114,8 @@ class SPHFluid2D:
         """
         fluid (N, 2), boundary (M, 2) particle positions; particle mass rho0 spacing^2; gravity (2,) (default -9.81 along the last axis); domain box lo, hi (2,) (default the unit box).
         """
+    def __repr__(self) -> str:
+        ...
     def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> SPHPrediction:
         """
         The paper's simplified prediction model at the current state: body forces
@@ -1986,7 +2141,7 @@ class SPHFluid2D:
         a diverging step raises ValueError naming the step.
         """
     @property
-    def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def densities(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N,) copy.
         """
@@ -2006,12 +2161,12 @@ class SPHFluid2D:
         Particle mass.
         """
     @property
-    def positions(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def positions(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N, 2) copy.
         """
     @property
-    def pressures(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def pressures(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N,) copy.
         """
@@ -2021,12 +2176,12 @@ class SPHFluid2D:
         N fluid particles.
         """
     @property
-    def sphere_centre(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[2, 1]"]:
+    def sphere_centre(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (2,) centre of the sphere.
         """
     @property
-    def velocities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def velocities(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N, 2) copy.
         """
@@ -2036,7 +2191,9 @@ class SPHPrediction3D(PredictionModel):
     with its exact VJP; a PredictionModel for the HorizonOptimizer. Within a solve (or calls
     that share one data), the step of window step i keeps a tape that the VJP at the same positions reuses.
     """
-    def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def __repr__(self) -> str:
+        ...
+    def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         positions (3N,) -> pressure acceleration (3N,).
         """
@@ -2057,6 +2214,8 @@ class SPHFluid3D:
         """
         fluid (N, 3), boundary (M, 3) particle positions; particle mass rho0 spacing^3; gravity (3,) (default -9.81 along the last axis); domain box lo, hi (3,) (default the unit box).
         """
+    def __repr__(self) -> str:
+        ...
     def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> SPHPrediction3D:
         """
         The paper's simplified prediction model at the current state: body forces
@@ -2082,7 +2241,7 @@ class SPHFluid3D:
         a diverging step raises ValueError naming the step.
         """
     @property
-    def densities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def densities(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N,) copy.
         """
@@ -2102,12 +2261,12 @@ class SPHFluid3D:
         Particle mass.
         """
     @property
-    def positions(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def positions(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N, 3) copy.
         """
     @property
-    def pressures(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def pressures(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N,) copy.
         """
@@ -2117,12 +2276,12 @@ class SPHFluid3D:
         N fluid particles.
         """
     @property
-    def sphere_centre(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def sphere_centre(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (3,) centre of the sphere.
         """
     @property
-    def velocities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def velocities(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N, 3) copy.
         """
@@ -2135,6 +2294,8 @@ class SPHPlant2D(Plant):
         """
         prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.
         """
+    def __repr__(self) -> str:
+        ...
     def launch_sphere(self, frame: typing.SupportsInt | typing.SupportsIndex, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
         """
         Launch the rigid sphere (centre (2,), radius > 0, velocity (2,)) at the start of control step `frame`.
@@ -2148,6 +2309,8 @@ class SPHPlant3D(Plant):
         """
         prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.
         """
+    def __repr__(self) -> str:
+        ...
     def launch_sphere(self, frame: typing.SupportsInt | typing.SupportsIndex, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
         """
         Launch the rigid sphere (centre (3,), radius > 0, velocity (3,)) at the start of control step `frame`.
@@ -2168,6 +2331,10 @@ class CrowdParams:
         """
     def __init__(self, f_max: typing.SupportsFloat | typing.SupportsIndex, rho_min: typing.SupportsFloat | typing.SupportsIndex, rho_max: typing.SupportsFloat | typing.SupportsIndex, lam: typing.SupportsFloat | typing.SupportsIndex, delta_min: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_max: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> None:
         ...
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
     def __repr__(self) -> str:
         ...
     def to_dict(self) -> dict:
@@ -2215,6 +2382,12 @@ class CrowdGrid:
     blocked a (ny, nx) bool mask of walls and obstacles.
     """
     def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex = 1.0, height: numpy.ndarray[numpy.float64] | None = None, discomfort: numpy.ndarray[numpy.float64] | None = None, blocked: typing.Any = None) -> None:
+        ...
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
         ...
     def red(self, time: typing.SupportsFloat | typing.SupportsIndex) -> numpy.ndarray:
         """
@@ -2267,6 +2440,12 @@ class CrowdAgent:
     """
     def __init__(self, path: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, discomfort_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, speed_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, lookahead: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         ...
+    def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
+        """
+        Pickling support: rebuilt with the class's constructor.
+        """
+    def __repr__(self) -> str:
+        ...
     @property
     def discomfort_ahead(self) -> float:
         ...
@@ -2274,7 +2453,7 @@ class CrowdAgent:
     def lookahead(self) -> int:
         ...
     @property
-    def path(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def path(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (T, 2) positions (a copy).
         """
@@ -2288,6 +2467,8 @@ class CrowdRun:
     """
     Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stuck (K,) person indices.
     """
+    def __repr__(self) -> str:
+        ...
     @property
     def active(self) -> numpy.ndarray:
         """
@@ -2315,6 +2496,8 @@ class Crowd:
     buffers. Prefer directable.crowds.Crowd.
     """
     def __init__(self, grid: CrowdGrid, goals: collections.abc.Sequence[typing.Any], positions: collections.abc.Sequence[numpy.ndarray[numpy.float64]], params: collections.abc.Sequence[CrowdParams], predictive_steps: typing.SupportsInt | typing.SupportsIndex = 0, predictive_scale: typing.SupportsFloat | typing.SupportsIndex = 0.1, predictive_lambda: typing.SupportsFloat | typing.SupportsIndex = 1.0, remove_on_arrival: bool = True, lam: typing.SupportsFloat | typing.SupportsIndex = 2.0, delta_min: typing.SupportsFloat | typing.SupportsIndex = 0.3, min_distance_iterations: typing.SupportsInt | typing.SupportsIndex = 1, agents: collections.abc.Sequence[CrowdAgent] = [], expected_periodic: bool = True) -> None:
+        ...
+    def __repr__(self) -> str:
         ...
     def cfl(self, dt: typing.SupportsFloat | typing.SupportsIndex) -> float:
         """
@@ -2362,7 +2545,7 @@ class Crowd:
     def n_groups(self) -> int:
         ...
     @property
-    def positions(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def positions(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (P, 2) (a copy).
         """
@@ -2378,7 +2561,7 @@ class Crowd:
     def time(self) -> float:
         ...
     @property
-    def velocities(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def velocities(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (P, 2) (a copy).
         """
@@ -2442,6 +2625,8 @@ class ClothCollider:
     @staticmethod
     def sphere(center: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, stiffness: typing.SupportsFloat | typing.SupportsIndex, friction: typing.SupportsFloat | typing.SupportsIndex) -> ClothCollider:
         ...
+    def __repr__(self) -> str:
+        ...
     @property
     def friction(self) -> float:
         ...
@@ -2449,10 +2634,10 @@ class ClothCollider:
     def kind(self) -> str:
         ...
     @property
-    def normal(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def normal(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def point(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def point(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
     def radius(self) -> float:
@@ -2464,6 +2649,8 @@ class ClothRollout:
     """
     Positions and velocities of a cloth run.
     """
+    def __repr__(self) -> str:
+        ...
     @property
     def v(self) -> numpy.ndarray:
         """
@@ -2478,6 +2665,8 @@ class PointMassRun:
     """
     A run with control forces.
     """
+    def __repr__(self) -> str:
+        ...
     @property
     def u(self) -> numpy.ndarray:
         """
@@ -2498,6 +2687,8 @@ class ClothControlModel(Model):
     The cloth as a Model: z = [q, q'] (6V), w = forces on the controlled nodes
     (3 per node), B = [0; M^-1 S], analytic Jacobian; step() is symplectic Euler.
     """
+    def __repr__(self) -> str:
+        ...
     @property
     def controlled(self) -> list[int]:
         ...
@@ -2508,6 +2699,8 @@ class ClothModel:
     """
     def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, spacing: typing.SupportsFloat | typing.SupportsIndex, mass: typing.SupportsFloat | typing.SupportsIndex, k_struct: typing.SupportsFloat | typing.SupportsIndex, k_shear: typing.SupportsFloat | typing.SupportsIndex, k_bend: typing.SupportsFloat | typing.SupportsIndex, damping: typing.SupportsFloat | typing.SupportsIndex, gravity: numpy.ndarray[numpy.float64], pinned: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], origin: numpy.ndarray[numpy.float64], k_bend2: typing.SupportsFloat | typing.SupportsIndex, colliders: collections.abc.Sequence[ClothCollider]) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def as_model(self, controlled: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> ClothControlModel:
         """
         The cloth as a Model driven by forces on the controlled nodes.
@@ -2516,11 +2709,11 @@ class ClothModel:
         """
         Spring + gravity + collider potential (J).
         """
-    def force_jacobians(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.int32], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+    def force_jacobians(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         (indptr, indices, dF/dx values, dF/dv values) of the CSR (3V, 3V) Jacobians.
         """
-    def forces(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def forces(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         F^A (V, 3) at x, v (V, 3).
         """
@@ -2528,7 +2721,7 @@ class ClothModel:
         """
         steps steps in one call (GIL released): a ClothRollout.
         """
-    def step(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ...) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def step(self, x: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ...) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         One step: (x+, v+), each (V, 3).
         """
@@ -2546,7 +2739,7 @@ class ClothModel:
         Pinned node indices.
         """
     @property
-    def positions0(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def positions0(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (V, 3) rest grid (m).
         """
@@ -2559,6 +2752,8 @@ class ClothPlan:
     """
     Paths and forces of goal-directed control.
     """
+    def __repr__(self) -> str:
+        ...
     @property
     def clipped_forces(self) -> int:
         ...
@@ -2566,10 +2761,10 @@ class ClothPlan:
     def closest_step(self) -> list[int]:
         ...
     @property
-    def cost(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def cost(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def final_distance(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def final_distance(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
     def forces(self) -> numpy.ndarray:
@@ -2578,7 +2773,7 @@ class ClothPlan:
     def generated(self) -> numpy.ndarray:
         ...
     @property
-    def goals(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def goals(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
     def nodes(self) -> list[int]:
@@ -2604,15 +2799,32 @@ class ClothPlan:
     @property
     def window_start(self) -> list[int]:
         ...
+def _restore(cls: typing.Any, args: tuple, state: dict, instance_dict: typing.Any) -> typing.Any:
+    """
+    Unpickling: cls(*args), then the attributes of state and the instance __dict__.
+    """
+def _simulation_result(states: numpy.ndarray[numpy.float64], controls: numpy.ndarray[numpy.float64], feedback: numpy.ndarray[numpy.float64], tracking_error: numpy.ndarray[numpy.float64], effort: numpy.ndarray[numpy.float64], ref_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int32]) -> SimulationResult:
+    """
+    Unpickling of a SimulationResult from its arrays (copied).
+    """
 def build_info() -> dict:
     """
-    Eigen version, SIMD instruction sets and OpenMP use of this build.
+    How this build was made and what it runs on.
+    
+    Returns
+    -------
+    dict
+        ``kernels``: the instruction-set level the core was compiled for
+        ("x86-64", "x86-64-v3", ...); ``cpu``: the highest level this CPU offers;
+        ``native``: built with -march=native; ``compiler``, ``build_type``,
+        ``eigen`` (version), ``simd`` (Eigen's instruction sets in the
+        kernels), ``avx2``, ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).
     """
 def cloth_apply(cloth: ClothModel, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, t_start: typing.SupportsInt | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> PointMassRun:
     """
     Symplectic run with forces (n, c, 3) on nodes from step t_start; GIL released.
     """
-def cloth_blend(path: numpy.ndarray[numpy.float64], control_points: numpy.ndarray[numpy.float64], weight: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+def cloth_blend(path: numpy.ndarray[numpy.float64], control_points: numpy.ndarray[numpy.float64], weight: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     (1 - weight) path + weight Newton curve through control_points (4, 3).
     """
@@ -2620,7 +2832,7 @@ def cloth_control_window(distance: typing.SupportsFloat | typing.SupportsIndex, 
     """
     Eq. 11: round(alpha distance^2) steps, clipped to [1, t_c].
     """
-def cloth_curl_goals(x_at_tc: numpy.ndarray[numpy.float64], region: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], curl_deg: typing.SupportsFloat | typing.SupportsIndex, rotate_deg: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+def cloth_curl_goals(x_at_tc: numpy.ndarray[numpy.float64], region: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], curl_deg: typing.SupportsFloat | typing.SupportsIndex, rotate_deg: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     Target pose goals (r, 3) of a region rotated by curl_deg about its hinge and rotate_deg about the normal.
     """
@@ -2632,7 +2844,7 @@ def cloth_plan(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v
     """
     Goal-directed paths and forces for goals [(node, t_c, goal (3,))] over a pilot (T+1, V, 3); GIL released.
     """
-def cloth_retime(path: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+def cloth_retime(path: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """
     Re-timed path (n+1, 3) on path (m+1, 3) spaced like reference (n+1, 3).
     """
@@ -2644,7 +2856,7 @@ def crowd_eikonal(cost: numpy.ndarray[numpy.float64], goal: typing.Any, blocked:
     """
     Potential phi (ny, nx) by anisotropic fast marching of cost (4, ny, nx) from goal (ny, nx) bool; +inf where unreachable.
     """
-def crowd_min_distance(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat | typing.SupportsIndex, iterations: typing.SupportsInt | typing.SupportsIndex = 1, grid: CrowdGrid = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+def crowd_min_distance(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat | typing.SupportsIndex, iterations: typing.SupportsInt | typing.SupportsIndex = 1, grid: CrowdGrid = None) -> numpy.typing.NDArray[numpy.float64]:
     """
     Positions (P, 2) after `iterations` passes pushing every pair closer than delta_min apart symmetrically.
     """
@@ -2660,7 +2872,7 @@ def crowd_unit_cost(grid: CrowdGrid, speed: numpy.ndarray[numpy.float64], discom
     """
     Unit cost (4, ny, nx) of eq. 4.4, +inf where the speed is 0.
     """
-def crowd_velocity_field(grid: CrowdGrid, phi: numpy.ndarray[numpy.float64], cost: numpy.ndarray[numpy.float64], speed: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+def crowd_velocity_field(grid: CrowdGrid, phi: numpy.ndarray[numpy.float64], cost: numpy.ndarray[numpy.float64], speed: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """
     MAC velocity (N,) walking down phi (ny, nx) with the speeds (4, ny, nx).
     """
@@ -2671,7 +2883,7 @@ def discretize(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64],
     single matrices (constant; then horizon is required). Parallel over steps
     (threads=0: all cores), GIL released, progress(done, total) throttled.
     """
-def expm_bordered(H: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int, int]:
+def expm_bordered(H: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], int, int]:
     """
     exp([[H, C], [0, 0]]) = [[E, G], [0, I]] by a structured Pade approximant.
     
@@ -2693,14 +2905,14 @@ def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float6
     lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
     iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).
     """
-def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
     """
     PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
     
     kp, kd: scalars or (s,); actuated: S (n/2, s) mapping the controls to the
     coordinates' forces, as a model's actuation (identity when None).
     """
-def run_plant_servo(plant: Plant, q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], u_ff: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+def run_plant_servo(plant: Plant, q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], u_ff: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     """
     PD servo on a plant with state [q, q'] (s = n / 2), GIL released:
     u_t = u_ff + kp * (q_ref - q_t) + kd * (qd_ref - q'_t) for t < steps, after
@@ -2711,7 +2923,7 @@ def set_max_threads(threads: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     Sets the thread count of the parallel precomputations.
     """
-def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: typing.Annotated[numpy.typing.ArrayLike, numpy.int32, "[m, 1]"] | None = None, start_index: typing.SupportsInt | typing.SupportsIndex | None = 0, progress: typing.Any = None) -> SimulationResult:
+def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: numpy.typing.ArrayLike | None = None, start_index: typing.SupportsInt | typing.SupportsIndex | None = 0, progress: typing.Any = None) -> SimulationResult:
     """
     Runs steps steps of model + controller in C++ (GIL released).
     
@@ -2750,6 +2962,7 @@ def solve_stationary(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.flo
     be). Returns a StationaryLQR.
     """
 def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     """
     One SPD evaluation (eq. 5/11) from given M (n, n) and C (n,): returns (tau,
     qdd), each (n,). q, qd, q_ref_next, qd_ref_next, kp, kd (n,). For models of

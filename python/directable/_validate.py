@@ -94,8 +94,13 @@ def weight(x, dim: int, name: str) -> np.ndarray:
     return arr
 
 
-def progress_callback(progress, desc: str):
+def progress_callback(progress, desc: str, passes: int = 1):
     """None/False: no report; True: a tqdm bar; a callable: itself.
+
+    ``passes``: how many times the core walks the time steps (the pipelined
+    discretization + sweep reports ``2 T`` units of work): the bar counts
+    time steps, ``done / passes`` of ``total / passes``, so a 800-step
+    problem shows 800; a callable gets the core's own ``(done, total)``.
 
     Returns (callback for the core, closer to call when done).
     """
@@ -113,9 +118,10 @@ def progress_callback(progress, desc: str):
         bar = tqdm(total=None, desc=desc, unit="step", leave=False)
 
         def update(done, total):
+            total = total // passes
             if bar.total != total:
                 bar.total = total
-            bar.n = done
+            bar.n = min(done // passes, total)
             bar.refresh()
 
         def close():
@@ -125,8 +131,8 @@ def progress_callback(progress, desc: str):
     raise TypeError(f"progress must be None, a bool or a callable(done, total), got {type(progress).__name__}")
 
 
-def run_with_progress(fn, progress, desc: str, **kwargs):
-    cb, close = progress_callback(progress, desc)
+def run_with_progress(fn, progress, desc: str, passes: int = 1, **kwargs):
+    cb, close = progress_callback(progress, desc, passes)
     try:
         return fn(progress=cb, **kwargs)
     finally:

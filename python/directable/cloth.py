@@ -252,10 +252,16 @@ def plan(cloth, pilot, goals, dt, alpha=500.0, beta=1.0, gamma=1e-6, delta=1.0, 
     length_ratio : "squared" (eq. 15 as printed) or "linear" (ratio of distances)
     tolerance : a node has ``reached`` its goal when it ends within this distance (m)
 
-    Returns a ClothPlan: ``t_start``, ``t_end`` (merged window, n = t_end - t_start steps),
-    ``nodes``, ``paths`` (nodes, n+1, 3) of the second pass, ``generated`` (first pass),
-    ``targets`` (cut + re-timed, NaN outside a node's window), ``forces`` (n, nodes, 3) N,
-    ``reached``, ``final_distance`` (m), ``cost`` (eq. 14), ``closest_step``.
+    Returns
+    -------
+    ClothPlan
+        ``t_start``, ``t_end`` (merged window, n = t_end - t_start steps),
+        ``nodes``, ``paths`` (nodes, n+1, 3) of the second pass, ``generated`` (first pass),
+        ``targets`` (cut + re-timed, NaN outside a node's window), ``forces`` (n, nodes, 3) N,
+        ``reached``, ``final_distance`` (m), ``cost`` (eq. 14), ``closest_step``.
+
+    Notes
+    -----
 
     The path is generated with the simulation in the loop: F^A at step i is
     evaluated on the cloth state the forces chosen so far produce. The

@@ -189,7 +189,7 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
     re-tunes without a new discretization.
     """
     args = _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads)
-    disc, sol = run_with_progress(_core.solve_continuous, progress, "discretize + Riccati sweep",
+    disc, sol = run_with_progress(_core.solve_continuous, progress, "discretize + Riccati sweep", passes=2,
                                   Q_final=_final_weight(Q_final, _dims(args["A"], args["B"])[0]), **args)
     sol.discretization = disc
     return sol

@@ -1,8 +1,8 @@
 """Plot helpers for comparing controlled runs (uncontrolled, PD, LQR, ...).
 
 Every helper takes ``ax=None`` (a new figure is made when None), draws on
-that Axes, returns it and never calls ``plt.show()``. matplotlib is imported
-lazily inside the functions (``pip install directable[plot]``), so importing
+that Axes, returns it and never calls ``plt.show()``. matplotlib (a default
+dependency) is imported lazily inside the functions, so importing
 ``directable.plotting`` costs nothing when plots are not needed.
 
 A *run* is a :class:`directable.sim.SimulationResult` or a plain states array
@@ -103,11 +103,29 @@ def tracking_error(run, z_ref=None) -> np.ndarray:
 def plot_trajectories(runs, z_ref=None, coords=None, dt=None, ax=None, coord_names=None, push=None, title=None):
     """Selected state coordinates of each run against time, with the reference.
 
-    runs: {label: SimulationResult or (T+1, n) states}; z_ref (T+1, n) drawn
-    dashed in black; coords: indices of z to draw (default: the first one);
-    coord_names: names for the legend (default ``z[i]``); dt: time step (None
-    puts steps on the x axis); push: (start_step, end_step) to shade.
     Each coordinate gets its own line style, each run its own colour.
+
+    Parameters
+    ----------
+    runs : dict or sequence
+        ``{label: SimulationResult or (T+1, n) states}`` or ``(label, run)`` pairs.
+    z_ref : array_like, optional
+        (T+1, n) reference, drawn as a wide grey band.
+    coords : int or sequence of int, optional
+        Indices of z to draw (default: the first one).
+    dt : float, optional
+        Time step in s; None puts steps on the x axis.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure when None).
+    coord_names : sequence of str, optional
+        Legend names of the coordinates (default ``z[i]``).
+    push : tuple of int, optional
+        (start_step, end_step) of a push, shaded.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     ax = _axes(ax)
     items = _items(runs)
@@ -145,8 +163,25 @@ def plot_trajectories(runs, z_ref=None, coords=None, dt=None, ax=None, coord_nam
 def plot_tracking_error(runs, z_ref=None, dt=None, ax=None, log=True, push=None, title=None):
     """Tracking error ``|z_i - z_ref[i]|`` of each run against time.
 
-    runs: {label: SimulationResult or states}; z_ref (T+1, n) (needed for
-    uncontrolled runs and plain arrays); log: logarithmic y axis.
+    Parameters
+    ----------
+    runs : dict or sequence
+        ``{label: SimulationResult or (T+1, n) states}`` or ``(label, run)`` pairs.
+    z_ref : array_like, optional
+        (T+1, n) reference; needed for uncontrolled runs and plain arrays.
+    dt : float, optional
+        Time step in s; None puts steps on the x axis.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure when None).
+    log : bool
+        Logarithmic y axis.
+    push : tuple of int, optional
+        (start_step, end_step) of a push, shaded.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     ax = _axes(ax)
     for label, run in _items(runs):
@@ -177,10 +212,26 @@ def _effort(run) -> np.ndarray:
 def plot_control_effort(runs, dt=None, ax=None, cumulative=False, push=None, log=False, title=None):
     """Feedback control effort of each run against time.
 
-    runs: {label: SimulationResult, per-step effort (T,), or feedback forces
-    (T, s)}. ``cumulative=False`` draws ``|w_fb,i|^2``; ``True`` draws the
-    running total ``sum_{j<=i} |w_fb,j|^2 dt`` whose last value is
-    ``directable.sim.summary(...)["feedback_effort"]``.
+    Parameters
+    ----------
+    runs : dict or sequence
+        ``{label: SimulationResult, per-step effort (T,), or feedback forces (T, s)}``.
+    dt : float, optional
+        Time step in s; None puts steps on the x axis.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure when None).
+    cumulative : bool
+        False draws ``|w_fb,i|^2``; True the running total ``sum_{j<=i} |w_fb,j|^2 dt``,
+        whose last value is ``directable.sim.summary(...)["feedback_effort"]``.
+    push : tuple of int, optional
+        (start_step, end_step) of a push, shaded.
+    log : bool
+        Symmetric-log y axis.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     ax = _axes(ax)
     step = 1.0 if dt is None else float(dt)
@@ -200,12 +251,36 @@ def plot_control_effort(runs, dt=None, ax=None, cumulative=False, push=None, log
 
 
 def plot_error_vs_effort(points, ax=None, curve=None, curve_label="PD gain sweep", annotate=True, log=True,
-                         xlabel="feedback effort", ylabel="final distance to target", title=None):
+                         xlabel=r"feedback effort $\sum |w_{fb}|^2 dt$ [N$^2$ s]",
+                         ylabel=r"final distance $\|z_T - z_{ref,T}\|$", title=None):
     """Scatter of error against control effort, one marker per controller.
 
-    points: {label: (effort, error)} or a sequence of (label, effort, error);
-    curve: optional (efforts, errors) drawn as a line (e.g. a PD gain sweep),
-    to show what every effort level buys. log: log-log axes.
+    Parameters
+    ----------
+    points : dict or sequence
+        ``{label: (effort, error)}`` or a sequence of ``(label, effort, error)``.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure when None).
+    curve : tuple of array_like, optional
+        ``(efforts, errors)`` of other runs (e.g. a PD gain sweep), drawn as one
+        line ordered by effort, to show what every effort level buys. Points
+        that a log axis cannot show (error <= 0, non-finite) are left out, and
+        the axes are sized to hold the whole curve.
+    curve_label : str
+        Legend entry of the curve.
+    annotate : bool
+        Write each marker's label beside it.
+    log : bool
+        Symmetric-log effort axis (an effort of 0, the uncontrolled run, stays
+        visible) and log error axis.
+    xlabel, ylabel : str
+        Axis labels; give the units of your problem (the defaults assume
+        forces in N and time in s for the effort).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     ax = _axes(ax, figsize=(5.2, 4.2))
     if isinstance(points, Mapping):
@@ -214,10 +289,18 @@ def plot_error_vs_effort(points, ax=None, curve=None, curve_label="PD gain sweep
         rows = [tuple(p) for p in points]
     if any(len(r) != 3 for r in rows):
         raise ValueError("points must be {label: (effort, error)} or a sequence of (label, effort, error)")
+    shown = [float(r[2]) for r in rows]
+    efforts = [float(r[1]) for r in rows]
     if curve is not None:
-        ce, cr = (np.asarray(c, dtype=float) for c in curve)
-        order = np.argsort(ce)
+        ce, cr = (np.asarray(c, dtype=float).ravel() for c in curve)
+        if ce.shape != cr.shape:
+            raise ValueError(f"curve must be (efforts, errors) of one length, got {ce.size} and {cr.size}")
+        keep = np.isfinite(ce) & np.isfinite(cr) & ((cr > 0) if log else True)
+        ce, cr = ce[keep], cr[keep]
+        order = np.lexsort((cr, ce))
         ax.plot(ce[order], cr[order], color="tab:red", alpha=0.45, lw=1.2, marker=".", label=curve_label)
+        shown += cr.tolist()
+        efforts += ce.tolist()
     markers = ["o", "s", "D", "^", "v", "P", "X"]
     for k, (label, eff, err) in enumerate(rows):
         eff = float(eff)
@@ -226,11 +309,12 @@ def plot_error_vs_effort(points, ax=None, curve=None, curve_label="PD gain sweep
         if annotate:
             ax.annotate(str(label), (eff, err), textcoords="offset points", xytext=(6, 6), fontsize="small")
     if log:
-        ax.set_xscale("symlog", linthresh=1e-3)
+        positive = [e for e in efforts if e > 0]
+        ax.set_xscale("symlog", linthresh=min(positive) if positive else 1.0)
         ax.set_yscale("log")
-        errs = [float(r[2]) for r in rows if float(r[2]) > 0]
-        if errs:  # keep the markers in view when the curve dives towards 0
-            ax.set_ylim(bottom=min(errs) * 1e-2)
+        errs = [e for e in shown if e > 0 and np.isfinite(e)]
+        if errs:  # everything drawn stays inside the axes
+            ax.set_ylim(min(errs) / 2.0, max(errs) * 2.0)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title or "Error vs effort")

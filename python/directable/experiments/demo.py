@@ -115,7 +115,8 @@ def make_scenario(masses=8, steps=800, dt=0.01, seed=0, amplitude=6.0, push_forc
     at = int(round(push_at * steps))
     dur = max(1, int(round(push_duration / dt)))
     if not 0 <= at < steps - dur:
-        raise ValueError(f"push_at must leave room for the push inside the horizon, got {push_at}")
+        raise ValueError(f"the push ({dur} steps from step {at}, push_at={push_at:g} of the horizon) must end "
+                         f"before the last of the {steps} steps: use more steps or an earlier push_at")
     pushed = sorted({max(masses // 2 - 1, 0), masses // 2} & set(range(masses)))
     force = np.zeros(masses)
     force[pushed] = push_force
@@ -251,10 +252,11 @@ def format_table(rows: dict, title="") -> str:
 
 
 def _save_plots(out_dir, scn, runs, points, sweep) -> list:
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # before the folder exists: no empty folder without matplotlib
 
     from .. import plotting
 
+    os.makedirs(out_dir, exist_ok=True)
     dt, push = scn.dt, scn.push_steps
     files = []
 
@@ -291,6 +293,8 @@ def _save_plots(out_dir, scn, runs, points, sweep) -> list:
 
     fig = Figure(figsize=(6, 4.6), layout="constrained")
     plotting.plot_error_vs_effort(points, ax=fig.subplots(), curve=sweep, curve_label="PD, other gains",
+                                  xlabel=r"feedback effort $\sum |w_{fb}|^2 dt$ [N$^2$ s]",
+                                  ylabel=r"final distance $\|z_T - z_{ref,T}\|$ [m, m/s]",
                                   title="Final distance to target vs feedback effort")
     save(fig, "error_vs_effort.png")
     return files
@@ -351,7 +355,6 @@ def run_demo(out_dir="demo-output", masses=8, steps=800, plots=True, progress=Tr
     files = []
     if plots:
         t = time.perf_counter()
-        os.makedirs(out_dir, exist_ok=True)
         runs = {"uncontrolled": res_unc, "PD": res_pd, "LQR": res_lqr}
         points = {"uncontrolled": (0.0, met_unc["final_distance"]),
                   "PD": (met_pd["feedback_effort"], met_pd["final_distance"]),

@@ -1,0 +1,113 @@
+"""Runtime CPU dispatch against a native build: the hot kernels of the
+portable build (each variant chosen with DIRECTABLE_KERNELS) timed beside a
+-march=native build of the same sources, in the same run, one variant per
+subprocess, on one thread (the sweep, the discretization, the tracker loop).
+
+    python benchmarks/bench_dispatch.py --native PATH/_core*.so [--quick]
+
+``--native`` is the extension of a DIRECTABLE_NATIVE=ON build (for example
+``build/native/<tag>/_core*.so`` after
+``DIRECTABLE_NATIVE=ON pip install --no-build-isolation -C build-dir=build/native/{wheel_tag} .``);
+it is run from a copy of the installed package with that extension in
+place of the dispatched ones. Target: dispatched within 5 % of native.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from bench_common import host, publish
+from bench_lqr import md_table
+
+CASES = """
+import json, sys, time
+import numpy as np
+sys.path.insert(0, {bench!r})
+from bench_common import best
+import directable as dr
+from bench_lqr import problem
+dr._core.set_max_threads(1)
+info = dr.build_info()
+out = {{"kernels": info.get("kernels", "native" if info.get("avx2") else "?")}}
+for n, T in {sizes!r}:
+    A, B, dt, Q, R, Qf = problem(n, T)
+    disc = dr.lqr.discretize(A, B, dt, Q, R, threads=1)
+    out[f"sweep n={{n}}"] = best(lambda: dr.lqr.solve_discrete(disc.Phi, disc.Gamma, disc.Q, disc.R, Qf, N=disc.N))
+    out[f"discretize n={{n}}"] = best(lambda: dr.lqr.discretize(A, B, dt, Q, R, threads=1))
+model = dr.models.spring_chain(32)
+z_ref = dr.models.rollout(model, np.zeros(64), np.ones((2000, 32)), 0.01)
+ctrl = dr.lqr.tracker(dr.lqr.pd_gain(10.0, 2.0, 64), z_ref)
+out["simulate m=32, 2000 steps"] = best(lambda: dr.simulate(model, z_ref[0] + 0.1, 2000, 0.01, controller=ctrl,
+                                                             start_index=0))
+print(json.dumps(out))
+"""
+
+
+def run_variant(env_extra, sizes, pythonpath=None) -> dict:
+    env = {**os.environ, **env_extra}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    code = CASES.format(bench=str(pathlib.Path(__file__).resolve().parent), sizes=sizes)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def native_copy(native_so: pathlib.Path, into: pathlib.Path) -> str:
+    """A copy of the installed package whose only extension is the native one."""
+    import directable
+
+    pkg = into / "directable"
+    shutil.copytree(pathlib.Path(directable.__file__).parent, pkg,
+                    ignore=shutil.ignore_patterns("_isa", "_core.*.so", "__pycache__"))
+    shutil.copy2(native_so, pkg / native_so.name)
+    return str(into)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--native", type=pathlib.Path, help="the extension of a DIRECTABLE_NATIVE=ON build")
+    ap.add_argument("--quick", action="store_true", help="smaller problems, no RESULTS.md")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per variant (best kept)")
+    args = ap.parse_args()
+    sizes = [(48, 200)] if args.quick else [(48, 1000), (128, 200)]
+    variants = {"x86-64 (baseline)": ({"DIRECTABLE_KERNELS": "x86-64"}, None),
+                "dispatched": ({}, None)}
+    tmp = tempfile.TemporaryDirectory()
+    if args.native:
+        variants["native"] = ({}, native_copy(args.native.resolve(), pathlib.Path(tmp.name)))
+    results = {}
+    for _ in range(args.rounds):  # alternate, so that a busy moment hurts every variant alike
+        for name, (env, path) in variants.items():
+            r = run_variant(env, sizes, path)
+            kept = results.setdefault(name, r)
+            for key, value in r.items():
+                if key != "kernels":
+                    kept[key] = min(kept[key], value)
+    ref = "native" if "native" in results else "x86-64 (baseline)"
+    cases = [k for k in results[ref] if k != "kernels"]
+    header = ["case"] + [f"{name} [{results[name]['kernels']}]" for name in results] + [f"dispatched / {ref}"]
+    rows = []
+    for case in cases:
+        row = [case] + [f"{results[name][case] * 1e3:.2f} ms" for name in results]
+        row.append(f"**{results['dispatched'][case] / results[ref][case]:.3f}**")
+        rows.append(row)
+    table = md_table(header, rows)
+    load = os.getloadavg()
+    print(f"{host()}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(table)
+    if not args.quick:
+        publish("dispatch", "Runtime CPU dispatch vs a native build",
+                f"; one thread, best of {args.rounds} alternating rounds; load average {load[0]:.1f} during the run",
+                table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Runtime CPU dispatch: the level chosen at import, its override, and the
+same results from every variant (the kernels differ in speed, not in what
+they compute beyond rounding)."""
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import directable
+from directable import _loader
+
+X86 = platform.machine().lower() in ("x86_64", "amd64")
+FLAGS_V3 = "fpu sse sse2 cx16 lahf_lm popcnt sse4_1 sse4_2 ssse3 avx avx2 bmi1 bmi2 f16c fma abm movbe xsave"
+
+
+def test_cpu_level_from_cpuinfo():
+    assert _loader.cpu_level("flags\t\t: fpu sse sse2\n") == "x86-64"
+    assert _loader.cpu_level(f"flags\t: {FLAGS_V3}\n") == "x86-64-v3"
+    assert _loader.cpu_level(f"flags\t: {FLAGS_V3} avx512f avx512bw avx512cd avx512dq avx512vl\n") == "x86-64-v4"
+    # one flag short of v3 is v2
+    assert _loader.cpu_level(f"flags\t: {FLAGS_V3.replace(' fma', '')}\n") == "x86-64-v2"
+
+
+def test_choose_level():
+    built = {"x86-64-v3": "a", "x86-64-v4": "b"}
+    assert _loader.choose_level("x86-64-v4", built, None) == "x86-64-v4"
+    assert _loader.choose_level("x86-64-v3", built, None) == "x86-64-v3"
+    assert _loader.choose_level("x86-64-v2", built, None) == "x86-64"
+    assert _loader.choose_level("x86-64-v4", built, "x86-64") == "x86-64"
+    with pytest.warns(UserWarning, match="needs a CPU of that level"):
+        assert _loader.choose_level("x86-64-v3", built, "x86-64-v4") == "x86-64-v3"
+    with pytest.warns(UserWarning, match="not one of"):
+        assert _loader.choose_level("x86-64-v3", built, "avx9") == "x86-64-v3"
+
+
+def _sweep_in(kernels):
+    code = ("import numpy as np, directable as dr\n"
+            "rng = np.random.default_rng(0); n, s, T = 12, 5, 40\n"
+            "A = np.eye(n) + 0.05 * rng.standard_normal((T, n, n)); B = rng.standard_normal((n, s))\n"
+            "sol = dr.lqr.solve_discrete(A, B, np.eye(n), np.eye(s), 10 * np.eye(n))\n"
+            "print(dr.build_info()['kernels']); np.save('K.npy', sol.K)\n")
+    env = {**os.environ, "DIRECTABLE_KERNELS": kernels}
+    return env, code
+
+
+@pytest.mark.skipif(not X86, reason="x86-64 levels")
+def test_every_built_level_loads_and_agrees(tmp_path):
+    import pathlib
+
+    built = _loader.available_levels(pathlib.Path(directable.__file__).parent)
+    if directable.build_info()["native"]:
+        pytest.skip("a DIRECTABLE_NATIVE=ON build has no variants")
+    cpu = _loader.cpu_level()
+    results = {}
+    for level in ["x86-64", *built]:
+        if _loader._ORDER.index(level) > _loader._ORDER.index(cpu):
+            continue  # not runnable here
+        env, code = _sweep_in(level)
+        folder = tmp_path / level
+        folder.mkdir()
+        proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=folder, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split()[0] == level
+        results[level] = np.load(folder / "K.npy")
+    base = results.pop("x86-64")
+    for level, K in results.items():
+        np.testing.assert_allclose(K, base, rtol=1e-10, atol=1e-12, err_msg=level)
