@@ -15,10 +15,11 @@ void bind_sph(py::module_& m);
 void bind_sph_plants(py::module_& m);
 void bind_crowds(py::module_& m);
 void bind_cloth(py::module_& m);
+void bind_characters(py::module_& m);
 }  // namespace directable::py_bind
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds, mass-spring cloth and its goal-directed control";
+  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds, mass-spring cloth and its goal-directed control, clip-blending characters with value functions learned by linear programming";
   directable::py_bind::bind_core(m);
   directable::py_bind::bind_control(m);
   directable::py_bind::bind_models(m);
@@ -31,4 +32,5 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_sph_plants(m);
   directable::py_bind::bind_crowds(m);
   directable::py_bind::bind_cloth(m);
+  directable::py_bind::bind_characters(m);
 }
