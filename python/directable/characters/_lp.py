@@ -80,6 +80,14 @@ class HighsSolver:
         h.run()
         status = h.getModelStatus()
         S = self._hs.HighsModelStatus
+        if status not in (S.kOptimal, S.kInfeasible, S.kUnbounded, S.kUnboundedOrInfeasible):
+            # numerical trouble from the warm basis: solve the whole LP once from scratch
+            self._new_model()
+            for rows in self._rows:
+                self._add(*rows)
+            h = self._h
+            h.run()
+            status = h.getModelStatus()
         self.seconds += time.perf_counter() - t
         if status == S.kOptimal:
             return LPStatus.OPTIMAL, np.asarray(h.getSolution().col_value)
