@@ -136,7 +136,7 @@ def foa_basis(offset=0.0):
             + b.gaussian("u", 0.0, -1.5, 4) * b.gaussian("v", offset, offset, 1))
 
 
-def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solver="highspy", sigma_O=0.5):
+def fixed_obstacle(motion=None, per_dim=4, episodes=100, steps=7, seed=0, solver="highspy", sigma_O=0.5, bounds=100.0):
     """Fixed obstacle avoidance: random obstacles ahead on the path.
 
     An episode succeeds when the character never comes closer than sigma_O
@@ -144,7 +144,9 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solve
     rates of the value and greedy policies and the episodes."""
     motion = motion or walking_motion()
     task = ch.FixedObstacle(motion, gamma_x=0.3, gamma_O=10.0, sigma_O=sigma_O, gamma_psi=1.0, gamma_rho=1.0)
-    vf = ch.learn(task, foa_basis(), ch.samples(task, per_dim=per_dim), solver=solver)
+    # the obstacle leaves the sampled square within a few steps: a box on r
+    # keeps the polynomials bounded there
+    vf = ch.learn(task, foa_basis(), ch.samples(task, per_dim=per_dim), solver=solver, bounds=bounds)
     rng = np.random.default_rng(seed)
     straight = int(np.argmin(np.abs(motion.clips.params.turn)))
     result = {}
@@ -155,7 +157,7 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solve
             x0 = [straight, rng.uniform(-0.3, 0.3), rng.uniform(1.5, 2.0), rng.uniform(-0.2, 0.2)]
             ep = ctrl.run(x0, steps)
             dist = np.hypot(ep.states[:, 1], ep.states[:, 2])
-            d_end = abs(0.0 - ep.states[-1, 1] + 0.0) if False else abs(task.params["offset"] - ep.states[-1, 1])
+            d_end = abs(task.params["offset"] - ep.states[-1, 1])  # |d| = |(d + u) - u|
             ok += bool(dist.min() >= sigma_O and d_end <= 0.2)
             eps.append(ep)
         result[name] = ok / episodes
@@ -164,8 +166,8 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solve
     return result
 
 
-def crowd_crossing(characters=16, per_dim=5, steps=14, velocities=(-1.0, 0.0, 1.0), radius=3.0, seed=0,
-                   solver="highspy"):
+def crowd_crossing(characters=16, per_dim=4, steps=14, velocities=(-1.0, 0.0, 1.0), radius=3.0, seed=0,
+                   solver="highspy", bounds=100.0):
     """Moving obstacle avoidance in a crowd on crossing courses (Fig. 5.5):
     close encounters (< 0.5 m) with and without avoidance."""
     motion = walking_motion(5)
@@ -179,7 +181,7 @@ def crowd_crossing(characters=16, per_dim=5, steps=14, velocities=(-1.0, 0.0, 1.
                                  u_dot=vel[0], v_dot=vel[1])
 
     table = ch.tabulate(make, grid, basis, lambda t: ch.samples(t, per_dim=per_dim), parameter=("u_dot", "v_dot"),
-                        solver=solver)
+                        solver=solver, bounds=bounds)
     rng = np.random.default_rng(seed)
     straight = int(np.argmin(np.abs(motion.clips.params.turn)))
     # two groups crossing at right angles through the same square

@@ -18,7 +18,7 @@ Index choose_by_value(const DecisionProblem& p, const double* r, double alpha, c
   double best_value = std::numeric_limits<double>::infinity();
   for (Index k = 0; k < p.clips; ++k) {
     const double c = data.costs[k];
-    if (!(c < best_value)) continue;  // forbidden (+inf) or already beaten by the cost alone
+    if (!std::isfinite(c)) continue;  // a forbidden clip
     const double v = c + alpha * basis_value(p, r, &data.next(k, 0), data);
     if (v < best_value) best_value = v, best = k;
   }

@@ -98,7 +98,7 @@ Index choose_by_grid(const DecisionProblem& p, const GridValue& grid, double alp
   Index best = -1;
   double best_value = std::numeric_limits<double>::infinity();
   for (Index k = 0; k < p.clips; ++k) {
-    if (!(data.costs[k] < best_value)) continue;
+    if (!std::isfinite(data.costs[k])) continue;
     const double v = data.costs[k] + alpha * grid(&data.next(k, 0));
     if (v < best_value) best_value = v, best = k;
   }
@@ -133,7 +133,7 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
                      double best = std::numeric_limits<double>::infinity();
                      Index best_k = -1;
                      for (Index k = 0; k < K; ++k) {
-                       if (!(d.costs[k] < best)) continue;
+                       if (!(d.costs[k] < best)) continue;  // V >= 0 (costs are >= 0): the cost alone already loses
                        const double v = d.costs[k] + alpha * grid(&d.next(k, 0));
                        if (v < best) best = v, best_k = k;
                      }
