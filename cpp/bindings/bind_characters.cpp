@@ -290,6 +290,25 @@ void bind_characters(py::module_& m) {
         return out;
       }, py::arg("states"));
 
+  py::class_<GridValue>(m, "GridValue", "A value function tabulated on a grid, multilinear between points.")
+      .def(py::init([](Index clips, std::vector<Eigen::VectorXd> axes, std::vector<bool> cyclic) {
+             return std::make_unique<GridValue>(clips, std::move(axes), std::move(cyclic));
+           }),
+           py::arg("clips"), py::arg("axes"), py::arg("cyclic"))
+      .def_property_readonly("values", [](py::object self) {
+        const auto& g = self.cast<const GridValue&>();
+        return readonly(py::array_t<double>({g.clips(), g.points()}, g.values().data(), self));
+      })
+      .def_property_readonly("axes", &GridValue::axes)
+      .def("__call__", [](const GridValue& g, const Array& states) {
+        auto X = rows_view(states, "states", Index(g.axes().size()) + 1, -1, true, "S", "d");
+        py::array_t<double> out(X.rows());
+        for (Index s = 0; s < X.rows(); ++s) {
+          if (X(s, 0) < 0 || X(s, 0) >= double(g.clips())) throw std::invalid_argument("states: clip index out of range");
+          out.mutable_data()[s] = g(X.row(s).data());
+        }
+        return out;
+      }, py::arg("states"));
   py::class_<PyProblem, std::shared_ptr<PyProblem>>(m, "DecisionProblem", "A task (and basis) as the controller sees it.")
       .def(py::init([](std::shared_ptr<const Task> task, std::shared_ptr<const Basis> basis) {
              return std::make_shared<PyProblem>(PyProblem{decision_problem(task, basis), task});
@@ -367,25 +386,6 @@ void bind_characters(py::module_& m) {
         return index_matrix_out(p);
       });
 
-  py::class_<GridValue>(m, "GridValue", "A value function tabulated on a grid, multilinear between points.")
-      .def(py::init([](Index clips, std::vector<Eigen::VectorXd> axes, std::vector<bool> cyclic) {
-             return std::make_unique<GridValue>(clips, std::move(axes), std::move(cyclic));
-           }),
-           py::arg("clips"), py::arg("axes"), py::arg("cyclic"))
-      .def_property_readonly("values", [](py::object self) {
-        const auto& g = self.cast<const GridValue&>();
-        return readonly(py::array_t<double>({g.clips(), g.points()}, g.values().data(), self));
-      })
-      .def_property_readonly("axes", &GridValue::axes)
-      .def("__call__", [](const GridValue& g, const Array& states) {
-        auto X = rows_view(states, "states", Index(g.axes().size()) + 1, -1, true, "S", "d");
-        py::array_t<double> out(X.rows());
-        for (Index s = 0; s < X.rows(); ++s) {
-          if (X(s, 0) < 0 || X(s, 0) >= double(g.clips())) throw std::invalid_argument("states: clip index out of range");
-          out.mutable_data()[s] = g(X.row(s).data());
-        }
-        return out;
-      }, py::arg("states"));
   m.def("value_iteration", [](const PyProblem& p, GridValue& grid, double alpha, double tol, Index max_sweeps, int threads,
                               py::object callback) {
     Progress progress(callback);
