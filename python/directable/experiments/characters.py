@@ -129,10 +129,9 @@ def gait_switch(per_dim=6, steps=24, switch_step=10, solver="highspy"):
 
 
 def foa_basis(offset=0.0):
-    """Fig. 5.6's basis, with the heading: P4(u) P2(v) P2(theta) plus
-    G_{0,-3/2,4}(u) G_{d+u,d+u,1}(v)."""
+    """Fig. 5.6's basis: P4(u) P2(v) plus G_{0,-3/2,4}(u) G_{d+u,d+u,1}(v)."""
     b = ch.basis
-    return (b.polynomial("u", 4, scale=2.0) * b.polynomial("v", 2, scale=2.0) * b.polynomial("theta", 2, scale=np.pi)
+    return (b.polynomial("u", 4, scale=2.0) * b.polynomial("v", 2, scale=2.0)
             + b.gaussian("u", 0.0, -1.5, 4) * b.gaussian("v", offset, offset, 1))
 
 
