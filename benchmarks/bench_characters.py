@@ -52,12 +52,13 @@ def main():
     x0 = np.array([0.0, 0.3, 0.5])
     n = 200 if QUICK else 2000
     t_run = best(lambda: problem.run("value", r, None, 0.9, x0, n)) / n
+    t_one = best(lambda: problem.choose("value", r, None, 0.9, x0), repeats=5)
     tab = motion.transition_table()
     rho = motion.clips.params.rho
     t_np = best(lambda: numpy_decision(tab, rho, r, x0, 0.9), repeats=5)
     assert numpy_decision(tab, rho, r, x0, 0.9) == problem.choose("value", r, None, 0.9, x0)
     rows.append(("runtime decision, K = 384, nb = 15 (per clip, in an episode)", f"{t_run * 1e6:.1f} us", "<= 20 us",
-                 f"NumPy vectorised argmin {t_np * 1e6:.0f} us: {t_np / t_run:.0f}x"))
+                 f"NumPy vectorised argmin {t_np * 1e6:.0f} us: {t_np / t_run:.1f}x; one Python call {t_one * 1e6:.0f} us"))
     # 3. pose synthesis per frame, J = 19
     seq = np.random.default_rng(1).integers(motion.K, size=200)
     anim = motion.synthesize(seq)
@@ -81,7 +82,8 @@ def main():
     # 5. the non-LP part: one scan of every sample, C++ vs NumPy
     L = _core.ValueLearning(_core.DecisionProblem(t18._core, phi._core(t18)), X, 0.9)
     rr = np.ascontiguousarray(warm.r)
-    t_scan = best(lambda: L.best_clips(rr))
+    t_scan = best(lambda: L.best_clips(rr, 1))
+    t_scan2 = best(lambda: L.best_clips(rr, 2))
     tab18, rho18 = m18.transition_table(), m18.clips.params.rho
 
     def numpy_scan():
@@ -91,8 +93,8 @@ def main():
 
     t_nscan = best(numpy_scan)
     same = np.mean(numpy_scan() == L.best_clips(rr))
-    rows.append((f"non-LP part: one scan of {len(X)} samples x {m18.K} clips", f"{t_scan * 1e3:.2f} ms", "—",
-                 f"NumPy {t_nscan * 1e3:.1f} ms: {t_nscan / t_scan:.0f}x (same argmin on {100 * same:.0f} %)"))
+    rows.append((f"non-LP part: one scan of {len(X)} samples x {m18.K} clips", f"{t_scan * 1e3:.2f} ms (1 thread; 2 threads {t_scan2 * 1e3:.2f} ms)", "—",
+                 f"NumPy {t_nscan * 1e3:.1f} ms: {t_nscan / t_scan:.1f}x (same argmin on {100 * same:.0f} %)"))
     # 6. value iteration on 18 x 121 x 144
     grid = {"d": 31, "theta": 36} if QUICK else {"d": 121, "theta": 144}
     vi = ch.value_iteration(t18, grid)

@@ -59,9 +59,9 @@ Episode run_episode(const DecisionProblem& p, CharacterPolicy policy, const Eige
   DecisionData data(p);
   Eigen::VectorXd x = state0;
   for (Index t = 0; t < steps; ++t) {
+    // every policy leaves the expansion of x in data
     const Index k = choose_clip(p, policy, r, grid, alpha, x, data);
     if (k < 0) throw std::domain_error("no allowed next clip at step " + std::to_string(t));
-    p.expand(x.data(), data.next.data(), data.costs.data());
     x = data.next.row(k).transpose();
     if (!x.allFinite() || !std::isfinite(data.costs[k]))
       throw std::domain_error("state became non-finite at step " + std::to_string(t));

@@ -35,7 +35,8 @@ struct DecisionData {
 double basis_value(const DecisionProblem& p, const double* r, const double* state, DecisionData& data);
 
 //! eq. 5.10: argmin_k c(X, k) + alpha V(f(X, k)); -1 when every clip is
-//! forbidden. *best_out receives the minimum.
+//! forbidden. *best_out receives the minimum. Like every choose_* below it
+//! leaves the expansion of `state` (successors, costs) in data.
 Index choose_by_value(const DecisionProblem& p, const double* r, double alpha, const double* state, DecisionData& data,
                       double* best_out = nullptr);
 //! eq. 5.6: argmin_k c_t(X, X') + c_s(X').
