@@ -1,5 +1,6 @@
 #include "directable/control/characters/value_iteration.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -124,8 +125,11 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
   ProgressThrottle throttle(progress, max_sweeps);
   for (out.sweeps = 1; out.sweeps <= max_sweeps; ++out.sweeps) {
     // full Bellman sweep: greedy policy under V, its successors' weights
-    parallel_steps(N, threads, nullptr, N, [&] { return std::make_pair(DecisionData(p), Eigen::VectorXd(p.dim)); },
-                   [&](Index n, std::pair<DecisionData, Eigen::VectorXd>& w) {
+    constexpr Index kBlock = 64;  // grid points per work item (see value_learning.cpp)
+    const Index nblocks = (N + kBlock - 1) / kBlock;
+    parallel_steps(nblocks, threads, nullptr, nblocks, [&] { return std::make_pair(DecisionData(p), Eigen::VectorXd(p.dim)); },
+                   [&](Index blk, std::pair<DecisionData, Eigen::VectorXd>& w) {
+                    for (Index n = blk * kBlock; n < std::min(N, (blk + 1) * kBlock); ++n) {
                      double* x = w.second.data();
                      grid.point(n / G, n % G, x);
                      DecisionData& d = w.first;
@@ -146,6 +150,7 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
                        corner_index[std::size_t(n * C + c)] = c < m ? int(idx[c]) : 0;
                        corner_weight[std::size_t(n * C + c)] = c < m ? wt[c] : 0.0;
                      }
+                    }
                    });
     double residual = 0.0;
     const double* Vd = V.data();

@@ -1,5 +1,6 @@
 #include "directable/control/characters/value_learning.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,11 @@
 namespace directable {
 
 namespace {
+//! Samples per parallel work item: one sample is too little work to pay for
+//! the scheduling (on shared cores a team of two stalled 10x with one).
+constexpr Index kBlock = 64;
+Index blocks(Index n) { return (n + kBlock - 1) / kBlock; }
+
 void check_r(const DecisionProblem& p, const Eigen::Ref<const RowMatrix>& r) {
   check_shape("r", r.rows(), r.cols(), p.clips, p.features);
   check_finite("r", r.data(), r.size());
@@ -28,8 +34,9 @@ Eigen::VectorXd ValueLearning::objective(int threads) const {
   const DecisionProblem& p = problem_;
   const Index S = samples_.rows(), nb = p.features;
   RowMatrix phi(S, nb);
-  parallel_steps(S, threads, nullptr, S, [&] { return DecisionData(p); }, [&](Index s, DecisionData& d) {
-    p.features_of(&samples_(s, 0), &phi(s, 0), d.scratch.data());
+  parallel_steps(blocks(S), threads, nullptr, blocks(S), [&] { return DecisionData(p); }, [&](Index b, DecisionData& d) {
+    for (Index s = b * kBlock; s < std::min(S, (b + 1) * kBlock); ++s)
+      p.features_of(&samples_(s, 0), &phi(s, 0), d.scratch.data());
   });
   Eigen::VectorXd c = Eigen::VectorXd::Zero(p.clips * nb);
   for (Index s = 0; s < S; ++s) c.segment(Index(samples_(s, 0)) * nb, nb) += phi.row(s).transpose();
@@ -41,9 +48,11 @@ std::vector<Index> ValueLearning::best_clips(const Eigen::Ref<const RowMatrix>& 
   check_r(problem_, r);
   const Index S = samples_.rows();
   std::vector<Index> best(S, -1);
-  parallel_steps(S, threads, progress, S, [&] { return DecisionData(problem_); }, [&](Index s, DecisionData& d) {
-    best[s] = choose_by_value(problem_, r.data(), alpha_, &samples_(s, 0), d);
-  });
+  parallel_steps(blocks(S), threads, progress, blocks(S), [&] { return DecisionData(problem_); },
+                 [&](Index b, DecisionData& d) {
+                   for (Index s = b * kBlock; s < std::min(S, (b + 1) * kBlock); ++s)
+                     best[s] = choose_by_value(problem_, r.data(), alpha_, &samples_(s, 0), d);
+                 });
   return best;
 }
 
