@@ -17,12 +17,13 @@ void bind_sph(py::module_& m);
 void bind_sph_plants(py::module_& m);
 void bind_crowds(py::module_& m);
 void bind_cloth(py::module_& m);
+void bind_characters(py::module_& m);
 void bind_pickle(py::module_& m);      // after the classes: repr and pickling of every one
 void tidy_signatures(py::module_& m);  // last: the signatures help() and the stub show
 }  // namespace directable::py_bind
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds, mass-spring cloth and its goal-directed control";
+  m.doc() = "directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds, mass-spring cloth and its goal-directed control, clip-blending characters with value functions learned by linear programming";
   directable::py_bind::bind_core(m);
   directable::py_bind::bind_control(m);
   directable::py_bind::bind_models(m);
@@ -37,6 +38,7 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_sph_plants(m);
   directable::py_bind::bind_crowds(m);
   directable::py_bind::bind_cloth(m);
+  directable::py_bind::bind_characters(m);
   directable::py_bind::bind_pickle(m);
   directable::py_bind::tidy_signatures(m);
 }

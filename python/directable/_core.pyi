@@ -1,5 +1,5 @@
 """
-directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds, mass-spring cloth and its goal-directed control
+directable C++ core: discretization, Riccati sweep, tracking, models, controlled simulation, articulated chains and PD/SPD servos, StVK FEM and reduced StVK, reduced fluids, MPC horizon optimizer, SPH fluid, continuum crowds, mass-spring cloth and its goal-directed control, clip-blending characters with value functions learned by linear programming
 """
 from __future__ import annotations
 import collections.abc
@@ -8,6 +8,7 @@ import numpy.typing
 import typing
 __all__: list[str] = ['Articulated', 'BoundaryBasis', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'Obstacle', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedScene', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
 __all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
+__all__: list[str] = ['Articulated', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -2807,6 +2808,191 @@ def _simulation_result(states: numpy.ndarray[numpy.float64], controls: numpy.nda
     """
     Unpickling of a SimulationResult from its arrays (copied).
     """
+class CharacterSkeleton:
+    """
+    Kinematic skeleton (parents, rest offsets, mirror partners).
+    """
+    def __init__(self, parents: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], offsets: numpy.ndarray[numpy.float64], mirror: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None) -> None:
+        ...
+    @property
+    def joints(self) -> int:
+        ...
+    @property
+    def mirror(self) -> numpy.ndarray:
+        ...
+    @property
+    def offsets(self) -> numpy.ndarray:
+        ...
+    @property
+    def parents(self) -> numpy.ndarray:
+        ...
+class CharacterClipSet:
+    """
+    Motion clips (thesis sec. 5.1).
+    """
+    def __init__(self, skeleton: CharacterSkeleton, poses: collections.abc.Sequence[numpy.ndarray[numpy.float64]], constraint_frames: typing.Any, stance_foot: typing.Any, gait: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], gait_names: collections.abc.Sequence[str], params: numpy.ndarray[numpy.float64], mirror_of: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, dt: typing.SupportsFloat | typing.SupportsIndex = 0.03333333333333333, foot_tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-06, contacts: typing.Any = None) -> None:
+        ...
+    def half(self, k: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    @property
+    def clips(self) -> int:
+        ...
+    @property
+    def constraint_frames(self) -> numpy.ndarray:
+        ...
+    @property
+    def dt(self) -> float:
+        ...
+    @property
+    def gait(self) -> numpy.ndarray:
+        ...
+    @property
+    def gait_names(self) -> list[str]:
+        ...
+    @property
+    def mirror_of(self) -> numpy.ndarray:
+        ...
+    @property
+    def param_matrix(self) -> numpy.ndarray:
+        ...
+    @property
+    def poses(self) -> list:
+        ...
+    @property
+    def skeleton(self) -> CharacterSkeleton:
+        ...
+    @property
+    def stance_foot(self) -> numpy.ndarray:
+        ...
+class CharacterAnimation:
+    """
+    A synthesised animation.
+    """
+    @property
+    def clip_of_frame(self) -> numpy.ndarray:
+        ...
+    @property
+    def contact_foot(self) -> numpy.ndarray:
+        ...
+    @property
+    def frames(self) -> numpy.ndarray:
+        ...
+    @property
+    def played(self) -> numpy.ndarray:
+        ...
+    @property
+    def roots(self) -> numpy.ndarray:
+        ...
+class MotionModel:
+    """
+    Clip blending and the transition table (thesis sec. 5.1).
+    """
+    def __init__(self, clips: CharacterClipSet, joint_weights: numpy.ndarray[numpy.float64] | None = None, velocity_weight: typing.SupportsFloat | typing.SupportsIndex = 0.01, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
+        ...
+    def blend(self, clip: typing.SupportsInt | typing.SupportsIndex, next_clip: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        ...
+    def param(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex) -> float:
+        ...
+    def synthesize(self, clip_sequence: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], x: typing.SupportsFloat | typing.SupportsIndex, z: typing.SupportsFloat | typing.SupportsIndex, theta: typing.SupportsFloat | typing.SupportsIndex) -> CharacterAnimation:
+        ...
+    def transition_table(self) -> dict:
+        ...
+    @property
+    def K(self) -> int:
+        ...
+    @property
+    def clips(self) -> CharacterClipSet:
+        ...
+class CharacterTask:
+    """
+    A character control task (thesis Table 5.1).
+    """
+    def __init__(self, motion: MotionModel, kind: str, gamma_x: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_O: typing.SupportsFloat | typing.SupportsIndex = 0.0, sigma_O: typing.SupportsFloat | typing.SupportsIndex = 1.0, gamma_psi: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_rho: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_tau: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_omega: typing.SupportsFloat | typing.SupportsIndex = 0.0, gait: collections.abc.Sequence[bool] = [], torso: typing.SupportsFloat | typing.SupportsIndex = 0.0, spin: typing.SupportsFloat | typing.SupportsIndex = 0.0, offset: typing.SupportsFloat | typing.SupportsIndex = 0.0, u_dot: typing.SupportsFloat | typing.SupportsIndex = 0.0, v_dot: typing.SupportsFloat | typing.SupportsIndex = 0.0, ranges: numpy.ndarray[numpy.float64] | None = None) -> None:
+        ...
+    def check_states(self, states: numpy.ndarray[numpy.float64], name: str = 'states', in_ranges: bool = True) -> None:
+        ...
+    def state_costs(self, states: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    def successors(self, states: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    def transition_costs(self, states: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def K(self) -> int:
+        ...
+    @property
+    def cyclic(self) -> list[bool]:
+        ...
+    @property
+    def dim(self) -> int:
+        ...
+    @property
+    def ranges(self) -> numpy.ndarray:
+        ...
+    @property
+    def variables(self) -> list[str]:
+        ...
+class CharacterBasis:
+    """
+    Value-function basis (thesis eq. 5.11).
+    """
+    def __init__(self, products: list, monomial: bool = False) -> None:
+        ...
+    def evaluate(self, states: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def size(self) -> int:
+        ...
+class GridValue:
+    """
+    A value function tabulated on a grid, multilinear between points.
+    """
+    def __call__(self, states: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    def __init__(self, clips: typing.SupportsInt | typing.SupportsIndex, axes: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]], cyclic: collections.abc.Sequence[bool]) -> None:
+        ...
+    @property
+    def axes(self) -> list[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+        ...
+    @property
+    def values(self) -> numpy.ndarray:
+        ...
+class DecisionProblem:
+    """
+    A task (and basis) as the controller sees it.
+    """
+    def __init__(self, task: CharacterTask, basis: CharacterBasis = None) -> None:
+        ...
+    def choose(self, policy: str, r: numpy.ndarray[numpy.float64] | None, grid: GridValue, alpha: typing.SupportsFloat | typing.SupportsIndex, state: numpy.ndarray[numpy.float64]) -> int:
+        ...
+    def run(self, policy: str, r: numpy.ndarray[numpy.float64] | None, grid: GridValue, alpha: typing.SupportsFloat | typing.SupportsIndex, state0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+        ...
+    def values(self, r: numpy.ndarray[numpy.float64], states: numpy.ndarray[numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+        ...
+    @property
+    def features(self) -> int:
+        ...
+class ValueLearning:
+    """
+    The approximate-LP loop's scans and constraint rows (thesis sec. 5.3.2).
+    """
+    def __init__(self, problem: DecisionProblem, samples: numpy.ndarray[numpy.float64], alpha: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def best_clips(self, r: numpy.ndarray[numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+        ...
+    def objective(self, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+        ...
+    def step(self, r: numpy.ndarray[numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.int64], numpy.ndarray]:
+        ...
+    @property
+    def constraints(self) -> int:
+        ...
+    @property
+    def history(self) -> numpy.ndarray:
+        ...
+    @property
+    def pairs(self) -> numpy.ndarray:
+        ...
 def build_info() -> dict:
     """
     How this build was made and what it runs on.
@@ -2906,6 +3092,9 @@ def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float6
     iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).
     """
 def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
+def mirror_poses(skeleton: CharacterSkeleton, poses: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
+    ...
+def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
     """
     PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
     
@@ -2968,6 +3157,10 @@ def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q
     qdd), each (n,). q, qd, q_ref_next, qd_ref_next, kp, kd (n,). For models of
     another engine: apply tau there and step it.
     """
+def synthetic_clips(skeleton: CharacterSkeleton, gaits: collections.abc.Sequence[str], turns: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], torsos: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], spins: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], sidesteps: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], seed: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> CharacterClipSet:
+    ...
+def synthetic_walker() -> CharacterSkeleton:
+    ...
 def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarray[numpy.float64], q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64] | None = None, kp: numpy.ndarray[numpy.float64] | None = None, kd: numpy.ndarray[numpy.float64] | None = None, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0, servo: Servo = ..., integrator: Integrator = ..., tau_ff: numpy.ndarray[numpy.float64] | None = None, tau_ext: numpy.ndarray[numpy.float64] | None = None, tau_min: numpy.ndarray[numpy.float64] | None = None, tau_max: numpy.ndarray[numpy.float64] | None = None, max_state: typing.SupportsFloat | typing.SupportsIndex = 1000000.0, progress: typing.Any = None) -> TrackResult:
     """
     Tracking loop in C++ (GIL released): T steps of a PD/SPD servo + integrator.
@@ -2978,3 +3171,5 @@ def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarr
     non-finite state or |q|, |qd| > max_state) stops the run and is reported in
     the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).
     """
+def value_iteration(problem: DecisionProblem, grid: GridValue, alpha: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_sweeps: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> dict:
+    ...

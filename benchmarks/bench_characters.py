@@ -1,0 +1,131 @@
+"""Character animation (Treuille thesis ch. 5): runtime decision, pose
+synthesis, transition table, learning (warm HiGHS vs cold linprog; the
+non-LP part vs NumPy) and value iteration (vs NumPy), in the same run.
+
+    python benchmarks/bench_characters.py [--quick] [--scale]
+
+``--scale`` adds the thesis's 384-clip navigation controller (long).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+from bench_common import best, publish
+
+import directable.characters as ch
+from directable import _core
+from directable.experiments import characters as ex
+from reference import characters as ref
+
+QUICK = "--quick" in sys.argv
+
+
+def nav(motion):
+    return ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0)
+
+
+def numpy_decision(tab, rho, r, x, alpha, degrees=(2, 4), scales=(2.0, np.pi)):
+    S, cost = ref.navigation(tab, rho, np.ones(len(rho), bool), 0.1, 1.0, 1.0, x[None, :])
+    phi = ref.features(S[0], degrees, scales, (1, 2))
+    return int(np.argmin(cost[0] + alpha * np.einsum("kb,kb->k", phi, r[S[0, :, 0].astype(int)])))
+
+
+def main():
+    rows = []
+    load = os.getloadavg()[0]
+    # 1. transition table, K = 384
+    t0 = time.perf_counter()
+    big = ch.synthetic_clips(ch.synthetic_walker(), counts="thesis", turns=(-1.2, -0.6, 0, 0.6, 1.2))
+    t_clips = time.perf_counter() - t0
+    t_table = best(lambda: ch.MotionModel(big), repeats=1 if QUICK else 3)
+    rows.append(("transition table, K = 384 (all pairs, Psi)", f"{t_table:.3f} s", "<= 1 s", f"clips generated in {t_clips:.2f} s"))
+    motion = ch.MotionModel(big)
+    task = nav(motion)
+    # 2. runtime decision, K = 384, nb = 15
+    phi = ex.navigation_basis()
+    r = np.random.default_rng(0).normal(size=(motion.K, phi.size))
+    problem = _core.DecisionProblem(task._core, phi._core(task))
+    x0 = np.array([0.0, 0.3, 0.5])
+    n = 200 if QUICK else 2000
+    t_run = best(lambda: problem.run("value", r, None, 0.9, x0, n)) / n
+    t_one = best(lambda: problem.choose("value", r, None, 0.9, x0), repeats=5)
+    c0 = time.process_time()
+    problem.run("value", r, None, 0.9, x0, n)
+    cpu_run = (time.process_time() - c0) / n  # CPU time: what the shared machine's load does not inflate
+    tab = motion.transition_table()
+    rho = motion.clips.params.rho
+    t_np = best(lambda: numpy_decision(tab, rho, r, x0, 0.9), repeats=5)
+    assert numpy_decision(tab, rho, r, x0, 0.9) == problem.choose("value", r, None, 0.9, x0)
+    rows.append(("runtime decision, K = 384, nb = 15 (per clip, in an episode)",
+                 f"{t_run * 1e6:.1f} us wall, {cpu_run * 1e6:.1f} us CPU", "<= 20 us",
+                 f"NumPy vectorised argmin {t_np * 1e6:.0f} us: {t_np / t_run:.1f}x; one Python call {t_one * 1e6:.0f} us"))
+    # 3. pose synthesis per frame, J = 19
+    seq = np.random.default_rng(1).integers(motion.K, size=200)
+    anim = motion.synthesize(seq)
+    F = anim.frames.shape[0]
+    t_syn = best(lambda: motion.synthesize(seq)) / F
+    rows.append(("pose synthesis per frame, J = 19 (blends included)", f"{t_syn * 1e6:.2f} us", "<= 2 us", f"{F} frames"))
+    # 4. learning, K = 18, 8 x 8 samples, P2 P4
+    m18 = ex.walking_motion()
+    t18 = nav(m18)
+    X = ch.samples(t18, per_dim=8)
+    warm = ch.learn(t18, phi, X, solver="highspy")
+    t_warm = best(lambda: ch.learn(t18, phi, X, solver="highspy"), repeats=1 if QUICK else 3)
+    cold = ch.learn(t18, phi, X, solver="scipy-simplex")
+    t_cold = cold.seconds
+    ipm = ch.learn(t18, phi, X, solver="scipy")
+    dr = np.max(np.abs(warm.value(X) - cold.value(X)))
+    rows.append(("learning K = 18, 8x8 samples, P2(d) P4(theta), warm highspy, end to end",
+                 f"{t_warm:.2f} s ({warm.iterations} it, {warm.n_constraints} rows, LP {100 * warm.lp_seconds / warm.seconds:.0f} %)",
+                 "<= 3 s", f"cold linprog (highs) loop {t_cold:.2f} s: {t_cold / t_warm:.1f}x; highs-ipm {ipm.seconds:.2f} s; "
+                 f"max |V_warm - V_cold| on samples {dr:.1e}"))
+    # 5. the non-LP part: one scan of every sample, C++ vs NumPy
+    L = _core.ValueLearning(_core.DecisionProblem(t18._core, phi._core(t18)), X, 0.9)
+    rr = np.ascontiguousarray(warm.r)
+    t_scan = best(lambda: L.best_clips(rr, 1))
+    t_scan2 = best(lambda: L.best_clips(rr, 2))
+    tab18, rho18 = m18.transition_table(), m18.clips.params.rho
+
+    def numpy_scan():
+        S, cost = ref.navigation(tab18, rho18, np.ones(m18.K, bool), 0.1, 1.0, 1.0, X)
+        f = ref.features(S.reshape(-1, 3), (2, 4), (2.0, np.pi), (1, 2)).reshape(len(X), m18.K, -1)
+        return np.argmin(cost + 0.9 * np.einsum("skb,skb->sk", f, rr[S[..., 0].astype(int)]), axis=1)
+
+    t_nscan = best(numpy_scan)
+    same = np.mean(numpy_scan() == L.best_clips(rr))
+    rows.append((f"non-LP part: one scan of {len(X)} samples x {m18.K} clips", f"{t_scan * 1e3:.2f} ms (1 thread; 2 threads {t_scan2 * 1e3:.2f} ms)", "—",
+                 f"NumPy {t_nscan * 1e3:.1f} ms: {t_nscan / t_scan:.1f}x (same argmin on {100 * same:.0f} %)"))
+    # 6. value iteration on 18 x 121 x 144
+    grid = {"d": 31, "theta": 36} if QUICK else {"d": 121, "theta": 144}
+    vi = ch.value_iteration(t18, grid)
+    axes = vi.axes
+    # NumPy: time a few sweeps of plain value iteration and scale by the sweeps it needs
+    t_np0 = time.perf_counter()
+    ref.value_iteration(lambda S: ref.navigation(tab18, rho18, np.ones(m18.K, bool), 0.1, 1.0, 1.0, S),
+                        m18.K, axes, (False, True), 0.9, tol=0.0, max_sweeps=3)
+    t_np3 = time.perf_counter() - t_np0
+    sweeps_needed = int(np.ceil(np.log(1e-9) / np.log(0.9)))
+    t_np_vi = t_np3 / 3 * sweeps_needed
+    rows.append((f"value iteration {m18.K} x {grid['d']} x {grid['theta']} (tol 1e-9)",
+                 f"{vi.seconds:.2f} s ({vi.sweeps} full sweeps, {vi.evaluations} evaluations)", "<= 3 s",
+                 f"NumPy value iteration ~{t_np_vi:.0f} s (3 sweeps incl. set-up {t_np3:.1f} s, x {sweeps_needed} sweeps): "
+                 f"{t_np_vi / vi.seconds:.0f}x"))
+    # 7. the thesis-scale controller
+    if "--scale" in sys.argv:
+        s = ex.thesis_scale()
+        rows.append(("384-clip navigation (walk gait), 8x8 samples, P2 P4", f"{s['seconds']:.1f} s, {s['nbytes']} B",
+                     "<= 45 min, < 13 KB", f"{s['iterations']} it, {s['constraints']} rows, LP {s['lp_seconds']:.1f} s"))
+    table = "| what | measured | target | compared with (same run) |\n|---|---|---|---|\n" + "\n".join(
+        f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows)
+    print(table)
+    publish("characters", "Characters: clip blending, LP-learned value functions, runtime control",
+            f", load average {load:.1f} at the start (the machine is shared: times are upper bounds)"
+            f"{' (--quick)' if QUICK else ''}", table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+#pragma once
+// What a clip-choosing controller needs of a task, passed as functions so the
+// controller never sees a concrete model (Treuille thesis sec. 5.3): the K
+// successors of a state with their costs c_s(X) + c_t(X, X') (+inf for a
+// forbidden clip), the state cost alone, and the basis Phi(X).
+#include <functional>
+
+#include "directable/core/types.hpp"
+
+namespace directable {
+
+struct DecisionProblem {
+  Index clips = 0;     //!< K
+  Index dim = 0;       //!< state columns, the clip first
+  Index features = 0;  //!< nb (0 when no basis is attached)
+  Index scratch = 0;   //!< doubles `features_of` needs as scratch
+  //! next (K, dim) and costs (K,) from one state (dim,)
+  std::function<void(const double* state, double* next, double* costs)> expand;
+  std::function<double(const double* state)> state_cost;
+  //! phi (features,) from one state
+  std::function<void(const double* state, double* phi, double* scratch)> features_of;
+};
+
+//! Per-thread buffers of one decision.
+struct DecisionData {
+  explicit DecisionData(const DecisionProblem& p)
+      : next(p.clips, p.dim), costs(p.clips), phi(p.features), scratch(p.scratch) {}
+  RowMatrix next;           //!< (K, dim)
+  Eigen::VectorXd costs;    //!< (K,)
+  Eigen::VectorXd phi;      //!< (nb,)
+  Eigen::VectorXd scratch;
+};
+
+//! V(X) = Phi(X) r[C]; r is (K, nb) row-major.
+double basis_value(const DecisionProblem& p, const double* r, const double* state, DecisionData& data);
+
+//! eq. 5.10: argmin_k c(X, k) + alpha V(f(X, k)); -1 when every clip is
+//! forbidden. *best_out receives the minimum. Like every choose_* below it
+//! leaves the expansion of `state` (successors, costs) in data.
+Index choose_by_value(const DecisionProblem& p, const double* r, double alpha, const double* state, DecisionData& data,
+                      double* best_out = nullptr);
+//! eq. 5.6: argmin_k c_t(X, X') + c_s(X').
+Index choose_greedy(const DecisionProblem& p, const double* state, DecisionData& data);
+
+}  // namespace directable

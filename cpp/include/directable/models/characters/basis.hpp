@@ -1,0 +1,46 @@
+#pragma once
+// Value-function bases of Treuille thesis eq. 5.11 and sec. 5.4: families
+// P_N(x) (polynomials of degree <= N) and G_{a,b,N}(x) (N Gaussian bumps
+// evenly spaced on [a, b], width sigma^2), outer products of families and
+// unions of products. The value is tabulated along the clip: V(X) =
+// Phi(X) r[C]. Polynomials are evaluated as Legendre polynomials of x /
+// scale (the same span as the monomials, far better conditioned for the
+// LP); `monomial` evaluates (x / scale)^k instead.
+#include <string>
+#include <vector>
+
+#include "directable/core/types.hpp"
+
+namespace directable {
+
+struct BasisFamily {
+  enum class Kind { kPolynomial, kGaussian };
+  Kind kind = Kind::kPolynomial;
+  Index column = 1;     //!< state column of the variable (0 is the clip)
+  Index degree = 0;     //!< polynomial: N
+  double scale = 1.0;   //!< polynomial: x is divided by scale
+  double a = 0.0, b = 0.0;  //!< Gaussian centres span [a, b]
+  Index n = 1;          //!< Gaussian: count
+  double sigma2 = 2.0;  //!< Gaussian: sigma^2
+  Index size() const { return kind == Kind::kPolynomial ? degree + 1 : n; }
+};
+
+class Basis {
+ public:
+  //! products: a union of outer products of families (an empty product is
+  //! the constant 1).
+  explicit Basis(std::vector<std::vector<BasisFamily>> products, bool monomial = false);
+  Index size() const { return size_; }  //!< nb
+  Index max_column() const { return max_column_; }
+  Index scratch_size() const { return scratch_; }
+  //! Phi(x) (nb,) for one state; scratch holds scratch_size() doubles.
+  void evaluate(const double* state, double* phi, double* scratch) const;
+  const std::vector<std::vector<BasisFamily>>& products() const { return products_; }
+
+ private:
+  std::vector<std::vector<BasisFamily>> products_;
+  bool monomial_;
+  Index size_ = 0, scratch_ = 0, max_column_ = 0;
+};
+
+}  // namespace directable

@@ -1,0 +1,185 @@
+#include "directable/control/characters/value_iteration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "directable/core/errors.hpp"
+#include "directable/core/parallel.hpp"
+
+namespace directable {
+
+GridValue::GridValue(Index clips, std::vector<Eigen::VectorXd> axes, std::vector<bool> cyclic)
+    : clips_(clips), axes_(std::move(axes)), cyclic_(std::move(cyclic)) {
+  if (axes_.size() != cyclic_.size()) throw std::invalid_argument("grid: one cyclic flag per axis");
+  points_ = 1;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const auto& a = axes_[i];
+    if (a.size() < 2) throw std::invalid_argument("grid axis " + std::to_string(i) + " must hold >= 2 points, got " + std::to_string(a.size()));
+    check_finite("grid axis", a.data(), a.size());
+    for (Index j = 1; j < a.size(); ++j)
+      if (!(a[j] > a[j - 1])) throw std::invalid_argument("grid axis " + std::to_string(i) + " must be increasing");
+    points_ *= a.size();
+  }
+  values_ = RowMatrix::Zero(clips_, points_);
+}
+
+Index GridValue::corners(const double* x, Index* index, double* weight) const {
+  const Index D = Index(axes_.size());
+  Index lo[8], hi[8];
+  double t[8];
+  for (Index i = 0; i < D; ++i) {
+    const auto& a = axes_[i];
+    const Index n = a.size();
+    const double v = x[i + 1];
+    if (cyclic_[i]) {
+      const double h = 2.0 * M_PI / double(n);
+      double s = (v - a[0]) / h;
+      s -= double(n) * std::floor(s / double(n));
+      Index j = Index(std::floor(s));
+      if (j >= n) j = n - 1;
+      lo[i] = j;
+      hi[i] = (j + 1) % n;
+      t[i] = s - double(j);
+    } else if (v <= a[0]) {
+      lo[i] = hi[i] = 0, t[i] = 0.0;
+    } else if (v >= a[n - 1]) {
+      lo[i] = hi[i] = n - 1, t[i] = 0.0;
+    } else {
+      Index l = 0, r = n - 1;  // a[l] <= v < a[r]
+      while (r - l > 1) {
+        const Index m = (l + r) / 2;
+        (a[m] <= v ? l : r) = m;
+      }
+      lo[i] = l, hi[i] = r, t[i] = (v - a[l]) / (a[r] - a[l]);
+    }
+  }
+  const Index base = Index(x[0]) * points_;
+  Index count = 0;
+  for (Index mask = 0; mask < (Index(1) << D); ++mask) {
+    double w = 1.0;
+    Index flat = 0;
+    for (Index i = 0; i < D; ++i) {
+      const bool up = (mask >> i) & 1;
+      w *= up ? t[i] : 1.0 - t[i];
+      flat = flat * axes_[i].size() + (up ? hi[i] : lo[i]);
+    }
+    if (w == 0.0) continue;
+    index[count] = base + flat;
+    weight[count] = w;
+    ++count;
+  }
+  return count;
+}
+
+double GridValue::operator()(const double* x) const {
+  Index idx[256];
+  double w[256];
+  const Index n = corners(x, idx, w);
+  double v = 0.0;
+  const double* V = values_.data();
+  for (Index i = 0; i < n; ++i) v += w[i] * V[idx[i]];
+  return v;
+}
+
+void GridValue::point(Index c, Index g, double* x) const {
+  x[0] = double(c);
+  for (Index i = Index(axes_.size()) - 1; i >= 0; --i) {
+    const Index n = axes_[i].size();
+    x[i + 1] = axes_[i][g % n];
+    g /= n;
+  }
+}
+
+Index choose_by_grid(const DecisionProblem& p, const GridValue& grid, double alpha, const double* state,
+                     DecisionData& data) {
+  p.expand(state, data.next.data(), data.costs.data());
+  Index best = -1;
+  double best_value = std::numeric_limits<double>::infinity();
+  for (Index k = 0; k < p.clips; ++k) {
+    if (!std::isfinite(data.costs[k])) continue;
+    const double v = data.costs[k] + alpha * grid(&data.next(k, 0));
+    if (v < best_value) best_value = v, best = k;
+  }
+  return best;
+}
+
+ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, double alpha, double tol,
+                                     Index max_sweeps, int threads, const ProgressFn* progress) {
+  if (!(alpha >= 0.0 && alpha < 1.0)) throw std::domain_error("alpha must lie in [0, 1), got " + std::to_string(alpha));
+  if (!(tol > 0.0)) throw std::domain_error("tol must be > 0, got " + std::to_string(tol));
+  if (Index(grid.axes().size()) + 1 != p.dim)
+    throw std::invalid_argument("grid must give one axis per continuous variable (" + std::to_string(p.dim - 1) +
+                                "), got " + std::to_string(grid.axes().size()));
+  if (grid.axes().size() > 8) throw std::invalid_argument("grid: at most 8 continuous axes");
+  const Index K = p.clips, G = grid.points(), N = K * G, D = p.dim - 1, C = Index(1) << D;
+  // the chosen policy's successors: corners and weights, and its cost
+  std::vector<int> corner_index(std::size_t(N * C), 0);
+  std::vector<double> corner_weight(std::size_t(N * C), 0.0);
+  Eigen::VectorXd cost(N), next_values(N);
+  RowMatrix& V = grid.values();
+  V.setZero();
+  ValueIterationResult out;
+  ProgressThrottle throttle(progress, max_sweeps);
+  for (out.sweeps = 1; out.sweeps <= max_sweeps; ++out.sweeps) {
+    // full Bellman sweep: greedy policy under V, its successors' weights
+    constexpr Index kBlock = 64;  // grid points per work item (see value_learning.cpp)
+    const Index nblocks = (N + kBlock - 1) / kBlock;
+    parallel_steps(nblocks, threads, nullptr, nblocks, [&] { return std::make_pair(DecisionData(p), Eigen::VectorXd(p.dim)); },
+                   [&](Index blk, std::pair<DecisionData, Eigen::VectorXd>& w) {
+                    for (Index n = blk * kBlock; n < std::min(N, (blk + 1) * kBlock); ++n) {
+                     double* x = w.second.data();
+                     grid.point(n / G, n % G, x);
+                     DecisionData& d = w.first;
+                     p.expand(x, d.next.data(), d.costs.data());
+                     double best = std::numeric_limits<double>::infinity();
+                     Index best_k = -1;
+                     for (Index k = 0; k < K; ++k) {
+                       if (!(d.costs[k] < best)) continue;  // V >= 0 (costs are >= 0): the cost alone already loses
+                       const double v = d.costs[k] + alpha * grid(&d.next(k, 0));
+                       if (v < best) best = v, best_k = k;
+                     }
+                     next_values[n] = best;
+                     cost[n] = best_k >= 0 ? d.costs[best_k] : std::numeric_limits<double>::infinity();
+                     Index idx[256];
+                     double wt[256];
+                     const Index m = best_k >= 0 ? grid.corners(&d.next(best_k, 0), idx, wt) : 0;
+                     for (Index c = 0; c < C; ++c) {
+                       corner_index[std::size_t(n * C + c)] = c < m ? int(idx[c]) : 0;
+                       corner_weight[std::size_t(n * C + c)] = c < m ? wt[c] : 0.0;
+                     }
+                    }
+                   });
+    double residual = 0.0;
+    const double* Vd = V.data();
+    for (Index n = 0; n < N; ++n)
+      if (std::isfinite(next_values[n])) residual = std::max(residual, std::abs(next_values[n] - Vd[n]));
+      else throw std::domain_error("value_iteration: grid point " + std::to_string(n % G) + " of clip " +
+                                   std::to_string(n / G) + " has no allowed next clip");
+    out.residual = residual;
+    Eigen::Map<Eigen::VectorXd>(V.data(), N) = next_values;
+    if (!throttle.report(out.sweeps)) throw Cancelled();
+    if (residual <= tol) break;
+    // evaluate the fixed policy on the stored weights until it settles
+    for (Index e = 0; e < 1000; ++e) {
+      double change = 0.0;
+      const double* Vc = V.data();
+      for (Index n = 0; n < N; ++n) {
+        double v = 0.0;
+        for (Index c = 0; c < C; ++c) v += corner_weight[std::size_t(n * C + c)] * Vc[corner_index[std::size_t(n * C + c)]];
+        next_values[n] = cost[n] + alpha * v;
+        change = std::max(change, std::abs(next_values[n] - Vc[n]));
+      }
+      Eigen::Map<Eigen::VectorXd>(V.data(), N) = next_values;
+      ++out.evaluations;
+      if (change <= 0.1 * tol) break;
+    }
+  }
+  if (out.sweeps > max_sweeps) out.sweeps = max_sweeps;
+  throttle.finish(out.sweeps);
+  return out;
+}
+
+}  // namespace directable

@@ -1,0 +1,67 @@
+#include "directable/models/characters/basis.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace directable {
+
+Basis::Basis(std::vector<std::vector<BasisFamily>> products, bool monomial)
+    : products_(std::move(products)), monomial_(monomial) {
+  if (products_.empty()) throw std::invalid_argument("basis must hold at least one term, got none");
+  for (const auto& prod : products_) {
+    Index size = 1, scratch = 0;
+    for (const auto& f : prod) {
+      if (f.column < 1) throw std::invalid_argument("basis variables are state columns >= 1 (0 is the clip)");
+      if (f.kind == BasisFamily::Kind::kPolynomial) {
+        if (f.degree < 0) throw std::invalid_argument("degree must be >= 0, got " + std::to_string(f.degree));
+        if (!(f.scale > 0.0) || !std::isfinite(f.scale))
+          throw std::domain_error("scale must be a finite value > 0, got " + std::to_string(f.scale));
+      } else {
+        if (f.n < 1) throw std::invalid_argument("n (the number of Gaussians) must be >= 1, got " + std::to_string(f.n));
+        if (!(f.sigma2 > 0.0) || !std::isfinite(f.sigma2))
+          throw std::domain_error("sigma2 must be a finite value > 0, got " + std::to_string(f.sigma2));
+        if (!std::isfinite(f.a) || !std::isfinite(f.b)) throw std::domain_error("Gaussian centres a, b must be finite");
+      }
+      size *= f.size();
+      scratch += f.size();
+      if (f.column > max_column_) max_column_ = f.column;
+    }
+    size_ += size;
+    if (scratch > scratch_) scratch_ = scratch;
+  }
+}
+
+void Basis::evaluate(const double* x, double* phi, double* scratch) const {
+  double* out = phi;
+  for (const auto& prod : products_) {
+    // values of each family, then their outer product expanded in place
+    Index cur = 1;
+    out[0] = 1.0;
+    for (const auto& f : prod) {
+      const double v = x[f.column];
+      const Index s = f.size();
+      double* g = scratch;
+      if (f.kind == BasisFamily::Kind::kPolynomial) {
+        const double t = v / f.scale;
+        g[0] = 1.0;
+        if (s > 1) g[1] = t;
+        for (Index k = 1; k + 1 < s; ++k)
+          g[k + 1] = monomial_ ? g[k] * t : ((2.0 * double(k) + 1.0) * t * g[k] - double(k) * g[k - 1]) / double(k + 1);
+      } else {
+        const double step = f.n > 1 ? (f.b - f.a) / double(f.n - 1) : 0.0;
+        for (Index i = 0; i < s; ++i) {
+          const double e = v - (f.a + double(i) * step);
+          g[i] = std::exp(-e * e / f.sigma2);
+        }
+      }
+      for (Index i = cur - 1; i >= 0; --i) {
+        const double head = out[i];
+        for (Index j = s - 1; j >= 0; --j) out[i * s + j] = head * g[j];
+      }
+      cur *= s;
+    }
+    out += cur;
+  }
+}
+
+}  // namespace directable

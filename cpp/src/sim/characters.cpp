@@ -1,0 +1,75 @@
+#include "directable/sim/characters.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "directable/core/errors.hpp"
+
+namespace directable {
+
+DecisionProblem decision_problem(std::shared_ptr<const Task> task, std::shared_ptr<const Basis> basis) {
+  if (!task) throw std::invalid_argument("task must be a task object, got None");
+  DecisionProblem p;
+  p.clips = task->clips();
+  p.dim = task->dim();
+  p.expand = [task](const double* x, double* next, double* costs) { task->expand(x, next, costs); };
+  p.state_cost = [task](const double* x) { return task->state_cost(x); };
+  if (basis) {
+    if (basis->max_column() >= task->dim())
+      throw std::invalid_argument("basis uses state column " + std::to_string(basis->max_column()) +
+                                  " but the task's states have " + std::to_string(task->dim()) + " columns");
+    p.features = basis->size();
+    p.scratch = basis->scratch_size();
+    p.features_of = [basis](const double* x, double* phi, double* scratch) { basis->evaluate(x, phi, scratch); };
+  }
+  return p;
+}
+
+Index choose_clip(const DecisionProblem& p, CharacterPolicy policy, const Eigen::Ref<const RowMatrix>& r,
+                  const GridValue* grid, double alpha, const Eigen::Ref<const Eigen::VectorXd>& x, DecisionData& data) {
+  switch (policy) {
+    case CharacterPolicy::kValue: return choose_by_value(p, r.data(), alpha, x.data(), data);
+    case CharacterPolicy::kGreedy: return choose_greedy(p, x.data(), data);
+    case CharacterPolicy::kGrid: return choose_by_grid(p, *grid, alpha, x.data(), data);
+  }
+  return -1;
+}
+
+Episode run_episode(const DecisionProblem& p, CharacterPolicy policy, const Eigen::Ref<const RowMatrix>& r,
+                    const GridValue* grid, double alpha, const Eigen::Ref<const Eigen::VectorXd>& state0, Index steps) {
+  if (steps < 0) throw std::invalid_argument("steps must be >= 0, got " + std::to_string(steps));
+  if (!(alpha >= 0.0 && alpha < 1.0)) throw std::domain_error("alpha must lie in [0, 1), got " + std::to_string(alpha));
+  check_shape("state0", state0.size(), 1, p.dim, 1);
+  check_finite("state0", state0.data(), state0.size());
+  if (state0[0] < 0 || state0[0] >= double(p.clips) || state0[0] != std::floor(state0[0]))
+    throw std::invalid_argument("state0[0] must be a clip index in [0, " + std::to_string(p.clips) + "), got " +
+                                std::to_string(state0[0]));
+  if (policy == CharacterPolicy::kValue) {
+    check_shape("r", r.rows(), r.cols(), p.clips, p.features);
+    check_finite("r", r.data(), r.size());
+  }
+  if (policy == CharacterPolicy::kGrid && !grid) throw std::invalid_argument("grid_values must be given for policy 'grid'");
+  Episode ep;
+  ep.states.resize(steps + 1, p.dim);
+  ep.clips.resize(steps + 1);
+  ep.step_costs.resize(steps);
+  ep.states.row(0) = state0.transpose();
+  ep.clips[0] = Index(state0[0]);
+  DecisionData data(p);
+  Eigen::VectorXd x = state0;
+  for (Index t = 0; t < steps; ++t) {
+    // every policy leaves the expansion of x in data
+    const Index k = choose_clip(p, policy, r, grid, alpha, x, data);
+    if (k < 0) throw std::domain_error("no allowed next clip at step " + std::to_string(t));
+    x = data.next.row(k).transpose();
+    if (!x.allFinite() || !std::isfinite(data.costs[k]))
+      throw std::domain_error("state became non-finite at step " + std::to_string(t));
+    ep.step_costs[t] = data.costs[k];
+    ep.states.row(t + 1) = x.transpose();
+    ep.clips[t + 1] = Index(x[0]);
+  }
+  return ep;
+}
+
+}  // namespace directable

@@ -1,0 +1,211 @@
+"""Treuille thesis sec. 5.4 on synthetic clips: planning vs greedy (Fig. 5.4),
+basis degree (Fig. 5.7), sample deletion, gait switching across value
+functions learned on different clip sets, fixed-obstacle avoidance (Fig. 5.6)
+and a small crowd of moving-obstacle avoiders (Fig. 5.5). Built only on the
+public ``directable.characters`` API; each function returns plain numbers the
+tests assert and the notebook plots.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import characters as ch
+
+
+def walking_motion(n_turns=9, gaits=("walk",), **kw):
+    """The walking clip set of the navigation experiments: 2 x n_turns clips."""
+    clips = ch.synthetic_clips(ch.synthetic_walker(), gaits=gaits, turns=np.linspace(-1.2, 1.2, n_turns), **kw)
+    return ch.MotionModel(clips)
+
+
+def navigation_basis(d_degree=2, theta_degree=4):
+    return ch.basis.polynomial("d", d_degree, scale=2.0) * ch.basis.polynomial("theta", theta_degree, scale=np.pi)
+
+
+def _random_starts(task, n, seed):
+    rng = np.random.default_rng(seed)
+    return [np.array([rng.integers(task.K), rng.uniform(-1, 1), rng.uniform(-np.pi, np.pi)]) for _ in range(n)]
+
+
+def planning_vs_greedy(motion=None, per_dim=8, starts=50, steps=30, reversal_step=10, vi_grid=(41, 72), seed=0,
+                       solver="highspy"):
+    """Fig. 5.4: a reversal of the desired direction, and random starts.
+
+    Returns
+    -------
+    dict
+        ``reversal``: Episodes of the value and greedy policies;
+        ``reversal_ratio``: value / greedy discounted cost; ``random_ratio``
+        (value / greedy) and ``vi_ratio`` (value / value iteration) over the
+        random starts; ``value_function``, ``grid``.
+    """
+    motion = motion or walking_motion()
+    task = ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0)
+    vf = ch.learn(task, navigation_basis(), ch.samples(task, per_dim=per_dim), solver=solver)
+    vi = ch.value_iteration(task, {"d": vi_grid[0], "theta": vi_grid[1]})
+    straight = int(np.argmin(np.abs(motion.clips.params.turn)))
+    events = [(reversal_step, {"path_angle": np.pi})]
+    value = ch.Controller(task, vf)
+    greedy = ch.Controller(task, policy="greedy")
+    grid = ch.Controller(task, policy="grid", grid_values=vi)
+    x0 = [straight, 0.0, 0.0]
+    rev = {"value": value.run(x0, steps, events), "greedy": greedy.run(x0, steps, events)}
+    totals = {"value": 0.0, "greedy": 0.0, "grid": 0.0}
+    for s in _random_starts(task, starts, seed):
+        for name, c in (("value", value), ("greedy", greedy), ("grid", grid)):
+            totals[name] += c.run(s, steps).discounted_cost
+    return dict(reversal=rev, reversal_ratio=rev["value"].discounted_cost / rev["greedy"].discounted_cost,
+                random_ratio=totals["value"] / totals["greedy"], vi_ratio=totals["value"] / totals["grid"],
+                value_function=vf, grid=vi, task=task)
+
+
+def degree_study(motion=None, degrees=tuple(range(1, 11)), theta_samples=24, d_samples=5, starts=20, steps=30,
+                 seed=0, solver="highspy"):
+    """Fig. 5.7: the degree of P_N(theta) in a navigation controller.
+
+    Returns
+    -------
+    dict
+        ``degrees``; ``sse``: sum of squared differences from the highest
+        degree's V over the samples; ``relative``: the same as a fraction of
+        its sum of squares; ``policy_cost``: mean discounted cost of the
+        policy from random starts; ``lp_seconds``.
+    """
+    motion = motion or walking_motion()
+    task = ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0)
+    X = ch.samples(task, per_dim={"d": d_samples, "theta": theta_samples})
+    starts_ = _random_starts(task, starts, seed)
+    values, costs, lp = {}, {}, {}
+    for N in degrees:
+        vf = ch.learn(task, navigation_basis(2, N), X, solver=solver)
+        values[N] = vf.value(X)
+        lp[N] = vf.lp_seconds
+        costs[N] = float(np.mean([ch.Controller(task, vf).run(s, steps).discounted_cost for s in starts_]))
+    top = values[max(degrees)]
+    sse = {N: float(np.sum((values[N] - top) ** 2)) for N in degrees}
+    return dict(degrees=list(degrees), sse=sse, relative={N: sse[N] / float(np.sum(top ** 2)) for N in degrees},
+                policy_cost=costs, lp_seconds=lp)
+
+
+def sample_deletion(motion=None, per_dim=8, drop=0.5, starts=30, steps=30, seed=0, solver="highspy"):
+    """Deleting a fraction of the samples at random: the policy's mean
+    discounted cost with all samples and with the rest (and their ratio)."""
+    motion = motion or walking_motion()
+    task = ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0)
+    full = ch.learn(task, navigation_basis(), ch.samples(task, per_dim=per_dim), solver=solver)
+    part = ch.learn(task, navigation_basis(), ch.samples(task, per_dim=per_dim, drop=drop, seed=seed + 1),
+                    solver=solver)
+    s0 = _random_starts(task, starts, seed)
+    a = float(np.mean([ch.Controller(task, full).run(s, steps).discounted_cost for s in s0]))
+    b = float(np.mean([ch.Controller(task, part).run(s, steps).discounted_cost for s in s0]))
+    return dict(full=a, dropped=b, ratio=b / a, samples=(len(full.samples), len(part.samples)))
+
+
+def gait_switch(per_dim=6, steps=24, switch_step=10, solver="highspy"):
+    """Walk -> run mid-episode with value functions learned separately on the
+    walking and the running clips (switchability, eq. 5.10 across value
+    functions). Returns the episode, the animation and the two functions."""
+    motion = ch.MotionModel(ch.synthetic_clips(ch.synthetic_walker(), gaits=("walk", "run"),
+                                               turns=(-0.8, 0.0, 0.8)))
+    gait = motion.clips.gait
+    names = motion.clips.gait_names
+
+    # runs cover ~1.4 m per step: sample a wider band than 4 m so that no
+    # successor leaves it far enough for the polynomials to be unbounded
+    def make(g):
+        return ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0, gait=g, ranges={"d": (-4, 4)})
+
+    basis = ch.basis.polynomial("d", 2, scale=4.0) * ch.basis.polynomial("theta", 4, scale=np.pi)
+    table = ch.tabulate(make, ["walk", "run"], basis,
+                        lambda t: ch.samples(t, per_dim=per_dim, ranges={"d": (-4, 4)}), parameter="gait",
+                        solver=solver)
+    start = int(np.flatnonzero(gait == names.index("walk"))[0])
+    ep = ch.Controller(make("walk"), table).run([start, 0.0, 0.0], steps, events=[(switch_step, {"gait": "run"})])
+    anim = motion.synthesize(ep.clips)
+    return dict(episode=ep, animation=anim, table=table, motion=motion,
+                gaits=[names[g] for g in gait[ep.clips]])
+
+
+def foa_basis(offset=0.0):
+    """Fig. 5.6's basis: P4(u) P2(v) plus G_{0,-3/2,4}(u) G_{d+u,d+u,1}(v)."""
+    b = ch.basis
+    return (b.polynomial("u", 4, scale=2.0) * b.polynomial("v", 2, scale=2.0)
+            + b.gaussian("u", 0.0, -1.5, 4) * b.gaussian("v", offset, offset, 1))
+
+
+def fixed_obstacle(motion=None, per_dim=4, episodes=100, steps=7, seed=0, solver="highspy", sigma_O=0.5, bounds=100.0):
+    """Fixed obstacle avoidance: random obstacles ahead on the path.
+
+    An episode succeeds when the character never comes closer than sigma_O
+    to the obstacle and ends within 0.2 m of the path. Returns the success
+    rates of the value and greedy policies and the episodes."""
+    motion = motion or walking_motion()
+    task = ch.FixedObstacle(motion, gamma_x=0.3, gamma_O=10.0, sigma_O=sigma_O, gamma_psi=1.0, gamma_rho=1.0)
+    # the obstacle leaves the sampled square within a few steps: a box on r
+    # keeps the polynomials bounded there
+    vf = ch.learn(task, foa_basis(), ch.samples(task, per_dim=per_dim), solver=solver, bounds=bounds)
+    rng = np.random.default_rng(seed)
+    straight = int(np.argmin(np.abs(motion.clips.params.turn)))
+    result = {}
+    for name, ctrl in (("value", ch.Controller(task, vf)), ("greedy", ch.Controller(task, policy="greedy"))):
+        rng = np.random.default_rng(seed)
+        ok, eps = 0, []
+        for _ in range(episodes):
+            x0 = [straight, rng.uniform(-0.3, 0.3), rng.uniform(1.5, 2.0), rng.uniform(-0.2, 0.2)]
+            ep = ctrl.run(x0, steps)
+            dist = np.hypot(ep.states[:, 1], ep.states[:, 2])
+            d_end = abs(task.params["offset"] - ep.states[-1, 1])  # |d| = |(d + u) - u|
+            ok += bool(dist.min() >= sigma_O and d_end <= 0.2)
+            eps.append(ep)
+        result[name] = ok / episodes
+        result[name + "_episodes"] = eps
+    result["value_function"] = vf
+    return result
+
+
+def crowd_crossing(characters=16, per_dim=4, steps=14, velocities=(-1.0, 0.0, 1.0), radius=3.0, seed=0,
+                   solver="highspy", bounds=100.0):
+    """Moving obstacle avoidance in a crowd on crossing courses (Fig. 5.5):
+    close encounters (< 0.5 m) with and without avoidance."""
+    motion = walking_motion(5)
+    b = ch.basis
+    basis = b.polynomial("u", 2, scale=2.0) * b.polynomial("v", 2, scale=2.0) * b.polynomial("theta", 2, scale=np.pi)
+    basis = basis + b.gaussian("u", -1.0, 1.0, 3, sigma2=0.5) * b.gaussian("v", 0.0, 1.0, 2, sigma2=0.5)
+    grid = [(u, v) for u in velocities for v in velocities]
+
+    def make(vel):
+        return ch.MovingObstacle(motion, gamma_O=10.0, sigma_O=0.5, gamma_psi=1.0, gamma_rho=1.0,
+                                 u_dot=vel[0], v_dot=vel[1])
+
+    table = ch.tabulate(make, grid, basis, lambda t: ch.samples(t, per_dim=per_dim), parameter=("u_dot", "v_dot"),
+                        solver=solver, bounds=bounds)
+    rng = np.random.default_rng(seed)
+    straight = int(np.argmin(np.abs(motion.clips.params.turn)))
+    # two groups crossing at right angles through the same square
+    starts = []
+    for i in range(characters):
+        lane = (i // 2) * 1.2 - 0.6 * (characters // 2 - 1) / 1.0 * 0.5
+        jitter = rng.uniform(-0.2, 0.2)
+        if i % 2 == 0:
+            starts.append([lane + jitter, -5.0 - rng.uniform(0, 1), 0.0, straight])           # walking +z
+        else:
+            starts.append([-5.0 - rng.uniform(0, 1), lane + jitter, -np.pi / 2, straight])   # walking +x
+    starts = np.array(starts)
+    ctrls = [ch.Controller(make((0.0, 0.0)), table) for _ in range(characters)]
+    avoid = ch.crowd(ctrls, starts, steps, radius)
+    plain = ch.crowd(ctrls, starts, steps, radius, avoid=False)
+    return dict(avoid=avoid, plain=plain, table=table)
+
+
+def thesis_scale(per_dim=8, solver="highspy", threads=0):
+    """The 384-clip navigation controller of the thesis: time, memory, iterations, rows."""
+    t0 = time.perf_counter()
+    motion = ch.MotionModel(ch.synthetic_clips(ch.synthetic_walker(), counts="thesis", turns=(-1.2, -0.6, 0, 0.6, 1.2),
+                                               torsos=(-0.4, 0.0, 0.4)), threads=threads)
+    t_table = time.perf_counter() - t0
+    task = ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0, gamma_tau=0.5, gait="walk")
+    vf = ch.learn(task, navigation_basis(), ch.samples(task, per_dim=per_dim), solver=solver, threads=threads)
+    return dict(K=motion.K, table_seconds=t_table, seconds=vf.seconds, lp_seconds=vf.lp_seconds,
+                iterations=vf.iterations, constraints=vf.n_constraints, nbytes=vf.nbytes, value_function=vf)

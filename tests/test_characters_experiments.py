@@ -1,0 +1,52 @@
+"""Sec. 5.4 experiments at CI size (the notebook shows them larger)."""
+import numpy as np
+import pytest
+
+import directable.characters as ch
+from directable.experiments import characters as ex
+
+pytest.importorskip("highspy")
+
+
+@pytest.fixture(scope="module")
+def motion():
+    return ex.walking_motion()
+
+
+def test_planning_beats_greedy_fig_5_4(motion):
+    r = ex.planning_vs_greedy(motion, per_dim=8, starts=50, steps=30)
+    assert r["reversal_ratio"] <= 0.8
+    assert r["random_ratio"] <= 0.6
+    assert r["vi_ratio"] <= 1.2
+    value, greedy = r["reversal"]["value"], r["reversal"]["greedy"]
+    # before the reversal both walk the path alike; after it, planning pays more at first, then less
+    assert np.all(np.isfinite(value.step_costs)) and len(value.step_costs) == 30
+    assert value.step_costs[10:].sum() < greedy.step_costs[10:].sum()
+
+
+def test_degree_study_fig_5_7(motion):
+    r = ex.degree_study(motion, degrees=(2, 6, 8), theta_samples=24, d_samples=3, starts=10)
+    assert r["sse"][8] == 0.0
+    assert r["policy_cost"][6] <= r["policy_cost"][2] * 1.0001
+    assert 0 < r["relative"][2]
+
+
+def test_deleting_half_the_samples(motion):
+    r = ex.sample_deletion(motion, per_dim=8, drop=0.5, starts=20)
+    assert r["samples"][1] == r["samples"][0] // 2
+    # the thesis: no appreciable detriment (measured here: the reduced set does no worse)
+    assert r["ratio"] <= 1.05
+
+
+def test_gait_switch_is_continuous():
+    r = ex.gait_switch(per_dim=6, steps=20, switch_step=8)
+    ep, anim = r["episode"], r["animation"]
+    assert np.all(np.isfinite(ep.step_costs))
+    assert r["gaits"][:9] == ["walk"] * 9 and r["gaits"][-1] == "run"
+    # continuity: frame-to-frame motion stays below a running stride's per-frame motion
+    assert np.max(np.linalg.norm(np.diff(anim.frames, axis=0), axis=2)) < 0.35
+    foot = anim.contact_foot
+    starts = np.flatnonzero(np.r_[True, foot[1:] != foot[:-1]])
+    for s, e in zip(starts, np.r_[starts[1:], len(foot)]):
+        assert np.ptp(anim.frames[s:e, foot[s]], axis=0).max() < 1e-12
+    assert r["table"].nbytes < 13 * 1024 * 2
