@@ -6,9 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'BoundaryBasis', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'Obstacle', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedScene', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
-__all__: list[str] = ['Articulated', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'NewmarkFEM', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'track']
-__all__: list[str] = ['Articulated', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidSim2D', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'NewmarkFEM', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluidData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
+__all__: list[str] = ['Articulated', 'BoundaryBasis', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -27,7 +25,7 @@ class LQRSolution:
         """
     def __repr__(self) -> str:
         ...
-    def cost_to_go(self, x: numpy.ndarray[numpy.float64], step: typing.SupportsInt | typing.SupportsIndex = 0) -> float:
+    def cost_to_go(self, x: numpy.ndarray[numpy.float64], step: int = 0) -> float:
         """
         Optimal cost x' P_step x from state x (n,) at step.
         """
@@ -114,7 +112,7 @@ class DiscretizeMethod:
         ...
     def __index__(self) -> int:
         ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, value: int) -> None:
         ...
     def __int__(self) -> int:
         ...
@@ -126,7 +124,7 @@ class DiscretizeMethod:
         ...
     def __repr__(self) -> str:
         ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __setstate__(self, state: int) -> None:
         ...
     def __str__(self) -> str:
         ...
@@ -148,14 +146,13 @@ class Discretization:
         """
         From saved arrays (copied); shapes as the properties.
         """
-    def solve(self, Q_final: typing.Any, alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
     def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
         """
         Pickling support: rebuilt with the class's constructor.
         """
     def __repr__(self) -> str:
         ...
-    def solve(self, Q_final: numpy.ndarray[numpy.float64], alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
+    def solve(self, Q_final: typing.Any, alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
         """
         Riccati sweep for re-tuned weights, without a new discretization.
         
@@ -235,7 +232,7 @@ class Tracker:
         """
         Moves the tracked index to the reference state closest to z; returns it.
         """
-    def nearest_index(self, z: numpy.ndarray[numpy.float64], first: typing.SupportsInt | typing.SupportsIndex = 0, last: typing.SupportsInt | typing.SupportsIndex = -1, weights: numpy.ndarray[numpy.float64] | None = None) -> int:
+    def nearest_index(self, z: numpy.ndarray[numpy.float64], first: int = 0, last: int = -1, weights: numpy.ndarray[numpy.float64] | None = None) -> int:
         """
         Reference step in [first, last] with the state closest to z.
         """
@@ -262,7 +259,7 @@ class Tracker:
         Tracked reference step (0..T) of the per-step calls.
         """
     @index.setter
-    def index(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def index(self, arg1: int) -> None:
         ...
     @property
     def loop(self) -> bool:
@@ -474,7 +471,7 @@ class Integrator:
         ...
     def __index__(self) -> int:
         ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, value: int) -> None:
         ...
     def __int__(self) -> int:
         ...
@@ -486,7 +483,7 @@ class Integrator:
         ...
     def __repr__(self) -> str:
         ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __setstate__(self, state: int) -> None:
         ...
     def __str__(self) -> str:
         ...
@@ -524,7 +521,7 @@ class Servo:
         ...
     def __index__(self) -> int:
         ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, value: int) -> None:
         ...
     def __int__(self) -> int:
         ...
@@ -536,7 +533,7 @@ class Servo:
         ...
     def __repr__(self) -> str:
         ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __setstate__(self, state: int) -> None:
         ...
     def __str__(self) -> str:
         ...
@@ -625,7 +622,7 @@ class PlanarChain(Model, Articulated):
         """
         qd' M(q) qd / 2.
         """
-    def linearize(self, z_ref: numpy.ndarray[numpy.float64], tau_ref: numpy.ndarray[numpy.float64] | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[numpy.ndarray, numpy.ndarray]:
+    def linearize(self, z_ref: numpy.ndarray[numpy.float64], tau_ref: numpy.ndarray[numpy.float64] | None = None, threads: int = 0) -> tuple[numpy.ndarray, numpy.ndarray]:
         """
         (A, B) of f(z, tau) = [qd; M^-1 (tau - C)] along a reference: A (T, 2n, 2n)
         and B (T, 2n, n) at z_ref[i] (T+1, 2n), tau_ref[i] (T, n) (zero if None),
@@ -722,65 +719,21 @@ class TrackResult:
         """
         (T, n) servo + feed-forward torque (without tau_ext)
         """
-class Shape2D:
-    """
-    A closed polygon in its object frame (the obstacle's origin): vertices (V, 2),
-    counter-clockwise (a clockwise polygon is reversed with a warning), simple.
-    """
-    def __init__(self, polygon: numpy.ndarray[numpy.float64]) -> None:
-        ...
-    def inside(self, points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.bool], "[m, 1]"]:
-        """
-        (P,) bool: whether each object-frame point (P, 2) is inside.
-        """
-    def surface(self, spacing: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
-        """
-        (points (q, 2), outward normals (q, 2)): edge pieces of length <= spacing, at their midpoints.
-        """
-    @property
-    def area(self) -> float:
-        ...
-    @property
-    def radius(self) -> float:
-        """
-        Largest vertex distance from the origin.
-        """
-    @property
-    def thickness(self) -> float:
-        """
-        Thinnest part (inward from each edge midpoint to the opposite side).
-        """
-    @property
-    def vertices(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
-        """
-        (V, 2), counter-clockwise.
-        """
-class Obstacle:
-    """
-    A Shape2D at pose (x, y, theta) moving with velocity (vx, vy, omega):
-    world = Rot(theta) local + (x, y); rigid velocity v(x) = (vx, vy) + omega z x (x - t).
-    """
-    def __init__(self, shape: Shape2D, pose: numpy.ndarray[numpy.float64] = ..., velocity: numpy.ndarray[numpy.float64] = ...) -> None:
-        ...
-    @property
-    def pose(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
-        ...
-    @property
-    def shape(self) -> Shape2D:
-        ...
-    @property
-    def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
 class ReducedFluidData:
     """
     Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
     the ReducedFluid itself is read-only and may be shared by threads.
     """
+    def __repr__(self) -> str:
+        ...
 class GalerkinFluid:
     """
     The grid-independent reduced fluid z' = A(z) z + nu D z + w (Treuille thesis
     eq. 3.7-3.8): the base of the 2D and 3D ReducedFluid.
     """
-    def advection_matrix(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def __repr__(self) -> str:
+        ...
+    def advection_matrix(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         A(z) = sum_k z_k B' A(b_k) B, (r, r) for z (r,).
         """
@@ -792,23 +745,23 @@ class GalerkinFluid:
         """
         Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).
         """
-    def diffusion_matrix(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def diffusion_matrix(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         D = B' Lap B, (r, r).
         """
-    def dynamics(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def dynamics(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         A(z) z + nu D z, (r,) for z (r,).
         """
-    def jacobian(self, z: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def jacobian(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         d(A(z) z + nu D z)/dz, (r, r).
         """
-    def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         States (T+1, r) from z0 (r,) under controls w (T, r).
         """
-    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
         Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
         
@@ -816,7 +769,7 @@ class GalerkinFluid:
         ones for this call). GIL released.
         """
     @property
-    def basis(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def basis(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N, r)
         """
@@ -836,6 +789,59 @@ class GalerkinFluid:
     @property
     def viscosity(self) -> float:
         ...
+class Shape2D:
+    """
+    A closed polygon in its object frame (the obstacle's origin): vertices (V, 2),
+    counter-clockwise (a clockwise polygon is reversed with a warning), simple.
+    """
+    def __init__(self, polygon: numpy.ndarray[numpy.float64]) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def inside(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        (P,) bool: whether each object-frame point (P, 2) is inside.
+        """
+    def surface(self, spacing: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+        """
+        (points (q, 2), outward normals (q, 2)): edge pieces of length <= spacing, at their midpoints.
+        """
+    @property
+    def area(self) -> float:
+        ...
+    @property
+    def radius(self) -> float:
+        """
+        Largest vertex distance from the origin.
+        """
+    @property
+    def thickness(self) -> float:
+        """
+        Thinnest part (inward from each edge midpoint to the opposite side).
+        """
+    @property
+    def vertices(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (V, 2), counter-clockwise.
+        """
+class Obstacle:
+    """
+    A Shape2D at pose (x, y, theta) moving with velocity (vx, vy, omega):
+    world = Rot(theta) local + (x, y); rigid velocity v(x) = (vx, vy) + omega z x (x - t).
+    """
+    def __init__(self, shape: Shape2D, pose: numpy.ndarray[numpy.float64] = ..., velocity: numpy.ndarray[numpy.float64] = ...) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def pose(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def shape(self) -> Shape2D:
+        ...
+    @property
+    def velocity(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
 class MACGrid2D:
     """
     2D MAC grid on [0, nx h] x [0, ny h] with free-slip walls.
@@ -846,7 +852,7 @@ class MACGrid2D:
     ((i+1/2) h, j h)). Cell quantities (pressure, smoke) are (ny * nx,) row-major.
     The pressure Laplacian is factorised once, here.
     """
-    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex | None = None, solid: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] | None = None) -> None:
+    def __init__(self, nx: int, ny: int, h: typing.SupportsFloat | typing.SupportsIndex | None = None, solid: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] | None = None) -> None:
         """
         Grid of nx x ny cells of size h (default 1/nx); solid: (ny, nx) bool mask of fixed solid cells, whose faces are closed.
         """
@@ -936,8 +942,6 @@ class FluidSim2D:
         """
         pressure_solver: with moving obstacles, "direct" (sparse LDL' per step) or "pcg" (conjugate gradients, incomplete-Cholesky preconditioner, relative residual tolerance).
         """
-    def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01) -> None:
-        ...
     def __repr__(self) -> str:
         ...
     def run(self, forces: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
@@ -1012,7 +1016,6 @@ class FluidSim2D:
         (ny, nx) bool: the solid cells of the last step (fixed solids and obstacles).
         """
     @property
-    def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
     def velocity(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Velocity (N,) (a copy; assign to set).
@@ -1024,14 +1027,6 @@ class FluidSim2D:
     def viscosity(self) -> float:
         ...
 class ReducedFluid(GalerkinFluid):
-class ReducedFluidData:
-    """
-    Buffers of ReducedFluid.step (ReducedFluid.create_data()): one per thread;
-    the ReducedFluid itself is read-only and may be shared by threads.
-    """
-    def __repr__(self) -> str:
-        ...
-class ReducedFluid:
     """
     Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
     
@@ -1040,35 +1035,10 @@ class ReducedFluid:
     divergence, as does one whose columns are not orthonormal). The r reduced advection matrices B' A(b_k) B (conservation-form
     stencil) and D = B' Lap B are precomputed here (parallel, GIL released).
     """
-    def __init__(self, grid: MACGrid2D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
+    def __init__(self, grid: MACGrid2D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: int = 0, progress: typing.Any = None) -> None:
         ...
-    def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
     def __repr__(self) -> str:
         ...
-    def advection_matrix(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        A(z) = sum_k z_k B' A(b_k) B, (r, r) for z (r,).
-        """
-    def advection_tensor(self) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        (r, r, r): [k] = B' A(b_k) B.
-        """
-    def create_data(self) -> ReducedFluidData:
-        """
-        Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).
-        """
-    def diffusion_matrix(self) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        D = B' Lap B, (r, r).
-        """
-    def dynamics(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        A(z) z + nu D z, (r,) for z (r,).
-        """
-    def jacobian(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        d(A(z) z + nu D z)/dz, (r, r).
-        """
     def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         (dPsi/dx, dPsi/dy), each (2, r), at x (2,) (zero across a clamped wall).
@@ -1077,31 +1047,9 @@ class ReducedFluid:
         """
         Psi(x), (2, r) at the point x (2,) (clamped to the domain).
         """
-    def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
-    def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        States (T+1, r) from z0 (r,) under controls w (T, r).
-        """
-    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
-        
-        data: buffers from create_data(), owned by the calling thread (None: fresh
-        ones for this call). GIL released.
-        """
     def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Psi(p) z for each point: (P, 2) for z (r,), points (P, 2).
-        """
-    @property
-    def basis(self) -> numpy.typing.NDArray[numpy.float64]:
-        """
-        (N, r)
-        """
-    @property
-    def divergence_error(self) -> float:
-        """
-        max |div| h or |wall-face value| over the basis columns.
         """
     @property
     def grid(self) -> MACGrid2D:
@@ -1114,10 +1062,10 @@ class FluidParticles(Model):
     plus RK2 particles (clamped to the domain).
     """
     @typing.overload
-    def __init__(self, fluid: ReducedFluid, particles: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, fluid: ReducedFluid, particles: int) -> None:
         ...
     @typing.overload
-    def __init__(self, scene: ..., particles: typing.SupportsInt | typing.SupportsIndex, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> None:
+    def __init__(self, scene: ..., particles: int, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> None:
         """
         Particles in a ReducedScene whose K objects stay at poses (K, 3) moving with
         velocities (K, 3): p_i' = u'(p_i) (eq. 3.9, linear in z: the Jacobian holds
@@ -1144,20 +1092,22 @@ class BoundaryBasis:
     BoundaryBasis.build.
     """
     @staticmethod
-    def build(reduced: typing.Any, shape: Shape2D, poses: numpy.ndarray[numpy.float64], p: typing.SupportsInt | typing.SupportsIndex, surface_spacing: typing.SupportsFloat | typing.SupportsIndex | None = None, local_size: typing.SupportsFloat | typing.SupportsIndex | None = None, rigid: bool = True, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> BoundaryBasis:
+    def build(reduced: typing.Any, shape: Shape2D, poses: numpy.ndarray[numpy.float64], p: int, surface_spacing: typing.SupportsFloat | typing.SupportsIndex | None = None, local_size: typing.SupportsFloat | typing.SupportsIndex | None = None, rigid: bool = True, threads: int = 0, progress: typing.Any = None) -> BoundaryBasis:
         """
         Builds the basis from the ReducedFluid's basis and the training poses (n, 3) (parallel over poses, GIL released).
         """
+    def __repr__(self) -> str:
+        ...
     @property
     def constraint_error(self) -> float:
         ...
     @property
-    def energy(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def energy(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (p,) fraction of the collected surface speeds' energy per mode.
         """
     @property
-    def fields(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def fields(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N_local, p).
         """
@@ -1181,7 +1131,7 @@ class BoundaryBasis:
         Rank of the collected surface speeds.
         """
     @property
-    def rigid_fields(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def rigid_fields(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N_local, 3).
         """
@@ -1199,7 +1149,7 @@ class BoundaryBasis:
         (q, 2), object frame.
         """
     @property
-    def surface_speeds(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def surface_speeds(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (q, p) = S Btilde, orthonormal columns (eq. 3.10).
         """
@@ -1209,15 +1159,17 @@ class Coupling:
     rigid] (r, p+3) of one object (eq. 3.11-3.12), on the fly or tabulated on a
     pose grid and interpolated multilinearly.
     """
-    def __init__(self, reduced: typing.Any, boundary_basis: BoundaryBasis, pose_table: tuple | None = None, precompute: str = 'none', compress: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
+    def __init__(self, reduced: typing.Any, boundary_basis: BoundaryBasis, pose_table: tuple | None = None, precompute: str = 'none', compress: int | None = None, threads: int = 0, progress: typing.Any = None) -> None:
         """
         pose_table: (xs, ys, thetas), uniformly spaced nodes; precompute: "none", "feedback" or "both"; compress: k PCA modes over the poses (None: plain tables).
         """
-    def feedback(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def __repr__(self) -> str:
+        ...
+    def feedback(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
         """
         G (r, p+3) at pose (3,) (table when tabulated unless exact).
         """
-    def feedforward(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def feedforward(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
         """
         F (p, r) at pose (3,) (table when tabulated unless exact).
         """
@@ -1242,6 +1194,8 @@ class ReducedSceneData:
     """
     Buffers of a ReducedScene (one per thread).
     """
+    def __repr__(self) -> str:
+        ...
 class ReducedScene:
     """
     A reduced fluid with moving objects (Fig. 3.7): advect, diffuse, add forces,
@@ -1250,7 +1204,9 @@ class ReducedScene:
     """
     def __init__(self, reduced: typing.Any, couplings: collections.abc.Sequence[Coupling]) -> None:
         ...
-    def advect_particles(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def __repr__(self) -> str:
+        ...
+    def advect_particles(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         Points (P, 2) after one RK2 step through u', pushed out of the objects.
         """
@@ -1260,19 +1216,19 @@ class ReducedScene:
         """
         (z_next (r,), boundary_coeffs (K, max_m)) [, z_flow (r,): the state the coefficients cancel, when return_flow].
         """
-    def surface_energy_removed(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def surface_energy_removed(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         (K,) 1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object (z: the flow state the coefficients cancel).
         """
-    def surface_speed(self, object: typing.SupportsInt | typing.SupportsIndex, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], boundary: bool = True) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def surface_speed(self, object: int, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], boundary: bool = True) -> numpy.typing.NDArray[numpy.float64]:
         """
         Normal speeds (q,) of u' (or of B z without boundary) at the object's surface points.
         """
-    def velocity_at(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def velocity_at(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         u' (eq. 3.9) at points (P, 2): (P, 2).
         """
-    def velocity_field(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def velocity_field(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         u' on the world grid's faces (N,).
         """
@@ -1283,6 +1239,7 @@ class ReducedScene:
         """
     @property
     def objects(self) -> int:
+        ...
 class MACGrid3D:
     """
     3D MAC grid on [0, nx h] x [0, ny h] x [0, nz h] with free-slip walls and optional fixed solid cells.
@@ -1294,19 +1251,21 @@ class MACGrid3D:
     over the fluid cells: by a sparse LDL' factorised here when there are at most
     direct_limit fluid cells, else by MIC(0)-preconditioned CG.
     """
-    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, nz: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex | None = None, solid: numpy.ndarray | None = None, direct_limit: typing.SupportsInt | typing.SupportsIndex | None = None) -> None:
+    def __init__(self, nx: int, ny: int, nz: int, h: typing.SupportsFloat | typing.SupportsIndex | None = None, solid: numpy.ndarray | None = None, direct_limit: int | None = None) -> None:
         """
         Grid of nx x ny x nz cells of size h (default 1/nx); solid: (nz, ny, nx) bool, fixed solid cells.
         """
-    def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def __repr__(self) -> str:
+        ...
+    def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
         """
         Semi-Lagrangian advection of the cell field q (n_cells,) through u (N,) plus a uniform drift (3,) (m/s).
         """
-    def advect_particles(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def advect_particles(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
         """
         Points (P, 3) moved by one RK2 (midpoint) step through u (N,) plus drift (3,), clamped to the domain.
         """
-    def advect_velocity(self, u: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def advect_velocity(self, u: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).
         """
@@ -1314,7 +1273,7 @@ class MACGrid3D:
         """
         (N,) bool: wall faces and faces touching a fixed solid cell (always zero in a field of this grid).
         """
-    def divergence(self, u: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def divergence(self, u: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Discrete divergence (n_cells,) (1/s) of u (N,).
         """
@@ -1326,11 +1285,11 @@ class MACGrid3D:
         """
         Divergence-free projection of u (N,) or of each row of u (k, N): closed faces zeroed, pressure over the fluid cells (direct, or PCG to the relative residual tol; non-convergence raises ValueError).
         """
-    def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Trilinearly interpolated velocities (P, 3) of u (N,) at points (P, 3) (clamped).
         """
-    def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         Wind force field (N,): magnitude * direction (3,) * exp(-|x - center (3,)|^2 / width^2) on the open faces.
         """
@@ -1398,13 +1357,15 @@ class Shape3D:
         Plate w (x) by h (y), thickness along z (m), centred, with an optional centred aperture (aw, ah).
         """
     @staticmethod
-    def sphere(r: typing.SupportsFloat | typing.SupportsIndex, subdivisions: typing.SupportsInt | typing.SupportsIndex = 2) -> Shape3D:
+    def sphere(r: typing.SupportsFloat | typing.SupportsIndex, subdivisions: int = 2) -> Shape3D:
         """
         Icosphere of radius r (m).
         """
     def __init__(self, vertices: numpy.ndarray[numpy.float64], triangles: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
         ...
-    def closest_point(self, points: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def __repr__(self) -> str:
+        ...
+    def closest_point(self, points: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         (closest surface points (P, 3), their outward normals (P, 3)) of points (P, 3).
         """
@@ -1412,7 +1373,7 @@ class Shape3D:
         """
         (P,) bool: points (P, 3) (object frame) inside the shape.
         """
-    def surface(self, spacing: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def surface(self, spacing: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         (points (q, 3), outward normals (q, 3)) about spacing (m) apart, object frame.
         """
@@ -1432,12 +1393,12 @@ class Shape3D:
         Whether the given mesh was inward and got reversed.
         """
     @property
-    def triangles(self) -> typing.Annotated[numpy.typing.NDArray[numpy.int64], "[m, 3]"]:
+    def triangles(self) -> numpy.typing.NDArray[numpy.int64]:
         """
         (F, 3)
         """
     @property
-    def vertices(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def vertices(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (V, 3)
         """
@@ -1455,28 +1416,30 @@ class Obstacle3D:
         """
         rotation: (3, 3) matrix or (3,) rotation vector (rad) or None; velocity (m/s), angular_velocity (rad/s).
         """
+    def __repr__(self) -> str:
+        ...
     def inside(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.bool]:
         """
         (P,) bool: world points (P, 3) inside the obstacle.
         """
-    def rigid_velocity(self, points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def rigid_velocity(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         (P, 3) rigid velocities (m/s) at world points (P, 3).
         """
     @property
-    def angular_velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def angular_velocity(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def position(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def position(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def rotation(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 3]"]:
+    def rotation(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
     def shape(self) -> Shape3D:
         ...
     @property
-    def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def velocity(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
 class FluidSim3D:
     """
@@ -1489,15 +1452,17 @@ class FluidSim3D:
     """
     def __init__(self, grid: MACGrid3D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01, updraft: numpy.ndarray[numpy.float64] | None = None, buoyancy: numpy.ndarray[numpy.float64] | None = None, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def step(self, force: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle3D] = []) -> None:
         """
         One step with the acceleration field force (N,) or None and the obstacles (Obstacle3D, at this step's poses).
         """
     @property
-    def buoyancy(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def buoyancy(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def density(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def density(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Smoke density (n_cells,) (a copy; assign to set).
         """
@@ -1511,7 +1476,7 @@ class FluidSim3D:
     def grid(self) -> MACGrid3D:
         ...
     @property
-    def particles(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def particles(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Particle positions (P, 3) (a copy; assign to set).
         """
@@ -1542,10 +1507,10 @@ class FluidSim3D:
     def tol(self) -> float:
         ...
     @property
-    def updraft(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def updraft(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
-    def velocity(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def velocity(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         Velocity (N,) (a copy; assign to set).
         """
@@ -1563,9 +1528,11 @@ class ReducedFluid3D(GalerkinFluid):
     The advection matrices B' A(b_k) B come from the 3D conservation-form
     stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.
     """
-    def __init__(self, grid: MACGrid3D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
+    def __init__(self, grid: MACGrid3D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: int = 0, progress: typing.Any = None) -> None:
         ...
-    def advect_particles(self, z: numpy.ndarray[numpy.float64], z_next: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle3D] = [], threads: typing.SupportsInt | typing.SupportsIndex = 0, data: ReducedFluidData = None) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], int]:
+    def __repr__(self) -> str:
+        ...
+    def advect_particles(self, z: numpy.ndarray[numpy.float64], z_next: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle3D] = [], threads: int = 0, data: ReducedFluidData = None) -> tuple[numpy.typing.NDArray[numpy.float64], int]:
         """
         One RK2 step of points (P, 3) through the reduced field over a step from
         z to z_next (midpoint field at (z + z_next) / 2) plus drift (3,) (m/s);
@@ -1574,15 +1541,15 @@ class ReducedFluid3D(GalerkinFluid):
         threads <= 0 and data (create_data(), one per thread) the team size is
         chosen by measurement over the calls sharing data.
         """
-    def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]]:
+    def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         (dPsi/dx, dPsi/dy, dPsi/dz), each (3, r), at x (3,).
         """
-    def modes(self, x: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def modes(self, x: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Psi(x), (3, r) at the point x (3,) (clamped to the domain).
         """
-    def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+    def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Psi(p) z for each point: (P, 3) for z (r,), points (P, 3).
         """
@@ -1594,10 +1561,12 @@ class FluidParticles3D(Model):
     P particles in a 3D reduced fluid as a Model: state [p_1 .. p_P (3 each), z (r)],
     control w (r,), B = [0; I], p_i' = Psi(p_i) z + drift, z' = A(z) z + nu D z + w.
     """
-    def __init__(self, fluid: ReducedFluid3D, particles: typing.SupportsInt | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> None:
+    def __init__(self, fluid: ReducedFluid3D, particles: int, drift: numpy.ndarray[numpy.float64] | None = None) -> None:
+        ...
+    def __repr__(self) -> str:
         ...
     @property
-    def drift(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[3, 1]"]:
+    def drift(self) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
     def fluid(self) -> ReducedFluid3D:
@@ -1650,7 +1619,7 @@ class StVKFEM:
     lambda/2 (tr E)^2, lumped mass, Rayleigh damping D(u) = alpha M + beta K(u),
     fixed vertices. u (3V,) ordered [x0, y0, z0, x1, ...].
     """
-    def __init__(self, mesh: TetMesh, young: typing.SupportsFloat | typing.SupportsIndex, poisson: typing.SupportsFloat | typing.SupportsIndex, density: typing.SupportsFloat | typing.SupportsIndex, fixed: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], alpha: typing.SupportsFloat | typing.SupportsIndex = 0.0, beta: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+    def __init__(self, mesh: TetMesh, young: typing.SupportsFloat | typing.SupportsIndex, poisson: typing.SupportsFloat | typing.SupportsIndex, density: typing.SupportsFloat | typing.SupportsIndex, fixed: collections.abc.Sequence[int], alpha: typing.SupportsFloat | typing.SupportsIndex = 0.0, beta: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -1707,7 +1676,7 @@ class NewmarkFEM:
     Newton iterations on a sparse LDL' factorization (symbolic analysis done
     once). Holds the state u, v (3V,) each; the StVKFEM is shared read-only.
     """
-    def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
+    def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: int = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -1726,7 +1695,7 @@ class NewmarkFEM:
         """
         Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.
         """
-    def static_solve(self, f_ext: numpy.ndarray[numpy.float64], max_iterations: typing.SupportsInt | typing.SupportsIndex = 50) -> numpy.typing.NDArray[numpy.float64]:
+    def static_solve(self, f_ext: numpy.ndarray[numpy.float64], max_iterations: int = 50) -> numpy.typing.NDArray[numpy.float64]:
         """
         Static equilibrium u (3V,) under f_ext (3V,).
         """
@@ -1772,7 +1741,7 @@ class ReducedStVK(Model):
         """
         Reduced internal forces R(p), (r,) for p (r,).
         """
-    def set_newton(self, max_iterations: typing.SupportsInt | typing.SupportsIndex, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> None:
+    def set_newton(self, max_iterations: int, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> None:
         """
         Newton iterations of step(); max_iterations = 1: one linearized implicit step.
         """
@@ -1838,19 +1807,19 @@ class PredictionModel:
         """
         Buffers for this model's calls (one per thread).
         """
-    def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+    def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).
         """
-    def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
+    def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
         x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).
         """
-    def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+    def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
         x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).
         """
-    def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: typing.SupportsInt | typing.SupportsIndex = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
+    def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
         (dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step
         (cheaper than vjp where the model offers it).
@@ -1916,7 +1885,7 @@ class SubstepPrediction(PredictionModel):
     `count` steps of another prediction model per step, the control held (e.g.
     a frame of simulation steps); VJP and Jacobians chained exactly.
     """
-    def __init__(self, model: PredictionModel, count: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, model: PredictionModel, count: int) -> None:
         """
         model: a PredictionModel; count >= 1 inner steps per step.
         """
@@ -1959,7 +1928,7 @@ class ModelPlant(Plant):
     A Model integrated by its own step: substeps steps of dt / substeps per
     control step, w = u + disturbance[t].
     """
-    def __init__(self, model: Model, x0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, substeps: typing.SupportsInt | typing.SupportsIndex = 1, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None) -> None:
+    def __init__(self, model: Model, x0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, substeps: int = 1, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
         x0 (n,); dt > 0 seconds per control step; disturbance (T, s) forces added at steps t < T, or None.
         """
@@ -1998,7 +1967,7 @@ class MPCMethod:
         ...
     def __index__(self) -> int:
         ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, value: int) -> None:
         ...
     def __int__(self) -> int:
         ...
@@ -2010,7 +1979,7 @@ class MPCMethod:
         ...
     def __repr__(self) -> str:
         ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __setstate__(self, state: int) -> None:
         ...
     def __str__(self) -> str:
         ...
@@ -2044,7 +2013,7 @@ class HorizonOptimizer:
     Immutable: one optimizer may solve from several threads, each with its own
     HorizonWorkspace.
     """
-    def __init__(self, model: PredictionModel, horizon: typing.SupportsInt | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], iterations: typing.SupportsInt | typing.SupportsIndex = 50, time_budget: typing.SupportsFloat | typing.SupportsIndex = 0.0, memory: typing.SupportsInt | typing.SupportsIndex = 10, method: MPCMethod = ..., lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None) -> None:
+    def __init__(self, model: PredictionModel, horizon: int, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], iterations: int = 50, time_budget: typing.SupportsFloat | typing.SupportsIndex = 0.0, memory: int = 10, method: MPCMethod = ..., lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
         Q, C (n,) diagonal or (n, n); R (s,) or (s, s), positive definite; lower/upper (s,) or None; time_budget seconds per solve (<= 0: none).
         """
@@ -2058,7 +2027,7 @@ class HorizonOptimizer:
         """
         A new workspace (no previous solution).
         """
-    def run(self, plant: Plant, reference: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, u_reference: numpy.ndarray[numpy.float64] | None = None, u0: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> dict:
+    def run(self, plant: Plant, reference: numpy.ndarray[numpy.float64], steps: int, u_reference: numpy.ndarray[numpy.float64] | None = None, u0: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> dict:
         """
         Receding-horizon loop (GIL released): at each step optimise the window
         reference[t : t+H+1] from the plant's actual state (warm-started), apply the
@@ -2136,7 +2105,7 @@ class SPHFluid2D:
         """
         positions, velocities (N, 2).
         """
-    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1, progress: typing.Any = None) -> None:
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: int = 1, progress: typing.Any = None) -> None:
         """
         Advance `steps` steps with finite per-particle forces (N, 2) held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);
         a diverging step raises ValueError naming the step.
@@ -2236,7 +2205,7 @@ class SPHFluid3D:
         """
         positions, velocities (N, 3).
         """
-    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: typing.SupportsInt | typing.SupportsIndex = 1, progress: typing.Any = None) -> None:
+    def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: int = 1, progress: typing.Any = None) -> None:
         """
         Advance `steps` steps with finite per-particle forces (N, 3) held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);
         a diverging step raises ValueError naming the step.
@@ -2291,13 +2260,13 @@ class SPHPlant2D(Plant):
     The 2D SPH fluid as a receding-horizon plant: state (4N,) = [positions; velocities],
     control (2N,) per-particle forces held over frame_steps simulation steps. Steps the fluid in place.
     """
-    def __init__(self, fluid: SPHFluid2D, frame_steps: typing.SupportsInt | typing.SupportsIndex, prediction: SPHPrediction = None) -> None:
+    def __init__(self, fluid: SPHFluid2D, frame_steps: int, prediction: SPHPrediction = None) -> None:
         """
         prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.
         """
     def __repr__(self) -> str:
         ...
-    def launch_sphere(self, frame: typing.SupportsInt | typing.SupportsIndex, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
+    def launch_sphere(self, frame: int, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
         """
         Launch the rigid sphere (centre (2,), radius > 0, velocity (2,)) at the start of control step `frame`.
         """
@@ -2306,13 +2275,13 @@ class SPHPlant3D(Plant):
     The 3D SPH fluid as a receding-horizon plant: state (6N,) = [positions; velocities],
     control (3N,) per-particle forces held over frame_steps simulation steps. Steps the fluid in place.
     """
-    def __init__(self, fluid: SPHFluid3D, frame_steps: typing.SupportsInt | typing.SupportsIndex, prediction: SPHPrediction3D = None) -> None:
+    def __init__(self, fluid: SPHFluid3D, frame_steps: int, prediction: SPHPrediction3D = None) -> None:
         """
         prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.
         """
     def __repr__(self) -> str:
         ...
-    def launch_sphere(self, frame: typing.SupportsInt | typing.SupportsIndex, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
+    def launch_sphere(self, frame: int, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
         """
         Launch the rigid sphere (centre (3,), radius > 0, velocity (3,)) at the start of control step `frame`.
         """
@@ -2382,7 +2351,7 @@ class CrowdGrid:
     layout of MACGrid2D). height and discomfort are (ny, nx) floats (None: zero),
     blocked a (ny, nx) bool mask of walls and obstacles.
     """
-    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex = 1.0, height: numpy.ndarray[numpy.float64] | None = None, discomfort: numpy.ndarray[numpy.float64] | None = None, blocked: typing.Any = None) -> None:
+    def __init__(self, nx: int, ny: int, h: typing.SupportsFloat | typing.SupportsIndex = 1.0, height: numpy.ndarray[numpy.float64] | None = None, discomfort: numpy.ndarray[numpy.float64] | None = None, blocked: typing.Any = None) -> None:
         ...
     def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
         """
@@ -2439,7 +2408,7 @@ class CrowdAgent:
     adds discomfort_ahead to the discomfort and speed_ahead to the speed of
     moves out of the cells within radius of them.
     """
-    def __init__(self, path: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, discomfort_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, speed_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, lookahead: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __init__(self, path: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, discomfort_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, speed_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, lookahead: int = 0) -> None:
         ...
     def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
         """
@@ -2496,7 +2465,7 @@ class Crowd:
     options, agents) that threads may share, and this object's people and
     buffers. Prefer directable.crowds.Crowd.
     """
-    def __init__(self, grid: CrowdGrid, goals: collections.abc.Sequence[typing.Any], positions: collections.abc.Sequence[numpy.ndarray[numpy.float64]], params: collections.abc.Sequence[CrowdParams], predictive_steps: typing.SupportsInt | typing.SupportsIndex = 0, predictive_scale: typing.SupportsFloat | typing.SupportsIndex = 0.1, predictive_lambda: typing.SupportsFloat | typing.SupportsIndex = 1.0, remove_on_arrival: bool = True, lam: typing.SupportsFloat | typing.SupportsIndex = 2.0, delta_min: typing.SupportsFloat | typing.SupportsIndex = 0.3, min_distance_iterations: typing.SupportsInt | typing.SupportsIndex = 1, agents: collections.abc.Sequence[CrowdAgent] = [], expected_periodic: bool = True) -> None:
+    def __init__(self, grid: CrowdGrid, goals: collections.abc.Sequence[typing.Any], positions: collections.abc.Sequence[numpy.ndarray[numpy.float64]], params: collections.abc.Sequence[CrowdParams], predictive_steps: int = 0, predictive_scale: typing.SupportsFloat | typing.SupportsIndex = 0.1, predictive_lambda: typing.SupportsFloat | typing.SupportsIndex = 1.0, remove_on_arrival: bool = True, lam: typing.SupportsFloat | typing.SupportsIndex = 2.0, delta_min: typing.SupportsFloat | typing.SupportsIndex = 0.3, min_distance_iterations: int = 1, agents: collections.abc.Sequence[CrowdAgent] = [], expected_periodic: bool = True) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -2504,23 +2473,23 @@ class Crowd:
         """
         Largest speed * dt / h over the groups (> 1: people may skip cells).
         """
-    def fields(self, group: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> dict:
+    def fields(self, group: int, threads: int = 0) -> dict:
         """
         The fields of the current state for one group: rho, ubar, discomfort (total g), speed (planning), speed_actual, cost, phi, velocity (N,), goal.
         """
-    def occupied(self, group: typing.SupportsInt | typing.SupportsIndex) -> numpy.ndarray:
+    def occupied(self, group: int) -> numpy.ndarray:
         """
         (ny, nx) bool: cells holding a walking person of the group.
         """
-    def run(self, steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex = 1.0, threads: typing.SupportsInt | typing.SupportsIndex = 0, before_step: typing.Any = None, progress: typing.Any = None) -> CrowdRun:
+    def run(self, steps: int, dt: typing.SupportsFloat | typing.SupportsIndex = 1.0, threads: int = 0, before_step: typing.Any = None, progress: typing.Any = None) -> CrowdRun:
         """
         `steps` steps (GIL released); before_step(step) is called first each step; progress(done, total).
         """
-    def set_goal(self, group: typing.SupportsInt | typing.SupportsIndex, goal: typing.Any) -> None:
+    def set_goal(self, group: int, goal: typing.Any) -> None:
         """
         Replaces a group's goal (ny, nx) bool.
         """
-    def step(self, dt: typing.SupportsFloat | typing.SupportsIndex = 1.0, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def step(self, dt: typing.SupportsFloat | typing.SupportsIndex = 1.0, threads: int = 0) -> None:
         """
         One step of length dt (groups on `threads` threads, 0 = all).
         """
@@ -2594,7 +2563,7 @@ class ClothIntegrator:
         ...
     def __index__(self) -> int:
         ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, value: int) -> None:
         ...
     def __int__(self) -> int:
         ...
@@ -2606,7 +2575,7 @@ class ClothIntegrator:
         ...
     def __repr__(self) -> str:
         ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __setstate__(self, state: int) -> None:
         ...
     def __str__(self) -> str:
         ...
@@ -2698,11 +2667,11 @@ class ClothModel:
     Immutable mass-spring cloth (nx x ny nodes, node (i, j) = j*nx + i). Build
     a new one to change colliders: a model in use is never modified.
     """
-    def __init__(self, nx: typing.SupportsInt | typing.SupportsIndex, ny: typing.SupportsInt | typing.SupportsIndex, spacing: typing.SupportsFloat | typing.SupportsIndex, mass: typing.SupportsFloat | typing.SupportsIndex, k_struct: typing.SupportsFloat | typing.SupportsIndex, k_shear: typing.SupportsFloat | typing.SupportsIndex, k_bend: typing.SupportsFloat | typing.SupportsIndex, damping: typing.SupportsFloat | typing.SupportsIndex, gravity: numpy.ndarray[numpy.float64], pinned: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], origin: numpy.ndarray[numpy.float64], k_bend2: typing.SupportsFloat | typing.SupportsIndex, colliders: collections.abc.Sequence[ClothCollider]) -> None:
+    def __init__(self, nx: int, ny: int, spacing: typing.SupportsFloat | typing.SupportsIndex, mass: typing.SupportsFloat | typing.SupportsIndex, k_struct: typing.SupportsFloat | typing.SupportsIndex, k_shear: typing.SupportsFloat | typing.SupportsIndex, k_bend: typing.SupportsFloat | typing.SupportsIndex, damping: typing.SupportsFloat | typing.SupportsIndex, gravity: numpy.ndarray[numpy.float64], pinned: collections.abc.Sequence[int], origin: numpy.ndarray[numpy.float64], k_bend2: typing.SupportsFloat | typing.SupportsIndex, colliders: collections.abc.Sequence[ClothCollider]) -> None:
         ...
     def __repr__(self) -> str:
         ...
-    def as_model(self, controlled: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> ClothControlModel:
+    def as_model(self, controlled: collections.abc.Sequence[int]) -> ClothControlModel:
         """
         The cloth as a Model driven by forces on the controlled nodes.
         """
@@ -2718,7 +2687,7 @@ class ClothModel:
         """
         F^A (V, 3) at x, v (V, 3).
         """
-    def rollout(self, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ..., progress: typing.Any = None) -> ClothRollout:
+    def rollout(self, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: int, u: numpy.ndarray[numpy.float64] | None = None, method: ClothIntegrator = ..., progress: typing.Any = None) -> ClothRollout:
         """
         steps steps in one call (GIL released): a ClothRollout.
         """
@@ -2800,19 +2769,13 @@ class ClothPlan:
     @property
     def window_start(self) -> list[int]:
         ...
-def _restore(cls: typing.Any, args: tuple, state: dict, instance_dict: typing.Any) -> typing.Any:
-    """
-    Unpickling: cls(*args), then the attributes of state and the instance __dict__.
-    """
-def _simulation_result(states: numpy.ndarray[numpy.float64], controls: numpy.ndarray[numpy.float64], feedback: numpy.ndarray[numpy.float64], tracking_error: numpy.ndarray[numpy.float64], effort: numpy.ndarray[numpy.float64], ref_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int32]) -> SimulationResult:
-    """
-    Unpickling of a SimulationResult from its arrays (copied).
-    """
 class CharacterSkeleton:
     """
     Kinematic skeleton (parents, rest offsets, mirror partners).
     """
-    def __init__(self, parents: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], offsets: numpy.ndarray[numpy.float64], mirror: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None) -> None:
+    def __init__(self, parents: collections.abc.Sequence[int], offsets: numpy.ndarray[numpy.float64], mirror: collections.abc.Sequence[int] | None = None) -> None:
+        ...
+    def __repr__(self) -> str:
         ...
     @property
     def joints(self) -> int:
@@ -2830,9 +2793,11 @@ class CharacterClipSet:
     """
     Motion clips (thesis sec. 5.1).
     """
-    def __init__(self, skeleton: CharacterSkeleton, poses: collections.abc.Sequence[numpy.ndarray[numpy.float64]], constraint_frames: typing.Any, stance_foot: typing.Any, gait: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], gait_names: collections.abc.Sequence[str], params: numpy.ndarray[numpy.float64], mirror_of: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None, dt: typing.SupportsFloat | typing.SupportsIndex = 0.03333333333333333, foot_tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-06, contacts: typing.Any = None) -> None:
+    def __init__(self, skeleton: CharacterSkeleton, poses: collections.abc.Sequence[numpy.ndarray[numpy.float64]], constraint_frames: typing.Any, stance_foot: typing.Any, gait: collections.abc.Sequence[int], gait_names: collections.abc.Sequence[str], params: numpy.ndarray[numpy.float64], mirror_of: collections.abc.Sequence[int] | None = None, dt: typing.SupportsFloat | typing.SupportsIndex = 0.03333333333333333, foot_tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-06, contacts: typing.Any = None) -> None:
         ...
-    def half(self, k: typing.SupportsInt | typing.SupportsIndex) -> int:
+    def __repr__(self) -> str:
+        ...
+    def half(self, k: int) -> int:
         ...
     @property
     def clips(self) -> int:
@@ -2868,6 +2833,8 @@ class CharacterAnimation:
     """
     A synthesised animation.
     """
+    def __repr__(self) -> str:
+        ...
     @property
     def clip_of_frame(self) -> numpy.ndarray:
         ...
@@ -2887,13 +2854,15 @@ class MotionModel:
     """
     Clip blending and the transition table (thesis sec. 5.1).
     """
-    def __init__(self, clips: CharacterClipSet, joint_weights: numpy.ndarray[numpy.float64] | None = None, velocity_weight: typing.SupportsFloat | typing.SupportsIndex = 0.01, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> None:
+    def __init__(self, clips: CharacterClipSet, joint_weights: numpy.ndarray[numpy.float64] | None = None, velocity_weight: typing.SupportsFloat | typing.SupportsIndex = 0.01, threads: int = 0, progress: typing.Any = None) -> None:
         ...
-    def blend(self, clip: typing.SupportsInt | typing.SupportsIndex, next_clip: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    def __repr__(self) -> str:
         ...
-    def param(self, arg0: typing.SupportsInt | typing.SupportsIndex, arg1: typing.SupportsInt | typing.SupportsIndex) -> float:
+    def blend(self, clip: int, next_clip: int) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         ...
-    def synthesize(self, clip_sequence: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], x: typing.SupportsFloat | typing.SupportsIndex, z: typing.SupportsFloat | typing.SupportsIndex, theta: typing.SupportsFloat | typing.SupportsIndex) -> CharacterAnimation:
+    def param(self, arg0: int, arg1: int) -> float:
+        ...
+    def synthesize(self, clip_sequence: collections.abc.Sequence[int], x: typing.SupportsFloat | typing.SupportsIndex, z: typing.SupportsFloat | typing.SupportsIndex, theta: typing.SupportsFloat | typing.SupportsIndex) -> CharacterAnimation:
         ...
     def transition_table(self) -> dict:
         ...
@@ -2908,6 +2877,8 @@ class CharacterTask:
     A character control task (thesis Table 5.1).
     """
     def __init__(self, motion: MotionModel, kind: str, gamma_x: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_O: typing.SupportsFloat | typing.SupportsIndex = 0.0, sigma_O: typing.SupportsFloat | typing.SupportsIndex = 1.0, gamma_psi: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_rho: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_tau: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_omega: typing.SupportsFloat | typing.SupportsIndex = 0.0, gait: collections.abc.Sequence[bool] = [], torso: typing.SupportsFloat | typing.SupportsIndex = 0.0, spin: typing.SupportsFloat | typing.SupportsIndex = 0.0, offset: typing.SupportsFloat | typing.SupportsIndex = 0.0, u_dot: typing.SupportsFloat | typing.SupportsIndex = 0.0, v_dot: typing.SupportsFloat | typing.SupportsIndex = 0.0, ranges: numpy.ndarray[numpy.float64] | None = None) -> None:
+        ...
+    def __repr__(self) -> str:
         ...
     def check_states(self, states: numpy.ndarray[numpy.float64], name: str = 'states', in_ranges: bool = True) -> None:
         ...
@@ -2938,6 +2909,8 @@ class CharacterBasis:
     """
     def __init__(self, products: list, monomial: bool = False) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def evaluate(self, states: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         ...
     @property
@@ -2949,10 +2922,12 @@ class GridValue:
     """
     def __call__(self, states: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         ...
-    def __init__(self, clips: typing.SupportsInt | typing.SupportsIndex, axes: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64, "[m, 1]"]], cyclic: collections.abc.Sequence[bool]) -> None:
+    def __init__(self, clips: int, axes: collections.abc.Sequence[numpy.typing.ArrayLike], cyclic: collections.abc.Sequence[bool]) -> None:
+        ...
+    def __repr__(self) -> str:
         ...
     @property
-    def axes(self) -> list[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
+    def axes(self) -> list[numpy.typing.NDArray[numpy.float64]]:
         ...
     @property
     def values(self) -> numpy.ndarray:
@@ -2963,11 +2938,13 @@ class DecisionProblem:
     """
     def __init__(self, task: CharacterTask, basis: CharacterBasis = None) -> None:
         ...
+    def __repr__(self) -> str:
+        ...
     def choose(self, policy: str, r: numpy.ndarray[numpy.float64] | None, grid: GridValue, alpha: typing.SupportsFloat | typing.SupportsIndex, state: numpy.ndarray[numpy.float64]) -> int:
         ...
-    def run(self, policy: str, r: numpy.ndarray[numpy.float64] | None, grid: GridValue, alpha: typing.SupportsFloat | typing.SupportsIndex, state0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    def run(self, policy: str, r: numpy.ndarray[numpy.float64] | None, grid: GridValue, alpha: typing.SupportsFloat | typing.SupportsIndex, state0: numpy.ndarray[numpy.float64], steps: int) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         ...
-    def values(self, r: numpy.ndarray[numpy.float64], states: numpy.ndarray[numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+    def values(self, r: numpy.ndarray[numpy.float64], states: numpy.ndarray[numpy.float64], threads: int = 0) -> numpy.ndarray:
         ...
     @property
     def features(self) -> int:
@@ -2978,11 +2955,13 @@ class ValueLearning:
     """
     def __init__(self, problem: DecisionProblem, samples: numpy.ndarray[numpy.float64], alpha: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
-    def best_clips(self, r: numpy.ndarray[numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.ndarray:
+    def __repr__(self) -> str:
         ...
-    def objective(self, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def best_clips(self, r: numpy.ndarray[numpy.float64], threads: int = 0) -> numpy.ndarray:
         ...
-    def step(self, r: numpy.ndarray[numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.int64], numpy.ndarray]:
+    def objective(self, threads: int = 0) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    def step(self, r: numpy.ndarray[numpy.float64], threads: int = 0, progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int32], numpy.typing.NDArray[numpy.int64], numpy.ndarray]:
         ...
     @property
     def constraints(self) -> int:
@@ -2993,6 +2972,14 @@ class ValueLearning:
     @property
     def pairs(self) -> numpy.ndarray:
         ...
+def _restore(cls: typing.Any, args: tuple, state: dict, instance_dict: typing.Any) -> typing.Any:
+    """
+    Unpickling: cls(*args), then the attributes of state and the instance __dict__.
+    """
+def _simulation_result(states: numpy.ndarray[numpy.float64], controls: numpy.ndarray[numpy.float64], feedback: numpy.ndarray[numpy.float64], tracking_error: numpy.ndarray[numpy.float64], effort: numpy.ndarray[numpy.float64], ref_index: typing.Annotated[numpy.typing.ArrayLike, numpy.int32]) -> SimulationResult:
+    """
+    Unpickling of a SimulationResult from its arrays (copied).
+    """
 def build_info() -> dict:
     """
     How this build was made and what it runs on.
@@ -3006,7 +2993,7 @@ def build_info() -> dict:
         ``eigen`` (version), ``simd`` (Eigen's instruction sets in the
         kernels), ``avx2``, ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).
     """
-def cloth_apply(cloth: ClothModel, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: typing.SupportsInt | typing.SupportsIndex, t_start: typing.SupportsInt | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> PointMassRun:
+def cloth_apply(cloth: ClothModel, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: int, t_start: int, nodes: collections.abc.Sequence[int], forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> PointMassRun:
     """
     Symplectic run with forces (n, c, 3) on nodes from step t_start; GIL released.
     """
@@ -3014,19 +3001,19 @@ def cloth_blend(path: numpy.ndarray[numpy.float64], control_points: numpy.ndarra
     """
     (1 - weight) path + weight Newton curve through control_points (4, 3).
     """
-def cloth_control_window(distance: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, t_c: typing.SupportsInt | typing.SupportsIndex) -> int:
+def cloth_control_window(distance: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, t_c: int) -> int:
     """
     Eq. 11: round(alpha distance^2) steps, clipped to [1, t_c].
     """
-def cloth_curl_goals(x_at_tc: numpy.ndarray[numpy.float64], region: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], curl_deg: typing.SupportsFloat | typing.SupportsIndex, rotate_deg: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
+def cloth_curl_goals(x_at_tc: numpy.ndarray[numpy.float64], region: collections.abc.Sequence[int], curl_deg: typing.SupportsFloat | typing.SupportsIndex, rotate_deg: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
     """
     Target pose goals (r, 3) of a region rotated by curl_deg about its hinge and rotate_deg about the normal.
     """
-def cloth_follow(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], window_start: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], window_end: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], paths: numpy.ndarray[numpy.float64], beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_max: typing.SupportsFloat | typing.SupportsIndex, tolerance: typing.SupportsFloat | typing.SupportsIndex) -> ClothPlan:
+def cloth_follow(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, nodes: collections.abc.Sequence[int], window_start: collections.abc.Sequence[int], window_end: collections.abc.Sequence[int], paths: numpy.ndarray[numpy.float64], beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_max: typing.SupportsFloat | typing.SupportsIndex, tolerance: typing.SupportsFloat | typing.SupportsIndex) -> ClothPlan:
     """
     Second pass along given paths (c, n+1, 3) over the nodes' windows; GIL released.
     """
-def cloth_plan(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v: numpy.ndarray[numpy.float64], goals: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex, numpy.ndarray[numpy.float64]]], dt: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, seek_angle: typing.SupportsFloat | typing.SupportsIndex, samples: typing.SupportsInt | typing.SupportsIndex, azimuths: typing.SupportsInt | typing.SupportsIndex, widen: typing.SupportsFloat | typing.SupportsIndex, f_max: typing.SupportsFloat | typing.SupportsIndex, length_ratio: str, tolerance: typing.SupportsFloat | typing.SupportsIndex) -> ClothPlan:
+def cloth_plan(cloth: ClothModel, pilot_x: numpy.ndarray[numpy.float64], pilot_v: numpy.ndarray[numpy.float64], goals: collections.abc.Sequence[tuple[int, int, numpy.ndarray[numpy.float64]]], dt: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, seek_angle: typing.SupportsFloat | typing.SupportsIndex, samples: int, azimuths: int, widen: typing.SupportsFloat | typing.SupportsIndex, f_max: typing.SupportsFloat | typing.SupportsIndex, length_ratio: str, tolerance: typing.SupportsFloat | typing.SupportsIndex) -> ClothPlan:
     """
     Goal-directed paths and forces for goals [(node, t_c, goal (3,))] over a pilot (T+1, V, 3); GIL released.
     """
@@ -3042,7 +3029,7 @@ def crowd_eikonal(cost: numpy.ndarray[numpy.float64], goal: typing.Any, blocked:
     """
     Potential phi (ny, nx) by anisotropic fast marching of cost (4, ny, nx) from goal (ny, nx) bool; +inf where unreachable.
     """
-def crowd_min_distance(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat | typing.SupportsIndex, iterations: typing.SupportsInt | typing.SupportsIndex = 1, grid: CrowdGrid = None) -> numpy.typing.NDArray[numpy.float64]:
+def crowd_min_distance(positions: numpy.ndarray[numpy.float64], delta_min: typing.SupportsFloat | typing.SupportsIndex, iterations: int = 1, grid: CrowdGrid = None) -> numpy.typing.NDArray[numpy.float64]:
     """
     Positions (P, 2) after `iterations` passes pushing every pair closer than delta_min apart symmetrically.
     """
@@ -3062,7 +3049,7 @@ def crowd_velocity_field(grid: CrowdGrid, phi: numpy.ndarray[numpy.float64], cos
     """
     MAC velocity (N,) walking down phi (ny, nx) with the speeds (4, ny, nx).
     """
-def discretize(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> Discretization:
+def discretize(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: int | None = None, intervals: int = 10, threads: int = 0, progress: typing.Any = None) -> Discretization:
     """
     Discretize z' = A_i z + B w (w held over each step dt) and the cost
     int z'Qz + w'Rw dt. A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), or
@@ -3076,7 +3063,7 @@ def expm_bordered(H: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float6
     H: (m, m), C: (m, k). Returns (E (m, m), G (m, k), pade_degree, squarings);
     G = phi1(H) C. With k = 0 this is the plain matrix exponential of H.
     """
-def linearize(model: Model, z_ref: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> numpy.ndarray:
+def linearize(model: Model, z_ref: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, horizon: int | None = None, threads: int = 0, progress: typing.Any = None) -> numpy.ndarray:
     """
     A_i = dF/dz at z_ref[i], t0 + i dt: (T, n, n) for z_ref (T+1, n) (the
     last state is not linearized). Parallel over steps, GIL released.
@@ -3085,34 +3072,33 @@ def max_threads() -> int:
     """
     Number of threads the parallel precomputations use (OMP_NUM_THREADS).
     """
-def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float64], lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None, iterations: typing.SupportsInt | typing.SupportsIndex = 100, memory: typing.SupportsInt | typing.SupportsIndex = 10, gtol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
+def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float64], lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None, iterations: int = 100, memory: int = 10, gtol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
     """
     Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
     lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
     iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).
     """
-def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
 def mirror_poses(skeleton: CharacterSkeleton, poses: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
     ...
-def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: typing.SupportsInt | typing.SupportsIndex, actuated: numpy.ndarray[numpy.float64] | None = None) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, n]"]:
+def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: int, actuated: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
     """
     PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
     
     kp, kd: scalars or (s,); actuated: S (n/2, s) mapping the controls to the
     coordinates' forces, as a model's actuation (identity when None).
     """
-def run_plant_servo(plant: Plant, q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], u_ff: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+def run_plant_servo(plant: Plant, q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], u_ff: numpy.ndarray[numpy.float64], steps: int, progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     """
     PD servo on a plant with state [q, q'] (s = n / 2), GIL released:
     u_t = u_ff + kp * (q_ref - q_t) + kd * (qd_ref - q'_t) for t < steps, after
     the plant's events of step t. q_ref, qd_ref, kp, kd, u_ff (s,). Returns
     (states (steps+1, n), controls (steps, s)).
     """
-def set_max_threads(threads: typing.SupportsInt | typing.SupportsIndex) -> None:
+def set_max_threads(threads: int) -> None:
     """
     Sets the thread count of the parallel precomputations.
     """
-def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: numpy.typing.ArrayLike | None = None, start_index: typing.SupportsInt | typing.SupportsIndex | None = 0, progress: typing.Any = None) -> SimulationResult:
+def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: int, dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None, open_loop: numpy.ndarray[numpy.float64] | None = None, kicks: numpy.ndarray[numpy.float64] | None = None, jump_steps: numpy.typing.ArrayLike | None = None, start_index: int | None = 0, progress: typing.Any = None) -> SimulationResult:
     """
     Runs steps steps of model + controller in C++ (GIL released).
     
@@ -3124,7 +3110,7 @@ def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: typing.Suppo
     serve several runs at once; afterwards the Tracker's index is where the run
     ended. Returns a SimulationResult.
     """
-def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, method: DiscretizeMethod = ..., horizon: typing.SupportsInt | typing.SupportsIndex | None = None, intervals: typing.SupportsInt | typing.SupportsIndex = 10, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
+def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, method: DiscretizeMethod = ..., horizon: int | None = None, intervals: int = 10, threads: int = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
     """
     discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
     steps are discretized from the last one down while the calling thread sweeps
@@ -3132,7 +3118,7 @@ def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.flo
     same results as the two calls, on `threads` cores (0: all; 1: the calling
     thread only, the sweep too). GIL released, progress(done, 2T) throttled.
     """
-def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, N: numpy.ndarray[numpy.float64] | None = None, horizon: typing.SupportsInt | typing.SupportsIndex | None = None, progress: typing.Any = None) -> LQRSolution:
+def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, N: numpy.ndarray[numpy.float64] | None = None, horizon: int | None = None, progress: typing.Any = None) -> LQRSolution:
     """
     Riccati backward sweep of the discrete LTV LQR problem (GIL released).
     
@@ -3150,14 +3136,13 @@ def solve_stationary(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.flo
     most every 50 ms (a doubling or Newton step done; total: the most there can
     be). Returns a StationaryLQR.
     """
-def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"], typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]]:
 def spd_step(M: numpy.ndarray[numpy.float64], C: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], q_ref_next: numpy.ndarray[numpy.float64], qd_ref_next: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     """
     One SPD evaluation (eq. 5/11) from given M (n, n) and C (n,): returns (tau,
     qdd), each (n,). q, qd, q_ref_next, qd_ref_next, kp, kd (n,). For models of
     another engine: apply tau there and step it.
     """
-def synthetic_clips(skeleton: CharacterSkeleton, gaits: collections.abc.Sequence[str], turns: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], torsos: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], spins: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], sidesteps: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], seed: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> CharacterClipSet:
+def synthetic_clips(skeleton: CharacterSkeleton, gaits: collections.abc.Sequence[str], turns: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], torsos: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], spins: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], sidesteps: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], counts: collections.abc.Sequence[int], seed: typing.SupportsInt | typing.SupportsIndex, dt: typing.SupportsFloat | typing.SupportsIndex) -> CharacterClipSet:
     ...
 def synthetic_walker() -> CharacterSkeleton:
     ...
@@ -3171,5 +3156,5 @@ def track(model: Articulated, q0: numpy.ndarray[numpy.float64], qd0: numpy.ndarr
     non-finite state or |q|, |qd| > max_state) stops the run and is reported in
     the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).
     """
-def value_iteration(problem: DecisionProblem, grid: GridValue, alpha: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_sweeps: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0, progress: typing.Any = None) -> dict:
+def value_iteration(problem: DecisionProblem, grid: GridValue, alpha: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_sweeps: int, threads: int = 0, progress: typing.Any = None) -> dict:
     ...
