@@ -20,6 +20,7 @@ printed as a table with the paper's row beside ours, and written to the
     python benchmarks/bench_paper_scale.py --size paper --workers 2 # the papers' sizes (see RESULTS.md)
     python benchmarks/bench_paper_scale.py --size small --no-write  # a quick check
     python benchmarks/bench_paper_scale.py --size paper --scenes T-shape --runs 10 --no-write
+    python benchmarks/bench_paper_scale.py --size paper --scenes dinosaur --runs 2 --linear-solver cg --no-write
 
 Each scene's full size is ``fem_scenes.PAPER_SIZE`` (the fluid: 256^2, r = 64).
 """
@@ -98,15 +99,15 @@ def lqr_precomputation(A, B, dt, Q, R, Q_final, stride):
     return t_ours, (time.perf_counter() - t0) * T / len(idx)
 
 
-def fem_row(name, params, client, full_steps):
+def fem_row(name, params, client, full_steps, linear_solver="direct"):
     build = BUILDERS[name]
     p = dict(params)
     runs = p.pop("runs")
     # offline, serial: the scene's own pipeline with the enrichment in-process
-    s, t_scene = timed(lambda: build(**p, runs=runs))
-    u, v, a = fem.centerline(s.model, s.dt, s.forces, return_acceleration=True)
-    t_center = timed(lambda: fem.centerline(s.model, s.dt, s.forces))[1]
-    kw = dict(runs=runs, fraction=0.1, u=u, v=v, a=a, seed=0)
+    s, t_scene = timed(lambda: build(**p, runs=runs, linear_solver=linear_solver))
+    u, v, a = fem.centerline(s.model, s.dt, s.forces, return_acceleration=True, linear_solver=linear_solver)
+    t_center = timed(lambda: fem.centerline(s.model, s.dt, s.forces, linear_solver=linear_solver))[1]
+    kw = dict(runs=runs, fraction=0.1, u=u, v=v, a=a, seed=0, linear_solver=linear_solver)
     snaps, t_enrich = timed(lambda: fem.enrich(s.model, s.dt, s.forces, **kw))
     snaps_c, t_enrich_c = timed(lambda: fem.enrich(s.model, s.dt, s.forces, executor=client, **kw))
     same = bool(np.array_equal(snaps, snaps_c))
@@ -132,7 +133,7 @@ def fem_row(name, params, client, full_steps):
     fs = best_of(lambda: dr.simulate(s.red, z0, T, dt, open_loop=s.w_ff), 3) / T
     tr = lqr.tracker(sol, s.z_ref, s.w_ff)
     ctl = max(0.0, best_of(lambda: dr.simulate(s.red, z0, T, dt, controller=tr), 3) / T - fs)
-    sim = fem.Simulator(s.model, dt)
+    sim = fem.Simulator(s.model, dt, linear_solver=linear_solver)
     k = min(full_steps, T)
     fu = best_of(lambda: sim.run(s.forces[:k]), 1) / k
     return dict(name=name, r=r, dofs=s.model.dofs, T=T, t_lqr=t_lin + t_lqr, t_np=t_lin + t_np, storage=storage,
@@ -177,6 +178,8 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="Dask workers (processes, one thread each)")
     ap.add_argument("--full-steps", type=int, default=5, help="full steps timed for FU")
     ap.add_argument("--runs", type=int, default=None, help="override the enrichment runs of every FEM scene")
+    ap.add_argument("--linear-solver", choices=("direct", "cg"), default="direct",
+                    help="the full FEM runs' linear solver (fem.Simulator): cg for the flower and creature")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     from dask.distributed import Client, LocalCluster
@@ -190,8 +193,8 @@ def main():
         if args.runs is not None and name != "fluid":
             params["runs"] = args.runs
         t0 = time.perf_counter()
-        row = fluid_row(params, client, args.full_steps) if name == "fluid" else fem_row(name, params, client,
-                                                                                          args.full_steps)
+        row = fluid_row(params, client, args.full_steps) if name == "fluid" else fem_row(
+            name, params, client, args.full_steps, args.linear_solver)
         row["wall"] = time.perf_counter() - t0
         row["peak"] = peak_mb()
         row["worker_peak"] = max(client.run(_worker_peak_mb).values())
