@@ -60,7 +60,7 @@ BUILDERS = {"T-shape": fem_scenes.t_shape_scene, "flower": fem_scenes.plant_scen
 
 
 NOTES = """
-The full sizes: `python benchmarks/bench_paper_scale.py --size paper --workers 2 --linear-solver cg` (or
+The full sizes: `python benchmarks/bench_paper_scale.py --size paper --workers 2` (CG at the flower and creature; or
 `--scenes T-shape,fluid` for the rows that fit an hour). What bounds them is the full FEM step (implicit Newmark,
 Newton). With `linear_solver="direct"` (Eigen's simplicial sparse LDL^T, refactorised every Newton iteration)
 it grows about cubically with the mesh: 5.6 s per step at 10,356 dofs and 67 s at 22,479 dofs (creature
@@ -119,10 +119,12 @@ def lqr_precomputation(A, B, dt, Q, R, Q_final, stride):
     return t_ours, (time.perf_counter() - t0) * T / len(idx)
 
 
-def fem_row(name, params, client, full_steps, linear_solver="direct"):
+def fem_row(name, params, client, full_steps, linear_solver=None):
     build = BUILDERS[name]
     p = dict(params)
     runs = p.pop("runs")
+    linear_solver = linear_solver or p.pop("linear_solver", "direct")
+    p.pop("linear_solver", None)
     # offline, serial: the scene's own pipeline with the enrichment in-process
     s, t_scene = timed(lambda: build(**p, runs=runs, linear_solver=linear_solver))
     u, v, a = fem.centerline(s.model, s.dt, s.forces, return_acceleration=True, linear_solver=linear_solver)
@@ -198,8 +200,9 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="Dask workers (processes, one thread each)")
     ap.add_argument("--full-steps", type=int, default=5, help="full steps timed for FU")
     ap.add_argument("--runs", type=int, default=None, help="override the enrichment runs of every FEM scene")
-    ap.add_argument("--linear-solver", choices=("direct", "cg"), default="direct",
-                    help="the full FEM runs' linear solver (fem.Simulator): cg for the flower and creature")
+    ap.add_argument("--linear-solver", choices=("direct", "cg"), default=None,
+                    help="the full FEM runs' linear solver (fem.Simulator); default: the size's own (PAPER_SIZE: "
+                         "cg for the flower and creature, else direct)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     from dask.distributed import Client, LocalCluster
