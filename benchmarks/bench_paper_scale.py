@@ -82,9 +82,10 @@ Profile: assembly (internal forces + tangent stiffness) is 10% (direct) / 24% (C
 0.5% / 14% at 52k; the rest is the linear solve: factorisation with `"direct"` (about 29 s per Newton
 iteration at 52k), with `"cg"` 147 (12.5k) and 355 (52k) CG iterations per Newton iteration at 0.6 and 2.4 ms
 each (one sparse mat-vec). The Newmark matrix is not mass-dominated on these meshes: the median of
-K_ii / (m_i / (beta dt^2)) is 338 (1k), 190 (12.5k) and 1942 (52k), hence the hundreds of iterations; an incomplete Cholesky (Eigen's IncompleteCholesky,
-tried) cut them 2.7x but cost as much per step. With CG a full run is ~8 min for the flower (T = 1281) and
-12-16 min for the creature (T = 181): the creature's 20 enrichment runs (~10 full runs on average, the
+K_ii / (m_i / (beta dt^2)) is 338 (1k), 190 (12.5k) and 1942 (52k), hence the hundreds of iterations; an
+incomplete Cholesky (Eigen's IncompleteCholesky, tried) cut them 2.7x but cost as much per step. With CG a full
+run is ~8 min for the flower (T = 1281) and ~14 min for the creature (T = 181; its first 25 steps under the
+scene's own sine force: 4.5 s per step, 4.0 Newton and 1293 CG iterations per step, 16:13-16:15 UTC, load 3.9-4.1): the creature's 20 enrichment runs (~10 full runs on average, the
 impulse times being stratified) are ~2-3 h serial, ~1-1.5 h on 2 workers, instead of ~2.5 days; neither
 scene's paper-size row fits a 10-minute command (the benchmark runs the centre-line 3 times and the
 enrichment twice, serial and on the cluster), so they are not in the tables above. The reduced side (the
