@@ -20,6 +20,7 @@ printed as a table with the paper's row beside ours, and written to the
     python benchmarks/bench_paper_scale.py --size paper --workers 2 # the papers' sizes (see RESULTS.md)
     python benchmarks/bench_paper_scale.py --size small --no-write  # a quick check
     python benchmarks/bench_paper_scale.py --size paper --scenes T-shape --runs 10 --no-write
+    python benchmarks/bench_paper_scale.py --size paper --scenes dinosaur --runs 2 --linear-solver cg --no-write
 
 Each scene's full size is ``fem_scenes.PAPER_SIZE`` (the fluid: 256^2, r = 64).
 """
@@ -59,17 +60,38 @@ BUILDERS = {"T-shape": fem_scenes.t_shape_scene, "flower": fem_scenes.plant_scen
 
 
 NOTES = """
-The full sizes: `python benchmarks/bench_paper_scale.py --size paper --workers 2` (or `--scenes T-shape,fluid`
-for the rows that fit an hour). What bounds them is the full FEM step (implicit Newmark, Newton, Eigen's
-simplicial sparse LDL^T, refactorised every Newton iteration), which grows about cubically with the mesh:
-measured 5.6 s per step at 10,356 dofs and 67 s at 22,479 dofs (creature h = 0.06 and 0.045, load average
-~16 on the 2 shared cores), 3.1 s at 12,495 dofs (the paper-size flower, dt = 0.005: at dt = 0.02 Newton does
-not converge on its first step). At 52,308 dofs (the creature, h = 0.033) and for the flower, the 20-50
-enrichment runs of T = 181 / 1281 steps are days of CPU time until the full simulator gets a supernodal or
-preconditioned iterative solver (a C++ change in `models/fem`, outside this benchmark). The reduced side (the
+The full sizes: `python benchmarks/bench_paper_scale.py --size paper --workers 2` (CG at the flower and creature; or
+`--scenes T-shape,fluid` for the rows that fit an hour). What bounds them is the full FEM step (implicit Newmark,
+Newton). With `linear_solver="direct"` (Eigen's simplicial sparse LDL^T, refactorised every Newton iteration)
+it grows about cubically with the mesh: 5.6 s per step at 10,356 dofs and 67 s at 22,479 dofs (creature
+h = 0.06 and 0.045, load ~16), 117 s at 52,308 dofs (the creature, h = 0.033, load ~5). With
+`linear_solver="cg"` (block-Jacobi 3x3 preconditioned conjugate gradients, `linalg/pcg`) the step is 29x faster
+at 52k dofs and 2.5x at the flower's 12.5k; on the 1k T-shape the direct solver stays faster (it stays the
+default). `python benchmarks/bench_fem.py --solvers-only --sizes 1k,12.5k,52k --steps 3` (16:04 UTC, load
+average 5.1 before and after; the 52k direct column from `--sizes 52k --steps 1 --direct-max-dofs 100000`,
+16:04-16:06 UTC, load 5.0-5.5), steps from rest under the scene's peak force held (a step load), CG to
+`cg_tolerance = 1e-4` of each Newton residual:
+
+| mesh | dofs (tets) | dt s | assembly ms / Newton it. | direct s / step (Newton its) | CG s / step (Newton its, CG its / step) | direct / CG | max abs u diff / max u |
+|---|---|---|---|---|---|---|---|
+| T-shape (1k) | 1,035 (960) | 0.02 | 1 | 0.015 (4.3) | 0.026 (4.3, 562) | 0.6x | 1.5e-10 |
+| flower (12.5k) | 12,495 (18,144) | 0.005 | 29 | 1.088 (3.7) | 0.439 (3.7, 545) | 2.5x | 9.1e-11 |
+| creature (52k) | 52,308 (82,134) | 0.02 | 145 | 117.4 (4.0, 1 step) | 4.03 (4.0, 1422; 5.41 s, 1672 its over 3 steps) | 29x | 4.8e-11 |
+
+Profile: assembly (internal forces + tangent stiffness) is 10% (direct) / 24% (CG) of a step at 12.5k and
+0.5% / 14% at 52k; the rest is the linear solve: factorisation with `"direct"` (about 29 s per Newton
+iteration at 52k), with `"cg"` 147 (12.5k) and 355 (52k) CG iterations per Newton iteration at 0.6 and 2.4 ms
+each (one sparse mat-vec). The Newmark matrix is not mass-dominated on these meshes: the median of
+K_ii / (m_i / (beta dt^2)) is 338 (1k), 190 (12.5k) and 1942 (52k), hence the hundreds of iterations; an
+incomplete Cholesky (Eigen's IncompleteCholesky, tried) cut them 2.7x but cost as much per step. With CG a full
+run is ~8 min for the flower (T = 1281) and ~14 min for the creature (T = 181; its first 25 steps under the
+scene's own sine force: 4.5 s per step, 4.0 Newton and 1293 CG iterations per step, 16:13-16:15 UTC, load 3.9-4.1): the creature's 20 enrichment runs (~10 full runs on average, the
+impulse times being stratified) are ~2-3 h serial, ~1-1.5 h on 2 workers, instead of ~2.5 days; neither
+scene's paper-size row fits a 10-minute command (the benchmark runs the centre-line 3 times and the
+enrichment twice, serial and on the cluster), so they are not in the tables above. The reduced side (the
 LQR precomputation, FS, control cost) does not depend on it. The T-shape at the paper's size (1035 dofs,
 49 ms per full step at load ~10, T = 501, 50 runs: about 13,000 full steps, ~11 min serial, ~6 min on 2
-workers) fits the command above with `--scenes T-shape,fluid`."""
+workers) fits the command above with `--scenes T-shape,fluid` (and the default direct solver)."""
 
 
 def peak_mb() -> float:
@@ -98,15 +120,17 @@ def lqr_precomputation(A, B, dt, Q, R, Q_final, stride):
     return t_ours, (time.perf_counter() - t0) * T / len(idx)
 
 
-def fem_row(name, params, client, full_steps):
+def fem_row(name, params, client, full_steps, linear_solver=None):
     build = BUILDERS[name]
     p = dict(params)
     runs = p.pop("runs")
+    linear_solver = linear_solver or p.pop("linear_solver", "direct")
+    p.pop("linear_solver", None)
     # offline, serial: the scene's own pipeline with the enrichment in-process
-    s, t_scene = timed(lambda: build(**p, runs=runs))
-    u, v, a = fem.centerline(s.model, s.dt, s.forces, return_acceleration=True)
-    t_center = timed(lambda: fem.centerline(s.model, s.dt, s.forces))[1]
-    kw = dict(runs=runs, fraction=0.1, u=u, v=v, a=a, seed=0)
+    s, t_scene = timed(lambda: build(**p, runs=runs, linear_solver=linear_solver))
+    u, v, a = fem.centerline(s.model, s.dt, s.forces, return_acceleration=True, linear_solver=linear_solver)
+    t_center = timed(lambda: fem.centerline(s.model, s.dt, s.forces, linear_solver=linear_solver))[1]
+    kw = dict(runs=runs, fraction=0.1, u=u, v=v, a=a, seed=0, linear_solver=linear_solver)
     snaps, t_enrich = timed(lambda: fem.enrich(s.model, s.dt, s.forces, **kw))
     snaps_c, t_enrich_c = timed(lambda: fem.enrich(s.model, s.dt, s.forces, executor=client, **kw))
     same = bool(np.array_equal(snaps, snaps_c))
@@ -132,7 +156,7 @@ def fem_row(name, params, client, full_steps):
     fs = best_of(lambda: dr.simulate(s.red, z0, T, dt, open_loop=s.w_ff), 3) / T
     tr = lqr.tracker(sol, s.z_ref, s.w_ff)
     ctl = max(0.0, best_of(lambda: dr.simulate(s.red, z0, T, dt, controller=tr), 3) / T - fs)
-    sim = fem.Simulator(s.model, dt)
+    sim = fem.Simulator(s.model, dt, linear_solver=linear_solver)
     k = min(full_steps, T)
     fu = best_of(lambda: sim.run(s.forces[:k]), 1) / k
     return dict(name=name, r=r, dofs=s.model.dofs, T=T, t_lqr=t_lin + t_lqr, t_np=t_lin + t_np, storage=storage,
@@ -177,6 +201,9 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="Dask workers (processes, one thread each)")
     ap.add_argument("--full-steps", type=int, default=5, help="full steps timed for FU")
     ap.add_argument("--runs", type=int, default=None, help="override the enrichment runs of every FEM scene")
+    ap.add_argument("--linear-solver", choices=("direct", "cg"), default=None,
+                    help="the full FEM runs' linear solver (fem.Simulator); default: the size's own (PAPER_SIZE: "
+                         "cg for the flower and creature, else direct)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     from dask.distributed import Client, LocalCluster
@@ -190,8 +217,8 @@ def main():
         if args.runs is not None and name != "fluid":
             params["runs"] = args.runs
         t0 = time.perf_counter()
-        row = fluid_row(params, client, args.full_steps) if name == "fluid" else fem_row(name, params, client,
-                                                                                          args.full_steps)
+        row = fluid_row(params, client, args.full_steps) if name == "fluid" else fem_row(
+            name, params, client, args.full_steps, args.linear_solver)
         row["wall"] = time.perf_counter() - t0
         row["peak"] = peak_mb()
         row["worker_peak"] = max(client.run(_worker_peak_mb).values())

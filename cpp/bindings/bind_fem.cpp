@@ -58,12 +58,21 @@ fixed vertices. u (3V,) ordered [x0, y0, z0, x1, ...].)doc")
 void bind_newmark(py::module_& m) {
   py::class_<NewmarkFEM>(m, "NewmarkFEM", R"doc(
 Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
-Newton iterations on a sparse LDL' factorization (symbolic analysis done
-once). Holds the state u, v (3V,) each; the StVKFEM is shared read-only.)doc")
-      .def(py::init([](std::shared_ptr<StVKFEM> model, double dt, int max_iterations, double tolerance) {
-        return std::make_unique<NewmarkFEM>(model, dt, max_iterations, tolerance);
+Newton iterations; each iteration's linear system solved by a sparse LDL'
+factorization (linear_solver="direct", symbolic analysis done once) or by
+block-Jacobi preconditioned conjugate gradients (linear_solver="cg", to
+max(cg_tolerance |r|, 0.1 tolerance |r_0|), at most cg_max_iterations).
+Holds the state u, v (3V,) each; the StVKFEM is shared read-only.)doc")
+      .def(py::init([](std::shared_ptr<StVKFEM> model, double dt, int max_iterations, double tolerance,
+                       const std::string& linear_solver, double cg_tolerance, int cg_max_iterations) {
+        LinearSolverSettings ls;
+        ls.method = linear_solver_from_string(linear_solver);
+        ls.cg_tolerance = cg_tolerance;
+        ls.cg_max_iterations = cg_max_iterations;
+        return std::make_unique<NewmarkFEM>(model, dt, max_iterations, tolerance, ls);
       }), py::arg("model"), py::arg("dt"),
-           py::arg("max_iterations") = 20, py::arg("tolerance") = 1e-8)
+           py::arg("max_iterations") = 20, py::arg("tolerance") = 1e-8, py::arg("linear_solver") = "direct",
+           py::arg("cg_tolerance") = 1e-4, py::arg("cg_max_iterations") = 1000)
       .def("set_state", [](NewmarkFEM& s, const Array& u, const Array& v, const OptArray& a) {
         s.set_state(vector(u, "u"), vector(v, "v"), optional_vector(a, "a"));
       }, py::arg("u"), py::arg("v"), py::arg("a") = py::none(),
@@ -98,7 +107,16 @@ Ctrl-C stops it; a Newton failure names its step.)doc")
       .def_property_readonly("u", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.u()); }, "(3V,)")
       .def_property_readonly("v", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.v()); }, "(3V,)")
       .def_property_readonly("a", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.a()); }, "(3V,) Newmark acceleration.")
-      .def_property_readonly("dt", &NewmarkFEM::dt, "Time step.");
+      .def_property_readonly("dt", &NewmarkFEM::dt, "Time step.")
+      .def_property_readonly("linear_solver", [](const NewmarkFEM& s) {
+        return std::string(s.linear_solver().method == LinearSolver::cg ? "cg" : "direct");
+      }, "\"direct\" or \"cg\".")
+      .def_property_readonly("cg_tolerance", [](const NewmarkFEM& s) { return s.linear_solver().cg_tolerance; },
+                             "CG stop, relative to the Newton residual.")
+      .def_property_readonly("cg_max_iterations", [](const NewmarkFEM& s) { return s.linear_solver().cg_max_iterations; },
+                             "CG iteration cap per linear solve.")
+      .def_property_readonly("last_cg_iterations", &NewmarkFEM::last_cg_iterations,
+                             "CG iterations of the last step, summed over its Newton iterations (0 when direct).");
 }
 
 void bind_reduced_stvk(py::module_& m) {

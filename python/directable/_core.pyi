@@ -1673,10 +1673,14 @@ class StVKFEM:
 class NewmarkFEM:
     """
     Implicit Newmark integrator (beta = 1/4, gamma = 1/2) of a StVKFEM with
-    Newton iterations on a sparse LDL' factorization (symbolic analysis done
-    once). Holds the state u, v (3V,) each; the StVKFEM is shared read-only.
+    Newton iterations; each iteration's linear system solved by a sparse LDL'
+    factorization (linear_solver="direct", symbolic analysis done once) or by
+    block-Jacobi preconditioned conjugate gradients (linear_solver="cg", to
+    max(cg_tolerance |r|, 0.1 tolerance |r_0|), at most cg_max_iterations).
+    Holds the state u, v (3V,) each; the StVKFEM is shared read-only.
     """
     def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: int = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
+    def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08, linear_solver: str = 'direct', cg_tolerance: typing.SupportsFloat | typing.SupportsIndex = 0.0001, cg_max_iterations: typing.SupportsInt | typing.SupportsIndex = 1000) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -1709,12 +1713,33 @@ class NewmarkFEM:
         (3V,) Newmark acceleration.
         """
     @property
+    def cg_max_iterations(self) -> int:
+        """
+        CG iteration cap per linear solve.
+        """
+    @property
+    def cg_tolerance(self) -> float:
+        """
+        CG stop, relative to the Newton residual.
+        """
+    @property
     def dt(self) -> float:
         """
         Time step.
         """
     @property
     def u(self) -> numpy.typing.NDArray[numpy.float64]:
+    def last_cg_iterations(self) -> int:
+        """
+        CG iterations of the last step, summed over its Newton iterations (0 when direct).
+        """
+    @property
+    def linear_solver(self) -> str:
+        """
+        "direct" or "cg".
+        """
+    @property
+    def u(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
         """
         (3V,)
         """

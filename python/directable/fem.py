@@ -95,10 +95,39 @@ class Simulator(_core.NewmarkFEM):
     f_int(u) = f_ext. Newton failing to converge raises RuntimeError (naming
     the step in a run). The model is shared read-only; the state belongs to
     this simulator.
+
+    Parameters
+    ----------
+    model : StVKModel
+    dt : float
+        Time step (s).
+    max_iterations : int
+        Newton iterations per step.
+    tolerance : float
+        Newton stops when the residual is ``tolerance`` times the step's first.
+    linear_solver : {"direct", "cg"}
+        How each Newton iteration solves M/(beta dt^2) + (gamma/(beta dt)) C + K_t:
+        ``"direct"`` (default, sparse LDL', refactorised every iteration; the
+        results of earlier versions bit for bit) or ``"cg"``: conjugate
+        gradients preconditioned with the inverses of the 3x3 diagonal blocks,
+        the choice for large meshes (the matrix is mass-dominated at the step
+        sizes used: tens of iterations, memory O(nnz)). Not used by
+        ``static_solve`` (always direct).
+    cg_tolerance : float
+        CG stops at ``max(cg_tolerance |r|, 0.1 tolerance |r_0|)`` (r: the
+        Newton residual of the iteration, r_0: the step's first); in (0, 1).
+    cg_max_iterations : int
+        CG iterations per linear solve; more raises RuntimeError naming the
+        step and the residual reached.
     """
 
-    def __init__(self, model, dt, max_iterations=20, tolerance=1e-8):
-        super().__init__(model, real(dt, "dt"), integer(max_iterations, "max_iterations"), real(tolerance, "tolerance"))
+    def __init__(self, model, dt, max_iterations=20, tolerance=1e-8, linear_solver="direct", cg_tolerance=1e-4,
+                 cg_max_iterations=1000):
+        if not isinstance(linear_solver, str):
+            raise TypeError(f'linear_solver must be "direct" or "cg", got {type(linear_solver).__name__}')
+        super().__init__(model, real(dt, "dt"), integer(max_iterations, "max_iterations"), real(tolerance, "tolerance"),
+                         linear_solver, real(cg_tolerance, "cg_tolerance"),
+                         integer(cg_max_iterations, "cg_max_iterations"))
         self.model = model
 
     def run(self, forces, progress=None):
@@ -318,7 +347,8 @@ def load_mesh(path) -> TetMesh:
 
 # ---------------------------------------------------------------- pipeline (paper sec. 5)
 
-def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, return_acceleration=False):
+def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, return_acceleration=False,
+               linear_solver="direct", cg_tolerance=1e-4, cg_max_iterations=1000):
     """Full centre-line run under scripted forces, in one C++ call.
 
     Parameters
@@ -337,6 +367,9 @@ def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, retu
         Progress report (GIL released, Ctrl-C stops the run).
     return_acceleration : bool
         Also return the accelerations.
+    linear_solver, cg_tolerance, cg_max_iterations
+        The Newton iterations' linear solver (``Simulator``): ``"cg"`` for
+        large meshes.
 
     Returns
     -------
@@ -345,7 +378,8 @@ def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, retu
         accelerations) are kept so that enrichment runs and projected
         references can restart anywhere exactly.
     """
-    sim = Simulator(model, dt)
+    sim = Simulator(model, dt, linear_solver=linear_solver, cg_tolerance=cg_tolerance,
+                    cg_max_iterations=cg_max_iterations)
     N = model.dofs
     sim.set_state(np.zeros(N) if u0 is None else as_float_array(u0, "u0"),
                   np.zeros(N) if v0 is None else as_float_array(v0, "v0"),
@@ -355,7 +389,7 @@ def centerline(model, dt, forces, u0=None, v0=None, a0=None, progress=None, retu
 
 
 def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, a=None, seed=0, return_times=False,
-           executor=None, progress=None):
+           executor=None, progress=None, linear_solver="direct", cg_tolerance=1e-4, cg_max_iterations=1000):
     """Snapshots of the "tunnel" around the centre-line (paper sec. 5.2).
 
     ``runs`` reruns of the full simulation, each with one random force
@@ -390,6 +424,9 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
         bit for bit whatever the executor.
     progress : None, bool or callable(done, total)
         One report over the runs.
+    linear_solver, cg_tolerance, cg_max_iterations
+        The full runs' linear solver (``Simulator``): ``"cg"`` for large
+        meshes (shipped with each task).
 
     Returns
     -------
@@ -407,8 +444,9 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
     if duration < 1 or fraction < 0:
         raise ValueError(f"duration must be >= 1 and fraction >= 0, got {duration}, {fraction}")
     backend_model = model if executor is None else _model_spec(model)
+    solver = dict(linear_solver=linear_solver, cg_tolerance=cg_tolerance, cg_max_iterations=cg_max_iterations)
     if u is None or v is None:
-        u, v, a = centerline(model, dt, forces, return_acceleration=True)
+        u, v, a = centerline(model, dt, forces, return_acceleration=True, **solver)
     rng = np.random.default_rng(seed)
     free = np.ones(model.dofs, bool)
     free[model.fixed_dofs] = False
@@ -422,7 +460,7 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
         d *= magnitude / max(np.linalg.norm(d), 1e-300)
         a0 = None if a is None or t0 == 0 or not np.all(np.isfinite(a[t0])) else a[t0]
         tasks.append((backend_model, float(dt), cols, np.ascontiguousarray(forces[t0:, cols]), d, duration,
-                      u[t0], v[t0], a0))
+                      u[t0], v[t0], a0, solver))
         times.append(t0)
     starts = np.cumsum([T + 1] + [T - t0 for t0 in times])
     snaps = np.empty((int(starts[-1]), model.dofs))
@@ -447,7 +485,7 @@ def _model_from_spec(spec) -> StVKModel:
     return StVKModel(TetMesh(X, tets), young, poisson, density, fixed, alpha, beta)
 
 
-def _enrichment_run(model, dt, cols, force_cols, impulse, duration, u0, v0, a0):
+def _enrichment_run(model, dt, cols, force_cols, impulse, duration, u0, v0, a0, solver=None):
     """One enrichment run (a task): the forces (T - t0, 3V) rebuilt from their
     non-zero columns plus the impulse on the first ``duration`` steps."""
     if isinstance(model, tuple):
@@ -455,7 +493,7 @@ def _enrichment_run(model, dt, cols, force_cols, impulse, duration, u0, v0, a0):
     f = np.zeros((force_cols.shape[0], model.dofs))
     f[:, cols] = force_cols
     f[:duration] += impulse
-    uk, _ = centerline(model, dt, f, u0, v0, a0)
+    uk, _ = centerline(model, dt, f, u0, v0, a0, **(solver or {}))
     return uk
 
 

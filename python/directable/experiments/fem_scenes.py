@@ -24,12 +24,13 @@ __all__ = ["Scene", "t_shape_scene", "plant_scene", "creature_scene", "PAPER_SIZ
 #   T-shape: paper 1032 dofs, r = 24, T = 501 -> 1035 dofs
 #   flower:  paper 12,705 dofs, r = 24, T = 1281 -> 12,495 dofs
 #   creature (the dinosaur): paper 53,178 dofs, r = 30, T = 181 -> h = 0.033 m: >= 50,000 dofs
-# ``runs``: the paper enriches each basis with about 50 full runs.
+# ``runs``: the paper enriches each basis with about 50 full runs. ``linear_solver="cg"``: at 12.5k and 52k
+# dofs block-Jacobi CG makes the full step 2.5x and 29x faster than the sparse LDL' (benchmarks/RESULTS.md).
 PAPER_SIZE = {
     "t_shape": dict(r=24, T=501, refine=2, stem=(1, 1, 4), runs=50),
     # dt = 0.005: at refine 6 Newton does not converge from rest in one 0.02 s step under the swing's force
-    "flower": dict(r=24, T=1281, dt=0.005, refine=6, leaves=((3, 2), (5, -2), (7, 2)), runs=50),
-    "creature": dict(r=30, T=181, h=0.033, runs=20),
+    "flower": dict(r=24, T=1281, dt=0.005, refine=6, leaves=((3, 2), (5, -2), (7, 2)), runs=50, linear_solver="cg"),
+    "creature": dict(r=30, T=181, h=0.033, runs=20, linear_solver="cg"),
 }
 
 
@@ -61,7 +62,8 @@ class Scene:
 
 def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
                   young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine", refine=1,
-                  stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), executor=None, progress=None) -> Scene:
+                  stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), executor=None, progress=None,
+                  linear_solver="direct") -> Scene:
     """The T-shape of the paper's figure 1, end to end up to the reference.
 
     Full centre-line run: the top bar is swung sideways (x) by a total force
@@ -74,19 +76,20 @@ def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, re
     ``PAPER_SIZE["t_shape"]`` is the paper's size). ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
     force and its rate vanish at both ends, so a long enough period brings
     the T almost back to rest at its start (endless looping, sec. 5.4).
-    ``executor``, ``progress``: where the enrichment runs go (``fem.enrich``).
+    ``executor``, ``progress``: where the enrichment runs go (``fem.enrich``). ``linear_solver``: that of
+    the full runs (``fem.Simulator``; ``"cg"`` for the paper's sizes).
     """
     mesh = t_shape(h=h, refine=refine, stem=stem, bar=bar, base=base)
     X = np.asarray(mesh.vertices)
     driven = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)  # the bar
     tips = np.array([np.argmin(X[:, 0] - 1e-3 * X[:, 2]), np.argmax(X[:, 0] + 1e-3 * X[:, 2])])
     return _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha,
-                  beta, seed, profile, executor, progress)
+                  beta, seed, profile, executor, progress, linear_solver=linear_solver)
 
 
 def plant_scene(r=10, T=200, dt=0.02, amplitude=60.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
                 height=8, leaves=((3, 2), (6, -2)), young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005,
-                seed=0, profile="loop", refine=1, executor=None, progress=None) -> Scene:
+                seed=0, profile="loop", refine=1, executor=None, progress=None, linear_solver="direct") -> Scene:
     """The "flower" of the paper's sec. 5.4: a ``stem`` with leaves, rooted at
     its base, swayed in x by a total force ``amplitude`` (N) shaped by
     ``profile`` on its top cell (default "loop": it returns almost to rest,
@@ -101,12 +104,12 @@ def plant_scene(r=10, T=200, dt=0.02, amplitude=60.0, runs=6, fraction=0.1, refe
         row = np.flatnonzero(np.abs(X[:, 2] - (level + 1) * h) < 1e-9 * max(1.0, h))
         tips.append(int(row[np.argmax(np.sign(length) * X[row, 0])]))
     return _scene(mesh, driven, np.array(tips), r, T, dt, amplitude, runs, fraction, reference, young, poisson,
-                  density, alpha, beta, seed, profile, executor, progress)
+                  density, alpha, beta, seed, profile, executor, progress, linear_solver=linear_solver)
 
 
 def creature_scene(r=8, T=60, dt=0.02, amplitude=400.0, runs=4, fraction=0.1, reference="reduced", h=0.2,
                    young=5e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine",
-                   executor=None, progress=None) -> Scene:
+                   executor=None, progress=None, linear_solver="direct") -> Scene:
     """The paper's dinosaur (sec. 6, Table 1-2 row 3): ``fem.creature(h)``
     rooted at its feet, its head swung sideways (y) by a total force
     ``amplitude`` (N) shaped by ``profile``. Tips: the top of the head and
@@ -117,15 +120,16 @@ def creature_scene(r=8, T=60, dt=0.02, amplitude=400.0, runs=4, fraction=0.1, re
     driven = np.flatnonzero((X[:, 0] > 0.75) & (X[:, 2] > 1.5))  # the head
     tips = np.array([int(np.argmax(X[:, 2] + 1e-3 * X[:, 0])), int(np.argmin(X[:, 0]))])
     return _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha,
-                  beta, seed, profile, executor, progress, axis=1)
+                  beta, seed, profile, executor, progress, axis=1, linear_solver=linear_solver)
 
 
 def _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, young, poisson, density, alpha, beta,
-           seed, profile, executor=None, progress=None, axis=0) -> Scene:
+           seed, profile, executor=None, progress=None, axis=0, linear_solver="direct") -> Scene:
     s = Scene()
     s.mesh = mesh
     s.model = StVKModel(s.mesh, young, poisson, density, fixed=bottom_vertices(s.mesh), alpha=alpha, beta=beta)
     s.dt, s.T = real(dt, "dt"), integer(T, "T")
+    s.linear_solver = linear_solver
     s.top = np.asarray(driven)
     s.tips = np.asarray(tips)
     t = np.arange(s.T) * s.dt
@@ -138,9 +142,9 @@ def _scene(mesh, driven, tips, r, T, dt, amplitude, runs, fraction, reference, y
     else:
         raise ValueError(f"profile must be 'sine' or 'loop', got {profile!r}")
     s.forces[:, 3 * s.top + axis] = (amplitude / s.top.size * shape)[:, None]
-    s.u, s.v, a = centerline(s.model, s.dt, s.forces, return_acceleration=True)
+    s.u, s.v, a = centerline(s.model, s.dt, s.forces, return_acceleration=True, linear_solver=linear_solver)
     snaps = enrich(s.model, s.dt, s.forces, runs=runs, fraction=fraction, u=s.u, v=s.v, a=a, seed=seed,
-                   executor=executor, progress=progress)
+                   executor=executor, progress=progress, linear_solver=linear_solver)
     s.basis = reduce.pca(snaps, r, mass=s.model.mass)
     s.r = s.basis.r
     s.red = ReducedStVK(s.model, s.basis.U)

@@ -4,6 +4,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace directable {
@@ -169,12 +170,28 @@ void StVKFEM::tangent_stiffness(const Eigen::Ref<const Eigen::VectorXd>& u, Spar
   }
 }
 
-NewmarkFEM::NewmarkFEM(std::shared_ptr<const StVKFEM> model, double dt, int max_iterations, double tolerance)
-    : model_(std::move(model)), dt_(dt), max_iterations_(max_iterations), tolerance_(tolerance) {
+LinearSolver linear_solver_from_string(const std::string& name) {
+  if (name == "direct") return LinearSolver::direct;
+  if (name == "cg") return LinearSolver::cg;
+  throw std::invalid_argument("linear_solver must be \"direct\" or \"cg\", got \"" + name + "\"");
+}
+
+void LinearSolverSettings::validate() const {
+  if (!(cg_tolerance > 0 && cg_tolerance < 1))
+    throw std::domain_error("cg_tolerance must lie in (0, 1), got " + std::to_string(cg_tolerance));
+  if (cg_max_iterations < 1)
+    throw std::invalid_argument("cg_max_iterations must be >= 1, got " + std::to_string(cg_max_iterations));
+}
+
+NewmarkFEM::NewmarkFEM(std::shared_ptr<const StVKFEM> model, double dt, int max_iterations, double tolerance,
+                       const LinearSolverSettings& linear_solver)
+    : model_(std::move(model)), dt_(dt), max_iterations_(max_iterations), tolerance_(tolerance),
+      linear_(linear_solver) {
   if (!model_) throw std::invalid_argument("model must be a StVKFEM, got None");
   check_positive("dt", dt);
-  if (max_iterations < 1) throw std::invalid_argument("max_iterations must be >= 1");
+  if (max_iterations < 1) throw std::invalid_argument("max_iterations must be >= 1, got " + std::to_string(max_iterations));
   check_positive("tolerance", tolerance);
+  linear_.validate();
   if (model_->fixed().empty())
     throw std::invalid_argument("fixed must name at least one vertex: an unconstrained body has a singular stiffness");
   const Index N = model_->dofs();
@@ -185,6 +202,7 @@ NewmarkFEM::NewmarkFEM(std::shared_ptr<const StVKFEM> model, double dt, int max_
   for (int c = 0; c < stiffness_.outerSize(); ++c)
     for (int k = stiffness_.outerIndexPtr()[c]; k < stiffness_.outerIndexPtr()[c + 1]; ++k)
       if (stiffness_.innerIndexPtr()[k] == c) diagonal_slots_[c] = k;
+  if (linear_.method == LinearSolver::cg) pcg_.resize(N);
 }
 
 void NewmarkFEM::set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v,
@@ -228,6 +246,27 @@ void NewmarkFEM::factor(const SparseMatrix& A) {
   if (ldlt_.info() != Eigen::Success) throw std::runtime_error("sparse factorization failed (singular system matrix)");
 }
 
+void NewmarkFEM::solve_correction(double residual_norm, double r0) {
+  if (linear_.method == LinearSolver::direct) {
+    factor(system_);
+    correction_ = ldlt_.solve(residual_);
+    return;
+  }
+  block_jacobi_setup(system_, pcg_);
+  correction_.setZero();
+  const double target = std::max(linear_.cg_tolerance * residual_norm, 0.1 * tolerance_ * r0);
+  const PCGResult res = pcg_block_jacobi(system_, residual_, correction_, target, linear_.cg_max_iterations, pcg_);
+  last_cg_iterations_ += res.iterations;
+  if (!res.converged) {
+    char msg[320];
+    std::snprintf(msg, sizeof msg,
+                  "conjugate gradients did not converge in %d iterations (linear residual %.3g, %.3g of the Newton "
+                  "residual %.3g; target %.3g): raise cg_max_iterations, reduce dt or use linear_solver=\"direct\"",
+                  res.iterations, res.residual_norm, res.residual_norm / residual_norm, residual_norm, target);
+    throw std::runtime_error(msg);
+  }
+}
+
 int NewmarkFEM::step(const Eigen::Ref<const Eigen::VectorXd>& f_ext) {
   const Index N = model_->dofs();
   if (f_ext.size() != N) throw_shape("f_ext", "(" + std::to_string(N) + ",)", "(" + std::to_string(f_ext.size()) + ",)");
@@ -255,6 +294,7 @@ int NewmarkFEM::newton_step(const Eigen::Ref<const Eigen::VectorXd>& f_ext) {
   const double al = model_->alpha(), be = model_->beta();
   const double nb = 0.25, ng = 0.5, h = dt_;
   if (!a_prev_.allFinite()) make_acceleration_consistent(f_ext);
+  last_cg_iterations_ = 0;
   u_prev_ = u_;
   v_prev_ = v_;
   a_prev_ = a_;
@@ -281,8 +321,7 @@ int NewmarkFEM::newton_step(const Eigen::Ref<const Eigen::VectorXd>& f_ext) {
     for (Index k = 0; k < stiffness_.nonZeros(); ++k) system_.valuePtr()[k] = sk * stiffness_.valuePtr()[k];
     for (Index i = 0; i < N; ++i) system_.valuePtr()[diagonal_slots_[i]] += sm * M[i];
     constrain(system_);
-    factor(system_);
-    correction_ = ldlt_.solve(residual_);
+    solve_correction(rn, r0);
     u_ += correction_;
     if (correction_.norm() <= 1e-14 * std::max(1.0, u_.norm()) && it > 1) return it;
   }

@@ -2,7 +2,8 @@
 // Full (unreduced) simulation: linear tetrahedral St. Venant-Kirchhoff FEM
 // with lumped mass, tangential Rayleigh damping D(u) = alpha M + beta K(u),
 // fixed vertices and implicit Newmark time stepping (Newton iterations on a
-// sparse LDL' factorization whose symbolic analysis is reused).
+// sparse LDL' factorization whose symbolic analysis is reused, or on
+// block-Jacobi preconditioned conjugate gradients).
 //
 // Conventions: displacement u (3V) ordered [x0, y0, z0, x1, ...];
 // internal_forces(u) is the gradient of the elastic energy, so the
@@ -16,6 +17,8 @@
 #include "directable/core/errors.hpp"
 #include "directable/core/sequence.hpp"
 #include "directable/core/progress.hpp"
+#include "directable/linalg/pcg.hpp"
+#include <string>
 
 namespace directable {
 
@@ -89,13 +92,36 @@ struct NewmarkRun {
   RowMatrix displacement, velocity, acceleration;
 };
 
+//! How each Newton iteration solves its linear system.
+//! direct: sparse LDL' (Eigen SimplicialLDLT), refactorised every iteration,
+//! symbolic analysis once. cg: conjugate gradients preconditioned with the
+//! inverses of the 3x3 diagonal blocks (the system matrix is symmetric and,
+//! at the step sizes used, dominated by the mass term M / (beta dt^2)).
+enum class LinearSolver { direct, cg };
+
+//! "direct" or "cg"; anything else throws std::invalid_argument naming linear_solver.
+LinearSolver linear_solver_from_string(const std::string& name);
+
+//! Settings of the linear solve inside Newton. cg stops at
+//! ||r_cg|| <= max(cg_tolerance ||r||, 0.1 tolerance ||r_0||), r the Newton
+//! residual of the iteration, r_0 the step's first one, tolerance Newton's:
+//! solving further than Newton's own stop test needs is wasted work.
+struct LinearSolverSettings {
+  LinearSolver method = LinearSolver::direct;
+  double cg_tolerance = 1e-4;    //!< relative to the Newton residual, in (0, 1)
+  int cg_max_iterations = 1000;  //!< per linear solve, >= 1
+  //! Throws std::domain_error / std::invalid_argument naming the field.
+  void validate() const;
+};
+
 //! Implicit Newmark (beta = 1/4, gamma = 1/2) with Newton iterations on the
 //! free dofs. The material model is shared read-only; the state (u, v, a),
 //! the Newton buffers and the factorization belong to this object (one
 //! simulator per thread).
 class NewmarkFEM {
  public:
-  NewmarkFEM(std::shared_ptr<const StVKFEM> model, double dt, int max_iterations = 20, double tolerance = 1e-8);
+  NewmarkFEM(std::shared_ptr<const StVKFEM> model, double dt, int max_iterations = 20, double tolerance = 1e-8,
+             const LinearSolverSettings& linear_solver = LinearSolverSettings());
   //! Sets u, v (3V each) and the acceleration a (3V), or, when a is empty,
   //! the consistent acceleration M a = f_ext - D v - f(u) of the next step.
   void set_state(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& v,
@@ -107,12 +133,16 @@ class NewmarkFEM {
   //! returns every state; the simulator ends in the last one. A Newton
   //! failure or a non-finite residual is reported with its step.
   NewmarkRun run(const Eigen::Ref<const RowMatrix>& forces, const ProgressFn* progress = nullptr);
-  //! Static equilibrium f_int(u) = f_ext by Newton from u = 0.
+  //! Static equilibrium f_int(u) = f_ext by Newton from u = 0 (always the
+  //! direct solver: the stiffness alone is far from mass-dominated).
   Eigen::VectorXd static_solve(const Eigen::Ref<const Eigen::VectorXd>& f_ext, int max_iterations = 50);
   const Eigen::VectorXd& u() const { return u_; }
   const Eigen::VectorXd& v() const { return v_; }
   const Eigen::VectorXd& a() const { return a_; }
   double dt() const { return dt_; }
+  const LinearSolverSettings& linear_solver() const { return linear_; }
+  //! Conjugate-gradient iterations of the last step (0 with the direct solver).
+  int last_cg_iterations() const { return last_cg_iterations_; }
   std::shared_ptr<const StVKFEM> model_ptr() const { return model_; }
 
  private:
@@ -120,6 +150,8 @@ class NewmarkFEM {
   void make_acceleration_consistent(const Eigen::Ref<const Eigen::VectorXd>& f_ext);
   void constrain(SparseMatrix& A) const;
   void factor(const SparseMatrix& A);
+  //! correction_ = system_^-1 residual_ with the chosen solver; r0: the step's first Newton residual norm.
+  void solve_correction(double residual_norm, double r0);
   std::shared_ptr<const StVKFEM> model_;
   double dt_;
   int max_iterations_;
@@ -129,8 +161,11 @@ class NewmarkFEM {
   Eigen::VectorXd internal_, residual_, correction_;  //!< 3V each: f_int(u), Newton residual and update
   SparseMatrix stiffness_, system_;           //!< 3V x 3V, K(u) and the Newton matrix, the pattern's sparsity
   std::vector<int> diagonal_slots_;           //!< value index of each diagonal entry of the pattern
+  LinearSolverSettings linear_;
   Eigen::SimplicialLDLT<SparseMatrix> ldlt_;
   bool analyzed_ = false;
+  PCGWorkspace pcg_;                          //!< 3V-sized CG buffers (cg only)
+  int last_cg_iterations_ = 0;
 };
 
 }  // namespace directable
