@@ -425,17 +425,6 @@ void PrefetchQueue::add(const void* p, Index bytes) {
   lines_ += (b + bytes - first + 63) / 64;
 }
 
-void PrefetchQueue::pump(Index count) {
-  for (; count > 0 && cur_ < count_; --count) {
-    Range& r = ranges_[cur_];
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(r.p, 0, 2);  // to L2: the step's working set fills L1
-#endif
-    r.p += 64;
-    if (r.p >= r.end) ++cur_;
-  }
-}
-
 void CompactRiccati::finish() {
 #ifdef DIRECTABLE_RICCATI_AVX2
   _mm_sfence();  // the streaming stores of the outputs, before anyone reads them

@@ -24,8 +24,19 @@ class PrefetchQueue {
  public:
   void add(const void* p, Index bytes);
   Index lines() const { return lines_; }
-  //! Touches the next `count` lines (none once all are done).
-  void pump(Index count);
+  //! Touches the next `count` lines (none once all are done). Inline: it
+  //! is called once per register tile, and a call through the PLT was ~3%
+  //! of a step at n = 16.
+  void pump(Index count) {
+    for (; count > 0 && cur_ < count_; --count) {
+      Range& r = ranges_[cur_];
+#if defined(__GNUC__) || defined(__clang__)
+      __builtin_prefetch(r.p, 0, 2);  // to L2: the step's working set fills L1
+#endif
+      r.p += 64;
+      if (r.p >= r.end) ++cur_;
+    }
+  }
   void clear() { count_ = cur_ = 0, lines_ = 0; }
 
  private:
