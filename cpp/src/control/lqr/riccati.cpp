@@ -529,12 +529,23 @@ void check_semidefinite(const std::string& label, const double* M, Index n) {
 }
 
 double pivot_ratio(const double* F, Index s, Index ld) {
+  // diag_j = sum_{k <= j} F[k ld + j]^2, summed over k in increasing order
+  // as before, but row by row over blocks of columns: contiguous reads
+  // (a strided walk per column was ~3% of a step at n = 16).
+  constexpr Index kBlock = 128;
+  double diag[kBlock];
   double ratio = 1.0;
-  for (Index j = 0; j < s; ++j) {
-    double diag = 0.0;
-    for (Index k = 0; k <= j; ++k) diag += F[k * ld + j] * F[k * ld + j];
-    const double d = F[j * ld + j] * F[j * ld + j];
-    if (!(d >= ratio * diag)) ratio = diag > 0.0 ? d / diag : 0.0;
+  for (Index j0 = 0; j0 < s; j0 += kBlock) {
+    const Index j1 = std::min(s, j0 + kBlock);
+    std::fill(diag, diag + (j1 - j0), 0.0);
+    for (Index k = 0; k < j1; ++k) {
+      const double* row = F + k * ld;
+      for (Index j = std::max(k, j0); j < j1; ++j) diag[j - j0] += row[j] * row[j];
+    }
+    for (Index j = j0; j < j1; ++j) {
+      const double d = F[j * ld + j] * F[j * ld + j];
+      if (!(d >= ratio * diag[j - j0])) ratio = diag[j - j0] > 0.0 ? d / diag[j - j0] : 0.0;
+    }
   }
   return ratio;
 }
