@@ -432,7 +432,13 @@ void CompactRiccati::finish() {
 }
 
 bool compact_riccati_applies(Index n, Index s) {
-#ifdef DIRECTABLE_RICCATI_AVX2
+#if defined(DIRECTABLE_RICCATI_AVX2) && defined(__AVX512F__)
+  // With AVX-512 Eigen's GEMM kernels are 8 doubles wide and the compact
+  // step's tiles 4: one core of an Intel Xeon (model 207) measured the two
+  // even at n = 128 and Eigen's 1.36x faster at n = 256 (s = n/2); the
+  // compact step stays ahead at n = 96 (1.17x) and n = 128, s = 4 (1.08x).
+  constexpr Index kMax = 128;
+#elif defined(DIRECTABLE_RICCATI_AVX2)
   constexpr Index kMax = 256;
 #else
   constexpr Index kMax = 64;  // portable builds: even with Eigen's at n ~ 96
