@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include <Eigen/Eigenvalues>
@@ -28,12 +29,14 @@ int max_sweep_threads(const LQRProblem& pb) {
 }
 
 // Whether the cores look free enough for a team of `team` threads: the
-// 1-minute load average (our own running thread included) leaves room for
-// the team's other members. Where the system does not say, they do.
+// 1-minute load average (our own running thread included; it counts the
+// whole system, as the number of processors does) leaves room for the
+// team's other members. Where the system does not say, they do.
 bool cores_look_free(int team) {
 #if defined(__unix__) || defined(__APPLE__)
   double load[1];
-  if (getloadavg(load, 1) == 1) return load[0] + double(team - 1) <= double(max_threads()) + 0.5;
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && getloadavg(load, 1) == 1) return load[0] + double(team - 1) <= double(cores) + 0.5;
 #endif
   return true;
 }
