@@ -1,9 +1,11 @@
 #include "directable/control/lqr/riccati.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <exception>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include <Eigen/Eigenvalues>
@@ -25,6 +27,92 @@ int max_sweep_threads(const LQRProblem& pb) {
   if (pb.n() < 96 || in_parallel_region()) return 1;
   return resolve_threads(pb.threads);
 }
+
+// Whether the cores look free enough for a team of `team` threads: the
+// 1-minute load average (our own running thread included; it counts the
+// whole system, as the number of processors does) leaves room for the
+// team's other members. Where the system does not say, they do.
+bool cores_look_free(int team) {
+#if defined(__unix__) || defined(__APPLE__)
+  double load[1];
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && getloadavg(load, 1) == 1) return load[0] + double(team - 1) <= double(cores) + 0.5;
+#endif
+  return true;
+}
+
+// The sweep's choice between a team and one thread, chunk by chunk, by
+// measurement, built never to lose to one thread:
+//  - on a loaded machine (cores_look_free false) it never tries the team:
+//    a member that waits for a core stalls each of a step's meetings for a
+//    scheduler slice, so even a short probe costs more than it can win;
+//  - else the first chunk runs on one thread, then a short probe
+//    (kProbeSteps) on the team; the team is kept only while it beats the
+//    one-thread time by kMargin (hysteresis against noise), is dropped at
+//    the first chunk that does not beat the one-thread time, and the
+//    one-thread time is re-measured every kRecheck team chunks;
+//  - each lost probe doubles the wait before the next (kMinWait ..
+//    kMaxWait chunks), so where the team keeps losing the probes cost
+//    little.
+// The results do not depend on the choice (a team step is bitwise the
+// one-thread step).
+class SweepThreadChoice {
+ public:
+  explicit SweepThreadChoice(int team) : team_(team > 1 && cores_look_free(team) ? team : 1) {}
+  //! Threads for the next chunk.
+  int begin() const {
+    if (team_ <= 1 || state_ == State::alone || state_ == State::recheck) return 1;
+    return team_;  // probe or team
+  }
+  //! At most this many steps in the chunk that begin() sized.
+  Index max_steps(Index chunk) const { return state_ == State::probe ? std::min(chunk, kProbeSteps) : chunk; }
+  //! Wall time per step of that chunk.
+  void end(double seconds_per_step) {
+    if (team_ <= 1) return;
+    switch (state_) {
+      case State::alone:
+        t_one_ = std::min(t_one_, seconds_per_step);
+        if (--until_probe_ <= 0) state_ = State::probe;
+        break;
+      case State::recheck:
+        t_one_ = seconds_per_step;
+        state_ = State::team;
+        break;
+      case State::probe:
+        if (seconds_per_step < kMargin * t_one_) {
+          state_ = State::team;
+          wait_ = kMinWait;
+          team_chunks_ = 0;
+        } else {
+          lose();
+        }
+        break;
+      case State::team:
+        if (!(seconds_per_step < t_one_)) {
+          lose();
+        } else if (++team_chunks_ % kRecheck == 0) {
+          state_ = State::recheck;
+        }
+        break;
+    }
+  }
+  int team() const { return team_; }
+
+ private:
+  enum class State { alone, probe, team, recheck };
+  void lose() {
+    state_ = State::alone;
+    until_probe_ = wait_;
+    wait_ = std::min(2 * wait_, kMaxWait);
+  }
+  static constexpr Index kProbeSteps = 2;
+  static constexpr double kMargin = 0.9;
+  static constexpr int kMinWait = 4, kMaxWait = 256, kRecheck = 16;
+  const int team_;
+  State state_ = State::alone;
+  int until_probe_ = 1, wait_ = kMinWait, team_chunks_ = 0;
+  double t_one_ = 1e300;
+};
 
 // Finiteness of step i of a sequence, checked where the sweep reads it
 // (a constant matrix once, at the first step swept). The flat index in the
@@ -195,7 +283,7 @@ class CompactSweep {
   }
 
   // Where a team could pay (n >= 96, several cores) the steps go in chunks,
-  // each on a team or on the one thread, whichever measures faster: a step
+  // each on a team or on the one thread (SweepThreadChoice): a step
   // is then ~0.1-0.5 ms, while on a core shared with another job a team
   // member that loses its core stalls the team at each of the step's
   // meetings.
@@ -203,21 +291,21 @@ class CompactSweep {
     const Index T = pb_.horizon;
     kernel_.load_P(out_.P[T].data());
     // phases 3 and 6 of a team step are serial: more than 4 threads would idle
-    const int team = std::min(max_sweep_threads(pb_), 4);
-    TeamChooser chooser(team);
+    SweepThreadChoice choice(std::min(max_sweep_threads(pb_), 4));
     i_ = T - 1;
     prepare(i_);
     while (i_ >= 0 && !stop_) {
-      const bool choose = team > 1 && kernel_.factored();
-      const int threads = choose ? chooser.begin() : 1;
+      const bool choose = choice.team() > 1 && kernel_.factored();
+      const int threads = choose ? choice.begin() : 1;
       const Index first = i_;
       const double t0 = now_seconds();
-      const bool h_definite = threads <= 1 ? chunk_alone() : chunk_on_team(threads);
+      const bool h_definite =
+          threads <= 1 ? chunk_alone(kChunk) : chunk_on_team(threads, choice.max_steps(kChunk));
       if (!h_definite) {
         kernel_.finish();
         throw_H_not_definite(pb_, out_, i_, R_varies_);
       }
-      if (choose) chooser.end((now_seconds() - t0) / double(std::max<Index>(first - i_, 1)));
+      if (choose) choice.end((now_seconds() - t0) / double(std::max<Index>(first - i_, 1)));
     }
     kernel_.finish();
   }
@@ -255,9 +343,9 @@ class CompactSweep {
 
   // Up to kChunk steps on the calling thread; false where H_i is not
   // positive definite (i_ is then that step).
-  bool chunk_alone() {
+  bool chunk_alone(Index steps) {
     const Index T = pb_.horizon;
-    for (Index k = 0; k < kChunk && i_ >= 0 && !stop_; ++k, --i_) {
+    for (Index k = 0; k < steps && i_ >= 0 && !stop_; ++k, --i_) {
       if (!kernel_.step(pb_.A[i_].data(), pb_.B[i_].data(), pb_.Q[i_].data(), N_of(i_), pb_.q_scale,
                         out_.P[i_ + 1].data(), out_.K[i_].data(), out_.P[i_].data()) ||
           kernel_.h_pivot_ratio() < kPivotTolerance)
@@ -272,7 +360,7 @@ class CompactSweep {
 
   // Up to kChunk steps on a team of `threads`; thread 0 reports progress
   // and prepares the next step. False as chunk_alone.
-  bool chunk_on_team(int threads) {
+  bool chunk_on_team(int threads, Index steps) {
     const Index T = pb_.horizon;
     bool go_on = true, h_failed = false;
     std::exception_ptr error;
@@ -301,7 +389,7 @@ class CompactSweep {
             stop_ = true;
           }
           --i_;
-          go_on = !stop_ && i_ >= 0 && k < kChunk && kernel_.factored();
+          go_on = !stop_ && i_ >= 0 && k < steps && kernel_.factored();
         }
         sync_.wait();
         if (!go_on) break;
@@ -338,14 +426,14 @@ class CompactSweep {
 void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throttle, bool R_varies) {
   const Index T = pb.horizon, n = pb.n(), s = pb.s(), m = n + s;
   RiccatiWorkspace ws(n, s);
-  TeamChooser chooser(max_sweep_threads(pb));  // a team only where it measures faster
+  SweepThreadChoice choice(max_sweep_threads(pb));  // a team only where it measures faster
   using ColMap = Eigen::Map<Eigen::MatrixXd>;
   // P_i is symmetric, so its row-major storage is also its column-major one.
   auto store_P = [&](Index i) { std::copy(ws.L.data(), ws.L.data() + n * n, out.P[i].data()); };
   ws.L = Eigen::Map<const Eigen::MatrixXd>(out.P[T].data(), n, n);
   for (Index i = T - 1; i >= 0; --i) {
     if (pb.before_step) pb.before_step(i);
-    const int threads = chooser.begin();
+    const int threads = choice.begin();
     const double t0 = now_seconds();
     check_step(pb, i);
     const auto A = pb.A[i];  // row-major maps: the products read them in place
@@ -412,7 +500,7 @@ void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throt
     ws.L += (0.5 * pb.q_scale) * Qt;
     ws.L += (0.5 * pb.q_scale) * Qt.transpose();
     store_P(i);
-    chooser.end(now_seconds() - t0);
+    choice.end(now_seconds() - t0);
     if (!throttle.report(T - i)) break;
   }
 }
@@ -444,12 +532,23 @@ void check_semidefinite(const std::string& label, const double* M, Index n) {
 }
 
 double pivot_ratio(const double* F, Index s, Index ld) {
+  // diag_j = sum_{k <= j} F[k ld + j]^2, summed over k in increasing order
+  // as before, but row by row over blocks of columns: contiguous reads
+  // (a strided walk per column was ~3% of a step at n = 16).
+  constexpr Index kBlock = 128;
+  double diag[kBlock];
   double ratio = 1.0;
-  for (Index j = 0; j < s; ++j) {
-    double diag = 0.0;
-    for (Index k = 0; k <= j; ++k) diag += F[k * ld + j] * F[k * ld + j];
-    const double d = F[j * ld + j] * F[j * ld + j];
-    if (!(d >= ratio * diag)) ratio = diag > 0.0 ? d / diag : 0.0;
+  for (Index j0 = 0; j0 < s; j0 += kBlock) {
+    const Index j1 = std::min(s, j0 + kBlock);
+    std::fill(diag, diag + (j1 - j0), 0.0);
+    for (Index k = 0; k < j1; ++k) {
+      const double* row = F + k * ld;
+      for (Index j = std::max(k, j0); j < j1; ++j) diag[j - j0] += row[j] * row[j];
+    }
+    for (Index j = j0; j < j1; ++j) {
+      const double d = F[j * ld + j] * F[j * ld + j];
+      if (!(d >= ratio * diag[j - j0])) ratio = diag[j - j0] > 0.0 ? d / diag[j - j0] : 0.0;
+    }
   }
   return ratio;
 }
