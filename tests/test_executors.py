@@ -110,10 +110,7 @@ def _process_pool_run(method, seeds, timeout_s=TIMEOUT_S):
     return box["r"]
 
 
-@pytest.mark.parametrize("method", [
-    pytest.param("fork", marks=pytest.mark.xfail(strict=True, reason="fork after the thread pool: issue #19",
-                                                 raises=TimeoutError)),
-    "forkserver", "spawn"])
+@pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
 def test_process_pools_bit_identical(method, expected):
     seeds, ref = expected
     # a healthy pool answers in about a second: fork's hang fails fast

@@ -273,9 +273,10 @@ _LONG_CALLS = {
     "fluid_run": ("g = fluid.MACGrid2D(24, 24)\nsim = fluid.FluidSim2D(g, 0.01, 0.01)\n"
                   "F = np.zeros((20000, g.n_faces))",
                   "sim.run(F)", "sim.run(F[:2])"),
-    "fem_run": ("mesh = fem.box_mesh((6, 2, 2), h=0.1)\n"
+    "fem_run": ("mesh = fem.box_mesh((12, 3, 3), h=0.1)\n"
                 "m = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))\n"
-                "s = fem.Simulator(m, 0.01)\nF = np.zeros((20000, 3 * mesh.num_vertices))",
+                "s = fem.Simulator(m, 0.01)\n"
+                "F = 5.0 * np.sin(0.3 * np.arange(20000))[:, None] * np.ones(3 * mesh.num_vertices)",  # Newton works each step
                 "s.run(F)", "s.run(F[:2])"),
 }
 
@@ -305,7 +306,7 @@ except KeyboardInterrupt:
     child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "ready", child.stderr.read()[-2000:]
-        time.sleep(0.5)  # well inside the call
+        time.sleep(0.2)  # well inside the call (each lasts > 0.7 s on an idle machine)
         assert child.poll() is None, "the call ended too early to test"
         t_signal = time.perf_counter()
         child.send_signal(signal.SIGINT)

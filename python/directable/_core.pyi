@@ -1679,8 +1679,7 @@ class NewmarkFEM:
     max(cg_tolerance |r|, 0.1 tolerance |r_0|), at most cg_max_iterations).
     Holds the state u, v (3V,) each; the StVKFEM is shared read-only.
     """
-    def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: int = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
-    def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08, linear_solver: str = 'direct', cg_tolerance: typing.SupportsFloat | typing.SupportsIndex = 0.0001, cg_max_iterations: typing.SupportsInt | typing.SupportsIndex = 1000) -> None:
+    def __init__(self, model: StVKFEM, dt: typing.SupportsFloat | typing.SupportsIndex, max_iterations: int = 20, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-08, linear_solver: str = 'direct', cg_tolerance: typing.SupportsFloat | typing.SupportsIndex = 0.0001, cg_max_iterations: int = 1000) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -1728,7 +1727,6 @@ class NewmarkFEM:
         Time step.
         """
     @property
-    def u(self) -> numpy.typing.NDArray[numpy.float64]:
     def last_cg_iterations(self) -> int:
         """
         CG iterations of the last step, summed over its Newton iterations (0 when direct).
@@ -1739,7 +1737,7 @@ class NewmarkFEM:
         "direct" or "cg".
         """
     @property
-    def u(self) -> typing.Annotated[numpy.typing.NDArray[numpy.float64], "[m, 1]"]:
+    def u(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (3V,)
         """

@@ -104,12 +104,7 @@ class ReducedScene(_core.ReducedScene):
         z_flow : (r,) array, only with ``return_flow``
         """
         if data is None:
-            local = self.__dict__.get("_thread_data")
-            if local is None:
-                local = self.__dict__.setdefault("_thread_data", threading.local())
-            data = getattr(local, "data", None)
-            if data is None:
-                data = local.data = self.create_data()
+            data = _thread_data(self)
         return super().step(z, w, dt, poses, velocities, data, return_flow)
 
 
