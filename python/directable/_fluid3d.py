@@ -47,8 +47,8 @@ def plate(w, h, thickness, aperture=None) -> Shape3D:
     return Shape3D.plate(w, h, thickness, aperture)
 
 
-class ReducedFluid3D(_core.ReducedFluid3D):
-    __doc__ = _core.ReducedFluid3D.__doc__
+class GalerkinSteps:
+    """The Python step of every reduced fluid (2D and 3D share GalerkinFluid's step)."""
 
     def step(self, z, w, dt, data=None):
         """One reduced step: force, exact advection exp(dt A(z)), diffusion exp(dt nu D).
@@ -62,7 +62,9 @@ class ReducedFluid3D(_core.ReducedFluid3D):
         dt : float
             Step length (s), > 0.
         data : ReducedFluidData, optional
-            Buffers from ``create_data()``; by default one per calling thread.
+            Buffers from ``create_data()``, used by one thread at a time. By
+            default each calling thread gets its own, kept for its later
+            steps; the model itself is read-only and may be shared by threads.
 
         Returns
         -------
@@ -70,6 +72,11 @@ class ReducedFluid3D(_core.ReducedFluid3D):
             The next reduced velocity.
         """
         return _core.GalerkinFluid.step(self, z, w, dt, _thread_data(self) if data is None else data)
+
+
+class ReducedFluid3D(GalerkinSteps, _core.ReducedFluid3D):
+    __doc__ = _core.ReducedFluid3D.__doc__
+
 
 
 def _thread_data(fluid):

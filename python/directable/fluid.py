@@ -19,6 +19,7 @@ import numpy as np
 from . import _core
 from ._validate import as_float_array, integer, real, run_with_progress
 from .reduce import pca
+from ._fluid3d import GalerkinSteps
 
 MACGrid2D = _core.MACGrid2D
 FluidSim2D = _core.FluidSim2D
@@ -108,36 +109,13 @@ class ReducedScene(_core.ReducedScene):
         return super().step(z, w, dt, poses, velocities, data, return_flow)
 
 
-class ReducedFluid(_core.ReducedFluid):
+class ReducedFluid(GalerkinSteps, _core.ReducedFluid):
     __doc__ = _core.ReducedFluid.__doc__
 
     def __new__(cls, grid=None, *args, **kwargs):
         if isinstance(grid, _core.MACGrid3D):  # the 3D model (directable.fluid.ReducedFluid3D)
             return ReducedFluid3D(grid, *args, **kwargs)
         return super().__new__(cls)
-
-    def step(self, z, w, dt, data=None):
-        """One reduced step: force, exact advection exp(dt A(z)), diffusion exp(dt nu D).
-
-        Parameters
-        ----------
-        z : (r,) array
-            Reduced velocity.
-        w : (r,) array
-            Reduced force (acceleration), held over the step.
-        dt : float
-            Step length (s), > 0.
-        data : ReducedFluidData, optional
-            Buffers from ``create_data()``, used by one thread at a time. By
-            default each calling thread gets its own, kept for its later
-            steps; the model itself is read-only and may be shared by threads.
-
-        Returns
-        -------
-        (r,) array
-            The next reduced velocity.
-        """
-        return _core.GalerkinFluid.step(self, z, w, dt, _thread_data(self) if data is None else data)
 
 
 @dataclass
