@@ -4,37 +4,15 @@ from 4 Python threads at once, each with its own workspace, give the
 single-thread results bit for bit."""
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 import pytest
 
 import directable as dr
 from directable import mpc, sph
+from reference.threads import in_threads
 
 THREADS = 4
-
-
-def _in_threads(work, count=THREADS):
-    """work(k) for k < count, all threads released together; the results in order."""
-    out, errors = [None] * count, []
-    start = threading.Barrier(count)
-
-    def body(k):
-        try:
-            start.wait()
-            out[k] = work(k)
-        except BaseException as e:  # re-raised on the caller's thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=body, args=(k,)) for k in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return out
 
 
 def _linear():
@@ -92,7 +70,7 @@ def _solves(opt, x0, ref, workspace):
 def test_one_optimizer_from_four_threads_equals_one_thread(kind):
     pred, opt, starts, ref = _problem(kind)
     serial = [_solves(opt, x0, ref, opt.create_workspace()) for x0 in starts]
-    parallel = _in_threads(lambda k: _solves(opt, starts[k], ref, opt.create_workspace()))
+    parallel = in_threads(lambda k: _solves(opt, starts[k], ref, opt.create_workspace()))
     for a, b in zip(serial, parallel):
         for (ua, xa, ca, ia), (ub, xb, cb, ib) in zip(a, b):
             np.testing.assert_array_equal(ua, ub)
@@ -115,7 +93,7 @@ def test_one_prediction_model_from_four_threads_equals_one_thread(kind):
         return x1, x2, gx, gu
 
     serial = [calls(k) for k in range(THREADS)]
-    parallel = _in_threads(calls)
+    parallel = in_threads(calls)
     for a, b in zip(serial, parallel):
         for va, vb in zip(a, b):
             np.testing.assert_array_equal(va, vb)
@@ -127,7 +105,7 @@ def test_receding_runs_from_four_threads_equal_one_thread():
     steps = 6
     ref = np.tile(np.linspace(0.0, 0.5, opt.n), (steps + opt.horizon + 1, 1))
     serial = [opt.run(pred, x0, ref, steps) for x0 in starts]
-    parallel = _in_threads(lambda k: opt.run(pred, starts[k], ref, steps))
+    parallel = in_threads(lambda k: opt.run(pred, starts[k], ref, steps))
     for a, b in zip(serial, parallel):
         np.testing.assert_array_equal(a.states, b.states)
         np.testing.assert_array_equal(a.controls, b.controls)

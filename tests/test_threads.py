@@ -11,36 +11,16 @@ Tracker per-step calls hold the GIL (atomic); const models, solutions and
 schedules are shared freely."""
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 import pytest
 
 import directable as dr
 from directable import fluid, mpc, sph
+from reference.threads import in_threads
 
 THREADS = 4
 ROUNDS = 100
-
-
-def _in_threads(work, count=THREADS):
-    errors = []
-    start = threading.Barrier(count)
-
-    def body(k):
-        try:
-            start.wait()
-            work(k)
-        except BaseException as e:  # re-raised on the caller's thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=body, args=(k,)) for k in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
 
 
 def _fluid():
@@ -55,7 +35,7 @@ def test_one_sph_fluid_stepped_from_four_threads():
     calls = 3
     serial.step(steps=THREADS * calls)
     for f in fluids:
-        _in_threads(lambda k: [f.step(steps=1) for _ in range(calls)])
+        in_threads(lambda k: [f.step(steps=1) for _ in range(calls)])
         np.testing.assert_array_equal(f.positions, serial.positions)
         np.testing.assert_array_equal(f.velocities, serial.velocities)
 
@@ -72,7 +52,7 @@ def test_sph_state_set_while_another_thread_steps():
                 f.set_state(p0, v0)
                 f.prediction_model()
 
-    _in_threads(work)
+    in_threads(work)
     assert np.all(np.isfinite(f.positions))
 
 
@@ -83,7 +63,7 @@ def test_one_full_fluid_stepped_from_four_threads():
     for _ in range(THREADS * ROUNDS // 4):
         serial.step(force)
     sim = fluid.FluidSim2D(grid, 0.01, 0.01)
-    _in_threads(lambda k: [sim.step(force) for _ in range(ROUNDS // 4)])
+    in_threads(lambda k: [sim.step(force) for _ in range(ROUNDS // 4)])
     np.testing.assert_array_equal(sim.velocity, serial.velocity)
 
 
@@ -94,7 +74,7 @@ def test_one_simulation_stepped_from_four_threads():
     for _ in range(THREADS * ROUNDS):
         serial.step()
     sim = dr.Simulation(chain, z0, 0.01)
-    _in_threads(lambda k: [sim.step() for _ in range(ROUNDS)])
+    in_threads(lambda k: [sim.step() for _ in range(ROUNDS)])
     np.testing.assert_array_equal(sim.state, serial.state)
     assert sim.steps == THREADS * ROUNDS
 
@@ -116,7 +96,7 @@ def test_one_optimizer_solved_from_four_threads_many_rounds(shared):
         for r in range(ROUNDS):
             results[k][r] = opt.solve(x0[k], ref, u0=u0, workspace=ws)
 
-    _in_threads(work)
+    in_threads(work)
     for k in range(THREADS):
         for got in results[k]:
             np.testing.assert_array_equal(got.u, expected[k].u)
@@ -144,4 +124,4 @@ def test_tracker_per_step_calls_beside_simulations_many_rounds():
                 got = dr.simulate(chain, np.zeros(4), 200, 0.01, controller=tracker, start_index=0)
                 assert np.array_equal(got.states, expected)
 
-    _in_threads(work)
+    in_threads(work)
