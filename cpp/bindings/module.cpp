@@ -18,6 +18,7 @@ void bind_sph_plants(py::module_& m);
 void bind_crowds(py::module_& m);
 void bind_cloth(py::module_& m);
 void bind_characters(py::module_& m);
+void bind_mujoco(py::module_& m);
 void bind_pickle(py::module_& m);      // after the classes: repr and pickling of every one
 void tidy_signatures(py::module_& m);  // last: the signatures help() and the stub show
 }  // namespace directable::py_bind
@@ -39,6 +40,7 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_crowds(m);
   directable::py_bind::bind_cloth(m);
   directable::py_bind::bind_characters(m);
+  directable::py_bind::bind_mujoco(m);
   directable::py_bind::bind_pickle(m);
   directable::py_bind::tidy_signatures(m);
 }

@@ -115,4 +115,65 @@ void spd_from_matrices(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
   tau = -kp.cwiseProduct(e) - kd.cwiseProduct(ev + dt * qdd);
 }
 
+CoordinateTree::CoordinateTree(std::vector<int> parent) : parent_(std::move(parent)) {
+  for (std::size_t k = 0; k < parent_.size(); ++k)
+    if (parent_[k] < -1 || parent_[k] >= static_cast<int>(k))
+      throw std::invalid_argument("parent[" + std::to_string(k) + "] must be in [-1, " + std::to_string(k) +
+                                  ") (a parent before its child), got " + std::to_string(parent_[k]));
+}
+
+TreeSPDWorkspace::TreeSPDWorkspace(Index n) : H(RowMatrix::Zero(n, n)), gain(Eigen::VectorXd::Zero(n)),
+                                              qdd(Eigen::VectorXd::Zero(n)) {}
+
+Index tree_ldl(const CoordinateTree& tree, RowMatrix& H) {
+  const Index n = tree.size();
+  for (Index k = n - 1; k >= 0; --k) {
+    const double hkk = H(k, k);
+    if (!(hkk > 0)) return k;
+    double* row_k = H.row(k).data();
+    for (int i = tree.parent(k); i >= 0; i = tree.parent(i)) {
+      const double a = row_k[i] / hkk;
+      double* row_i = H.row(i).data();
+      for (int j = i; j >= 0; j = tree.parent(j)) row_i[j] -= a * row_k[j];
+      row_k[i] = a;
+    }
+  }
+  return -1;
+}
+
+void tree_ldl_solve(const CoordinateTree& tree, const RowMatrix& H, double* x) {
+  const Index n = tree.size();
+  for (Index k = n - 1; k >= 0; --k) {  // L' z = b
+    const double* row_k = H.row(k).data();
+    for (int i = tree.parent(k); i >= 0; i = tree.parent(i)) x[i] -= row_k[i] * x[k];
+  }
+  for (Index k = 0; k < n; ++k) x[k] /= H(k, k);  // D y = z
+  for (Index k = 0; k < n; ++k) {  // L x = y
+    const double* row_k = H.row(k).data();
+    for (int i = tree.parent(k); i >= 0; i = tree.parent(i)) x[k] -= row_k[i] * x[i];
+  }
+}
+
+void tree_spd(const CoordinateTree& tree, const TreeSPDInputs& in, TreeSPDWorkspace& ws, double* tau) {
+  const Index n = tree.size();
+  const double dt = in.dt;
+  double* qdd = ws.qdd.data();
+  for (Index k = 0; k < n; ++k) {
+    const bool on = !in.actuated || in.actuated[k];
+    const double kp = on ? in.kp[k] : 0.0, kd = on ? in.kd[k] : 0.0;
+    const double ev = in.qd[k] - (in.qd_ref ? in.qd_ref[k] : 0.0);
+    const double servo = -kp * in.p[k] - kd * ev;
+    tau[k] = servo;  // completed below by -Kd dt qdd
+    qdd[k] = servo - in.C[k];
+    ws.gain[k] = kd;
+    ws.H(k, k) += dt * (kd + (in.damping ? in.damping[k] : 0.0));
+  }
+  const Index bad = tree_ldl(tree, ws.H);
+  if (bad >= 0)
+    throw std::domain_error("M + dt (D + Kd) must be positive definite: pivot " + std::to_string(bad) +
+                            " is <= 0 (check the mass matrix, the damping and kd >= 0)");
+  tree_ldl_solve(tree, ws.H, qdd);
+  for (Index k = 0; k < n; ++k) tau[k] -= ws.gain[k] * dt * qdd[k];
+}
+
 }  // namespace directable
