@@ -49,16 +49,19 @@ the compiled loop was written against.)doc")
 
   py::class_<MujocoModel, std::shared_ptr<MujocoModel>>(m, "MujocoModel", R"doc(
 View of a mujoco.MjModel for the compiled loops: the model's address, its
-sizes, dof_parentid (nv,) and the addresses of qpos0 (nq,) and dof_damping
+sizes, dof_parentid (nv,), the qpos index of every ball / free joint's
+quaternion, and the addresses of qpos0 (nq,) and dof_damping
 (nv,). Made by directable.mujoco; the MjModel must outlive it.)doc")
       .def(py::init([](std::shared_ptr<MujocoApi> api, std::uintptr_t model, Index nq, Index nv, Index na, Index nu,
-                       const Eigen::VectorXi& dof_parent, std::uintptr_t qpos0, std::uintptr_t dof_damping) {
+                       const Eigen::VectorXi& dof_parent, const Eigen::VectorXi& quat_adr, std::uintptr_t qpos0,
+                       std::uintptr_t dof_damping) {
              return std::make_shared<MujocoModel>(api, address<const MjModelHandle>(model), nq, nv, na, nu,
                                                   std::vector<int>(dof_parent.data(), dof_parent.data() + dof_parent.size()),
+                                                  std::vector<int>(quat_adr.data(), quat_adr.data() + quat_adr.size()),
                                                   address<const double>(qpos0), address<double>(dof_damping));
            }),
            py::arg("library"), py::arg("model"), py::arg("nq"), py::arg("nv"), py::arg("na"), py::arg("nu"),
-           py::arg("dof_parent"), py::arg("qpos0"), py::arg("dof_damping"))
+           py::arg("dof_parent"), py::arg("quat_adr"), py::arg("qpos0"), py::arg("dof_damping"))
       .def_readonly("nq", &MujocoModel::nq)
       .def_readonly("nv", &MujocoModel::nv)
       .def_readonly("na", &MujocoModel::na)
@@ -85,17 +88,17 @@ outlive it.)doc")
            py::arg("qfrc_applied"), py::arg("qfrc_bias"), py::arg("qfrc_passive"), py::arg("warnings"),
            py::keep_alive<1, 2>());
 
-  m.def("mujoco_spd", [](const MujocoModel& model, MujocoData& data, const Array& q_ref_next,
-                         const OptArray& qd_ref_next, const Array& kp, const Array& kd, double dt,
+  m.def("mujoco_spd", [](const MujocoModel& model, MujocoData& data, const OptArray& q_ref_next,
+                         const OptArray& qd_ref_next, const OptArray& kp, const OptArray& kd, double dt,
                          const OptArray& damping, const std::optional<BoolArray>& actuated, bool forward,
                          const OptArray& tau_ff, bool return_qacc) -> py::object {
     const Index nv = model.nv;
     const Eigen::VectorXd kpv = broadcast_vector(kp, "kp", nv), kdv = broadcast_vector(kd, "kd", nv);
     MujocoSPDInputs in;
-    in.q_ref_next = vector(q_ref_next, "q_ref_next", model.nq).data();
+    if (q_ref_next) in.q_ref_next = vector(*q_ref_next, "q_ref_next", model.nq).data();
     if (qd_ref_next) in.qd_ref_next = vector(*qd_ref_next, "qd_ref_next", nv).data();
-    in.kp = kpv.data();
-    in.kd = kdv.data();
+    if (kp) in.kp = kpv.data();
+    if (kd) in.kd = kdv.data();
     if (damping) in.damping = vector(*damping, "damping", nv).data();
     if (tau_ff) in.tau_ff = vector(*tau_ff, "tau_ff", nv).data();
     if (actuated) {
@@ -103,7 +106,11 @@ outlive it.)doc")
       in.actuated_size = actuated->ndim() == 1 ? Index(actuated->shape(0)) : Index(actuated->size());
     }
     in.dt = dt;
-    mujoco_spd(model, data, in, forward);
+    const double deviation = mujoco_spd(model, data, in, forward);
+    if (deviation > 1e-6) {
+      const std::string msg = "q_ref_next: quaternions of norm " + std::to_string(1.0 + deviation) + " normalised to 1";
+      if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 2) != 0) throw py::error_already_set();
+    }
     py::array_t<double> tau(nv);
     std::copy(data.tau.data(), data.tau.data() + nv, tau.mutable_data());
     if (!return_qacc) return std::move(tau);

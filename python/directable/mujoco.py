@@ -20,13 +20,23 @@ are not unit length are normalised; a deviation beyond 1e-6 also issues a
 ``UserWarning``; a zero or non-finite quaternion is a ``ValueError``.
 
 Loops. ``reference_rollout`` (open loop) uses ``mujoco.rollout``, MuJoCo's
-C++ loop. Feedback cannot run inside ``mujoco.rollout`` (open-loop controls
-only) and the MuJoCo wheel ships no importable C API for a C++ extension of
-ours to link against portably, so ``run`` is a Python loop over MuJoCo's
-step functions (``mj_step1`` / ``mj_step2`` where the controller needs the
-current mass matrix); the per-step feedback uses the C++ core
-(``lqr.Tracker`` for LQR, ``chain.spd_step`` for SPD). benchmarks/bench_mujoco.py
-measures the overhead per step over ``mj_step`` alone.
+C++ loop. ``run`` is one call into directable's C++ core for an
+``LQRTracker`` or ``SPDTracker`` with an array (or no) disturbance: the core
+(``sim/mujoco_loop``) calls MuJoCo's C API, which it finds at run time in
+the shared library the ``mujoco`` package loaded (``libmujoco.so.*`` beside
+``mujoco/__init__.py``: ``dlopen``/``dlsym``, so directable builds without
+MuJoCo), on the addresses of ``MjModel``/``MjData`` and of their NumPy
+views. It releases the GIL, stops on Ctrl-C and reports a bad state with
+its step. The C API types were written against MuJoCo 4.0 (``mujoco.h`` of
+4.0.0); another major.minor release is refused by the compiled path, and
+then, as for a callable disturbance, a ``callback``, a tracker subclass that
+overrides ``control`` or ``engine="python"``, ``run`` is a Python loop over
+MuJoCo's step functions (``mj_step1`` / ``mj_step2`` where the controller
+needs the current mass matrix) with the same results to rounding.
+``compiled_loop_available()`` says which applies. ``spd`` likewise uses the
+compiled kernel (mj_fullM, then eq. 11 by the tree-sparse L'DL factorisation
+of ``M + dt (D + Kd)``) and falls back to NumPy + ``chain.spd_step``.
+benchmarks/bench_mujoco.py measures both against ``mj_step`` alone.
 
 Divergence: MuJoCo resets a state that goes non-finite (``mjWARN_BADQACC``
 and friends); ``run`` checks the warning counters and the state after every
@@ -50,9 +60,11 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     raise ImportError('directable.mujoco needs MuJoCo: pip install "directable[mujoco]" '
                       '(or pip install "mujoco>=3.1")') from None
 
+import glob
+
 from . import _core
 from . import lqr as _lqr
-from ._validate import as_float_array, integer, real
+from ._validate import as_float_array, integer, progress_callback, real
 
 _BAD_WARNINGS = tuple(int(w) for w in (_mj.mjtWarning.mjWARN_BADQACC, _mj.mjtWarning.mjWARN_BADQPOS,
                                        _mj.mjtWarning.mjWARN_BADQVEL, _mj.mjtWarning.mjWARN_BADCTRL))
@@ -135,6 +147,69 @@ def _full_mass(model, data, out):
     except TypeError:  # older: mj_fullM(m, dst, qM)
         _mj.mj_fullM(model, out, data.qM)
     return out
+
+
+# ----------------------------------------------------------------------------- the compiled path
+
+_LIBRARY = []  # [MujocoLibrary or the reason it is unavailable (str)], filled on first use
+
+
+def _library():
+    """The MuJoCo C API for the compiled loops, or None when unavailable (see ``compiled_loop_available``)."""
+    if not _LIBRARY:
+        folder = os.path.dirname(_mj.__file__)
+        found = sorted(glob.glob(os.path.join(folder, "libmujoco.so*")) + glob.glob(os.path.join(folder, "libmujoco*.dylib"))
+                       + glob.glob(os.path.join(folder, "mujoco.dll")))
+        if not found:
+            _LIBRARY.append(f"no MuJoCo shared library beside {_mj.__file__}")
+        else:
+            try:
+                _LIBRARY.append(_core.MujocoLibrary(found[-1]))
+            except ValueError as e:
+                _LIBRARY.append(str(e))
+    lib = _LIBRARY[0]
+    return None if isinstance(lib, str) else lib
+
+
+def compiled_loop_available():
+    """``(True, path)`` when ``run`` and ``spd`` use the compiled path (MuJoCo's C API found at run
+    time in the installed ``mujoco`` package and of the release it was written for, 4.0),
+    else ``(False, reason)``."""
+    lib = _library()
+    return (True, lib.path) if lib is not None else (False, _LIBRARY[0])
+
+
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+_MODEL_VIEWS = weakref.WeakKeyDictionary()
+_DATA_VIEWS = weakref.WeakKeyDictionary()
+
+
+def _model_view(model):
+    view = _MODEL_VIEWS.get(model)
+    if view is None:
+        view = _MODEL_VIEWS[model] = _core.MujocoModel(
+            _library(), model._address, model.nq, model.nv, model.na, model.nu,
+            np.asarray(model.dof_parentid, dtype=np.int32), _quat_slices(model).astype(np.int32),
+            _address(model.qpos0), _address(model.dof_damping))
+    return view
+
+
+def _data_view(model, data):
+    """The compiled view of ``data`` (made once per MjData; ValueError if it belongs to another model)."""
+    entry = _DATA_VIEWS.get(data)
+    if entry is None or entry[0] != model._address:
+        if data.model._address != model._address:
+            raise ValueError("data must be an MjData of model (it was made for another MjModel)")
+        counters = data.warning.number
+        base, stride = _address(counters), counters.strides[0]
+        entry = _DATA_VIEWS[data] = (model._address, _core.MujocoData(
+            _model_view(model), data._address, _address(data.qpos), _address(data.qvel), _address(data.act),
+            _address(data.ctrl), _address(data.qfrc_applied), _address(data.qfrc_bias),
+            _address(data.qfrc_passive), [base + stride * k for k in _BAD_WARNINGS]))
+    return entry[1]
 
 
 # ----------------------------------------------------------------------------- state
@@ -525,11 +600,27 @@ def spd(model, data, q_ref_next, qd_ref_next, kp, kd, dt=None, actuated=None, fo
     tau : (nv,) generalized forces to apply (e.g. ``data.qfrc_applied``);
     with ``return_qacc`` the tuple ``(tau, qacc)``.
     """
-    _check_model(model, data)
-    if data is None:
-        raise ValueError("data must be a mujoco.MjData, got None")
+    if type(model) is not _mj.MjModel or type(data) is not _mj.MjData:
+        _check_model(model, data)
+        if data is None:
+            raise ValueError("data must be a mujoco.MjData, got None")
+    if dt is None:
+        dt = model.opt.timestep
+    if _library() is not None:  # the compiled kernel checks every argument
+        entry = _DATA_VIEWS.get(data)
+        view = entry[1] if entry is not None and entry[0] == model._address else _data_view(model, data)
+        if actuated is not None:
+            actuated = _mask(actuated, model.nv)
+        return _core.mujoco_spd(_MODEL_VIEWS[model], view, q_ref_next, qd_ref_next, kp, kd, dt,
+                                model.dof_damping if _implicit_damping(model) else None, actuated, bool(forward),
+                                None, bool(return_qacc))
+    return _spd_numpy(model, data, q_ref_next, qd_ref_next, kp, kd, dt, actuated, forward, return_qacc)
+
+
+def _spd_numpy(model, data, q_ref_next, qd_ref_next, kp, kd, dt, actuated, forward, return_qacc):
+    """``spd`` without the compiled kernel (a MuJoCo release other than the one it was written for)."""
     nv, nq = model.nv, model.nq
-    dt = model.opt.timestep if dt is None else real(dt, "dt")
+    dt = real(dt, "dt")
     if not dt > 0:
         raise ValueError(f"dt must be > 0, got {dt}")
     kernel = _KERNELS.get(model)
@@ -681,6 +772,9 @@ class SPDTracker:
             self._kd_used[i] = kd
             self._custom_kd = True
             tau = kd * self.qvel_ref[i + 1] - kp * self._e
+        elif self.controller == "spd" and _library() is not None:
+            tau = _core.mujoco_spd(_model_view(m), _data_view(m, data), q_ref_next, self.qvel_ref[i + 1], kp, kd,
+                                   m.opt.timestep, self._kernel.damping, None, False, ff, False)
         elif self.controller == "spd":
             tau = self._kernel(data, q_ref_next, self.qvel_ref[i + 1], kp, kd, m.opt.timestep, ff)[0]
         else:
@@ -742,7 +836,8 @@ class RunResult:
     diverged_at: int
 
 
-def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=1e6) -> RunResult:
+def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=1e6, engine="auto",
+        progress=None) -> RunResult:
     """Run ``steps`` closed-loop steps of ``tracker`` (``LQRTracker`` or ``SPDTracker``) from ``data``.
 
     Parameters
@@ -756,6 +851,12 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
         ``data.xfrc_applied`` before step ``i``; None for none
     callback : optional ``f(i, model, data)`` after each step (e.g. to record)
     max_state : ``|qpos|`` or ``|qvel|`` beyond this counts as divergence
+    engine : "auto" (default): one C++ call (GIL released, Ctrl-C checked)
+        for an ``LQRTracker`` or ``SPDTracker`` with an array or no
+        disturbance and no callback, where ``compiled_loop_available()``;
+        else the Python loop. "compiled": the C++ call or ``ValueError``
+        saying why not. "python": the Python loop (same results to rounding).
+    progress : None, True (a tqdm bar) or ``f(done, total)`` (compiled loop only)
 
     Returns
     -------
@@ -770,6 +871,10 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
     if not 1 <= steps <= tracker.steps:
         raise ValueError(f"steps must be in [1, {tracker.steps}] (the tracker's reference), got {steps}")
     max_state = real(max_state, "max_state")
+    if not max_state > 0:
+        raise ValueError(f"max_state must be > 0, got {max_state}")
+    if engine not in ("auto", "compiled", "python"):
+        raise ValueError(f"engine must be 'auto', 'compiled' or 'python', got {engine!r}")
     nv = model.nv
     dist_fn = None
     dist = None
@@ -777,6 +882,11 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
         dist_fn = disturbance
     elif disturbance is not None:
         dist = _array(disturbance, "disturbance", (steps, nv))
+    why_not = _why_not_compiled(tracker, dist_fn, callback) if engine != "python" else "engine='python'"
+    if why_not is None:
+        return _run_compiled(model, data, tracker, steps, dist, max_state, progress)
+    if engine == "compiled":
+        raise ValueError(f"engine='compiled' cannot run this: {why_not}")
     to_ctrl = tracker.target == "ctrl"
     split = getattr(tracker, "needs_forward", False)
     if hasattr(tracker, "reset"):
@@ -843,7 +953,52 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
     return RunResult(x, qpos, u, bad >= 0, bad)
 
 
+def _why_not_compiled(tracker, dist_fn, callback):
+    """None when ``run`` can be one C++ call, else the reason."""
+    if _library() is None:
+        return _LIBRARY[0]
+    if type(tracker) not in (LQRTracker, SPDTracker):
+        return f"the tracker is a {type(tracker).__name__}, whose control() is Python (LQRTracker, SPDTracker run compiled)"
+    if dist_fn is not None:
+        return "the disturbance is a Python callable"
+    if callback is not None:
+        return "a Python callback runs after each step"
+    return None
+
+
+def _run_compiled(model, data, tracker, steps, dist, max_state, progress):
+    view = _data_view(model, data)
+    x = np.full((steps + 1, nx(model)), np.nan)
+    qpos = np.full((steps + 1, model.nq), np.nan)
+    lqr = isinstance(tracker, LQRTracker)
+    u = np.full((steps, model.nu if lqr else model.nv), np.nan)
+    cb, close = progress_callback(progress, "MuJoCo run")
+    try:
+        if lqr:
+            done, bad, why = _core.mujoco_run_lqr(_model_view(model), view, tracker._tracker, tracker.qpos_ref,
+                                                  tracker._qvel_ref, tracker._act_ref, steps, dist, max_state, x,
+                                                  qpos, u, cb)
+        else:
+            damping_method = tracker.controller == "spd" and tracker.method == "damping"
+            if damping_method:
+                damping = tracker._damp0
+            elif tracker.controller == "spd":
+                damping = tracker._kernel.damping
+            else:
+                damping = None
+            kind = _core.Servo.spd if tracker.controller == "spd" else _core.Servo.pd
+            done, bad, why = _core.mujoco_run_servo(_model_view(model), view, kind, damping_method, tracker.qpos_ref,
+                                                    tracker.qvel_ref, tracker.kp, tracker.kd, tracker.tau_ff, damping,
+                                                    float(model.opt.timestep), steps, dist, max_state, x, qpos, u, cb)
+    finally:
+        close()
+    if bad >= 0:
+        u[bad:] = np.nan
+        warnings.warn(f"run diverged at step {bad}: {why}", RuntimeWarning, stacklevel=3)
+    return RunResult(x, qpos, u, bad >= 0, bad)
+
+
 __all__ = ["nx", "state", "set_state", "qpos_of", "tangent_of", "difference", "normalize_quaternions",
            "linearize", "reference_rollout", "LQRTracker", "SPDTracker", "spd", "gain_schedule",
            "zordan_hodgins_schedule", "supported_mass", "reference_velocities", "inverse_dynamics", "run",
-           "RunResult"]
+           "RunResult", "compiled_loop_available"]

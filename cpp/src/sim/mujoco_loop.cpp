@@ -83,15 +83,20 @@ class DampingRestore {
 }  // namespace
 
 MujocoModel::MujocoModel(std::shared_ptr<const MujocoApi> api_, const MjModelHandle* model, Index nq_, Index nv_,
-                         Index na_, Index nu_, std::vector<int> dof_parent, const double* qpos0_, double* dof_damping_)
+                         Index na_, Index nu_, std::vector<int> dof_parent, std::vector<int> quat_adr_,
+                         const double* qpos0_, double* dof_damping_)
     : api(std::move(api_)), m(model), nq(nq_), nv(nv_), na(na_), nu(nu_), tree(std::move(dof_parent)),
-      qpos0(qpos0_), dof_damping(dof_damping_) {
+      quat_adr(std::move(quat_adr_)), qpos0(qpos0_), dof_damping(dof_damping_) {
   if (!api) throw std::invalid_argument("api must be a loaded MuJoCo library, got None");
   if (!m || !qpos0 || !dof_damping) throw std::invalid_argument("model must be a MuJoCo model, got a null address");
   if (nq < 0 || nv < 0 || na < 0 || nu < 0 || nq < nv)
     throw std::invalid_argument("model sizes must satisfy nq >= nv >= 0, na, nu >= 0");
   if (tree.size() != nv)
     throw_shape("dof_parent", "(" + std::to_string(nv) + ",)", "(" + std::to_string(tree.size()) + ",)");
+  for (int a : quat_adr)
+    if (a < 0 || a + 4 > nq)
+      throw std::invalid_argument("quat_adr must index quaternions inside qpos (nq = " + std::to_string(nq) +
+                                  "), got " + std::to_string(a));
 }
 
 MujocoData::MujocoData(const MujocoModel& model_, MjDataHandle* data, double* qpos_, double* qvel_, double* act_,
@@ -99,7 +104,7 @@ MujocoData::MujocoData(const MujocoModel& model_, MjDataHandle* data, double* qp
                        std::vector<const int*> warnings_)
     : d(data), qpos(qpos_), qvel(qvel_), act(act_), ctrl(ctrl_), qfrc_applied(qfrc_applied_), qfrc_bias(qfrc_bias_),
       qfrc_passive(qfrc_passive_), warnings(std::move(warnings_)), model(&model_), spd(model_.nv),
-      qpred(Eigen::VectorXd::Zero(model_.nq)), p(Eigen::VectorXd::Zero(model_.nv)),
+      qpred(Eigen::VectorXd::Zero(model_.nq)), q_ref(Eigen::VectorXd::Zero(model_.nq)), p(Eigen::VectorXd::Zero(model_.nv)),
       C(Eigen::VectorXd::Zero(model_.nv)), dx(Eigen::VectorXd::Zero(model_.nx())),
       w(Eigen::VectorXd::Zero(model_.nu)), w_fb(Eigen::VectorXd::Zero(model_.nu)),
       tau(Eigen::VectorXd::Zero(model_.nv)) {
@@ -118,11 +123,14 @@ long MujocoData::warning_count() const {
   return n;
 }
 
-void mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInputs& in, bool forward) {
+double mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInputs& in, bool forward) {
   if (data.model != &model) throw std::invalid_argument("data must belong to model (made for another model)");
-  if (!in.q_ref_next || !in.kp || !in.kd) throw std::invalid_argument("q_ref_next, kp and kd must be given");
   const Index nv = model.nv;
-  if (!(in.dt > 0) || !std::isfinite(in.dt)) throw std::domain_error("dt must be finite and > 0, got " + std::to_string(in.dt));
+  if (!in.q_ref_next)
+    throw std::invalid_argument("q_ref_next must be an array of shape (" + std::to_string(model.nq) + ",), got None");
+  if (!in.kp) throw std::invalid_argument("kp must be a scalar or (" + std::to_string(nv) + ",), got None");
+  if (!in.kd) throw std::invalid_argument("kd must be a scalar or (" + std::to_string(nv) + ",), got None");
+  if (!(in.dt > 0) || !std::isfinite(in.dt)) throw std::domain_error("dt must be > 0 and finite, got " + std::to_string(in.dt));
   check_finite("q_ref_next", in.q_ref_next, model.nq);
   if (in.qd_ref_next) check_finite("qd_ref_next", in.qd_ref_next, nv);
   for (const auto& [name, k] : {std::pair<const char*, const double*>{"kp", in.kp}, {"kd", in.kd}})
@@ -133,6 +141,17 @@ void mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInput
   if (in.tau_ff) check_finite("tau_ff", in.tau_ff, nv);
   if (in.actuated && in.actuated_size != nv)
     throw_shape("actuated", "(" + std::to_string(nv) + ",)", "(" + std::to_string(in.actuated_size) + ",)");
+  std::copy(in.q_ref_next, in.q_ref_next + model.nq, data.q_ref.data());
+  double deviation = 0;
+  for (int a : model.quat_adr) {
+    auto quat = data.q_ref.segment<4>(a);
+    const double norm = quat.norm();
+    if (!(norm > 1e-9) || !std::isfinite(norm))
+      throw std::domain_error("q_ref_next holds a zero quaternion or a non-finite one at qpos index " + std::to_string(a) +
+                              "; expected unit quaternions");
+    deviation = std::max(deviation, std::abs(norm - 1.0));
+    if (norm != 1.0) quat /= norm;
+  }
   const MujocoApi& api = *model.api;
   if (forward) {
     api.fwd_position(model.m, data.d);
@@ -141,7 +160,7 @@ void mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInput
   api.full_m(model.m, data.d, data.spd.H.data());
   std::copy(data.qpos, data.qpos + model.nq, data.qpred.data());
   api.integrate_pos(model.m, data.qpred.data(), data.qvel, in.dt);
-  api.differentiate_pos(model.m, data.p.data(), 1.0, in.q_ref_next, data.qpred.data());
+  api.differentiate_pos(model.m, data.p.data(), 1.0, data.q_ref.data(), data.qpred.data());
   for (Index k = 0; k < nv; ++k)
     data.C[k] = data.qfrc_bias[k] - data.qfrc_passive[k] - (in.tau_ff ? in.tau_ff[k] : 0.0);
   TreeSPDInputs t;
@@ -155,6 +174,7 @@ void mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInput
   t.actuated = in.actuated;
   t.dt = in.dt;
   tree_spd(model.tree, t, data.spd, data.tau.data());
+  return deviation;
 }
 
 MujocoRunStatus mujoco_run_lqr(const MujocoModel& model, MujocoData& data, const Tracker& tracker,
@@ -228,7 +248,7 @@ MujocoRunStatus mujoco_run_servo(const MujocoModel& model, MujocoData& data, con
                                 std::to_string(T));
   const bool damping_method = servo.kind == Servo::spd && servo.method == SPDMethod::damping;
   if (!(servo.dt > 0) || !std::isfinite(servo.dt))
-    throw std::domain_error("dt must be finite and > 0, got " + std::to_string(servo.dt));
+    throw std::domain_error("dt must be > 0 and finite, got " + std::to_string(servo.dt));
   if (damping_method && !servo.damping)
     throw std::invalid_argument("the 'damping' method needs the model's joint damping, got nothing");
   check_outputs(model, out, T, nv);

@@ -25,11 +25,12 @@ namespace directable {
 //! are MuJoCo's (the model must outlive the view).
 struct MujocoModel {
   MujocoModel(std::shared_ptr<const MujocoApi> api, const MjModelHandle* model, Index nq, Index nv, Index na, Index nu,
-              std::vector<int> dof_parent, const double* qpos0, double* dof_damping);
+              std::vector<int> dof_parent, std::vector<int> quat_adr, const double* qpos0, double* dof_damping);
   std::shared_ptr<const MujocoApi> api;
   const MjModelHandle* m;
   Index nq, nv, na, nu;
   CoordinateTree tree;        //!< nv: dof_parentid
+  std::vector<int> quat_adr;  //!< where each ball / free joint's quaternion starts in qpos
   const double* qpos0;        //!< nq: the reference pose of the tangent states
   double* dof_damping;        //!< nv: written during a step by the "damping" SPD method, restored after
   Index nx() const { return 2 * nv + na; }
@@ -54,6 +55,7 @@ struct MujocoData {
   // buffers (sized once)
   TreeSPDWorkspace spd;
   Eigen::VectorXd qpred;  //!< nq: q (+) dt qd
+  Eigen::VectorXd q_ref;  //!< nq: the reference, quaternions made unit length
   Eigen::VectorXd p;      //!< nv: position error on the manifold
   Eigen::VectorXd C;      //!< nv: bias - passive - feed-forward
   Eigen::VectorXd dx;     //!< nx: x (-) x_ref
@@ -78,7 +80,9 @@ struct MujocoSPDInputs {
 //! qfrc_passive - tau_ff, error q (+) dt qd (-) qbar by mj_integratePos /
 //! mj_differentiatePos): writes data.tau (servo torque, without tau_ff) and
 //! data.spd.qdd. `forward`: run mj_fwdPosition + mj_fwdVelocity first.
-void mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInputs& in, bool forward);
+//! Quaternions of q_ref_next are normalised (a zero or non-finite one is a
+//! domain_error); returns the largest |norm - 1| found, for the caller to warn.
+double mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInputs& in, bool forward);
 
 //! A read-only row-major (rows x cols) array handed to a run, or empty.
 struct RowsView {
