@@ -526,8 +526,9 @@ _EULER, _EULERDAMP = int(_mj.mjtIntegrator.mjINT_EULER), int(_mj.mjtDisableBit.m
 
 def _implicit_damping(model):
     """Whether MuJoCo's integrator of ``model`` treats joint damping implicitly."""
-    integ = model.opt.integrator
-    return integ in _IMPLICIT or (integ == _EULER and not model.opt.disableflags & _EULERDAMP)
+    opt = model.opt
+    integ = int(opt.integrator)
+    return integ in _IMPLICIT or (integ == _EULER and not opt.disableflags & _EULERDAMP)
 
 
 _KERNELS = weakref.WeakKeyDictionary()  # spd()'s buffers, per model
