@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'BoundaryBasis', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
+__all__: list[str] = ['Articulated', 'BoundaryBasis', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'MujocoData', 'MujocoLibrary', 'MujocoModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'mujoco_run_lqr', 'mujoco_run_servo', 'mujoco_spd', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -2995,6 +2995,61 @@ class ValueLearning:
     @property
     def pairs(self) -> numpy.ndarray:
         ...
+class MujocoLibrary:
+    """
+    MuJoCo's C API loaded at run time from the shared library at path (the one
+    the mujoco Python package loaded: libmujoco.so.* beside mujoco/__init__.py).
+    ValueError when it cannot be opened or is not MuJoCo 4.0.x, the release
+    the compiled loop was written against.
+    """
+    header_version: typing.ClassVar[int] = 4000000
+    def __init__(self, path: str) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def path(self) -> str:
+        ...
+    @property
+    def version(self) -> int:
+        """
+        mj_version(): 100 * (100 * major + minor) + patch
+        """
+class MujocoModel:
+    """
+    View of a mujoco.MjModel for the compiled loops: the model's address, its
+    sizes, dof_parentid (nv,), the qpos index of every ball / free joint's
+    quaternion, and the addresses of qpos0 (nq,) and dof_damping
+    (nv,). Made by directable.mujoco; the MjModel must outlive it.
+    """
+    def __init__(self, library: MujocoLibrary, model: typing.SupportsInt | typing.SupportsIndex, nq: int, nv: int, na: int, nu: int, dof_parent: numpy.typing.ArrayLike, quat_adr: numpy.typing.ArrayLike, qpos0: typing.SupportsInt | typing.SupportsIndex, dof_damping: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def na(self) -> int:
+        ...
+    @property
+    def nq(self) -> int:
+        ...
+    @property
+    def nu(self) -> int:
+        ...
+    @property
+    def nv(self) -> int:
+        ...
+class MujocoData:
+    """
+    View of a mujoco.MjData for the compiled loops: its address, the addresses
+    of qpos, qvel, act, ctrl, qfrc_applied, qfrc_bias, qfrc_passive and of the
+    four warning counters mjWARN_BADQACC, BADQPOS, BADQVEL, BADCTRL; with the
+    buffers of the SPD torque. Made by directable.mujoco; the MjData must
+    outlive it.
+    """
+    def __init__(self, model: MujocoModel, data: typing.SupportsInt | typing.SupportsIndex, qpos: typing.SupportsInt | typing.SupportsIndex, qvel: typing.SupportsInt | typing.SupportsIndex, act: typing.SupportsInt | typing.SupportsIndex, ctrl: typing.SupportsInt | typing.SupportsIndex, qfrc_applied: typing.SupportsInt | typing.SupportsIndex, qfrc_bias: typing.SupportsInt | typing.SupportsIndex, qfrc_passive: typing.SupportsInt | typing.SupportsIndex, warnings: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
 def _restore(cls: typing.Any, args: tuple, state: dict, instance_dict: typing.Any) -> typing.Any:
     """
     Unpickling: cls(*args), then the attributes of state and the instance __dict__.
@@ -3103,6 +3158,32 @@ def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float6
     """
 def mirror_poses(skeleton: CharacterSkeleton, poses: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
     ...
+def mujoco_run_lqr(model: MujocoModel, data: MujocoData, tracker: Tracker, qpos_ref: numpy.ndarray[numpy.float64], qvel_ref: numpy.ndarray[numpy.float64], act_ref: numpy.ndarray[numpy.float64] | None, steps: int, disturbance: numpy.ndarray[numpy.float64] | None, max_state: typing.SupportsFloat | typing.SupportsIndex, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], qpos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], u: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], progress: typing.Any = None) -> tuple:
+    """
+    A whole LQR run on MuJoCo's controls in C++ (GIL released): w = w_ff + K (x (-) x_ref)
+    with the tracker built on a zero reference. qpos_ref (T+1, nq), qvel_ref
+    (T+1, nv), act_ref (T+1, na) or None; disturbance (steps, nv) or None.
+    Writes x (steps+1, nx), qpos (steps+1, nq), u (steps, nu) row by row and
+    returns (done, diverged_at, reason). See directable.mujoco.run.
+    """
+def mujoco_run_servo(model: MujocoModel, data: MujocoData, kind: Servo, damping_method: bool, qpos_ref: numpy.ndarray[numpy.float64], qvel_ref: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], tau_ff: numpy.ndarray[numpy.float64] | None, damping: numpy.ndarray[numpy.float64] | None, dt: typing.SupportsFloat | typing.SupportsIndex, steps: int, disturbance: numpy.ndarray[numpy.float64] | None, max_state: typing.SupportsFloat | typing.SupportsIndex, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], qpos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], u: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], progress: typing.Any = None) -> tuple:
+    """
+    A whole PD / SPD servo run on qfrc_applied in C++ (GIL released). qpos_ref
+    (T+1, nq), qvel_ref (T+1, nv), kp, kd (T, nv), tau_ff (T, nv) or None,
+    damping (nv,): the model's joint damping before the run (the "damping"
+    method writes D + Kd for each step and restores it) or, for "solve", the
+    damping treated implicitly (None: none). Writes x, qpos, u (steps, nv) and
+    returns (done, diverged_at, reason). See directable.mujoco.run.
+    """
+def mujoco_spd(model: MujocoModel, data: MujocoData, q_ref_next: numpy.ndarray[numpy.float64] | None, qd_ref_next: numpy.ndarray[numpy.float64] | None, kp: numpy.ndarray[numpy.float64] | None, kd: numpy.ndarray[numpy.float64] | None, dt: typing.SupportsFloat | typing.SupportsIndex, damping: numpy.ndarray[numpy.float64] | None = None, actuated: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] | None = None, forward: bool = True, tau_ff: numpy.ndarray[numpy.float64] | None = None, return_qacc: bool = False) -> typing.Any:
+    """
+    Stable PD torque (nv,) (Tan et al. eq. 11) at the state of a MuJoCo data, or
+    (tau, qacc) with return_qacc: q_ref_next (nq,), qd_ref_next (nv,) or None,
+    kp, kd scalars or (nv,), dt (s), damping (nv,) the joint damping the
+    integrator treats implicitly or None, actuated (nv,) bool or None, forward:
+    run mj_fwdPosition + mj_fwdVelocity first, tau_ff (nv,) a known feed-forward
+    (not included in the returned torque). See directable.mujoco.spd.
+    """
 def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: int, actuated: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
     """
     PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
