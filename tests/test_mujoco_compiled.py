@@ -277,3 +277,60 @@ def test_threads_run_on_their_own_data_and_agree_with_a_serial_run():
         t.join()
     for r in results:
         np.testing.assert_array_equal(r, serial)
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGALRM"), reason="POSIX signals")
+def test_ctrl_c_interrupts_a_long_compiled_run_within_0_2_s():
+    """SIGINT during the GIL-free run: the Python handler's exception ends it early
+    (a private handler, so that pytest itself is never interrupted)."""
+    import os
+    import signal
+    import time
+    m, tracker, _ = lqr_setup(steps=5)
+    steps = 40000  # ~0.3 s on an idle core
+    lqr = dm.LQRTracker(m, np.zeros((steps + 1, dm.nx(m))), np.zeros((m.nu, dm.nx(m))))
+    d = mujoco.MjData(m)
+    t0 = time.perf_counter()
+    dm.run(m, d, lqr, steps)
+    full = time.perf_counter() - t0
+
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted()
+
+    old = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        mujoco.mj_resetData(m, d)
+        t0 = time.perf_counter()
+        timer.start()
+        with pytest.raises(Interrupted):
+            dm.run(m, d, lqr, steps)
+            time.sleep(1.0)
+        elapsed = time.perf_counter() - t0
+    finally:
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, old)
+    assert full > 0.1, full
+    assert elapsed < min(0.5 * full, 0.02 + 0.2 + 0.1), (elapsed, full)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork")
+def test_a_forked_child_runs_the_compiled_loop():
+    import multiprocessing as mp
+    m, q_ref, v_ref, kp, kd, tau_ff, push = servo_setup(steps=20)
+    tr = dm.SPDTracker(m, q_ref, v_ref, kp, kd, method="solve", tau_ff=tau_ff)
+    here = dm.run(m, mujoco.MjData(m), tr, 20, disturbance=push).x
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        there = pool.apply(_child_run, ())
+    np.testing.assert_array_equal(there, here)
+
+
+def _child_run():
+    m, q_ref, v_ref, kp, kd, tau_ff, push = servo_setup(steps=20)
+    tr = dm.SPDTracker(m, q_ref, v_ref, kp, kd, method="solve", tau_ff=tau_ff)
+    return dm.run(m, mujoco.MjData(m), tr, 20, disturbance=push).x
