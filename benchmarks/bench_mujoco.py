@@ -168,6 +168,7 @@ def main():
         f"| {a} | {b} | {c} | {e} |" for a, b, c, e in rows)
     print(table)
     print(mp.table(peer))
+    print(mp.verdict(peer))
     if args.no_write or args.small:
         return
     conditions = (f", MuJoCo {mujoco.__version__}, {os.cpu_count()} threads for linearize; load average "
@@ -185,7 +186,7 @@ def main():
                   "Peer comparison on the welded-root humanoid tracking the kick (kp = k m_sup, "
                   "kd = kv = 2 kp dt; error and torque rate at k = 30; inf: diverged; 1e+08 is the "
                   "bisection's upper end):")
-    publish("mujoco", "directable on MuJoCo", conditions, table + "\n\n" + mp.table(peer))
+    publish("mujoco", "directable on MuJoCo", conditions, table + "\n\n" + mp.table(peer) + "\n\n" + mp.verdict(peer))
 
 
 if __name__ == "__main__":

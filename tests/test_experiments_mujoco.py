@@ -111,6 +111,9 @@ def test_peer_spd_and_implicit_position_actuators_are_stable_where_explicit_pd_d
     rows = mp.compare(dts=(1 / 30,), iters=2, hold=0.0)
     assert [r["controller"] for r in rows] == list(mp.CONTROLLERS)
     assert "| spd | 1/30 |" in mp.table(rows)
+    text = mp.verdict(rows)
+    assert text.startswith("At dt = 1/30 s MuJoCo's position actuators are as stable as SPD")
+    assert "explicit PD is stable only up to k" in text
     with pytest.raises(ValueError, match="controller must be one of"):
         mp.track("lqr", 1.0)
 

@@ -175,6 +175,34 @@ def table(rows) -> str:
     return "\n".join(out)
 
 
+def verdict(rows) -> str:
+    """Plain sentences from ``compare``'s rows: where MuJoCo's implicit position actuators are as good
+    as SPD or better (largest stable gain, error and torque rate at the equal gain), and where not."""
+    out = []
+    for dt in sorted({r["dt"] for r in rows}, reverse=True):
+        by = {r["controller"]: r for r in rows if r["dt"] == dt}
+        if "spd" not in by or "position" not in by:
+            continue
+        s, p = by["spd"], by["position"]
+        parts = []
+        if p["k_max"] >= s["k_max"]:
+            parts.append(f"as stable as SPD (largest stable k {p['k_max']:.3g} vs {s['k_max']:.3g})")
+        else:
+            parts.append(f"less stable than SPD (largest stable k {p['k_max']:.3g} vs {s['k_max']:.3g})")
+        if p["error"] <= s["error"]:
+            parts.append(f"as accurate or better at the equal gain ({p['error']:.3g} vs {s['error']:.3g} rad)")
+        else:
+            parts.append(f"less accurate at the equal gain ({p['error']:.3g} vs {s['error']:.3g} rad)")
+        if p["smoothness"] <= s["smoothness"]:
+            parts.append(f"as smooth or smoother ({p['smoothness']:.3g} vs {s['smoothness']:.3g} N m/s)")
+        else:
+            parts.append(f"rougher ({p['smoothness']:.3g} vs {s['smoothness']:.3g} N m/s)")
+        pd = by.get("pd")
+        tail = f"; explicit PD is stable only up to k = {pd['k_max']:.3g}" if pd is not None else ""
+        out.append(f"At dt = 1/{round(1 / dt)} s MuJoCo's position actuators are " + ", ".join(parts) + tail + ".")
+    return " ".join(out)
+
+
 def plot(rows, ax=None):
     """Largest stable gain against dt per controller (log-log); returns the Axes."""
     import matplotlib.pyplot as plt
