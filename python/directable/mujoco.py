@@ -612,7 +612,7 @@ def spd(model, data, q_ref_next, qd_ref_next, kp, kd, dt=None, actuated=None, fo
         view = entry[1] if entry is not None and entry[0] == model._address else _data_view(model, data)
         if actuated is not None:
             actuated = _mask(actuated, model.nv)
-        return _core.mujoco_spd(_MODEL_VIEWS[model], view, q_ref_next, qd_ref_next, kp, kd, dt,
+        return _core.mujoco_spd(_model_view(model), view, q_ref_next, qd_ref_next, kp, kd, dt,
                                 model.dof_damping if _implicit_damping(model) else None, actuated, bool(forward),
                                 None, bool(return_qacc))
     return _spd_numpy(model, data, q_ref_next, qd_ref_next, kp, kd, dt, actuated, forward, return_qacc)

@@ -26,7 +26,7 @@ bool finite_within(const double* v, Index n, double bound) {
   return true;
 }
 
-//! The first step's bookkeeping of both loops: record state i into the outputs.
+//! Writes the state of `data` into row i of the outputs x and qpos.
 void record(const MujocoModel& model, const MujocoData& data, const MujocoRunOutput& out, Index i) {
   const Index nx = model.nx(), nv = model.nv;
   double* x = out.x.data + i * nx;
@@ -56,6 +56,11 @@ void check_outputs(const MujocoModel& model, const MujocoRunOutput& out, Index s
   check_output("x", out.x, steps + 1, model.nx());
   check_output("qpos", out.qpos, steps + 1, model.nq);
   check_output("u", out.u, steps, nu);
+}
+
+//! The data's views were made for this mjModel (two views of one mjModel are the same model).
+void check_same_model(const MujocoModel& model, const MujocoData& data) {
+  if (data.model->m != model.m) throw std::invalid_argument("data must belong to model (made for another model)");
 }
 
 void check_options(const MujocoModel& model, const MujocoRunOptions& o) {
@@ -124,7 +129,7 @@ long MujocoData::warning_count() const {
 }
 
 double mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInputs& in, bool forward) {
-  if (data.model != &model) throw std::invalid_argument("data must belong to model (made for another model)");
+  check_same_model(model, data);
   const Index nv = model.nv;
   if (!in.q_ref_next)
     throw std::invalid_argument("q_ref_next must be an array of shape (" + std::to_string(model.nq) + ",), got None");
@@ -181,7 +186,7 @@ MujocoRunStatus mujoco_run_lqr(const MujocoModel& model, MujocoData& data, const
                                const RowsView& qpos_ref, const RowsView& qvel_ref, const RowsView& act_ref,
                                const MujocoRunOptions& options, const MujocoRunOutput& out,
                                const ProgressFn* progress) {
-  if (data.model != &model) throw std::invalid_argument("data must belong to model (made for another model)");
+  check_same_model(model, data);
   check_options(model, options);
   const Index T = options.steps, nv = model.nv, na = model.na, nu = model.nu;
   if (tracker.n() != model.nx() || tracker.s() != nu)
@@ -233,7 +238,7 @@ MujocoRunStatus mujoco_run_lqr(const MujocoModel& model, MujocoData& data, const
 MujocoRunStatus mujoco_run_servo(const MujocoModel& model, MujocoData& data, const MujocoServo& servo,
                                  const MujocoRunOptions& options, const MujocoRunOutput& out,
                                  const ProgressFn* progress) {
-  if (data.model != &model) throw std::invalid_argument("data must belong to model (made for another model)");
+  check_same_model(model, data);
   check_options(model, options);
   const Index T = options.steps, nv = model.nv, nq = model.nq;
   if (servo.kind == Servo::none) throw std::invalid_argument("servo must be 'pd' or 'spd', got none");
@@ -259,11 +264,11 @@ MujocoRunStatus mujoco_run_servo(const MujocoModel& model, MujocoData& data, con
   record(model, data, out, 0);
   double* tau = data.tau.data();
   double* p = data.p.data();
+  const bool split = servo.kind == Servo::spd && !damping_method;  // mj_step1, the servo on fresh M and C, mj_step2
   for (Index i = 0; i < T; ++i) {
     const double* kp = servo.kp.row(i);
     const double* kd = servo.kd.row(i);
     const double* ff = servo.tau_ff.data ? servo.tau_ff.row(i) : nullptr;
-    const bool split = servo.kind == Servo::spd && !damping_method;
     if (servo.kind == Servo::pd) {
       api.differentiate_pos(model.m, p, 1.0, servo.qpos_ref.row(i), data.qpos);
       const double* vr = servo.qvel_ref.row(i);
