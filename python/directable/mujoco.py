@@ -197,19 +197,27 @@ def _model_view(model):
     return view
 
 
-def _data_view(model, data):
-    """The compiled view of ``data`` (made once per MjData; ValueError if it belongs to another model)."""
+def _data_entry(model, data):
+    """``(model address, MujocoData view, MujocoModel view, model.opt, model.dof_damping)`` of ``data``,
+    made once per MjData (ValueError if it belongs to another model). The entry holds the model's
+    option struct and damping view (which keep the model alive), never ``data`` itself."""
     entry = _DATA_VIEWS.get(data)
     if entry is None or entry[0] != model._address:
         if data.model._address != model._address:
             raise ValueError("data must be an MjData of model (it was made for another MjModel)")
         counters = data.warning.number
         base, stride = _address(counters), counters.strides[0]
-        entry = _DATA_VIEWS[data] = (model._address, _core.MujocoData(
-            _model_view(model), data._address, _address(data.qpos), _address(data.qvel), _address(data.act),
-            _address(data.ctrl), _address(data.qfrc_applied), _address(data.qfrc_bias),
-            _address(data.qfrc_passive), [base + stride * k for k in _BAD_WARNINGS]))
-    return entry[1]
+        mview = _model_view(model)
+        view = _core.MujocoData(mview, data._address, _address(data.qpos), _address(data.qvel), _address(data.act),
+                                _address(data.ctrl), _address(data.qfrc_applied), _address(data.qfrc_bias),
+                                _address(data.qfrc_passive), [base + stride * k for k in _BAD_WARNINGS])
+        entry = _DATA_VIEWS[data] = (model._address, view, mview, model.opt, model.dof_damping)
+    return entry
+
+
+def _data_view(model, data):
+    """The compiled view of ``data`` (see ``_data_entry``)."""
+    return _data_entry(model, data)[1]
 
 
 # ----------------------------------------------------------------------------- state
@@ -614,12 +622,15 @@ def spd(model, data, q_ref_next, qd_ref_next, kp, kd, dt=None, actuated=None, fo
         dt = model.opt.timestep
     if _library() is not None:  # the compiled kernel checks every argument
         entry = _DATA_VIEWS.get(data)
-        view = entry[1] if entry is not None and entry[0] == model._address else _data_view(model, data)
+        if entry is None or entry[0] != model._address:
+            entry = _data_entry(model, data)
+        _, view, mview, opt, damping = entry
+        integ = opt.integrator
+        implicit = integ in _IMPLICIT or (integ == _EULER and not opt.disableflags & _EULERDAMP)
         if actuated is not None:
             actuated = _mask(actuated, model.nv)
-        return _core.mujoco_spd(_model_view(model), view, q_ref_next, qd_ref_next, kp, kd, dt,
-                                model.dof_damping if _implicit_damping(model) else None, actuated, bool(forward),
-                                None, bool(return_qacc))
+        return _core.mujoco_spd(mview, view, q_ref_next, qd_ref_next, kp, kd, dt, damping if implicit else None,
+                                actuated, bool(forward), None, bool(return_qacc))
     return _spd_numpy(model, data, q_ref_next, qd_ref_next, kp, kd, dt, actuated, forward, return_qacc)
 
 
