@@ -116,10 +116,15 @@ void spd_from_matrices(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
 }
 
 CoordinateTree::CoordinateTree(std::vector<int> parent) : parent_(std::move(parent)) {
-  for (std::size_t k = 0; k < parent_.size(); ++k)
+  start_.reserve(parent_.size() + 1);
+  start_.push_back(0);
+  for (std::size_t k = 0; k < parent_.size(); ++k) {
     if (parent_[k] < -1 || parent_[k] >= static_cast<int>(k))
       throw std::invalid_argument("parent[" + std::to_string(k) + "] must be in [-1, " + std::to_string(k) +
                                   ") (a parent before its child), got " + std::to_string(parent_[k]));
+    for (int i = parent_[k]; i >= 0; i = parent_[static_cast<std::size_t>(i)]) ancestors_.push_back(i);
+    start_.push_back(ancestors_.size());
+  }
 }
 
 TreeSPDWorkspace::TreeSPDWorkspace(Index n) : H(RowMatrix::Zero(n, n)), gain(Eigen::VectorXd::Zero(n)),
@@ -130,11 +135,15 @@ Index tree_ldl(const CoordinateTree& tree, RowMatrix& H) {
   for (Index k = n - 1; k >= 0; --k) {
     const double hkk = H(k, k);
     if (!(hkk > 0)) return k;
+    const double inv_hkk = 1.0 / hkk;
     double* row_k = H.row(k).data();
-    for (int i = tree.parent(k); i >= 0; i = tree.parent(i)) {
-      const double a = row_k[i] / hkk;
+    for (const int* pi = tree.ancestors_begin(k), *end = tree.ancestors_end(k); pi != end; ++pi) {
+      const int i = *pi;
+      const double a = row_k[i] * inv_hkk;
       double* row_i = H.row(i).data();
-      for (int j = i; j >= 0; j = tree.parent(j)) row_i[j] -= a * row_k[j];
+      // H_ij -= a H_kj for j = i and i's ancestors (k's ancestors beyond i, the same list)
+      row_i[i] -= a * row_k[i];
+      for (const int* pj = pi + 1; pj != end; ++pj) row_i[*pj] -= a * row_k[*pj];
       row_k[i] = a;
     }
   }
@@ -145,12 +154,17 @@ void tree_ldl_solve(const CoordinateTree& tree, const RowMatrix& H, double* x) {
   const Index n = tree.size();
   for (Index k = n - 1; k >= 0; --k) {  // L' z = b
     const double* row_k = H.row(k).data();
-    for (int i = tree.parent(k); i >= 0; i = tree.parent(i)) x[i] -= row_k[i] * x[k];
+    const double xk = x[k];
+    for (const int* pi = tree.ancestors_begin(k), *end = tree.ancestors_end(k); pi != end; ++pi)
+      x[*pi] -= row_k[*pi] * xk;
   }
   for (Index k = 0; k < n; ++k) x[k] /= H(k, k);  // D y = z
   for (Index k = 0; k < n; ++k) {  // L x = y
     const double* row_k = H.row(k).data();
-    for (int i = tree.parent(k); i >= 0; i = tree.parent(i)) x[k] -= row_k[i] * x[i];
+    double s = x[k];
+    for (const int* pi = tree.ancestors_begin(k), *end = tree.ancestors_end(k); pi != end; ++pi)
+      s -= row_k[*pi] * x[*pi];
+    x[k] = s;
   }
 }
 

@@ -83,9 +83,15 @@ class CoordinateTree {
   explicit CoordinateTree(std::vector<int> parent);
   Index size() const { return static_cast<Index>(parent_.size()); }
   int parent(Index k) const { return parent_[static_cast<std::size_t>(k)]; }
+  //! k's ancestors, nearest first, as [begin, end) of one flat array: the
+  //! factorisation walks them as a list instead of chasing parent links.
+  const int* ancestors_begin(Index k) const { return ancestors_.data() + start_[static_cast<std::size_t>(k)]; }
+  const int* ancestors_end(Index k) const { return ancestors_.data() + start_[static_cast<std::size_t>(k) + 1]; }
 
  private:
-  std::vector<int> parent_;  //!< n: the parent coordinate of each, -1 for a root
+  std::vector<int> parent_;     //!< n: the parent coordinate of each, -1 for a root
+  std::vector<int> ancestors_;  //!< every coordinate's ancestors, nearest first, one after the other
+  std::vector<std::size_t> start_;  //!< n + 1: where each coordinate's ancestors start in ancestors_
 };
 
 //! Buffers of tree_spd for one tree of n coordinates (one per thread).
