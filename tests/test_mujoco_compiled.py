@@ -334,3 +334,23 @@ def _child_run():
     m, q_ref, v_ref, kp, kd, tau_ff, push = servo_setup(steps=20)
     tr = dm.SPDTracker(m, q_ref, v_ref, kp, kd, method="solve", tau_ff=tau_ff)
     return dm.run(m, mujoco.MjData(m), tr, 20, disturbance=push).x
+
+
+def test_without_the_compiled_path_everything_falls_back_to_python(monkeypatch):
+    """Another MuJoCo release than the one the C API types were written for: run and spd
+    take the Python loop and the NumPy kernel, with the same results."""
+    m, q_ref, v_ref, kp, kd, tau_ff, push = servo_setup(steps=20)
+    d = random_state(m, 5)
+    tau_c = dm.spd(m, d, q_ref[3], v_ref[3], kp[3], kd[3])
+    tr = dm.SPDTracker(m, q_ref, v_ref, kp, kd, method="solve", tau_ff=tau_ff)
+    compiled = dm.run(m, mujoco.MjData(m), tr, 20, disturbance=push)
+    reason = "MuJoCo 9.9.0 is not supported by the compiled loop"
+    monkeypatch.setattr(dm, "_LIBRARY", [reason])
+    assert dm.compiled_loop_available() == (False, reason)
+    d = random_state(m, 5)
+    np.testing.assert_allclose(dm.spd(m, d, q_ref[3], v_ref[3], kp[3], kd[3]), tau_c, rtol=1e-9,
+                               atol=1e-9 * np.abs(tau_c).max())
+    fallback = dm.run(m, mujoco.MjData(m), tr, 20, disturbance=push)
+    np.testing.assert_allclose(fallback.x, compiled.x, rtol=0, atol=1e-10)
+    with pytest.raises(ValueError, match="engine='compiled' cannot run this: MuJoCo 9.9.0"):
+        dm.run(m, mujoco.MjData(m), tr, 20, engine="compiled")
