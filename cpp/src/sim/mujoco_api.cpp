@@ -1,6 +1,10 @@
 #include "directable/sim/mujoco_api.hpp"
 
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 
 #include <mutex>
 #include <stdexcept>
@@ -14,10 +18,30 @@ std::string version_string(int v) {
   return std::to_string(v / 1000000) + "." + std::to_string(v / 10000 % 100) + "." + std::to_string(v % 10000);
 }
 
+// The platform's loader: dlopen/dlsym, or LoadLibrary/GetProcAddress on Windows.
+#ifdef _WIN32
+void* open_library(const std::string& path) { return reinterpret_cast<void*>(LoadLibraryA(path.c_str())); }
+void* find_symbol(void* handle, const char* name) {
+  return reinterpret_cast<void*>(GetProcAddress(static_cast<HMODULE>(handle), name));
+}
+void close_library(void* handle) { FreeLibrary(static_cast<HMODULE>(handle)); }
+std::string loader_error() { return "LoadLibrary failed, error " + std::to_string(GetLastError()); }
+#else
+void* open_library(const std::string& path) { return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL); }
+void* find_symbol(void* handle, const char* name) {
+  dlerror();
+  return dlsym(handle, name);
+}
+void close_library(void* handle) { dlclose(handle); }
+std::string loader_error() {
+  const char* why = dlerror();
+  return why ? why : "dlopen failed";
+}
+#endif
+
 template <class Fn>
 void resolve(void* handle, const std::string& path, const char* name, Fn& out) {
-  dlerror();
-  void* sym = dlsym(handle, name);
+  void* sym = find_symbol(handle, name);
   if (!sym) throw std::invalid_argument("MuJoCo library " + path + " has no symbol " + name);
   out = reinterpret_cast<Fn>(sym);
 }
@@ -32,18 +56,16 @@ std::shared_ptr<const MujocoApi> MujocoApi::load(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = loaded.find(path); it != loaded.end()) return it->second;
   if (path.empty()) throw std::invalid_argument("library must be the path of MuJoCo's shared library, got an empty path");
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
+  void* handle = open_library(path);
+  if (!handle)
     throw std::invalid_argument("library must be a loadable MuJoCo shared library, got " + path + " (" +
-                                (why ? why : "dlopen failed") + ")");
-  }
+                                loader_error() + ")");
   try {
     auto api = open(handle, path);
     loaded.emplace(path, api);
     return api;
   } catch (...) {
-    dlclose(handle);
+    close_library(handle);
     throw;
   }
 }

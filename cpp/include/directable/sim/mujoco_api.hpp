@@ -30,7 +30,7 @@ struct MujocoApi {
   using IntegratePosFn = void (*)(const MjModelHandle* m, double* qpos, const double* qvel, double dt);
   using VersionFn = int (*)();
 
-  //! Opens `path` (RTLD_NOW | RTLD_LOCAL) and resolves every entry point;
+  //! Opens `path` (dlopen RTLD_NOW | RTLD_LOCAL; LoadLibrary on Windows) and resolves every entry point;
   //! invalid_argument naming the path when it cannot be opened, lacks a
   //! symbol or reports another major.minor version than header_version.
   static std::shared_ptr<const MujocoApi> load(const std::string& path);
