@@ -354,3 +354,34 @@ def test_without_the_compiled_path_everything_falls_back_to_python(monkeypatch):
     np.testing.assert_allclose(fallback.x, compiled.x, rtol=0, atol=1e-10)
     with pytest.raises(ValueError, match="engine='compiled' cannot run this: MuJoCo 9.9.0"):
         dm.run(m, mujoco.MjData(m), tr, 20, engine="compiled")
+
+
+def test_the_core_checks_a_run_called_directly():
+    """The checks live in the core: a direct _core call with bad schedules is a ValueError."""
+    m, q_ref, v_ref, kp, kd, tau_ff, _ = servo_setup(steps=5)
+    d = mujoco.MjData(m)
+    view, mview = dm._data_view(m, d), dm._model_view(m)
+    out = lambda: (np.zeros((6, dm.nx(m))), np.zeros((6, m.nq)), np.zeros((5, m.nv)))  # noqa: E731
+
+    def call(**kw):
+        args = dict(kind=_core.Servo.spd, damping_method=False, qpos_ref=q_ref, qvel_ref=v_ref, kp=kp, kd=kd,
+                    tau_ff=None, damping=None, dt=0.01, steps=5, disturbance=None, max_state=1e6)
+        args.update(kw)
+        x, q, u = out()
+        return _core.mujoco_run_servo(mview, view, x=x, qpos=q, u=u, **args)
+
+    assert call()[1] == -1
+    with pytest.raises(ValueError, match="kp must be finite and >= 0"):
+        call(kp=-kp)
+    with pytest.raises(ValueError, match="qvel_ref must be finite"):
+        call(qvel_ref=np.full_like(v_ref, np.nan))
+    with pytest.raises(ValueError, match=r"kd must have shape \(5, 11\)"):
+        call(kd=kd[:4])
+    with pytest.raises(ValueError, match="steps must be <= the servo's horizon 5"):
+        call(steps=6)
+    with pytest.raises(ValueError, match="dt must be > 0"):
+        call(dt=0.0)
+    x, q, u = out()
+    with pytest.raises(ValueError, match=r"u must have shape \(5, 11\)"):
+        _core.mujoco_run_servo(mview, view, _core.Servo.spd, False, q_ref, v_ref, kp, kd, None, None, 0.01, 5, None,
+                               1e6, x, q, u[:4])

@@ -58,6 +58,14 @@ void check_outputs(const MujocoModel& model, const MujocoRunOutput& out, Index s
   check_output("u", out.u, steps, nu);
 }
 
+//! Gains: finite and >= 0 (domain_error naming the first bad entry).
+void check_gains(const char* name, const double* k, Index size) {
+  for (Index i = 0; i < size; ++i)
+    if (!(k[i] >= 0) || !std::isfinite(k[i]))
+      throw std::domain_error(std::string(name) + " must be finite and >= 0, got " + std::to_string(k[i]) +
+                              " at flat index " + std::to_string(i));
+}
+
 //! The data's views were made for this mjModel (two views of one mjModel are the same model).
 void check_same_model(const MujocoModel& model, const MujocoData& data) {
   if (data.model->m != model.m) throw std::invalid_argument("data must belong to model (made for another model)");
@@ -138,11 +146,8 @@ double mujoco_spd(const MujocoModel& model, MujocoData& data, const MujocoSPDInp
   if (!(in.dt > 0) || !std::isfinite(in.dt)) throw std::domain_error("dt must be > 0 and finite, got " + std::to_string(in.dt));
   check_finite("q_ref_next", in.q_ref_next, model.nq);
   if (in.qd_ref_next) check_finite("qd_ref_next", in.qd_ref_next, nv);
-  for (const auto& [name, k] : {std::pair<const char*, const double*>{"kp", in.kp}, {"kd", in.kd}})
-    for (Index i = 0; i < nv; ++i)
-      if (!(k[i] >= 0) || !std::isfinite(k[i]))
-        throw std::domain_error(std::string(name) + " must be finite and >= 0, got " + std::to_string(k[i]) +
-                                " at index " + std::to_string(i));
+  check_gains("kp", in.kp, nv);
+  check_gains("kd", in.kd, nv);
   if (in.tau_ff) check_finite("tau_ff", in.tau_ff, nv);
   if (in.actuated && in.actuated_size != nv)
     throw_shape("actuated", "(" + std::to_string(nv) + ",)", "(" + std::to_string(in.actuated_size) + ",)");
@@ -199,6 +204,9 @@ MujocoRunStatus mujoco_run_lqr(const MujocoModel& model, MujocoData& data, const
   check_rows("qpos_ref", qpos_ref, qpos_ref.rows, model.nq);
   check_rows("qvel_ref", qvel_ref, qpos_ref.rows, nv);
   check_rows("act_ref", act_ref, qpos_ref.rows, na, na == 0);
+  check_finite("qpos_ref", qpos_ref.data, qpos_ref.rows * model.nq);
+  check_finite("qvel_ref", qvel_ref.data, qvel_ref.rows * nv);
+  if (act_ref.data) check_finite("act_ref", act_ref.data, act_ref.rows * na);
   if (qpos_ref.rows < T + 1)
     throw std::invalid_argument("qpos_ref must hold at least steps + 1 = " + std::to_string(T + 1) + " rows, got " +
                                 std::to_string(qpos_ref.rows));
@@ -248,6 +256,11 @@ MujocoRunStatus mujoco_run_servo(const MujocoModel& model, MujocoData& data, con
   check_rows("kp", servo.kp, horizon, nv);
   check_rows("kd", servo.kd, horizon, nv);
   check_rows("tau_ff", servo.tau_ff, horizon, nv, true);
+  check_finite("qpos_ref", servo.qpos_ref.data, (horizon + 1) * nq);
+  check_finite("qvel_ref", servo.qvel_ref.data, (horizon + 1) * nv);
+  check_gains("kp", servo.kp.data, horizon * nv);
+  check_gains("kd", servo.kd.data, horizon * nv);
+  if (servo.tau_ff.data) check_finite("tau_ff", servo.tau_ff.data, horizon * nv);
   if (horizon < T)
     throw std::invalid_argument("steps must be <= the servo's horizon " + std::to_string(horizon) + ", got " +
                                 std::to_string(T));
