@@ -385,3 +385,19 @@ def test_the_core_checks_a_run_called_directly():
     with pytest.raises(ValueError, match=r"u must have shape \(5, 11\)"):
         _core.mujoco_run_servo(mview, view, _core.Servo.spd, False, q_ref, v_ref, kp, kd, None, None, 0.01, 5, None,
                                1e6, x, q, u[:4])
+
+
+def test_mujoco_s_own_reset_is_caught_by_its_warning_counters():
+    """A force that makes MuJoCo reset the data (mjWARN_BADQACC) leaves a finite, small state behind:
+    only MuJoCo's warning counters, read by address, show it."""
+    m, q_ref, v_ref, kp, kd, _, _ = servo_setup(steps=10)
+    tr = dm.SPDTracker(m, q_ref, v_ref, kp, kd, method="damping")
+    kick = np.zeros((10, m.nv))
+    kick[3, 7] = 1e14
+    for engine in ("compiled", "python"):
+        d = mujoco.MjData(m)
+        with pytest.warns(RuntimeWarning, match="diverged at step 3"):
+            r = dm.run(m, d, tr, 10, disturbance=kick, engine=engine)
+        assert r.diverged_at == 3
+        assert d.warning.number[int(mujoco.mjtWarning.mjWARN_BADQACC)] >= 1
+        assert np.all(np.isfinite(d.qpos))  # MuJoCo reset it
