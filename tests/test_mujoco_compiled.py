@@ -235,6 +235,10 @@ def test_engine_choice_and_bad_input():
         dm.run(m, d, tracker, 5, engine="fast")
     with pytest.raises(ValueError, match=r"disturbance must have shape \(5, 24\)"):
         dm.run(m, d, tracker, 5, disturbance=np.zeros((4, 24)))
+    with pytest.raises(ValueError, match=rf"disturbance must have shape \(5, {m.nbody}, 6\)"):
+        dm.run(m, d, tracker, 5, disturbance=np.zeros((5, m.nbody, 3)))
+    with pytest.raises(ValueError, match=r"disturbance must have shape \(5, 24\) or"):
+        dm.run(m, d, tracker, 5, disturbance=np.zeros(5))
     with pytest.raises(ValueError, match="max_state must be > 0"):
         dm.run(m, d, tracker, 5, max_state=-1.0)
     # a Python callable disturbance runs the Python loop, with the same result as an array
@@ -365,7 +369,8 @@ def test_the_core_checks_a_run_called_directly():
 
     def call(**kw):
         args = dict(kind=_core.Servo.spd, damping_method=False, qpos_ref=q_ref, qvel_ref=v_ref, kp=kp, kd=kd,
-                    tau_ff=None, damping=None, dt=0.01, steps=5, disturbance=None, max_state=1e6)
+                    tau_ff=None, damping=None, dt=0.01, steps=5, disturbance=None, body_forces=None,
+                    max_state=1e6)
         args.update(kw)
         x, q, u = out()
         return _core.mujoco_run_servo(mview, view, x=x, qpos=q, u=u, **args)
@@ -384,7 +389,7 @@ def test_the_core_checks_a_run_called_directly():
     x, q, u = out()
     with pytest.raises(ValueError, match=r"u must have shape \(5, 11\)"):
         _core.mujoco_run_servo(mview, view, _core.Servo.spd, False, q_ref, v_ref, kp, kd, None, None, 0.01, 5, None,
-                               1e6, x, q, u[:4])
+                               None, 1e6, x, q, u[:4])
 
 
 def test_mujoco_s_own_reset_is_caught_by_its_warning_counters():
@@ -401,3 +406,19 @@ def test_mujoco_s_own_reset_is_caught_by_its_warning_counters():
         assert r.diverged_at == 3
         assert d.warning.number[int(mujoco.mjtWarning.mjWARN_BADQACC)] >= 1
         assert np.all(np.isfinite(d.qpos))  # MuJoCo reset it
+
+
+def test_body_forces_as_an_array_equal_a_python_callable_that_sets_xfrc_applied():
+    m, tracker, _ = lqr_setup(steps=40)
+    torso = m.body("torso").id
+    shove = np.zeros((40, m.nbody, 6))
+    shove[10:15, torso, 0] = 150.0
+
+    def shove_fn(i, model, d):
+        d.xfrc_applied[:] = shove[i]
+
+    runs = [dm.run(m, mujoco.MjData(m), tracker, 40, disturbance=shove, engine=e) for e in ("compiled", "python")]
+    runs.append(dm.run(m, mujoco.MjData(m), tracker, 40, disturbance=shove_fn))
+    for r in runs[1:]:
+        np.testing.assert_allclose(r.x, runs[0].x, rtol=0, atol=1e-12)
+    assert np.abs(runs[0].x[:, 1]).max() > 1e-3  # the push leaned the trunk

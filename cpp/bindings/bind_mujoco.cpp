@@ -53,15 +53,15 @@ sizes, dof_parentid (nv,), the qpos index of every ball / free joint's
 quaternion, and the addresses of qpos0 (nq,) and dof_damping
 (nv,). Made by directable.mujoco; the MjModel must outlive it.)doc")
       .def(py::init([](std::shared_ptr<MujocoApi> api, std::uintptr_t model, Index nq, Index nv, Index na, Index nu,
-                       const Eigen::VectorXi& dof_parent, const Eigen::VectorXi& quat_adr, std::uintptr_t qpos0,
+                       Index nbody, const Eigen::VectorXi& dof_parent, const Eigen::VectorXi& quat_adr, std::uintptr_t qpos0,
                        std::uintptr_t dof_damping) {
-             return std::make_shared<MujocoModel>(api, address<const MjModelHandle>(model), nq, nv, na, nu,
+             return std::make_shared<MujocoModel>(api, address<const MjModelHandle>(model), nq, nv, na, nu, nbody,
                                                   std::vector<int>(dof_parent.data(), dof_parent.data() + dof_parent.size()),
                                                   std::vector<int>(quat_adr.data(), quat_adr.data() + quat_adr.size()),
                                                   address<const double>(qpos0), address<double>(dof_damping));
            }),
            py::arg("library"), py::arg("model"), py::arg("nq"), py::arg("nv"), py::arg("na"), py::arg("nu"),
-           py::arg("dof_parent"), py::arg("quat_adr"), py::arg("qpos0"), py::arg("dof_damping"))
+           py::arg("nbody"), py::arg("dof_parent"), py::arg("quat_adr"), py::arg("qpos0"), py::arg("dof_damping"))
       .def_readonly("nq", &MujocoModel::nq)
       .def_readonly("nv", &MujocoModel::nv)
       .def_readonly("na", &MujocoModel::na)
@@ -69,23 +69,23 @@ quaternion, and the addresses of qpos0 (nq,) and dof_damping
 
   py::class_<MujocoData, std::shared_ptr<MujocoData>>(m, "MujocoData", R"doc(
 View of a mujoco.MjData for the compiled loops: its address, the addresses
-of qpos, qvel, act, ctrl, qfrc_applied, qfrc_bias, qfrc_passive and of the
+of qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, qfrc_bias, qfrc_passive and of the
 four warning counters mjWARN_BADQACC, BADQPOS, BADQVEL, BADCTRL; with the
 buffers of the SPD torque. Made by directable.mujoco; the MjData must
 outlive it.)doc")
       .def(py::init([](std::shared_ptr<MujocoModel> model, std::uintptr_t data, std::uintptr_t qpos,
                        std::uintptr_t qvel, std::uintptr_t act, std::uintptr_t ctrl, std::uintptr_t qfrc_applied,
-                       std::uintptr_t qfrc_bias, std::uintptr_t qfrc_passive, const std::vector<std::uintptr_t>& warnings) {
+                       std::uintptr_t xfrc_applied, std::uintptr_t qfrc_bias, std::uintptr_t qfrc_passive, const std::vector<std::uintptr_t>& warnings) {
              std::vector<const int*> counters;
              for (auto w : warnings) counters.push_back(address<const int>(w));
              return std::make_shared<MujocoData>(deref(model, "model", "MujocoModel"), address<MjDataHandle>(data),
                                                  address<double>(qpos), address<double>(qvel), address<double>(act),
-                                                 address<double>(ctrl), address<double>(qfrc_applied),
+                                                 address<double>(ctrl), address<double>(qfrc_applied), address<double>(xfrc_applied),
                                                  address<const double>(qfrc_bias), address<const double>(qfrc_passive),
                                                  std::move(counters));
            }),
            py::arg("model"), py::arg("data"), py::arg("qpos"), py::arg("qvel"), py::arg("act"), py::arg("ctrl"),
-           py::arg("qfrc_applied"), py::arg("qfrc_bias"), py::arg("qfrc_passive"), py::arg("warnings"),
+           py::arg("qfrc_applied"), py::arg("xfrc_applied"), py::arg("qfrc_bias"), py::arg("qfrc_passive"), py::arg("warnings"),
            py::keep_alive<1, 2>());
 
   m.def("mujoco_spd", [](const MujocoModel& model, MujocoData& data, const OptArray& q_ref_next,
@@ -129,11 +129,12 @@ run mj_fwdPosition + mj_fwdVelocity first, tau_ff (nv,) a known feed-forward
 
   m.def("mujoco_run_lqr", [](const MujocoModel& model, MujocoData& data, const TrackerObject& tracker,
                              const Array& qpos_ref, const Array& qvel_ref, const OptArray& act_ref, Index steps,
-                             const OptArray& disturbance, double max_state, OutArray x, OutArray qpos, OutArray u,
-                             py::object progress) {
+                             const OptArray& disturbance, const OptArray& body_forces, double max_state, OutArray x,
+                             OutArray qpos, OutArray u, py::object progress) {
     MujocoRunOptions options;
     options.steps = steps;
     options.disturbance = rows(disturbance);
+    options.body_forces = rows(body_forces);
     options.max_state = max_state;
     const MujocoRunOutput out{rows_out(x), rows_out(qpos), rows_out(u)};
     Progress prog(progress);
@@ -144,19 +145,21 @@ run mj_fwdPosition + mj_fwdVelocity first, tau_ff (nv,) a known feed-forward
     });
     return status_tuple(status);
   }, py::arg("model"), py::arg("data"), py::arg("tracker"), py::arg("qpos_ref"), py::arg("qvel_ref"),
-     py::arg("act_ref"), py::arg("steps"), py::arg("disturbance"), py::arg("max_state"), py::arg("x"),
+     py::arg("act_ref"), py::arg("steps"), py::arg("disturbance"), py::arg("body_forces"), py::arg("max_state"),
+     py::arg("x"),
      py::arg("qpos"), py::arg("u"), py::arg("progress") = py::none(),
      R"doc(A whole LQR run on MuJoCo's controls in C++ (GIL released): w = w_ff + K (x (-) x_ref)
 with the tracker built on a zero reference. qpos_ref (T+1, nq), qvel_ref
-(T+1, nv), act_ref (T+1, na) or None; disturbance (steps, nv) or None.
+(T+1, nv), act_ref (T+1, na) or None; disturbance (steps, nv) or None;
+body_forces (steps, 6 nbody) written to xfrc_applied before each step, or None.
 Writes x (steps+1, nx), qpos (steps+1, nq), u (steps, nu) row by row and
 returns (done, diverged_at, reason). See directable.mujoco.run.)doc");
 
   m.def("mujoco_run_servo", [](const MujocoModel& model, MujocoData& data, Servo kind, bool damping_method,
                                const Array& qpos_ref, const Array& qvel_ref, const Array& kp, const Array& kd,
                                const OptArray& tau_ff, const OptArray& damping, double dt, Index steps,
-                               const OptArray& disturbance, double max_state, OutArray x, OutArray qpos, OutArray u,
-                               py::object progress) {
+                               const OptArray& disturbance, const OptArray& body_forces, double max_state, OutArray x,
+                               OutArray qpos, OutArray u, py::object progress) {
     MujocoServo servo;
     servo.kind = kind;
     servo.method = damping_method ? SPDMethod::damping : SPDMethod::solve;
@@ -170,6 +173,7 @@ returns (done, diverged_at, reason). See directable.mujoco.run.)doc");
     MujocoRunOptions options;
     options.steps = steps;
     options.disturbance = rows(disturbance);
+    options.body_forces = rows(body_forces);
     options.max_state = max_state;
     const MujocoRunOutput out{rows_out(x), rows_out(qpos), rows_out(u)};
     Progress prog(progress);
@@ -182,8 +186,8 @@ returns (done, diverged_at, reason). See directable.mujoco.run.)doc");
     return status_tuple(status);
   }, py::arg("model"), py::arg("data"), py::arg("kind"), py::arg("damping_method"), py::arg("qpos_ref"),
      py::arg("qvel_ref"), py::arg("kp"), py::arg("kd"), py::arg("tau_ff"), py::arg("damping"), py::arg("dt"),
-     py::arg("steps"), py::arg("disturbance"), py::arg("max_state"), py::arg("x"), py::arg("qpos"), py::arg("u"),
-     py::arg("progress") = py::none(),
+     py::arg("steps"), py::arg("disturbance"), py::arg("body_forces"), py::arg("max_state"), py::arg("x"),
+     py::arg("qpos"), py::arg("u"), py::arg("progress") = py::none(),
      R"doc(A whole PD / SPD servo run on qfrc_applied in C++ (GIL released). qpos_ref
 (T+1, nq), qvel_ref (T+1, nv), kp, kd (T, nv), tau_ff (T, nv) or None,
 damping (nv,): the model's joint damping before the run (the "damping"

@@ -3022,7 +3022,7 @@ class MujocoModel:
     quaternion, and the addresses of qpos0 (nq,) and dof_damping
     (nv,). Made by directable.mujoco; the MjModel must outlive it.
     """
-    def __init__(self, library: MujocoLibrary, model: typing.SupportsInt | typing.SupportsIndex, nq: int, nv: int, na: int, nu: int, dof_parent: numpy.typing.ArrayLike, quat_adr: numpy.typing.ArrayLike, qpos0: typing.SupportsInt | typing.SupportsIndex, dof_damping: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, library: MujocoLibrary, model: typing.SupportsInt | typing.SupportsIndex, nq: int, nv: int, na: int, nu: int, nbody: int, dof_parent: numpy.typing.ArrayLike, quat_adr: numpy.typing.ArrayLike, qpos0: typing.SupportsInt | typing.SupportsIndex, dof_damping: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -3041,12 +3041,12 @@ class MujocoModel:
 class MujocoData:
     """
     View of a mujoco.MjData for the compiled loops: its address, the addresses
-    of qpos, qvel, act, ctrl, qfrc_applied, qfrc_bias, qfrc_passive and of the
+    of qpos, qvel, act, ctrl, qfrc_applied, xfrc_applied, qfrc_bias, qfrc_passive and of the
     four warning counters mjWARN_BADQACC, BADQPOS, BADQVEL, BADCTRL; with the
     buffers of the SPD torque. Made by directable.mujoco; the MjData must
     outlive it.
     """
-    def __init__(self, model: MujocoModel, data: typing.SupportsInt | typing.SupportsIndex, qpos: typing.SupportsInt | typing.SupportsIndex, qvel: typing.SupportsInt | typing.SupportsIndex, act: typing.SupportsInt | typing.SupportsIndex, ctrl: typing.SupportsInt | typing.SupportsIndex, qfrc_applied: typing.SupportsInt | typing.SupportsIndex, qfrc_bias: typing.SupportsInt | typing.SupportsIndex, qfrc_passive: typing.SupportsInt | typing.SupportsIndex, warnings: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
+    def __init__(self, model: MujocoModel, data: typing.SupportsInt | typing.SupportsIndex, qpos: typing.SupportsInt | typing.SupportsIndex, qvel: typing.SupportsInt | typing.SupportsIndex, act: typing.SupportsInt | typing.SupportsIndex, ctrl: typing.SupportsInt | typing.SupportsIndex, qfrc_applied: typing.SupportsInt | typing.SupportsIndex, xfrc_applied: typing.SupportsInt | typing.SupportsIndex, qfrc_bias: typing.SupportsInt | typing.SupportsIndex, qfrc_passive: typing.SupportsInt | typing.SupportsIndex, warnings: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -3158,15 +3158,16 @@ def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float6
     """
 def mirror_poses(skeleton: CharacterSkeleton, poses: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
     ...
-def mujoco_run_lqr(model: MujocoModel, data: MujocoData, tracker: Tracker, qpos_ref: numpy.ndarray[numpy.float64], qvel_ref: numpy.ndarray[numpy.float64], act_ref: numpy.ndarray[numpy.float64] | None, steps: int, disturbance: numpy.ndarray[numpy.float64] | None, max_state: typing.SupportsFloat | typing.SupportsIndex, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], qpos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], u: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], progress: typing.Any = None) -> tuple:
+def mujoco_run_lqr(model: MujocoModel, data: MujocoData, tracker: Tracker, qpos_ref: numpy.ndarray[numpy.float64], qvel_ref: numpy.ndarray[numpy.float64], act_ref: numpy.ndarray[numpy.float64] | None, steps: int, disturbance: numpy.ndarray[numpy.float64] | None, body_forces: numpy.ndarray[numpy.float64] | None, max_state: typing.SupportsFloat | typing.SupportsIndex, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], qpos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], u: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], progress: typing.Any = None) -> tuple:
     """
     A whole LQR run on MuJoCo's controls in C++ (GIL released): w = w_ff + K (x (-) x_ref)
     with the tracker built on a zero reference. qpos_ref (T+1, nq), qvel_ref
-    (T+1, nv), act_ref (T+1, na) or None; disturbance (steps, nv) or None.
+    (T+1, nv), act_ref (T+1, na) or None; disturbance (steps, nv) or None;
+    body_forces (steps, 6 nbody) written to xfrc_applied before each step, or None.
     Writes x (steps+1, nx), qpos (steps+1, nq), u (steps, nu) row by row and
     returns (done, diverged_at, reason). See directable.mujoco.run.
     """
-def mujoco_run_servo(model: MujocoModel, data: MujocoData, kind: Servo, damping_method: bool, qpos_ref: numpy.ndarray[numpy.float64], qvel_ref: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], tau_ff: numpy.ndarray[numpy.float64] | None, damping: numpy.ndarray[numpy.float64] | None, dt: typing.SupportsFloat | typing.SupportsIndex, steps: int, disturbance: numpy.ndarray[numpy.float64] | None, max_state: typing.SupportsFloat | typing.SupportsIndex, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], qpos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], u: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], progress: typing.Any = None) -> tuple:
+def mujoco_run_servo(model: MujocoModel, data: MujocoData, kind: Servo, damping_method: bool, qpos_ref: numpy.ndarray[numpy.float64], qvel_ref: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], tau_ff: numpy.ndarray[numpy.float64] | None, damping: numpy.ndarray[numpy.float64] | None, dt: typing.SupportsFloat | typing.SupportsIndex, steps: int, disturbance: numpy.ndarray[numpy.float64] | None, body_forces: numpy.ndarray[numpy.float64] | None, max_state: typing.SupportsFloat | typing.SupportsIndex, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], qpos: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], u: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], progress: typing.Any = None) -> tuple:
     """
     A whole PD / SPD servo run on qfrc_applied in C++ (GIL released). qpos_ref
     (T+1, nq), qvel_ref (T+1, nv), kp, kd (T, nv), tau_ff (T, nv) or None,

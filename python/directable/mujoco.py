@@ -191,7 +191,7 @@ def _model_view(model):
     view = _MODEL_VIEWS.get(model)
     if view is None:
         view = _MODEL_VIEWS[model] = _core.MujocoModel(
-            _library(), model._address, model.nq, model.nv, model.na, model.nu,
+            _library(), model._address, model.nq, model.nv, model.na, model.nu, model.nbody,
             np.asarray(model.dof_parentid, dtype=np.int32), _quat_slices(model).astype(np.int32),
             _address(model.qpos0), _address(model.dof_damping))
     return view
@@ -209,7 +209,8 @@ def _data_entry(model, data):
         base, stride = _address(counters), counters.strides[0]
         mview = _model_view(model)
         view = _core.MujocoData(mview, data._address, _address(data.qpos), _address(data.qvel), _address(data.act),
-                                _address(data.ctrl), _address(data.qfrc_applied), _address(data.qfrc_bias),
+                                _address(data.ctrl), _address(data.qfrc_applied), _address(data.xfrc_applied),
+                                _address(data.qfrc_bias),
                                 _address(data.qfrc_passive), [base + stride * k for k in _BAD_WARNINGS])
         entry = _DATA_VIEWS[data] = (model._address, view, mview, model.opt, model.dof_damping)
     return entry
@@ -864,8 +865,11 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
         ("ctrl" or "qfrc") and ``steps`` (the reference length)
     steps : number of steps, 1 <= steps <= tracker.steps
     disturbance : (steps, nv) generalized force added to ``qfrc_applied``
-        (N, N m), or a callable ``f(i, model, data)`` that sets e.g.
-        ``data.xfrc_applied`` before step ``i``; None for none
+        (N, N m); or (steps, nbody, 6) Cartesian forces and torques on the
+        bodies (N, N m, in world axes at each body's centre of mass, as
+        ``data.xfrc_applied``), written to ``xfrc_applied`` before each step;
+        or a callable ``f(i, model, data)`` that sets anything before step
+        ``i`` (Python loop); None for none
     callback : optional ``f(i, model, data)`` after each step (e.g. to record)
     max_state : ``|qpos|`` or ``|qvel|`` beyond this counts as divergence
     engine : "auto" (default): one C++ call (GIL released, Ctrl-C checked)
@@ -895,13 +899,19 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
     nv = model.nv
     dist_fn = None
     dist = None
+    body = None
     if callable(disturbance):
         dist_fn = disturbance
+    elif disturbance is not None and np.ndim(disturbance) == 3:
+        body = _array(disturbance, "disturbance", (steps, model.nbody, 6))
     elif disturbance is not None:
+        if np.ndim(disturbance) != 2:
+            raise ValueError(f"disturbance must have shape ({steps}, {nv}) or ({steps}, {model.nbody}, 6), "
+                             f"got {np.shape(disturbance)}")
         dist = _array(disturbance, "disturbance", (steps, nv))
     why_not = _why_not_compiled(tracker, dist_fn, callback) if engine != "python" else "engine='python'"
     if why_not is None:
-        return _run_compiled(model, data, tracker, steps, dist, max_state, progress)
+        return _run_compiled(model, data, tracker, steps, dist, body, max_state, progress)
     if engine == "compiled":
         raise ValueError(f"engine='compiled' cannot run this: {why_not}")
     to_ctrl = tracker.target == "ctrl"
@@ -930,6 +940,8 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
             d_in[:] = w
             if dist is not None:
                 data.qfrc_applied[:] = dist[i] if to_ctrl else data.qfrc_applied + dist[i]
+            if body is not None:
+                data.xfrc_applied[:] = body[i]
             if dist_fn is not None:
                 dist_fn(i, model, data)
             if split:
@@ -983,18 +995,19 @@ def _why_not_compiled(tracker, dist_fn, callback):
     return None
 
 
-def _run_compiled(model, data, tracker, steps, dist, max_state, progress):
+def _run_compiled(model, data, tracker, steps, dist, body, max_state, progress):
     view = _data_view(model, data)
     x = np.full((steps + 1, nx(model)), np.nan)
     qpos = np.full((steps + 1, model.nq), np.nan)
     lqr = isinstance(tracker, LQRTracker)
     u = np.full((steps, model.nu if lqr else model.nv), np.nan)
+    flat_body = None if body is None else body.reshape(steps, -1)
     cb, close = progress_callback(progress, "MuJoCo run")
     try:
         if lqr:
             done, bad, why = _core.mujoco_run_lqr(_model_view(model), view, tracker._tracker, tracker.qpos_ref,
-                                                  tracker._qvel_ref, tracker._act_ref, steps, dist, max_state, x,
-                                                  qpos, u, cb)
+                                                  tracker._qvel_ref, tracker._act_ref, steps, dist, flat_body,
+                                                  max_state, x, qpos, u, cb)
         else:
             damping_method = tracker.controller == "spd" and tracker.method == "damping"
             if damping_method:
@@ -1006,7 +1019,8 @@ def _run_compiled(model, data, tracker, steps, dist, max_state, progress):
             kind = _core.Servo.spd if tracker.controller == "spd" else _core.Servo.pd
             done, bad, why = _core.mujoco_run_servo(_model_view(model), view, kind, damping_method, tracker.qpos_ref,
                                                     tracker.qvel_ref, tracker.kp, tracker.kd, tracker.tau_ff, damping,
-                                                    float(model.opt.timestep), steps, dist, max_state, x, qpos, u, cb)
+                                                    float(model.opt.timestep), steps, dist, flat_body, max_state, x,
+                                                    qpos, u, cb)
     finally:
         close()
     if bad >= 0:

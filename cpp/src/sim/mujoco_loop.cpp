@@ -58,6 +58,12 @@ void check_outputs(const MujocoModel& model, const MujocoRunOutput& out, Index s
   check_output("u", out.u, steps, nu);
 }
 
+//! Step i's Cartesian forces on the bodies, where the run has them.
+void apply_body_forces(const MujocoModel& model, MujocoData& data, const MujocoRunOptions& options, Index i) {
+  if (options.body_forces.data)
+    std::copy(options.body_forces.row(i), options.body_forces.row(i) + 6 * model.nbody, data.xfrc_applied);
+}
+
 //! Gains: finite and >= 0 (domain_error naming the first bad entry).
 void check_gains(const char* name, const double* k, Index size) {
   for (Index i = 0; i < size; ++i)
@@ -75,6 +81,8 @@ void check_options(const MujocoModel& model, const MujocoRunOptions& o) {
   if (o.steps < 1) throw std::invalid_argument("steps must be >= 1, got " + std::to_string(o.steps));
   check_rows("disturbance", o.disturbance, o.steps, model.nv, true);
   if (o.disturbance.data) check_finite("disturbance", o.disturbance.data, o.steps * model.nv);
+  check_rows("body_forces", o.body_forces, o.steps, 6 * model.nbody, true);
+  if (o.body_forces.data) check_finite("body_forces", o.body_forces.data, o.steps * 6 * model.nbody);
   if (!(o.max_state > 0)) throw std::domain_error("max_state must be > 0, got " + std::to_string(o.max_state));
 }
 
@@ -96,14 +104,14 @@ class DampingRestore {
 }  // namespace
 
 MujocoModel::MujocoModel(std::shared_ptr<const MujocoApi> api_, const MjModelHandle* model, Index nq_, Index nv_,
-                         Index na_, Index nu_, std::vector<int> dof_parent, std::vector<int> quat_adr_,
+                         Index na_, Index nu_, Index nbody_, std::vector<int> dof_parent, std::vector<int> quat_adr_,
                          const double* qpos0_, double* dof_damping_)
-    : api(std::move(api_)), m(model), nq(nq_), nv(nv_), na(na_), nu(nu_), tree(std::move(dof_parent)),
+    : api(std::move(api_)), m(model), nq(nq_), nv(nv_), na(na_), nu(nu_), nbody(nbody_), tree(std::move(dof_parent)),
       quat_adr(std::move(quat_adr_)), qpos0(qpos0_), dof_damping(dof_damping_) {
   if (!api) throw std::invalid_argument("api must be a loaded MuJoCo library, got None");
   if (!m || !qpos0 || !dof_damping) throw std::invalid_argument("model must be a MuJoCo model, got a null address");
-  if (nq < 0 || nv < 0 || na < 0 || nu < 0 || nq < nv)
-    throw std::invalid_argument("model sizes must satisfy nq >= nv >= 0, na, nu >= 0");
+  if (nq < 0 || nv < 0 || na < 0 || nu < 0 || nq < nv || nbody < 1)
+    throw std::invalid_argument("model sizes must satisfy nq >= nv >= 0, na, nu >= 0, nbody >= 1");
   if (tree.size() != nv)
     throw_shape("dof_parent", "(" + std::to_string(nv) + ",)", "(" + std::to_string(tree.size()) + ",)");
   for (int a : quat_adr)
@@ -113,15 +121,17 @@ MujocoModel::MujocoModel(std::shared_ptr<const MujocoApi> api_, const MjModelHan
 }
 
 MujocoData::MujocoData(const MujocoModel& model_, MjDataHandle* data, double* qpos_, double* qvel_, double* act_,
-                       double* ctrl_, double* qfrc_applied_, const double* qfrc_bias_, const double* qfrc_passive_,
+                       double* ctrl_, double* qfrc_applied_, double* xfrc_applied_, const double* qfrc_bias_,
+                       const double* qfrc_passive_,
                        std::vector<const int*> warnings_)
-    : d(data), qpos(qpos_), qvel(qvel_), act(act_), ctrl(ctrl_), qfrc_applied(qfrc_applied_), qfrc_bias(qfrc_bias_),
+    : d(data), qpos(qpos_), qvel(qvel_), act(act_), ctrl(ctrl_), qfrc_applied(qfrc_applied_), xfrc_applied(xfrc_applied_),
+      qfrc_bias(qfrc_bias_),
       qfrc_passive(qfrc_passive_), warnings(std::move(warnings_)), model(&model_), spd(model_.nv),
       qpred(Eigen::VectorXd::Zero(model_.nq)), q_ref(Eigen::VectorXd::Zero(model_.nq)), p(Eigen::VectorXd::Zero(model_.nv)),
       C(Eigen::VectorXd::Zero(model_.nv)), dx(Eigen::VectorXd::Zero(model_.nx())),
       w(Eigen::VectorXd::Zero(model_.nu)), w_fb(Eigen::VectorXd::Zero(model_.nu)),
       tau(Eigen::VectorXd::Zero(model_.nv)) {
-  if (!d || !qpos || !qvel || !qfrc_applied || !qfrc_bias || !qfrc_passive || (model_.na && !act) ||
+  if (!d || !qpos || !qvel || !qfrc_applied || !xfrc_applied || !qfrc_bias || !qfrc_passive || (model_.na && !act) ||
       (model_.nu && !ctrl))
     throw std::invalid_argument("data must be a MuJoCo data of the model, got a null address");
   if (warnings.size() != 4)
@@ -227,6 +237,7 @@ MujocoRunStatus mujoco_run_lqr(const MujocoModel& model, MujocoData& data, const
     std::copy(data.w.data(), data.w.data() + nu, data.ctrl);
     if (options.disturbance.data)
       std::copy(options.disturbance.row(i), options.disturbance.row(i) + nv, data.qfrc_applied);
+    apply_body_forces(model, data, options, i);
     const long before = data.warning_count();
     api.step(model.m, data.d);
     std::copy(data.w.data(), data.w.data() + nu, out.u.data + i * nu);
@@ -311,6 +322,7 @@ MujocoRunStatus mujoco_run_servo(const MujocoModel& model, MujocoData& data, con
       for (Index k = 0; k < nv; ++k) tau[k] += ff[k];
     for (Index k = 0; k < nv; ++k)
       data.qfrc_applied[k] = tau[k] + (options.disturbance.data ? options.disturbance.row(i)[k] : 0.0);
+    apply_body_forces(model, data, options, i);
     const long before = data.warning_count();
     if (split)
       api.step2(model.m, data.d);

@@ -398,11 +398,6 @@ def balance_run(steps=300, push=150.0, push_steps=(50, 60), dt=0.01, Q_pos=100.0
     else:
         tracker = dm.LQRTracker(m, x_ref, np.zeros((m.nu, dm.nx(m))), ctrl_ref)
     data = mujoco.MjData(m)
-    torso = m.body("torso").id
-
-    def shove(i, model, d):
-        d.xfrc_applied[torso, :] = 0.0
-        if push_steps[0] <= i < push_steps[1]:
-            d.xfrc_applied[torso, 0] = push
-
+    shove = np.zeros((steps, m.nbody, 6))  # Cartesian force on the torso (N, world x): one C++ run
+    shove[push_steps[0]:push_steps[1], m.body("torso").id, 0] = push
     return m, dm.run(m, data, tracker, steps, disturbance=shove), x_ref

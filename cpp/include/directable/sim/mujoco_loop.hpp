@@ -25,10 +25,10 @@ namespace directable {
 //! are MuJoCo's (the model must outlive the view).
 struct MujocoModel {
   MujocoModel(std::shared_ptr<const MujocoApi> api, const MjModelHandle* model, Index nq, Index nv, Index na, Index nu,
-              std::vector<int> dof_parent, std::vector<int> quat_adr, const double* qpos0, double* dof_damping);
+              Index nbody, std::vector<int> dof_parent, std::vector<int> quat_adr, const double* qpos0, double* dof_damping);
   std::shared_ptr<const MujocoApi> api;
   const MjModelHandle* m;
-  Index nq, nv, na, nu;
+  Index nq, nv, na, nu, nbody;
   CoordinateTree tree;        //!< nv: dof_parentid
   std::vector<int> quat_adr;  //!< where each ball / free joint's quaternion starts in qpos
   const double* qpos0;        //!< nq: the reference pose of the tangent states
@@ -42,10 +42,11 @@ struct MujocoData {
   //! warnings: the four counters (int) of mjWARN_BADQACC, BADQPOS, BADQVEL,
   //! BADCTRL, MuJoCo's signs of a state gone bad (it then resets the data).
   MujocoData(const MujocoModel& model, MjDataHandle* data, double* qpos, double* qvel, double* act, double* ctrl,
-             double* qfrc_applied, const double* qfrc_bias, const double* qfrc_passive,
+             double* qfrc_applied, double* xfrc_applied, const double* qfrc_bias, const double* qfrc_passive,
              std::vector<const int*> warnings);
   MjDataHandle* d;
   double *qpos, *qvel, *act, *ctrl, *qfrc_applied;  //!< nq, nv, na, nu, nv
+  double* xfrc_applied;                             //!< nbody x 6: Cartesian force and torque on each body
   const double *qfrc_bias, *qfrc_passive;           //!< nv each
   std::vector<const int*> warnings;                 //!< 4 counters
   const MujocoModel* model;                         //!< the model the views belong to
@@ -107,6 +108,7 @@ struct MujocoRunOutput {
 struct MujocoRunOptions {
   Index steps = 0;
   RowsView disturbance;  //!< steps x nv generalised forces added to qfrc_applied, or empty
+  RowsView body_forces;  //!< steps x (nbody * 6) written to xfrc_applied before each step, or empty
   double max_state = 1e6;  //!< |qpos| or |qvel| beyond it counts as divergence
 };
 
