@@ -252,9 +252,10 @@ def test_progress_callback_and_cancel_restore_the_model():
     m, q_ref, v_ref, kp, kd, _, _ = servo_setup(steps=40)
     damping0 = m.dof_damping.copy()
     tr = dm.SPDTracker(m, q_ref, v_ref, kp, kd, method="damping")
-    seen = []
-    dm.run(m, mujoco.MjData(m), tr, 40, progress=lambda done, total: seen.append((done, total)))
-    assert seen and seen[-1] == (40, 40)
+    for engine in ("compiled", "python"):
+        seen = []
+        dm.run(m, mujoco.MjData(m), tr, 40, progress=lambda done, total: seen.append((done, total)), engine=engine)
+        assert seen and seen[-1] == (40, 40)
 
     def stop(done, total):
         raise KeyboardInterrupt

@@ -46,6 +46,7 @@ step and reports the first bad step in ``RunResult.diverged_at`` (with a
 from __future__ import annotations
 
 import os
+import time
 import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -877,7 +878,7 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
         disturbance and no callback, where ``compiled_loop_available()``;
         else the Python loop. "compiled": the C++ call or ``ValueError``
         saying why not. "python": the Python loop (same results to rounding).
-    progress : None, True (a tqdm bar) or ``f(done, total)`` (compiled loop only)
+    progress : None, True (a tqdm bar) or ``f(done, total)``, called at most every 50 ms
 
     Returns
     -------
@@ -931,6 +932,8 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
     if to_ctrl:
         data.qfrc_applied[:] = 0.0
     done = 0
+    report, close = progress_callback(progress, "MuJoCo run")
+    next_report = time.monotonic() + 0.05
     try:
         for i in range(steps):
             t_prev = data.time
@@ -958,7 +961,11 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
                 act[i + 1] = d_act
             if callback is not None:
                 callback(i, model, data)
+            if report is not None and (time.monotonic() >= next_report or i + 1 == steps):
+                report(i + 1, steps)
+                next_report = time.monotonic() + 0.05
     finally:
+        close()
         if hasattr(tracker, "finish"):
             u = tracker.finish(u, qvel[1:])
     # the first step whose input or resulting state is non-finite or beyond max_state
