@@ -21,7 +21,8 @@ are not unit length are normalised; a deviation beyond 1e-6 also issues a
 
 Loops. ``reference_rollout`` (open loop) uses ``mujoco.rollout``, MuJoCo's
 C++ loop. ``run`` is one call into directable's C++ core for an
-``LQRTracker`` or ``SPDTracker`` with an array (or no) disturbance: the core
+``LQRTracker`` or ``SPDTracker`` with an array (or no) disturbance
+(generalized forces, or Cartesian forces on the bodies): the core
 (``sim/mujoco_loop``) calls MuJoCo's C API, which it finds at run time in
 the shared library the ``mujoco`` package loaded (``libmujoco.so.*`` beside
 ``mujoco/__init__.py``: ``dlopen``/``dlsym``, so directable builds without
@@ -29,8 +30,9 @@ MuJoCo), on the addresses of ``MjModel``/``MjData`` and of their NumPy
 views. It releases the GIL, stops on Ctrl-C and reports a bad state with
 its step. The C API types were written against MuJoCo 4.0 (``mujoco.h`` of
 4.0.0); another major.minor release is refused by the compiled path, and
-then, as for a callable disturbance, a ``callback``, a tracker subclass that
-overrides ``control`` or ``engine="python"``, ``run`` is a Python loop over
+then, as for a callable disturbance, a ``callback``, a tracker of another
+class (subclasses included: their ``control`` is Python) or
+``engine="python"``, ``run`` is a Python loop over
 MuJoCo's step functions (``mj_step1`` / ``mj_step2`` where the controller
 needs the current mass matrix) with the same results to rounding.
 ``compiled_loop_available()`` says which applies. ``spd`` likewise uses the
