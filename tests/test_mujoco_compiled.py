@@ -423,3 +423,23 @@ def test_body_forces_as_an_array_equal_a_python_callable_that_sets_xfrc_applied(
     for r in runs[1:]:
         np.testing.assert_allclose(r.x, runs[0].x, rtol=0, atol=1e-12)
     assert np.abs(runs[0].x[:, 1]).max() > 1e-3  # the push leaned the trunk
+
+
+def test_spd_from_threads_each_with_its_own_data_is_bit_for_bit_serial():
+    m = tree_model()
+    states = [random_state(m, seed) for seed in range(4)]
+    kp, kd = np.linspace(100, 400, m.nv), np.linspace(5, 20, m.nv)
+    serial = [dm.spd(m, d, m.qpos0, None, kp, kd) for d in states]
+    out = [None] * 4
+
+    def work(k):
+        for _ in range(200):
+            out[k] = dm.spd(m, states[k], m.qpos0, None, kp, kd)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(out, serial):
+        np.testing.assert_array_equal(a, b)
