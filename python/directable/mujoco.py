@@ -25,7 +25,7 @@ C++ loop. ``run`` is one call into directable's C++ core for an
 (generalized forces, or Cartesian forces on the bodies): the core
 (``sim/mujoco_loop``) calls MuJoCo's C API, which it finds at run time in
 the shared library the ``mujoco`` package loaded (``libmujoco.so.*`` beside
-``mujoco/__init__.py``: ``dlopen``/``dlsym``, so directable builds without
+``mujoco/__init__.py``, or wherever the process mapped it from: ``dlopen``/``dlsym``, so directable builds without
 MuJoCo), on the addresses of ``MjModel``/``MjData`` and of their NumPy
 views. It releases the GIL, stops on Ctrl-C and reports a bad state with
 its step. The C API types were written against MuJoCo 4.0 (``mujoco.h`` of
@@ -161,8 +161,9 @@ def _library():
     """The MuJoCo C API for the compiled loops, or None when unavailable (see ``compiled_loop_available``)."""
     if not _LIBRARY:
         folder = os.path.dirname(_mj.__file__)
-        found = sorted(glob.glob(os.path.join(folder, "libmujoco.so*")) + glob.glob(os.path.join(folder, "libmujoco*.dylib"))
-                       + glob.glob(os.path.join(folder, "mujoco.dll")))
+        found = _loaded_libraries() or sorted(
+            glob.glob(os.path.join(folder, "libmujoco.so*")) + glob.glob(os.path.join(folder, "libmujoco*.dylib"))
+            + glob.glob(os.path.join(folder, "mujoco.dll")))
         if not found:
             _LIBRARY.append(f"no MuJoCo shared library beside {_mj.__file__}")
         else:
@@ -172,6 +173,18 @@ def _library():
                 _LIBRARY.append(str(e))
     lib = _LIBRARY[0]
     return None if isinstance(lib, str) else lib
+
+
+def _loaded_libraries():
+    """Paths of the MuJoCo library already mapped into this process (Linux), the one ``import mujoco``
+    loaded wherever it lives; empty where the process' maps cannot be read."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split(None, 5)[5].strip() for line in maps
+                     if "libmujoco" in line and len(line.split(None, 5)) == 6}
+    except OSError:
+        return []
+    return sorted(p for p in paths if os.path.isfile(p))
 
 
 def compiled_loop_available():
