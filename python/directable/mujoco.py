@@ -24,9 +24,9 @@ C++ loop. ``run`` is one call into directable's C++ core for an
 ``LQRTracker`` or ``SPDTracker`` with an array (or no) disturbance
 (generalized forces, or Cartesian forces on the bodies): the core
 (``sim/mujoco_loop``) calls MuJoCo's C API, which it finds at run time in
-the shared library the ``mujoco`` package loaded (``libmujoco.so.*`` beside
-``mujoco/__init__.py``, or wherever the process mapped it from: ``dlopen``/``dlsym``, so directable builds without
-MuJoCo), on the addresses of ``MjModel``/``MjData`` and of their NumPy
+the shared library the ``mujoco`` package loaded (where the process mapped
+it from, else ``libmujoco.so.*`` beside ``mujoco/__init__.py``:
+``dlopen``/``dlsym``, so directable builds without MuJoCo), on the addresses of ``MjModel``/``MjData`` and of their NumPy
 views. It releases the GIL, stops on Ctrl-C and reports a bad state with
 its step. The C API types were written against MuJoCo 4.0 (``mujoco.h`` of
 4.0.0); another major.minor release is refused by the compiled path, and
@@ -1009,7 +1009,8 @@ def _why_not_compiled(tracker, dist_fn, callback):
     if _library() is None:
         return _LIBRARY[0]
     if type(tracker) not in (LQRTracker, SPDTracker):
-        return f"the tracker is a {type(tracker).__name__}, whose control() is Python (LQRTracker, SPDTracker run compiled)"
+        return (f"the tracker is a {type(tracker).__name__}, whose control() is Python "
+                "(LQRTracker, SPDTracker run compiled)")
     if dist_fn is not None:
         return "the disturbance is a Python callable"
     if callback is not None:
