@@ -204,11 +204,11 @@ def main():
                   "MuJoCo's own C++ loop, `mujoco.rollout` of zero controls (both record the states). "
                   "The Python loop is the fallback (callable disturbances, callbacks, other MuJoCo "
                   "releases). `spd()` is one Python call into the compiled kernel (mj_fullM, then eq. 11 "
-                  "by the tree-sparse L'DL factorisation of M + dt (D + Kd)).\n\n"
-                  "Peer comparison on the welded-root humanoid tracking the kick (kp = k m_sup, "
-                  "kd = kv = 2 kp dt; error and torque rate at k = 30; inf: diverged; 1e+08 is the "
-                  "bisection's upper end):")
-    publish("mujoco", "directable on MuJoCo", conditions, table + "\n\n" + mp.table(peer) + "\n\n" + mp.verdict(peer))
+                  "by the tree-sparse L'DL factorisation of M + dt (D + Kd)).")
+    peer_intro = ("Peer comparison on the welded-root humanoid tracking the kick (kp = k m_sup, kd = kv = 2 kp dt; "
+                  "error and torque rate at k = 30; inf: diverged; 1e+08 is the bisection's upper end):")
+    publish("mujoco", "directable on MuJoCo", conditions,
+            table + "\n\n" + peer_intro + "\n\n" + mp.table(peer) + "\n\n" + mp.verdict(peer))
 
 
 if __name__ == "__main__":
