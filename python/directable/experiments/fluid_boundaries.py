@@ -19,7 +19,8 @@ from . import fluid_forcing
 
 __all__ = ["yin_yang", "fixed_boundary", "match_viscosity", "CShapeScene", "c_shape_path", "c_shape_scene",
            "run_scene", "removal", "smoke_entering", "tracers_entering", "plot_local_field", "plot_smoke",
-           "plot_removal", "basis_error", "untrained_shapes"]
+           "plot_removal", "basis_error", "untrained_shapes", "reduced_scene_run", "error_curves",
+           "wind_angle_error", "plot_error_curves", "plot_wind_angle_error"]
 
 
 def yin_yang(n) -> np.ndarray:
@@ -307,38 +308,186 @@ def plot_removal(rm, ax=None):
     return ax
 
 
-def basis_error(sc: CShapeScene, rs=(4, 8, 16), run=0, p=None, viscosity=None) -> dict:
-    """Fig. 3.10a: mean relative error |u' - u*| / |u*| of the reduced scene
-    (first r PCA fields, its own boundary basis) against the full run
-    ``run`` along the same path under the same winds, for each r in ``rs``
-    (``viscosity``: the reduced model's, default the scene's)."""
+def _forces(grid, winds, T):
+    forces = np.zeros((T, grid.n_faces))
+    for w in winds:
+        forces[max(w.start, 0):max(w.start + w.duration, 0)] += w.field(grid)
+    return forces
+
+
+def _resample(coarse, u, fine) -> np.ndarray:
+    """A MAC field u of grid ``coarse`` sampled (bilinearly) at the faces of grid ``fine`` (same domain)."""
+    pos = F.face_positions(fine)
+    v = coarse.velocity_at(np.ascontiguousarray(u), pos)
+    return np.where(np.arange(fine.n_faces) < fine.n_xfaces, v[:, 0], v[:, 1])
+
+
+def _relative_errors(U, ref) -> np.ndarray:
+    return np.linalg.norm(U - ref, axis=1) / np.maximum(np.linalg.norm(ref, axis=1), 1e-300)
+
+
+def reduced_scene_run(sc: CShapeScene, r, poses, vel, u0, forces, p=None, viscosity=None) -> np.ndarray:
+    """The reduced scene on the first ``r`` PCA fields of ``sc`` (with its own
+    boundary basis from the training poses, coupling on the fly) along a
+    path under the face forces ``forces`` (T, N); returns u' (T, N) after
+    each step, on the world grid."""
+    import warnings
+    grid = sc.grid
+    B = np.ascontiguousarray(sc.reduced.basis[:, :integer(r, "r")])
+    red = ReducedFluid(grid, B, sc.viscosity if viscosity is None else real(viscosity, "viscosity"))
+    train = np.vstack([pp[::4] for pp, _ in sc.paths])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        bb = F.BoundaryBasis.build(red, sc.shape, train, sc.boundary.p if p is None else p)
+    scene = F.ReducedScene(red, [F.Coupling(red, bb)])
+    z = B.T @ u0
+    U = np.zeros((len(poses), grid.n_faces))
+    for t in range(len(poses)):
+        z, coeffs, zf = scene.step(z, B.T @ forces[t], sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
+        U[t] = scene.velocity_field(zf, coeffs, poses[t:t + 1])
+    return U
+
+
+def error_curves(sc: CShapeScene, rs=(4, 8, 16), sizes=None, run=0, viscosity=None) -> dict:
+    """Fig. 3.10a: relative error |u - u*| / |u*| per step against the full
+    run ``run`` of the scene (the "ground truth" u*, along the same path under
+    the same winds), of
+
+    - the reduced scene with the first r PCA fields, for each r in ``rs``
+      (its own boundary basis, coupling on the fly; ``viscosity`` the reduced
+      model's, default the scene's);
+    - full runs at the coarser resolutions ``sizes`` (cells per side; default
+      1/2, 3/4 and 7/8 of the scene's, the paper's 64, 96 and 112 of 128),
+      same winds, path and solver, their fields sampled bilinearly at the
+      reference grid's faces.
+
+    Returns
+    -------
+    dict with ``reduced`` {r: (T,) array}, ``downsampled`` {n: (T,) array},
+    and ``mean`` {("r", r) or ("n", n): mean error}.
+    """
     import warnings
     full = sc.training_runs[run]
     poses, vel = sc.paths[run]
     grid = sc.grid
     T = len(poses)
-    forces = np.zeros((T, grid.n_faces))
-    for w in full.forces:
-        forces[max(w.start, 0):max(w.start + w.duration, 0)] += w.field(grid)
-    train = np.vstack([pp[::4] for pp, _ in sc.paths])
-    Bfull = sc.reduced.basis
-    out = {}
+    ref = full.velocities[1:T + 1]
+    forces = _forces(grid, full.forces, T)
+    out = {"reduced": {}, "downsampled": {}, "mean": {}}
     for r in rs:
-        B = np.ascontiguousarray(Bfull[:, :r])
-        red = ReducedFluid(grid, B, sc.viscosity if viscosity is None else real(viscosity, "viscosity"))
+        e = _relative_errors(reduced_scene_run(sc, r, poses, vel, full.velocities[0], forces, viscosity=viscosity), ref)
+        out["reduced"][int(r)], out["mean"][("r", int(r))] = e, float(e.mean())
+    n = grid.nx
+    sizes = tuple(int(round(n * f)) for f in (0.5, 0.75, 0.875)) if sizes is None else sizes
+    for m in sizes:
+        m = integer(m, "sizes")
+        gc = F.MACGrid2D(m, m, h=grid.nx * grid.h / m)
+        u0 = _resample(grid, full.velocities[0], gc)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # a coarse grid leaks through the thin c
+            low = F.full_run(gc, T, sc.dt, full.forces, viscosity=sc.viscosity, u0=u0,
+                             obstacles=([sc.shape], poses[:, None], vel[:, None]))
+        U = np.stack([_resample(gc, u, grid) for u in low.velocities[1:]])
+        e = _relative_errors(U, ref)
+        out["downsampled"][m], out["mean"][("n", m)] = e, float(e.mean())
+    return out
+
+
+def basis_error(sc: CShapeScene, rs=(4, 8, 16), run=0, p=None, viscosity=None) -> dict:
+    """Fig. 3.10a, reduced runs only: mean relative error |u' - u*| / |u*| of
+    the reduced scene (first r PCA fields, its own boundary basis) against
+    the full run ``run`` along the same path under the same winds, for each
+    r in ``rs`` (``viscosity``: the reduced model's, default the scene's)."""
+    full = sc.training_runs[run]
+    poses, vel = sc.paths[run]
+    forces = _forces(sc.grid, full.forces, len(poses))
+    ref = full.velocities[1:len(poses) + 1]
+    return {r: float(_relative_errors(reduced_scene_run(sc, r, poses, vel, full.velocities[0], forces, p=p,
+                                                        viscosity=viscosity), ref).mean()) for r in rs}
+
+
+def _angle_wind(angle_deg, steps, magnitude):
+    a = np.deg2rad(angle_deg)
+    return [fluid_forcing.Wind((0.5, 0.5), (np.cos(a), np.sin(a)), magnitude, 0.35, 0, min(5, steps))]
+
+
+def wind_angle_error(n=32, r=16, p=32, angles=range(0, 91, 15), train_angles=(0, 90), steps=60, dt=0.01,
+                     magnitude=40.0, viscosity=0.0, reduced_viscosity=None, seed=0) -> dict:
+    """Fig. 3.10b / 3.11a: a scene trained with initial winds at
+    ``train_angles`` (degrees) only, tested with winds at ``angles``.
+
+    The c-shape moves along one path (``c_shape_path(dt, seed, steps)``);
+    each run starts at rest and a broad wind (centred in the domain, width
+    0.35, ``magnitude`` m/s^2) blows for its first 5 steps at the run's
+    angle. The full runs at the training angles give the PCA basis (r
+    fields) and, from the path's poses, the boundary basis (p fields); each
+    test angle's reduced run (coupling on the fly, reduced viscosity
+    ``reduced_viscosity``, default ``viscosity``) is compared with the full
+    run at that angle.
+
+    Returns
+    -------
+    dict with ``angles`` (k,), ``error`` (k,): mean relative error
+    |u' - u*| / |u*| over the run, ``curves`` (k, T) per step,
+    ``train_angles`` and ``scene`` (the trained CShapeScene).
+    """
+    import warnings
+    grid = F.MACGrid2D(integer(n, "n"), n)
+    shape = F.c_shape(0.12, 0.07, segments=16)
+    poses, vel = c_shape_path(dt, seed, integer(steps, "steps"))
+    obst = ([shape], poses[:, None], vel[:, None])
+
+    def full(angle):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            bb = F.BoundaryBasis.build(red, sc.shape, train, sc.boundary.p if p is None else p)
-        scene = F.ReducedScene(red, [F.Coupling(red, bb)])
-        z = B.T @ full.velocities[0]
-        errs = []
-        for t in range(T):
-            z, coeffs, zf = scene.step(z, B.T @ forces[t], sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
-            u = scene.velocity_field(zf, coeffs, poses[t:t + 1])
-            ref = full.velocities[t + 1]
-            errs.append(np.linalg.norm(u - ref) / max(np.linalg.norm(ref), 1e-300))
-        out[r] = float(np.mean(errs))
-    return out
+            return F.full_run(grid, steps, dt, _angle_wind(angle, steps, magnitude), viscosity=viscosity,
+                              obstacles=obst)
+    runs = {float(a): full(a) for a in train_angles}
+    B = F.velocity_basis(grid, np.vstack([u.velocities[1:] for u in runs.values()]), r)
+    nu = viscosity if reduced_viscosity is None else reduced_viscosity
+    red = ReducedFluid(grid, B, real(nu, "reduced_viscosity"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        bb = F.BoundaryBasis.build(red, shape, poses[::2], p)
+    sc = CShapeScene(grid, red, shape, bb, dt, list(runs.values()), [(poses, vel)] * len(runs), nu)
+    angles = np.asarray(list(angles), float)
+    curves = []
+    for a in angles:
+        truth = runs.get(float(a)) or full(a)
+        forces = _forces(grid, truth.forces, steps)
+        U = reduced_scene_run(sc, r, poses, vel, truth.velocities[0], forces)
+        curves.append(_relative_errors(U, truth.velocities[1:]))
+    curves = np.array(curves)
+    return dict(angles=angles, error=curves.mean(axis=1), curves=curves, train_angles=[float(a) for a in train_angles],
+                scene=sc)
+
+
+def plot_error_curves(ec, ax=None):
+    """Fig. 3.10a: error per step of the reduced runs (green) and the
+    downsampled full runs (blue), from ``error_curves()``. Returns the Axes."""
+    ax = _axes(ax)
+    greens, blues = ["#2ca02c", "#74c476", "#a1d99b", "#c7e9c0"], ["#08519c", "#3182bd", "#6baed6", "#9ecae1"]
+    for k, (r, e) in enumerate(sorted(ec["reduced"].items())):
+        ax.plot(np.arange(1, len(e) + 1), e, color=greens[k % 4], label=f"{r} bases")
+    for k, (m, e) in enumerate(sorted(ec["downsampled"].items())):
+        ax.plot(np.arange(1, len(e) + 1), e, color=blues[k % 4], ls="--", label=f"full {m}x{m}")
+    ax.set_xlabel("time step")
+    ax.set_ylabel("relative error |u - u*| / |u*|")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_wind_angle_error(wa, ax=None):
+    """Fig. 3.10b: mean relative error against the test wind's angle, the
+    training angles marked, from ``wind_angle_error()``. Returns the Axes."""
+    ax = _axes(ax)
+    ax.plot(wa["angles"], wa["error"], "o-", color="tab:green")
+    for a in wa["train_angles"]:
+        ax.axvline(a, color="0.6", ls=":", label="trained" if a == wa["train_angles"][0] else None)
+    ax.legend(fontsize="small")
+    ax.set_xlabel("wind angle (degrees)")
+    ax.set_ylabel("mean relative error |u - u*| / |u*|")
+    return ax
 
 
 def untrained_shapes(sc: CShapeScene, run=0, p=None) -> dict:
