@@ -32,16 +32,32 @@ def test_c_shape_surface_energy_removed(scene):
 def test_c_shape_smoke_entering(scene):
     with_b = E.smoke_entering(scene, boundary=True)
     without = E.smoke_entering(scene, boundary=False)
-    # the issue asks <= 10 %; at this CI size (32^2, the c 1.6 cells thick) semi-Lagrangian smearing leaves ~12 %
-    assert with_b <= 0.15 * without
+    assert 0 < with_b <= 0.10 * without  # inflow through the surface, from unit smoke outside
+    # tables one voxel apart enforce the boundary almost as well; coarser tables let more smoke in
+    sm = {s: E.smoke_entering(scene, coupling=E.table_coupling(scene, s)) for s in (1, 4)}
+    assert sm[1] <= 0.10 * without < sm[4]
     assert E.tracers_entering(scene, boundary=True) < 0.5 * E.tracers_entering(scene, boundary=False)
 
 
-def test_c_shape_error_falls_with_basis_size(scene):
-    # Fig. 3.10a at CI size: against the full run along the same path, with the reduced viscosity standing in for
-    # the full solver's numerical dissipation (at nu = 0 the undamped r = 16 model drifts furthest)
-    err = E.basis_error(scene, rs=(4, 8, 16), viscosity=0.03)
-    assert err[16] < err[8] < err[4]
+def test_fig_3_10a_error_against_basis_size_and_downsampled_runs(scene):
+    # against the full run along the same path, with the reduced viscosity standing in for the full solver's
+    # numerical dissipation (at nu = 0 the undamped r = 16 model drifts furthest)
+    ec = E.error_curves(scene, rs=(4, 8, 16), viscosity=0.03)
+    m = ec["mean"]
+    assert m[("r", 16)] < m[("r", 8)] < m[("r", 4)] < 1.0
+    assert sorted(ec["downsampled"]) == [16, 24, 28]  # the paper's 64, 96, 112 of 128
+    assert all(len(e) == 100 and np.all(np.isfinite(e)) for e in ec["downsampled"].values())
+    # a full run closer to the reference resolution is closer to it
+    assert m[("n", 28)] < m[("n", 24)] < m[("n", 16)]
+
+
+def test_fig_3_10b_error_peaks_between_the_training_winds():
+    # trained with winds at 0 and 90 degrees only; the flow at 45 degrees is furthest from both
+    wa = E.wind_angle_error(n=32, r=16, steps=60, obstacle=False)
+    e = dict(zip(wa["angles"].tolist(), wa["error"]))
+    assert list(e) == [0.0, 15.0, 30.0, 45.0, 60.0, 75.0, 90.0]
+    assert e[45.0] > e[0.0] and e[45.0] > e[90.0]
+    assert e[45.0] > e[15.0] and e[45.0] > e[75.0]
 
 
 def test_untrained_shapes(scene):

@@ -8,6 +8,7 @@ c-shape scene (Fig. 3.5, 3.8a, 3.10, 3.11), built on the public API.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,7 @@ from . import fluid_forcing
 __all__ = ["yin_yang", "fixed_boundary", "match_viscosity", "CShapeScene", "c_shape_path", "c_shape_scene",
            "run_scene", "removal", "smoke_entering", "tracers_entering", "plot_local_field", "plot_smoke",
            "plot_removal", "basis_error", "untrained_shapes", "reduced_scene_run", "error_curves",
-           "wind_angle_error", "plot_error_curves", "plot_wind_angle_error"]
+           "wind_angle_error", "plot_error_curves", "plot_wind_angle_error", "table_coupling"]
 
 
 def yin_yang(n) -> np.ndarray:
@@ -119,6 +120,21 @@ class CShapeScene:
     training_runs: list = field(default_factory=list)
     paths: list = field(default_factory=list)
     viscosity: float = 0.0
+    local_size: float | None = None
+
+    def train_poses(self) -> np.ndarray:
+        """The poses the boundary bases are trained on: every 4th pose of every training path."""
+        return np.vstack([pp[::4] for pp, _ in self.paths])
+
+    def boundary_basis(self, reduced, shape, p, **kw):
+        """A boundary basis of ``shape`` for ``reduced`` from the training poses (the scene's local size)."""
+        return _boundary_basis(reduced, shape, self.train_poses(), p, local_size=self.local_size, **kw)
+
+
+def _boundary_basis(reduced, shape, poses, p, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # p above the rank of the speeds: reduced, as asked
+        return F.BoundaryBasis.build(reduced, shape, poses, p, **kw)
 
 
 def _training_run(grid, shape, steps, dt, seed, viscosity):
@@ -128,11 +144,13 @@ def _training_run(grid, shape, steps, dt, seed, viscosity):
     return run, poses, vel
 
 
-def c_shape_scene(n=32, r=16, p=32, runs=3, steps=100, dt=0.01, viscosity=0.0, threads=0, seed=0) -> CShapeScene:
+def c_shape_scene(n=32, r=16, p=32, runs=3, steps=100, dt=0.01, viscosity=0.0, threads=0, seed=0,
+                  local_size=None) -> CShapeScene:
     """Trains the c-shape scene: full runs with the c-shape moved along
     random paths through random winds (paper: 144 runs at 128^2), a PCA
     basis of r fields and a boundary basis of p fields (plus 3 rigid) from
-    the poses of the training paths."""
+    the poses of the training paths (``local_size``: the half-size of the
+    boundary fields' local grid, m; default the shape's radius + 4h)."""
     grid = F.MACGrid2D(n, n)
     shape = F.c_shape(0.12, 0.07, segments=16)
     trs, paths = [], []
@@ -143,12 +161,9 @@ def c_shape_scene(n=32, r=16, p=32, runs=3, steps=100, dt=0.01, viscosity=0.0, t
     snaps = np.vstack([t.velocities[1:] for t in trs])
     B = F.velocity_basis(grid, snaps, r)
     red = ReducedFluid(grid, B, real(viscosity, "viscosity"))
-    train_poses = np.vstack([pp[::4] for pp, _ in paths])
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        bb = F.BoundaryBasis.build(red, shape, train_poses, p, threads=threads)
-    return CShapeScene(grid, red, shape, bb, dt, trs, paths, viscosity)
+    sc = CShapeScene(grid, red, shape, None, dt, trs, paths, viscosity, local_size)
+    sc.boundary = sc.boundary_basis(red, shape, p, threads=threads)
+    return sc
 
 
 def _table_axes(poses, h, spacing):
@@ -156,6 +171,13 @@ def _table_axes(poses, h, spacing):
     axes = [np.arange(lo[i], hi[i] + spacing * h, spacing * h) for i in range(2)]
     th = np.arange(poses[:, 2].min() - 0.1, poses[:, 2].max() + 0.2, 0.1)
     return axes[0], axes[1], th
+
+
+def table_coupling(sc: CShapeScene, spacing, run=0, boundary=None) -> "F.Coupling":
+    """F and G tabulated over the poses of training path ``run``, positions
+    ``spacing`` voxels apart and angles 0.1 rad apart (Fig. 3.11b)."""
+    return F.Coupling(sc.reduced, sc.boundary if boundary is None else boundary,
+                      pose_table=_table_axes(sc.paths[run][0], sc.grid.h, real(spacing, "spacing")), precompute="both")
 
 
 def run_scene(sc: CShapeScene, coupling, poses, vel, z0, w=None):
@@ -183,44 +205,59 @@ def removal(sc: CShapeScene, spacings=(1, 2, 4), run=0, shape_coupling=None) -> 
     _, rem = run_scene(sc, F.Coupling(sc.reduced, sc.boundary), poses, vel, z0)
     out["exact"] = float(rem.mean())
     for s in spacings:
-        cpl = F.Coupling(sc.reduced, sc.boundary, pose_table=_table_axes(poses, sc.grid.h, s), precompute="both")
+        cpl = table_coupling(sc, s, run)
         _, rem = run_scene(sc, cpl, poses, vel, z0)
         out[s] = float(rem.mean())
         out[f"bytes_{s}"] = cpl.table_bytes
     return out
 
 
-def smoke_entering(sc: CShapeScene, run=0, boundary=True) -> float:
-    """Smoke carried into the object's cells over the path (per cell of the
-    grid, from unit smoke everywhere outside the object), advected through
-    u' (with boundary handling) or B z alone (without), in the object's frame
-    (the flow minus the rigid motion)."""
+def smoke_entering(sc: CShapeScene, run=0, boundary=True, coupling=None, spacing=None) -> float:
+    """Smoke carried across the object's surface into it per step ("fluid will
+    traverse the boundary", thesis sec. 3.7.1), in cells' worth of smoke,
+    from unit smoke everywhere outside the object.
+
+    The object follows training path ``run``; the flow relative to it is u'
+    - v with boundary handling (``coupling``, default on the fly) or B z - v
+    without (v: the rigid velocity). The smoke entering per step is the
+    inflow through the surface,
+
+        dt sum_k max(0, -(u - v)(x_k) . n_k) ds,
+
+    at surface points ``spacing`` apart (default h/8: four times finer than
+    the boundary basis' samples, so the residual between them counts).
+    Unit smoke upstream is what an exact transport gives: smoke read from a
+    semi-Lagrangian field would be thinned near the surface by the emptied
+    object cells that numerical diffusion spreads, and that thinning, not the
+    boundary conditions, would then decide the number. Returns the mean over
+    the steps divided by h^2.
+    """
     grid, red = sc.grid, sc.reduced
     poses, vel = sc.paths[run]
     z = red.basis.T @ sc.training_runs[run].velocities[0]
-    scene = F.ReducedScene(red, [F.Coupling(red, sc.boundary)])
-    c = (np.arange(grid.nx) + 0.5) * grid.h
-    X, Y = np.meshgrid(c, c)
-    cells = np.stack([X.ravel(), Y.ravel()], axis=1)
-    rho = np.ones(grid.n_cells)
-    fp = F.face_positions(grid)
-    isx = np.arange(grid.n_faces) < grid.n_xfaces
+    scene = F.ReducedScene(red, [F.Coupling(red, sc.boundary) if coupling is None else coupling])
+    plain = F.ReducedScene(red, [])
+    pts, nrm = sc.shape.surface(grid.h / 8 if spacing is None else real(spacing, "spacing"))
+    ds = _perimeter(sc.shape) / len(pts)
+    zero, none = np.zeros(red.r), np.zeros((0, 3))
     total = 0.0
-    zero = np.zeros(red.r)
     for t in range(len(poses)):
         zn, coeffs, zf = scene.step(z, zero, sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
         cs, sn = np.cos(poses[t, 2]), np.sin(poses[t, 2])
-        local = (cells - poses[t, :2]) @ np.array([[cs, -sn], [sn, cs]])
-        inside = sc.shape.inside(local)
-        rho[inside] = 0.0
-        u = scene.velocity_field(zf, coeffs, poses[t:t + 1]) if boundary else red.basis @ zf
-        # in the object's frame: the flow relative to the rigid motion carries smoke across the surface
+        rot = np.array([[cs, -sn], [sn, cs]])
+        X, N = pts @ rot.T + poses[t, :2], nrm @ rot.T
+        v = (scene.velocity_at(X, zf, coeffs, poses[t:t + 1]) if boundary
+             else plain.velocity_at(X, zf, np.zeros((0, 0)), none))
         vx, vy, om = vel[t]
-        rigid = np.where(isx, vx - om * (fp[:, 1] - poses[t, 1]), vy + om * (fp[:, 0] - poses[t, 0]))
-        rho = grid.advect_cells(u - rigid, rho, sc.dt)
-        total += rho[inside].sum()
+        rigid = np.stack([vx - om * (X[:, 1] - poses[t, 1]), vy + om * (X[:, 0] - poses[t, 0])], axis=1)
+        total += sc.dt * ds * np.maximum(-np.sum((v - rigid) * N, axis=1), 0.0).sum()
         z = zn if boundary else red.step(z, zero, sc.dt)
-    return total / grid.n_cells
+    return total / len(poses) / grid.h ** 2
+
+
+def _perimeter(shape) -> float:
+    V = shape.vertices
+    return float(np.linalg.norm(np.roll(V, -1, axis=0) - V, axis=1).sum())
 
 
 def tracers_entering(sc: CShapeScene, run=0, boundary=True, count=400, seed=0) -> float:
@@ -330,17 +367,16 @@ def reduced_scene_run(sc: CShapeScene, r, poses, vel, u0, forces, p=None, viscos
     """The reduced scene on the first ``r`` PCA fields of ``sc`` (with its own
     boundary basis from the training poses, coupling on the fly) along a
     path under the face forces ``forces`` (T, N); returns u' (T, N) after
-    each step, on the world grid."""
-    import warnings
+    each step, on the world grid. With ``poses`` None, the reduced fluid
+    alone (no object): B z."""
     grid = sc.grid
     B = np.ascontiguousarray(sc.reduced.basis[:, :integer(r, "r")])
     red = ReducedFluid(grid, B, sc.viscosity if viscosity is None else real(viscosity, "viscosity"))
-    train = np.vstack([pp[::4] for pp, _ in sc.paths])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        bb = F.BoundaryBasis.build(red, sc.shape, train, sc.boundary.p if p is None else p)
-    scene = F.ReducedScene(red, [F.Coupling(red, bb)])
     z = B.T @ u0
+    if poses is None:
+        return red.rollout(z, forces @ B, sc.dt)[1:] @ B.T
+    bb = sc.boundary_basis(red, sc.shape, sc.boundary.p if p is None else p)
+    scene = F.ReducedScene(red, [F.Coupling(red, bb)])
     U = np.zeros((len(poses), grid.n_faces))
     for t in range(len(poses)):
         z, coeffs, zf = scene.step(z, B.T @ forces[t], sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
@@ -366,7 +402,6 @@ def error_curves(sc: CShapeScene, rs=(4, 8, 16), sizes=None, run=0, viscosity=No
     dict with ``reduced`` {r: (T,) array}, ``downsampled`` {n: (T,) array},
     and ``mean`` {("r", r) or ("n", n): mean error}.
     """
-    import warnings
     full = sc.training_runs[run]
     poses, vel = sc.paths[run]
     grid = sc.grid
@@ -412,7 +447,8 @@ def _angle_wind(angle_deg, steps, magnitude):
 
 
 def wind_angle_error(n=32, r=16, p=32, angles=range(0, 91, 15), train_angles=(0, 90), steps=60, dt=0.01,
-                     magnitude=40.0, viscosity=0.0, reduced_viscosity=None, seed=0) -> dict:
+                     magnitude=40.0, viscosity=0.0, reduced_viscosity=None, seed=0, path_scale=1.0,
+                     obstacle=True, local_size=None) -> dict:
     """Fig. 3.10b / 3.11a: a scene trained with initial winds at
     ``train_angles`` (degrees) only, tested with winds at ``angles``.
 
@@ -431,11 +467,12 @@ def wind_angle_error(n=32, r=16, p=32, angles=range(0, 91, 15), train_angles=(0,
     |u' - u*| / |u*| over the run, ``curves`` (k, T) per step,
     ``train_angles`` and ``scene`` (the trained CShapeScene).
     """
-    import warnings
     grid = F.MACGrid2D(integer(n, "n"), n)
     shape = F.c_shape(0.12, 0.07, segments=16)
     poses, vel = c_shape_path(dt, seed, integer(steps, "steps"))
-    obst = ([shape], poses[:, None], vel[:, None])
+    poses = poses[0] + path_scale * (poses - poses[0])
+    vel = path_scale * vel
+    obst = ([shape], poses[:, None], vel[:, None]) if obstacle else None
 
     def full(angle):
         with warnings.catch_warnings():
@@ -446,16 +483,14 @@ def wind_angle_error(n=32, r=16, p=32, angles=range(0, 91, 15), train_angles=(0,
     B = F.velocity_basis(grid, np.vstack([u.velocities[1:] for u in runs.values()]), r)
     nu = viscosity if reduced_viscosity is None else reduced_viscosity
     red = ReducedFluid(grid, B, real(nu, "reduced_viscosity"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        bb = F.BoundaryBasis.build(red, shape, poses[::2], p)
-    sc = CShapeScene(grid, red, shape, bb, dt, list(runs.values()), [(poses, vel)] * len(runs), nu)
+    sc = CShapeScene(grid, red, shape, None, dt, list(runs.values()), [(poses, vel)], nu, local_size)
+    sc.boundary = sc.boundary_basis(red, shape, p)
     angles = np.asarray(list(angles), float)
     curves = []
     for a in angles:
         truth = runs.get(float(a)) or full(a)
         forces = _forces(grid, truth.forces, steps)
-        U = reduced_scene_run(sc, r, poses, vel, truth.velocities[0], forces)
+        U = reduced_scene_run(sc, r, poses if obstacle else None, vel, truth.velocities[0], forces)
         curves.append(_relative_errors(U, truth.velocities[1:]))
     curves = np.array(curves)
     return dict(angles=angles, error=curves.mean(axis=1), curves=curves, train_angles=[float(a) for a in train_angles],
@@ -494,16 +529,11 @@ def untrained_shapes(sc: CShapeScene, run=0, p=None) -> dict:
     """Removal (on the fly) for shapes the training runs never saw (a disk
     and a box, as in the thesis' 2D Boundaries scene): their boundary bases
     come from the same reduced basis and training poses."""
-    import warnings
     poses, vel = sc.paths[run]
     z0 = sc.reduced.basis.T @ sc.training_runs[run].velocities[0]
-    train = np.vstack([pp[::4] for pp, _ in sc.paths])
     out = {}
     for name, shape in (("disk", F.disk(0.08, 24)), ("box", F.box(0.16, 0.08))):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            bb = F.BoundaryBasis.build(sc.reduced, shape, train, sc.boundary.p if p is None else p,
-                                       surface_spacing=sc.grid.h)
+        bb = sc.boundary_basis(sc.reduced, shape, sc.boundary.p if p is None else p, surface_spacing=sc.grid.h)
         _, rem = run_scene(sc, F.Coupling(sc.reduced, bb), poses, vel, z0)
         out[name] = float(rem.mean())
     return out
