@@ -76,8 +76,8 @@ BoundaryBasis::BoundaryBasis(std::shared_ptr<const MACGrid2D> grid, const Eigen:
   // Collected surface speeds, C C' accumulated per chunk of poses (summed in order: deterministic)
   const Index n = poses.rows(), chunk = 8, n_chunks = (n + chunk - 1) / chunk;
   std::vector<Eigen::MatrixXd> grams(size_t(n_chunks), Eigen::MatrixXd::Zero(q, q));
-  parallel_steps(n_chunks, threads, progress, n_chunks, [&] { return Eigen::MatrixXd(q, r); },
-                 [&](Index c, Eigen::MatrixXd& M) {
+  parallel_steps(n_chunks, threads, progress, n_chunks, [&] { return RowMatrix(q, r); },
+                 [&](Index c, RowMatrix& M) {
                    for (Index i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
                      world_surface_speeds(g, basis, Pose2D(poses(i, 0), poses(i, 1), poses(i, 2)), M);
                      grams[size_t(c)].selfadjointView<Eigen::Lower>().rankUpdate(M);
@@ -177,7 +177,7 @@ void BoundaryBasis::surface_stencils(const MACGrid2D& g, const Pose2D& pose, Ind
 }
 
 void BoundaryBasis::world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis,
-                                         const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> M) const {
+                                         const Pose2D& pose, Eigen::Ref<RowMatrix> M) const {
   Stencil4 sx, sy;
   Eigen::Vector2d n;
   for (Index k = 0; k < points_.rows(); ++k) {

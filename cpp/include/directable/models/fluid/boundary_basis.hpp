@@ -72,7 +72,7 @@ class BoundaryBasis {
   //! S R^-1 B at a pose: the surface speeds (q x r) of the columns of
   //! basis (N x r) on the world grid g.
   void world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis, const Pose2D& pose,
-                            Eigen::Ref<Eigen::MatrixXd> M) const;
+                            Eigen::Ref<RowMatrix> M) const;
   //! Velocity (object frame) of the local field u (N_local) at the object
   //! point (lx, ly); false (and zero) outside the local grid.
   bool local_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double lx, double ly, Eigen::Vector2d& v) const;

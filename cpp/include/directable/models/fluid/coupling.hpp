@@ -23,7 +23,7 @@ struct PoseAxes {
 
 //! Per-thread buffers of the on-the-fly operators.
 struct CouplingData {
-  Eigen::MatrixXd M;            //!< q x r, S R^-1 B
+  RowMatrix M;                  //!< q x r, S R^-1 B (a surface point's row contiguous: it sums basis rows)
   std::vector<Index> faces;     //!< world faces under the local box
   Eigen::MatrixXd values;       //!< faces x m, R [Btilde, rigid] on those faces
   Eigen::VectorXd mixed;        //!< table row width: interpolated table row
