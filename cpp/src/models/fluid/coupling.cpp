@@ -64,8 +64,6 @@ std::unique_ptr<CouplingData> Coupling::create_data() const {
   d->M.resize(basis_->q(), r());
   d->speeds.resize(basis_->q());
   d->local.resize(basis_->local_grid().n_faces());
-  d->face_value.resize(reduced_->grid().n_faces());
-  d->face_stamp.assign(size_t(reduced_->grid().n_faces()), 0u);
   return d;
 }
 
@@ -191,7 +189,9 @@ void Coupling::apply(const Pose2D& pose, const Eigen::Ref<const Eigen::VectorXd>
     interpolate(F_table_, pose, d.op, d);
     cp.noalias() = d.op * z;
   } else {
-    // (B z) on a face is needed by up to 8 surface points: computed once per call
+    // (B z) on a face is needed by up to 8 surface points: computed once per call. The per-face
+    // buffers are sized on a Data's first on-the-fly step (not by create_data: the operator queries don't need them)
+    if (d.face_stamp.size() != size_t(B.rows())) d.face_stamp.assign(size_t(B.rows()), 0u), d.face_value.resize(B.rows());
     if (++d.stamp == 0) std::fill(d.face_stamp.begin(), d.face_stamp.end(), 0u), d.stamp = 1;
     auto flow = [&](Index f) {
       if (d.face_stamp[size_t(f)] != d.stamp) d.face_value[f] = B.row(f).dot(z), d.face_stamp[size_t(f)] = d.stamp;

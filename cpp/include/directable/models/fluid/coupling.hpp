@@ -32,7 +32,7 @@ struct CouplingData {
   Eigen::MatrixXd op;           //!< p x r or r x m: an operator interpolated from a compressed table
   Eigen::VectorXd speeds;       //!< q: S R^-1 B z, the flow's normal speeds at the surface
   Eigen::VectorXd local;        //!< N_local: the object's combined local field [Btilde, rigid] c
-  Eigen::VectorXd face_value;   //!< N: (B z)_f, valid where face_stamp[f] == stamp
+  Eigen::VectorXd face_value;   //!< N (on the first on-the-fly apply): (B z)_f, valid where face_stamp[f] == stamp
   std::vector<unsigned> face_stamp;  //!< N
   unsigned stamp = 0;
 };
