@@ -32,18 +32,49 @@ def test_c_shape_surface_energy_removed(scene):
 def test_c_shape_smoke_entering(scene):
     with_b = E.smoke_entering(scene, boundary=True)
     without = E.smoke_entering(scene, boundary=False)
-    # the issue asks <= 10 %; at this CI size (32^2, the c 1.6 cells thick) semi-Lagrangian smearing leaves ~12 %
-    assert with_b <= 0.15 * without
+    assert 0 < with_b <= 0.10 * without  # inflow through the surface, from unit smoke outside
+    # tables one voxel apart enforce the boundary almost as well; coarser tables let more smoke in
+    sm = {s: E.smoke_entering(scene, coupling=E.table_coupling(scene, s)) for s in (1, 4)}
+    assert sm[1] <= 0.10 * without < sm[4]
     assert E.tracers_entering(scene, boundary=True) < 0.5 * E.tracers_entering(scene, boundary=False)
 
 
-def test_c_shape_error_falls_with_basis_size(scene):
-    # Fig. 3.10a at CI size: against the full run along the same path, with the reduced viscosity standing in for
-    # the full solver's numerical dissipation (at nu = 0 the undamped r = 16 model drifts furthest)
-    err = E.basis_error(scene, rs=(4, 8, 16), viscosity=0.03)
-    assert err[16] < err[8] < err[4]
+def test_fig_3_10a_error_against_basis_size_and_downsampled_runs(scene):
+    # against the full run along the same path, with the reduced viscosity standing in for the full solver's
+    # numerical dissipation (at nu = 0 the undamped r = 16 model drifts furthest)
+    ec = E.error_curves(scene, rs=(4, 8, 16), viscosity=0.03)
+    m = ec["mean"]
+    assert m[("r", 16)] < m[("r", 8)] < m[("r", 4)] < 1.0
+    assert sorted(ec["downsampled"]) == [16, 24, 28]  # the paper's 64, 96, 112 of 128
+    assert all(len(e) == 100 and np.all(np.isfinite(e)) for e in ec["downsampled"].values())
+    # a full run closer to the reference resolution is closer to it
+    assert m[("n", 28)] < m[("n", 24)] < m[("n", 16)]
+
+
+def test_fig_3_10b_error_peaks_between_the_training_winds():
+    # trained with winds at 0 and 90 degrees only; the flow at 45 degrees is furthest from both
+    wa = E.wind_angle_error(n=32, r=16, steps=60, obstacle=False)
+    e = dict(zip(wa["angles"].tolist(), wa["error"]))
+    assert list(e) == [0.0, 15.0, 30.0, 45.0, 60.0, 75.0, 90.0]
+    assert e[45.0] > e[0.0] and e[45.0] > e[90.0]
+    assert e[45.0] > e[15.0] and e[45.0] > e[75.0]
 
 
 def test_untrained_shapes(scene):
     rm = E.untrained_shapes(scene)
     assert rm["disk"] >= 0.95 and rm["box"] >= 0.95
+
+
+def test_leaf_lqr_with_an_obstacle_in_the_flow():
+    from directable.experiments import reduced_fluid_paths as RP
+    scn = RP.make_scenario(n=32, r=16, steps=120)
+    out = E.leaf_with_obstacle(scn, pose=(0.42, 0.33, 0.0))
+    assert out["model"].has_scene
+    # the object changes the flow the leaf feels: beside it the scene's particle velocity differs from the plain model's
+    x = scn.x_ref[40].copy()
+    x[:2] = (0.42 - 0.07, 0.33)
+    v_scene, v_plain = out["model"].dynamics(x, 0.0)[:2], scn.model.dynamics(x, 0.0)[:2]
+    assert np.linalg.norm(v_scene - v_plain) > 1e-3 * np.linalg.norm(v_plain)
+    # LQR about the reference, linearised with the boundary terms, keeps the leaf on its path; open loop drifts
+    assert out["error_lqr"].max() < 0.05 < out["error_open"].max()
+    assert out["inside"] == 0  # particles are pushed out of the object

@@ -76,8 +76,8 @@ BoundaryBasis::BoundaryBasis(std::shared_ptr<const MACGrid2D> grid, const Eigen:
   // Collected surface speeds, C C' accumulated per chunk of poses (summed in order: deterministic)
   const Index n = poses.rows(), chunk = 8, n_chunks = (n + chunk - 1) / chunk;
   std::vector<Eigen::MatrixXd> grams(size_t(n_chunks), Eigen::MatrixXd::Zero(q, q));
-  parallel_steps(n_chunks, threads, progress, n_chunks, [&] { return Eigen::MatrixXd(q, r); },
-                 [&](Index c, Eigen::MatrixXd& M) {
+  parallel_steps(n_chunks, threads, progress, n_chunks, [&] { return RowMatrix(q, r); },
+                 [&](Index c, RowMatrix& M) {
                    for (Index i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
                      world_surface_speeds(g, basis, Pose2D(poses(i, 0), poses(i, 1), poses(i, 2)), M);
                      grams[size_t(c)].selfadjointView<Eigen::Lower>().rankUpdate(M);
@@ -167,15 +167,21 @@ void BoundaryBasis::world_surface(const Pose2D& pose, RowMatrix& points, RowMatr
   }
 }
 
+void BoundaryBasis::surface_stencils(const MACGrid2D& g, const Pose2D& pose, Index k, Stencil4& sx, Stencil4& sy,
+                                     Eigen::Vector2d& n) const {
+  Eigen::Vector2d x = pose.to_world(points_(k, 0), points_(k, 1));
+  n = pose.rotate(normals_(k, 0), normals_(k, 1));
+  g.clamp(x[0], x[1]);
+  g.x_stencil(x[0], x[1], sx);
+  g.y_stencil(x[0], x[1], sy);
+}
+
 void BoundaryBasis::world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis,
-                                         const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> M) const {
+                                         const Pose2D& pose, Eigen::Ref<RowMatrix> M) const {
   Stencil4 sx, sy;
+  Eigen::Vector2d n;
   for (Index k = 0; k < points_.rows(); ++k) {
-    Eigen::Vector2d x = pose.to_world(points_(k, 0), points_(k, 1));
-    const Eigen::Vector2d n = pose.rotate(normals_(k, 0), normals_(k, 1));
-    g.clamp(x[0], x[1]);
-    g.x_stencil(x[0], x[1], sx);
-    g.y_stencil(x[0], x[1], sy);
+    surface_stencils(g, pose, k, sx, sy, n);
     auto row = M.row(k);
     row.setZero();
     for (int a = 0; a < 4; ++a) {
@@ -199,43 +205,18 @@ bool BoundaryBasis::local_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, d
 
 void BoundaryBasis::resample(const MACGrid2D& g, const Pose2D& pose, const Eigen::Ref<const Eigen::MatrixXd>& local_fields,
                              std::vector<Index>& faces, Eigen::MatrixXd& values) const {
-  const double h = g.h(), reach = half_size_ * std::sqrt(2.0), w = local_->width();
-  const Index k = local_fields.cols();
   faces.clear();
-  std::vector<std::pair<Stencil4, Stencil4>> stencils;
-  std::vector<Eigen::Vector2d> dirs;
-  auto visit = [&](Index f, double x, double y, bool is_x) {
-    const Eigen::Vector2d l = pose.to_local(x, y);
-    const double lx = l[0] + half_size_, ly = l[1] + half_size_;
-    if (!(lx >= 0.0 && lx <= w && ly >= 0.0 && ly <= w)) return;
-    Stencil4 sx, sy;
-    local_->x_stencil(lx, ly, sx);
-    local_->y_stencil(lx, ly, sy);
-    // e . Rot u_local: the world component is Rot's row e applied to (u_x, u_y)
-    const Eigen::Vector2d d = is_x ? Eigen::Vector2d(pose.c, -pose.s) : Eigen::Vector2d(pose.s, pose.c);
-    faces.push_back(f), stencils.emplace_back(sx, sy), dirs.push_back(d);
-  };
-  const Index i0 = std::max<Index>(0, Index(std::floor((pose.x - reach) / h)) - 1),
-              i1 = std::min<Index>(g.nx(), Index(std::ceil((pose.x + reach) / h)) + 1),
-              j0 = std::max<Index>(0, Index(std::floor((pose.y - reach) / h)) - 1),
-              j1 = std::min<Index>(g.ny(), Index(std::ceil((pose.y + reach) / h)) + 1);
-  for (Index j = j0; j < std::min(j1 + 1, g.ny()); ++j)
-    for (Index i = std::max<Index>(i0, 1); i <= std::min(i1, g.nx() - 1); ++i)
-      visit(g.xface(i, j), double(i) * h, (double(j) + 0.5) * h, true);
-  for (Index j = std::max<Index>(j0, 1); j <= std::min(j1, g.ny() - 1); ++j)
-    for (Index i = i0; i < std::min(i1 + 1, g.nx()); ++i)
-      visit(g.yface(i, j), (double(i) + 0.5) * h, double(j) * h, false);
-  values.resize(Index(faces.size()), k);
-  for (size_t a = 0; a < faces.size(); ++a) {
-    const Stencil4 &sx = stencils[a].first, &sy = stencils[a].second;
-    const Eigen::Vector2d& d = dirs[a];
-    auto row = values.row(Index(a));
+  for_each_world_face(g, pose, [&](Index f, const Stencil4&, const Stencil4&, const Eigen::Vector2d&) { faces.push_back(f); });
+  values.resize(Index(faces.size()), local_fields.cols());
+  Index a = 0;
+  for_each_world_face(g, pose, [&](Index, const Stencil4& sx, const Stencil4& sy, const Eigen::Vector2d& d) {
+    auto row = values.row(a++);
     row.setZero();
     for (int b = 0; b < 4; ++b) {
       row.noalias() += (d[0] * sx.w[b]) * local_fields.row(sx.idx[b]);
       row.noalias() += (d[1] * sy.w[b]) * local_fields.row(sy.idx[b]);
     }
-  }
+  });
 }
 
 }  // namespace directable

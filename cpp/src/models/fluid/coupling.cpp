@@ -62,6 +62,8 @@ Pose2D Coupling::node_pose(Index n) const {
 std::unique_ptr<CouplingData> Coupling::create_data() const {
   auto d = std::make_unique<CouplingData>();
   d->M.resize(basis_->q(), r());
+  d->speeds.resize(basis_->q());
+  d->local.resize(basis_->local_grid().n_faces());
   return d;
 }
 
@@ -108,21 +110,30 @@ Index Coupling::table_bytes() const {
   return n * Index(sizeof(double));
 }
 
-void Coupling::interpolate(const Table& t, const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> out, CouplingData& d) const {
+int Coupling::node_weights(const Pose2D& pose, Index nodes[8], double weights[8]) const {
   Index ix, iy, it;
   double tx, ty, tt;
   axis_weight(axes_.x, pose.x, ix, tx);
   axis_weight(axes_.y, pose.y, iy, ty);
   axis_weight(axes_.theta, pose.theta, it, tt);
   const Index nx = axes_.x.size(), ny = axes_.y.size();
-  d.mixed.setZero(t.entries.cols());
+  int count = 0;
   for (int c = 0; c < 8; ++c) {
     const int bx = c & 1, by = (c >> 1) & 1, bt = (c >> 2) & 1;
     const double w = (bx ? tx : 1 - tx) * (by ? ty : 1 - ty) * (bt ? tt : 1 - tt);
     if (w == 0.0) continue;
-    const Index n = (ix + bx) + nx * ((iy + by) + ny * (it + bt));
-    d.mixed.noalias() += w * t.entries.row(n).transpose();
+    nodes[count] = (ix + bx) + nx * ((iy + by) + ny * (it + bt));
+    weights[count++] = w;
   }
+  return count;
+}
+
+void Coupling::interpolate(const Table& t, const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> out, CouplingData& d) const {
+  Index nodes[8];
+  double weights[8];
+  const int count = node_weights(pose, nodes, weights);
+  d.mixed.setZero(t.entries.cols());
+  for (int c = 0; c < count; ++c) d.mixed.noalias() += weights[c] * t.entries.row(nodes[c]).transpose();
   if (t.modes.size() == 0) {
     out = Eigen::Map<const Eigen::MatrixXd>(d.mixed.data(), t.rows, t.cols);
   } else {
@@ -157,6 +168,65 @@ void Coupling::feedback(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> G, Coupl
     interpolate(G_table_, pose, G, d);
   else
     feedback_exact(pose, G, d);
+}
+
+void Coupling::apply(const Pose2D& pose, const Eigen::Ref<const Eigen::VectorXd>& z,
+                     const Eigen::Ref<const Eigen::VectorXd>& rigid, Eigen::Ref<Eigen::VectorXd> c,
+                     Eigen::Ref<Eigen::VectorXd> z_next, CouplingData& d) const {
+  const Index P = p(), M = m();
+  const RowMatrix& B = reduced_->basis();
+  const MACGrid2D& g = reduced_->grid();
+  Index nodes[8];
+  double weights[8];
+  auto cp = c.head(P);
+  // feedforward (eq. 3.11)
+  if (precompute_ == Precompute::Both && F_table_.modes.size() == 0) {
+    const int count = node_weights(pose, nodes, weights);
+    cp.setZero();
+    for (int k = 0; k < count; ++k) cp.noalias() += weights[k] * node_matrix(F_table_, nodes[k]) * z;
+  } else if (precompute_ == Precompute::Both) {
+    d.op.resize(P, r());
+    interpolate(F_table_, pose, d.op, d);
+    cp.noalias() = d.op * z;
+  } else {
+    // (B z) on a face is needed by up to 8 surface points: computed once per call. The per-face
+    // buffers are sized on a Data's first on-the-fly step (not by create_data: the operator queries don't need them)
+    if (d.face_stamp.size() != size_t(B.rows())) d.face_stamp.assign(size_t(B.rows()), 0u), d.face_value.resize(B.rows());
+    if (++d.stamp == 0) std::fill(d.face_stamp.begin(), d.face_stamp.end(), 0u), d.stamp = 1;
+    auto flow = [&](Index f) {
+      if (d.face_stamp[size_t(f)] != d.stamp) d.face_value[f] = B.row(f).dot(z), d.face_stamp[size_t(f)] = d.stamp;
+      return d.face_value[f];
+    };
+    Stencil4 sx, sy;
+    Eigen::Vector2d n;
+    for (Index k = 0; k < basis_->q(); ++k) {
+      basis_->surface_stencils(g, pose, k, sx, sy, n);
+      double v = 0.0;
+      for (int a = 0; a < 4; ++a) {
+        if (sx.w[a] != 0.0) v += n[0] * sx.w[a] * flow(sx.idx[a]);
+        if (sy.w[a] != 0.0) v += n[1] * sy.w[a] * flow(sy.idx[a]);
+      }
+      d.speeds[k] = v;
+    }
+    cp.noalias() = -basis_->surface_speeds().transpose() * d.speeds;
+  }
+  c.tail(M - P) = rigid;
+  // feedback (eq. 3.12)
+  if (precompute_ != Precompute::None && G_table_.modes.size() == 0) {
+    const int count = node_weights(pose, nodes, weights);
+    for (int k = 0; k < count; ++k) z_next.noalias() += weights[k] * node_matrix(G_table_, nodes[k]) * c;
+  } else if (precompute_ != Precompute::None) {
+    d.op.resize(r(), M);
+    interpolate(G_table_, pose, d.op, d);
+    z_next.noalias() += d.op * c;
+  } else {
+    d.local.noalias() = basis_->all_fields() * c;
+    basis_->for_each_world_face(g, pose, [&](Index f, const Stencil4& sx, const Stencil4& sy, const Eigen::Vector2d& e) {
+      double v = 0.0;
+      for (int b = 0; b < 4; ++b) v += e[0] * sx.w[b] * d.local[sx.idx[b]] + e[1] * sy.w[b] * d.local[sy.idx[b]];
+      z_next.noalias() += v * B.row(f).transpose();
+    });
+  }
 }
 
 }  // namespace directable

@@ -39,11 +39,20 @@ void GalerkinFluid::project_operators(const Eigen::SparseMatrix<double>& laplaci
                    for (Index j = 0; j < r_; ++j) advection(B.col(k), B.col(j), M.col(j));
                    advection_[k].noalias() = B.transpose() * M;
                  });
+  advection_lower_.resize(r_ * (r_ - 1) / 2, r_);
+  for (Index k = 0; k < r_; ++k)
+    for (Index j = 0, e = 0; j < r_; ++j)
+      for (Index i = j + 1; i < r_; ++i) advection_lower_(e++, k) = 0.5 * (advection_[k](i, j) - advection_[k](j, i));
 }
 
 void GalerkinFluid::advection_matrix(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::MatrixXd> A) const {
-  A.setZero();
-  for (Index k = 0; k < r_; ++k) A += z[k] * advection_[k];
+  for (Index j = 0, e = 0; j < r_; ++j) {
+    A(j, j) = 0.0;
+    for (Index i = j + 1; i < r_; ++i, ++e) {
+      const double a = advection_lower_.row(e).dot(z);
+      A(i, j) = a, A(j, i) = -a;
+    }
+  }
 }
 
 void GalerkinFluid::dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> F) const {

@@ -25,8 +25,7 @@ std::unique_ptr<ReducedSceneData> ReducedScene::create_data() const {
   d->zero_w.setZero(r), d->z_flow.setZero(r);
   for (const auto& c : couplings_) {
     d->coupling.push_back(c->create_data());
-    d->F.emplace_back(c->p(), r);
-    d->G.emplace_back(r, c->m());
+    d->coeffs.emplace_back(c->m());
     d->local.emplace_back(c->boundary().local_grid().n_faces());
   }
   return d;
@@ -74,15 +73,12 @@ void ReducedScene::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen:
   for (Index i = 0; i < objects(); ++i) {
     const Coupling& c = *couplings_[size_t(i)];
     const Pose2D pose(poses(i, 0), poses(i, 1), poses(i, 2));
-    c.feedforward(pose, d.F[size_t(i)], *d.coupling[size_t(i)]);
-    c.feedback(pose, d.G[size_t(i)], *d.coupling[size_t(i)]);
-    auto ci = coeffs.row(i);
-    ci.head(c.p()).noalias() = (d.F[size_t(i)] * d.z_flow).transpose();
-    if (c.m() > c.p()) {  // the rigid fields are unit motions of the object frame: its velocity seen from there
-      const Eigen::Vector2d v = pose.unrotate(velocities(i, 0), velocities(i, 1));
-      ci[c.p()] = v[0], ci[c.p() + 1] = v[1], ci[c.p() + 2] = velocities(i, 2);
-    }
-    z_next.noalias() += d.G[size_t(i)] * ci.head(c.m()).transpose();
+    // the rigid fields are unit motions of the object frame: its velocity seen from there
+    const Eigen::Vector2d v = pose.unrotate(velocities(i, 0), velocities(i, 1));
+    const Eigen::Vector3d rigid(v[0], v[1], velocities(i, 2));
+    auto& ci = d.coeffs[size_t(i)];
+    c.apply(pose, d.z_flow, rigid.head(c.m() - c.p()), ci, z_next, *d.coupling[size_t(i)]);
+    coeffs.row(i).head(c.m()) = ci.transpose();
   }
 }
 

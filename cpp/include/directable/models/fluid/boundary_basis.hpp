@@ -14,6 +14,8 @@
 // of unit translations and the unit rotation.
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -70,7 +72,7 @@ class BoundaryBasis {
   //! S R^-1 B at a pose: the surface speeds (q x r) of the columns of
   //! basis (N x r) on the world grid g.
   void world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis, const Pose2D& pose,
-                            Eigen::Ref<Eigen::MatrixXd> M) const;
+                            Eigen::Ref<RowMatrix> M) const;
   //! Velocity (object frame) of the local field u (N_local) at the object
   //! point (lx, ly); false (and zero) outside the local grid.
   bool local_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double lx, double ly, Eigen::Vector2d& v) const;
@@ -79,6 +81,17 @@ class BoundaryBasis {
   //! the k local fields (N_local x k).
   void resample(const MACGrid2D& g, const Pose2D& pose, const Eigen::Ref<const Eigen::MatrixXd>& local_fields,
                 std::vector<Index>& faces, Eigen::MatrixXd& values) const;
+  //! Surface point k at pose on the world grid g: the stencils of the x and
+  //! y velocity components there and the world normal n (S's row k is
+  //! n_x sx + n_y sy).
+  void surface_stencils(const MACGrid2D& g, const Pose2D& pose, Index k, Stencil4& sx, Stencil4& sy,
+                        Eigen::Vector2d& n) const;
+  //! Calls fn(face, sx, sy, d) for every world face of g whose centre falls
+  //! inside the local box at pose: sx, sy the local grid's stencils there and
+  //! d the row of Rot that gives the face's world component of a local
+  //! velocity (R u at the face = d . (sx u, sy u)).
+  template <class Fn>
+  void for_each_world_face(const MACGrid2D& g, const Pose2D& pose, Fn&& fn) const;
 
  private:
 
@@ -93,5 +106,31 @@ class BoundaryBasis {
   Eigen::VectorXd energy_;                                   //!< p
   double constraint_error_ = 0.0;
 };
+
+template <class Fn>
+void BoundaryBasis::for_each_world_face(const MACGrid2D& g, const Pose2D& pose, Fn&& fn) const {
+  const double h = g.h(), reach = half_size_ * 1.4142135623730951, w = local_->width();
+  auto visit = [&](Index f, double x, double y, bool is_x) {
+    const Eigen::Vector2d l = pose.to_local(x, y);
+    const double lx = l[0] + half_size_, ly = l[1] + half_size_;
+    if (!(lx >= 0.0 && lx <= w && ly >= 0.0 && ly <= w)) return;
+    Stencil4 sx, sy;
+    local_->x_stencil(lx, ly, sx);
+    local_->y_stencil(lx, ly, sy);
+    // e . Rot u_local: the world component is Rot's row e applied to (u_x, u_y)
+    const Eigen::Vector2d d = is_x ? Eigen::Vector2d(pose.c, -pose.s) : Eigen::Vector2d(pose.s, pose.c);
+    fn(f, sx, sy, d);
+  };
+  const Index i0 = std::max<Index>(0, Index(std::floor((pose.x - reach) / h)) - 1),
+              i1 = std::min<Index>(g.nx(), Index(std::ceil((pose.x + reach) / h)) + 1),
+              j0 = std::max<Index>(0, Index(std::floor((pose.y - reach) / h)) - 1),
+              j1 = std::min<Index>(g.ny(), Index(std::ceil((pose.y + reach) / h)) + 1);
+  for (Index j = j0; j < std::min(j1 + 1, g.ny()); ++j)
+    for (Index i = std::max<Index>(i0, 1); i <= std::min(i1, g.nx() - 1); ++i)
+      visit(g.xface(i, j), double(i) * h, (double(j) + 0.5) * h, true);
+  for (Index j = std::max<Index>(j0, 1); j <= std::min(j1, g.ny() - 1); ++j)
+    for (Index i = i0; i < std::min(i1 + 1, g.nx()); ++i)
+      visit(g.yface(i, j), (double(i) + 0.5) * h, double(j) * h, false);
+}
 
 }  // namespace directable

@@ -23,12 +23,18 @@ struct PoseAxes {
 
 //! Per-thread buffers of the on-the-fly operators.
 struct CouplingData {
-  Eigen::MatrixXd M;            //!< q x r, S R^-1 B
+  RowMatrix M;                  //!< q x r, S R^-1 B (a surface point's row contiguous: it sums basis rows)
   std::vector<Index> faces;     //!< world faces under the local box
   Eigen::MatrixXd values;       //!< faces x m, R [Btilde, rigid] on those faces
   Eigen::VectorXd mixed;        //!< table row width: interpolated table row
   Eigen::VectorXd flat;         //!< rows cols: the interpolated operator, column-major
   Eigen::MatrixXd B_faces;      //!< faces x r, the basis rows of those faces
+  Eigen::MatrixXd op;           //!< p x r or r x m: an operator interpolated from a compressed table
+  Eigen::VectorXd speeds;       //!< q: S R^-1 B z, the flow's normal speeds at the surface
+  Eigen::VectorXd local;        //!< N_local: the object's combined local field [Btilde, rigid] c
+  Eigen::VectorXd face_value;   //!< N (on the first on-the-fly apply): (B z)_f, valid where face_stamp[f] == stamp
+  std::vector<unsigned> face_stamp;  //!< N
+  unsigned stamp = 0;
 };
 
 enum class Precompute { None, Feedback, Both };
@@ -62,6 +68,14 @@ class Coupling {
   void feedforward(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> F, CouplingData& d) const;
   //! G at pose: interpolated from the table unless precompute is None.
   void feedback(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> G, CouplingData& d) const;
+  //! One object's part of a scene step (Fig. 3.7, steps 4-6) without forming
+  //! F or G: c = [F z; rigid] (m) and z_next += G c (r). Tabulated operators
+  //! are applied node by node (sum_n w_n F_n z, sum_n w_n G_n c); on the fly,
+  //! F z = -(S Btilde)' S R^-1 (B z) reads B z on the faces under the surface
+  //! only, and G c = B' R (A c) scatters the one combined local field A c.
+  void apply(const Pose2D& pose, const Eigen::Ref<const Eigen::VectorXd>& z,
+             const Eigen::Ref<const Eigen::VectorXd>& rigid, Eigen::Ref<Eigen::VectorXd> c,
+             Eigen::Ref<Eigen::VectorXd> z_next, CouplingData& d) const;
 
  private:
   struct Table {
@@ -72,6 +86,12 @@ class Coupling {
   };
   void build_table(Table& t, Index rows, Index cols, bool forward, int threads, const ProgressFn* progress);
   void interpolate(const Table& t, const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> out, CouplingData& d) const;
+  //! The (up to 8) table nodes around pose with nonzero multilinear weight; returns their count.
+  int node_weights(const Pose2D& pose, Index nodes[8], double weights[8]) const;
+  //! Node n's operator (rows x cols, column-major) of an uncompressed table.
+  static Eigen::Map<const Eigen::MatrixXd> node_matrix(const Table& t, Index n) {
+    return Eigen::Map<const Eigen::MatrixXd>(t.entries.row(n).data(), t.rows, t.cols);
+  }
   Pose2D node_pose(Index n) const;
 
   std::shared_ptr<const ReducedFluid> reduced_;

@@ -49,7 +49,7 @@ class GalerkinFluid {
   //! divergence-free basis that vanishes on walls and solids).
   double divergence_error() const { return divergence_error_; }
 
-  //! Ahat(z) = sum_k z_k Ahat_k.
+  //! Ahat(z) = sum_k z_k Ahat_k, exactly antisymmetric (each Ahat_k is, to rounding).
   void advection_matrix(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::MatrixXd> A) const;
   //! F(z) = Ahat(z) z + nu Dhat z.
   void dynamics(const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Ref<Eigen::VectorXd> F) const;
@@ -82,6 +82,9 @@ class GalerkinFluid {
   double viscosity_;
   RowMatrix basis_;                          //!< B, N x r
   std::vector<Eigen::MatrixXd> advection_;   //!< Ahat_k = B' A(b_k) B, r matrices r x r
+  //! r(r-1)/2 x r: row e = entry (i, j), i > j (column by column) of every
+  //! Ahat_k, so that Ahat(z) is r(r-1)/2 dot products reading half the tensor once
+  RowMatrix advection_lower_;
   Eigen::MatrixXd diffusion_;                //!< Dhat = B' D B, r x r, symmetric
   Eigen::MatrixXd diffusion_eigenvectors_;   //!< r x r, orthonormal eigenvectors of Dhat (empty when nu = 0)
   Eigen::VectorXd diffusion_eigenvalues_;    //!< r, eigenvalues of Dhat, <= 0 (empty when nu = 0)

@@ -16,7 +16,7 @@ namespace directable {
 struct ReducedSceneData {
   std::unique_ptr<ReducedFluidData> fluid;
   std::vector<std::unique_ptr<CouplingData>> coupling;  //!< one per object
-  std::vector<Eigen::MatrixXd> F, G;                     //!< p_i x r, r x m_i
+  std::vector<Eigen::VectorXd> coeffs;                   //!< m_i: object i's coefficients
   Eigen::VectorXd zero_w, z_flow;                        //!< r each
   std::vector<Eigen::VectorXd> local;                    //!< N_local_i: the combined local field of object i
 };
