@@ -69,3 +69,65 @@ def test_every_built_level_loads_and_agrees(tmp_path):
     base = results.pop("x86-64")
     for level, K in results.items():
         np.testing.assert_allclose(K, base, rtol=1e-10, atol=1e-12, err_msg=level)
+
+
+def _build_trees():
+    """The CMake build folders of this checkout that hold per-level merged kernel objects."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "build"
+    return sorted({p.parent.parent for p in root.glob("*/*/isa/hot_*.o")} |
+                  {p.parent.parent for p in root.glob("*/isa/hot_*.o")})
+
+
+def _nm(path):
+    """[(type letter, symbol)] of the defined external symbols of an object or archive."""
+    import shutil
+
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("needs nm (binutils)")
+    out = subprocess.run([nm, "--defined-only", "--extern-only", "--format=posix", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and len(parts[1]) == 1:
+            rows.append((parts[1], parts[0]))
+    return rows
+
+
+@pytest.mark.skipif(not X86, reason="x86-64 levels")
+def test_no_instantiation_is_shared_between_levels():
+    """Each level's kernels call only their own inline and template code.
+
+    The merged object of a level (cmake/isolate_objects.cmake) exports only
+    strong definitions: no weak (COMDAT) instantiation and no unique object
+    that the linker could merge with the baseline's copy. Each of its exported
+    names is defined strongly in exactly one baseline object too (the same
+    source at baseline), never weakly, so the baseline code cannot bind to
+    another level's instantiation and the reverse.
+    """
+    trees = _build_trees()
+    if not trees:
+        pytest.skip("no build tree with dispatched kernels in build/ (an installed wheel, or a native build)")
+    for tree in trees:
+        merged = sorted((tree / "isa").glob("hot_*.o"))
+        baseline = sorted((tree / "CMakeFiles" / "directable_core.dir").rglob("*.o"))
+        assert baseline, tree
+        weak_at_baseline = {}
+        for obj in baseline:
+            for kind, name in _nm(obj):
+                if kind in "WVu":
+                    weak_at_baseline[name] = obj.name
+        levels = {}
+        for obj in merged:
+            exported = _nm(obj)
+            assert exported, f"{obj} exports nothing"
+            weak = [name for kind, name in exported if kind not in "TDBR"]
+            assert weak == [], f"{obj.name} exports weak or unique symbols: {weak[:5]}"
+            shared = sorted(name for _, name in exported if name in weak_at_baseline)
+            assert shared == [], f"{obj.name} shares instantiations with the baseline: {shared[:5]}"
+            levels[obj.name] = {name for _, name in exported}
+        # the levels export the same entry points (one merged object per variant)
+        assert len({frozenset(v) for v in levels.values()}) == 1, sorted(levels)

@@ -1,0 +1,57 @@
+# Merges one ISA level's hot objects into a single relocatable object whose
+# only global symbols are the functions the hot sources define outright.
+#
+# The hot files are compiled again per level, and they instantiate the same
+# inline and template code (Eigen's kernels, std:: containers) as the
+# baseline files linked beside them. Those instantiations are weak (COMDAT):
+# left global, the linker would keep one copy for both, so baseline code could
+# run an AVX-512 instantiation or a hot kernel a baseline one. Here every weak
+# or unique symbol of the merged object becomes local, so each side calls its
+# own copies; only the strong definitions (the entry points the rest of the
+# core calls) stay global.
+#
+# Run as: cmake -DLD=... -DNM=... -DOBJCOPY=... -DOUTPUT=merged.o
+#               -DOBJECTS="a.o;b.o;..." -P isolate_objects.cmake
+foreach(var LD NM OBJCOPY OUTPUT OBJECTS)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "isolate_objects.cmake: ${var} is not set")
+  endif()
+endforeach()
+
+set(raw "${OUTPUT}.raw.o")
+# --force-group-allocation: the COMDAT groups become ordinary sections, so the
+# final link cannot discard the baseline's copy of a group in favour of ours
+# (or the reverse) by matching the group's name.
+execute_process(COMMAND "${LD}" -r --force-group-allocation -o "${raw}" ${OBJECTS}
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "ld -r failed: ${err}")
+endif()
+
+execute_process(COMMAND "${NM}" --defined-only --extern-only --format=posix "${raw}"
+                OUTPUT_VARIABLE listing RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm failed: ${err}")
+endif()
+string(REPLACE "\n" ";" lines "${listing}")
+set(keep "")
+set(n_local 0)
+foreach(line IN LISTS lines)
+  if(line MATCHES "^([^ ]+) ([A-Za-z]) ")
+    # strong code, data, read-only data, bss: kept; W/V (weak), u (unique) and
+    # the rest become local
+    if(CMAKE_MATCH_2 MATCHES "^[TDBR]$")
+      string(APPEND keep "${CMAKE_MATCH_1}\n")
+    else()
+      math(EXPR n_local "${n_local} + 1")
+    endif()
+  endif()
+endforeach()
+file(WRITE "${OUTPUT}.keep" "${keep}")
+
+execute_process(COMMAND "${OBJCOPY}" "--keep-global-symbols=${OUTPUT}.keep" "${raw}" "${OUTPUT}"
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "objcopy failed: ${err}")
+endif()
+file(REMOVE "${raw}")
