@@ -8,7 +8,10 @@
 # run an AVX-512 instantiation or a hot kernel a baseline one. Here every weak
 # or unique symbol of the merged object becomes local, so each side calls its
 # own copies; only the strong definitions (the entry points the rest of the
-# core calls) stay global.
+# core calls) stay global. GNU unique objects (the static locals of inline
+# functions, such as Eigen's cache sizes) are data, not code: objcopy leaves
+# them global and both sides share one copy, which is safe because every file
+# sees the same layout (one Eigen alignment for all levels, CMakeLists.txt).
 #
 # Run as: cmake -DLD=... -DNM=... -DOBJCOPY=... -DOUTPUT=merged.o
 #               -DOBJECTS="a.o;b.o;..." -P isolate_objects.cmake
@@ -38,10 +41,11 @@ set(keep "")
 set(n_local 0)
 foreach(line IN LISTS lines)
   if(line MATCHES "^([^ ]+) ([A-Za-z]) ")
-    # strong code, data, read-only data, bss: kept; W/V (weak), u (unique) and
-    # the rest become local
-    if(CMAKE_MATCH_2 MATCHES "^[TDBR]$")
-      string(APPEND keep "${CMAKE_MATCH_1}\n")
+    set(name "${CMAKE_MATCH_1}")
+    set(kind "${CMAKE_MATCH_2}")
+    # strong code, data, read-only data, bss: kept; W/V (weak) become local
+    if(kind MATCHES "^[TDBR]$")
+      string(APPEND keep "${name}\n")
     else()
       math(EXPR n_local "${n_local} + 1")
     endif()
