@@ -165,9 +165,9 @@ def lqr_vs_pd_final_cost(scene, push_force=None, push_fraction=0.2, push_steps=3
     scene : fem_scenes.Scene
         The scene.
     push_force : float, optional
-        Total push (N); default the scripted force's peak times ``push_fraction``.
+        Total push (N); default the scripted force's peak.
     push_fraction : float, optional
-        See ``push_force``.
+        When the push starts, as a fraction of the horizon.
     push_steps : int, optional
         Steps the push lasts.
     q_final : float, optional
