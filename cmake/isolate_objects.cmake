@@ -8,19 +8,29 @@
 # run an AVX-512 instantiation or a hot kernel a baseline one. Here every weak
 # or unique symbol of the merged object becomes local, so each side calls its
 # own copies; only the strong definitions (the entry points the rest of the
-# core calls) stay global. GNU unique objects (the static locals of inline
-# functions, such as Eigen's cache sizes) are data, not code: objcopy leaves
-# them global and both sides share one copy, which is safe because every file
-# sees the same layout (one Eigen alignment for all levels, CMakeLists.txt).
+# core calls) stay global. Two kinds of symbol need more care:
+#  - vtables and type_info objects (_ZTV, _ZTI, _ZTS, _ZTT, _ZTC) stay global
+#    and weak: the bindings need one type_info per class (pybind11 looks types
+#    up by it) and may build an object whose class the hot file defines
+#    inline. An object then calls one side's copy of an inline virtual
+#    function; each copy is consistent in itself and the objects' layout is
+#    the same at every level, so either is correct;
+#  - GNU unique objects (static locals of inline functions, such as Eigen's
+#    cache sizes) cannot be made local by objcopy: they are renamed with the
+#    level as suffix, so each side keeps its own.
 #
-# Run as: cmake -DLD=... -DNM=... -DOBJCOPY=... -DOUTPUT=merged.o
-#               -DOBJECTS="a.o;b.o;..." -P isolate_objects.cmake
-foreach(var LD NM OBJCOPY OUTPUT OBJECTS)
+# Run as: cmake -DLD=... -DNM=... -DOBJCOPY=... -DOUTPUT=merged.o -DTAG=level
+#               -DOBJECTS="a.o|b.o|..." -P isolate_objects.cmake
+foreach(var LD NM OBJCOPY OUTPUT OBJECTS TAG)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "isolate_objects.cmake: ${var} is not set")
   endif()
 endforeach()
 
+# The objects come joined by "|" (a CMake list would split the -D argument);
+# $<TARGET_OBJECTS> also names the precompiled header (.gch): objects only.
+string(REPLACE "|" ";" OBJECTS "${OBJECTS}")
+list(FILTER OBJECTS INCLUDE REGEX "\\.(o|obj)$")
 set(raw "${OUTPUT}.raw.o")
 # --force-group-allocation: the COMDAT groups become ordinary sections, so the
 # final link cannot discard the baseline's copy of a group in favour of ours
@@ -38,22 +48,23 @@ if(NOT rc EQUAL 0)
 endif()
 string(REPLACE "\n" ";" lines "${listing}")
 set(keep "")
-set(n_local 0)
+set(renames "")
 foreach(line IN LISTS lines)
   if(line MATCHES "^([^ ]+) ([A-Za-z]) ")
     set(name "${CMAKE_MATCH_1}")
     set(kind "${CMAKE_MATCH_2}")
-    # strong code, data, read-only data, bss: kept; W/V (weak) become local
-    if(kind MATCHES "^[TDBR]$")
+    if(kind MATCHES "^[TDBR]$" OR (kind MATCHES "^[VW]$" AND name MATCHES "^_ZT[VISTC]"))
       string(APPEND keep "${name}\n")
-    else()
-      math(EXPR n_local "${n_local} + 1")
+    elseif(kind STREQUAL "u")
+      string(APPEND renames "${name} ${name}.${TAG}\n")
     endif()
   endif()
 endforeach()
 file(WRITE "${OUTPUT}.keep" "${keep}")
+file(WRITE "${OUTPUT}.rename" "${renames}")
 
-execute_process(COMMAND "${OBJCOPY}" "--keep-global-symbols=${OUTPUT}.keep" "${raw}" "${OUTPUT}"
+execute_process(COMMAND "${OBJCOPY}" "--redefine-syms=${OUTPUT}.rename" "--keep-global-symbols=${OUTPUT}.keep"
+                        "${raw}" "${OUTPUT}"
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "objcopy failed: ${err}")
