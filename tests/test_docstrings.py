@@ -14,6 +14,7 @@ checked on its own).
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import pathlib
@@ -52,7 +53,8 @@ def public_names(module: types.ModuleType) -> list[str]:
         if name.startswith("_") or isinstance(obj, types.ModuleType):
             continue
         owner = getattr(obj, "__module__", None) or ""
-        if (inspect.isclass(obj) or callable(obj)) and owner.startswith("directable"):
+        private = any(part.startswith("_") for part in owner.split(".")) and owner != "directable._core"
+        if (inspect.isclass(obj) or callable(obj)) and owner.startswith("directable") and not private:
             out.append(name)
     return out
 
@@ -215,7 +217,8 @@ def check_class(where: str, cls, problems: list[str]) -> None:
             check_callable(mwhere, member, problems)
 
 
-def collect_problems() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def collect_problems() -> tuple[str, ...]:
     problems: list[str] = []
     seen: set[int] = set()
     for module in public_modules():
@@ -232,7 +235,7 @@ def collect_problems() -> list[str]:
                 check_class(where, obj, problems)
             else:
                 check_callable(where, obj, problems)
-    return problems
+    return tuple(problems)
 
 
 def test_public_modules_found():
