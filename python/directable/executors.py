@@ -55,8 +55,17 @@ _POLL_S = 0.02  # how often the wait loop wakes: Ctrl-C is seen within this
 
 
 class TaskError(RuntimeError):
-    """A task failed on its retry too: ``index`` is its position in the task
-    list, ``cause`` (also ``__cause__``) the exception of the last attempt."""
+    """A task failed on its retry too.
+
+    Parameters
+    ----------
+    index : int
+        Its position in the task list.
+    cause : BaseException
+        The exception of the last attempt (also ``__cause__``).
+    attempts : int
+        How many times it ran.
+    """
 
     def __init__(self, index, cause, attempts):
         super().__init__(f"task {index} failed {attempts} times; last error: {type(cause).__name__}: {cause}")

@@ -29,11 +29,18 @@ __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cant
 
 
 class TetMesh(_core.TetMesh):
-    """Tetrahedral mesh: ``vertices`` (V, 3) float, ``tets`` (E, 4) vertex indices.
+    """Tetrahedral mesh.
 
     Each tet must be positively oriented (``det[x1-x0, x2-x0, x3-x0] > 0``);
     degenerate or inverted tets, out-of-range indices and unreferenced vertices
     raise ``ValueError``.
+
+    Parameters
+    ----------
+    vertices : (V, 3) array
+        Vertex positions (m).
+    tets : (E, 4) int array
+        Vertex indices of each tet.
     """
 
     def __init__(self, vertices, tets):

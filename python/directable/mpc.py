@@ -157,11 +157,28 @@ def Substeps(model, count) -> _core.SubstepPrediction:
 
 @dataclass(frozen=True)
 class MPCResult:
-    """One window: ``u`` (H, s), predicted ``states`` (H+1, n), ``cost`` J at
-    ``u``, ``cost_initial`` J at the starting controls, ``iterations``,
-    ``evaluations`` (cost evaluations: forward rollouts), ``gradients``
-    (gradient evaluations: adjoint passes; a shortened line-search trial
-    evaluates the cost alone), ``seconds``."""
+    """One window's solution.
+
+    Parameters
+    ----------
+    u : (H, s) ndarray
+        Controls.
+    states : (H+1, n) ndarray
+        Predicted states.
+    cost : float
+        J at ``u``.
+    cost_initial : float
+        J at the starting controls.
+    iterations : int
+        Optimizer iterations.
+    evaluations : int
+        Cost evaluations (forward rollouts).
+    seconds : float
+        Wall time of the solve (s).
+    gradients : int, optional
+        Gradient evaluations (adjoint passes; a shortened line-search trial
+        evaluates the cost alone).
+    """
 
     u: np.ndarray
     states: np.ndarray
@@ -180,8 +197,21 @@ class MPCResult:
 
 @dataclass(frozen=True)
 class RecedingRun:
-    """Closed loop: ``states`` (steps+1, n), applied ``controls`` (steps, s),
-    per step ``cost``, ``cost_initial``, ``iterations``, ``seconds`` (steps,)."""
+    """A closed receding-horizon run.
+
+    Parameters
+    ----------
+    states : (steps+1, n) ndarray
+        Plant states.
+    controls : (steps, s) ndarray
+        Applied controls.
+    cost, cost_initial : (steps,) ndarray
+        Each window's cost at its solution and at its start.
+    iterations : (steps,) ndarray
+        Optimizer iterations per window.
+    seconds : (steps,) ndarray
+        Solve time per window (s).
+    """
 
     states: np.ndarray
     controls: np.ndarray
