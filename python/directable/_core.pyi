@@ -1885,15 +1885,45 @@ class StVKFEM:
         ...
     def energy(self, u: numpy.ndarray[numpy.float64]) -> float:
         """
-        Elastic energy of the displacement u (3V,).
+        Elastic energy of a displacement.
+        
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     def internal_forces(self, u: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Gradient of the elastic energy, (3V,) for u (3V,).
+        Internal forces: the gradient of the elastic energy.
+        
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+        
+        Returns
+        -------
+        (3V,) ndarray
+            Forces (N).
         """
     def stiffness_csc(self, u: numpy.ndarray[numpy.float64]) -> tuple:
         """
-        Tangent stiffness (3V, 3V) at u (3V,) as CSC arrays (data, indices, indptr).
+        Tangent stiffness at a displacement, as CSC arrays.
+        
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+        
+        Returns
+        -------
+        data, indices, indptr : ndarray
+            The (3V, 3V) symmetric matrix (N/m) in compressed sparse columns.
         """
     @property
     def alpha(self) -> float:
@@ -1956,15 +1986,46 @@ class NewmarkFEM:
         """
     def set_state(self, u: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], a: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
-        Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.
+        Sets the state.
+        
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+        v : (3V,) array
+            Velocity (m/s).
+        a : (3V,) array, optional
+            Acceleration (m/s^2); default: consistent with the next step's force.
         """
     def static_solve(self, f_ext: numpy.ndarray[numpy.float64], max_iterations: int = 50) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Static equilibrium u (3V,) under f_ext (3V,).
+        Static equilibrium f_int(u) = f_ext (Newton, direct solves).
+        
+        Parameters
+        ----------
+        f_ext : (3V,) array
+            External forces (N).
+        max_iterations : int, optional
+            Newton iterations.
+        
+        Returns
+        -------
+        (3V,) ndarray
+            Displacement u (m).
         """
     def step(self, f_ext: numpy.ndarray[numpy.float64]) -> int:
         """
-        One step with external forces (3V,) held; returns the Newton iterations.
+        One step with external forces held.
+        
+        Parameters
+        ----------
+        f_ext : (3V,) array
+            External forces (N).
+        
+        Returns
+        -------
+        int
+            Newton iterations taken.
         """
     @property
     def a(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -2018,23 +2079,69 @@ class ReducedStVK(Model):
         ...
     def energy(self, p: numpy.ndarray[numpy.float64]) -> float:
         """
-        Reduced elastic energy at p (r,).
+        Reduced elastic energy.
+        
+        Parameters
+        ----------
+        p : (r,) array
+            Reduced coordinates.
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     def internal_forces(self, p: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Reduced internal forces R(p), (r,) for p (r,).
+        Reduced internal forces R(p) = U' f(U p).
+        
+        Parameters
+        ----------
+        p : (r,) array
+            Reduced coordinates.
+        
+        Returns
+        -------
+        (r,) ndarray
         """
     def set_newton(self, max_iterations: int, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> None:
         """
-        Newton iterations of step(); max_iterations = 1: one linearized implicit step.
+        Newton iterations of step().
+        
+        Parameters
+        ----------
+        max_iterations : int
+            1: one linearized implicit step.
+        tolerance : float, optional
+            Relative residual that stops the iterations.
         """
     def stiffness_derivative(self, p: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        dK/dp : v = d(K(p) v)/dp, (r, r) for p, v (r,).
+        Derivative of the stiffness along v: d(K(p) v)/dp.
+        
+        Parameters
+        ----------
+        p : (r,) array
+            Reduced coordinates.
+        v : (r,) array
+            Direction.
+        
+        Returns
+        -------
+        (r, r) ndarray
         """
     def tangent_stiffness(self, p: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Reduced stiffness K(p) = dR/dp, (r, r) for p (r,).
+        Reduced stiffness K(p) = dR/dp.
+        
+        Parameters
+        ----------
+        p : (r,) array
+            Reduced coordinates.
+        
+        Returns
+        -------
+        (r, r) ndarray
         """
     @property
     def alpha(self) -> float:

@@ -220,6 +220,19 @@ class ReducedStVK(_core.ReducedStVK):
     B = [0; (U'MU)^-1] (= [0; I] for a mass-orthonormal U), ``jacobian`` per
     the paper's appendix B (``damping_hessian=False`` omits the
     beta dK/dp : p' term), ``step`` an implicit Newmark step.
+
+    Parameters
+    ----------
+    full_model : StVKModel
+        The full FEM model.
+    U : (3V, r) array
+        Basis.
+    alpha, beta : float, optional
+        Reduced Rayleigh damping (1/s, s); the full model's when None.
+    damping_hessian : bool, optional
+        Keep the ``beta dK/dp : p'`` term of the Jacobian.
+    progress : None, bool or callable(done, total), optional
+        Progress of the coefficient precomputation.
     """
 
     def __init__(self, full_model, U, alpha=None, beta=None, damping_hessian=True, progress=None):
