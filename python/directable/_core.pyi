@@ -2196,23 +2196,99 @@ class PredictionModel:
     def create_data(self) -> PredictionData:
         """
         Buffers for this model's calls (one per thread).
+        
+        Returns
+        -------
+        PredictionData
         """
     def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).
+        Jacobians of one step (Gauss-Newton method).
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State.
+        u : (s,) array
+            Control.
+        i : int, optional
+            Window step (for time-varying models).
+        data : PredictionData, optional
+            From create_data() (one per thread); None: a fresh one.
+        
+        Returns
+        -------
+        A : (n, n) ndarray
+            dx+/dx.
+        B : (n, s) ndarray
+            dx+/du.
         """
     def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
-        x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).
+        One step x+ = f(x, u).
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State.
+        u : (s,) array
+            Control.
+        i : int, optional
+            Window step (for time-varying models).
+        data : PredictionData, optional
+            From create_data() (one per thread); None: a fresh one.
+        
+        Returns
+        -------
+        (n,) ndarray
+            x+.
         """
     def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).
+        Vector-Jacobian products of one step (the adjoint pass).
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State.
+        u : (s,) array
+            Control.
+        lam : (n,) array
+            Adjoint of x+.
+        i : int, optional
+            Window step (for time-varying models).
+        data : PredictionData, optional
+            From create_data() (one per thread); None: a fresh one.
+        
+        Returns
+        -------
+        dx : (n,) ndarray
+            (dx+/dx)' lam.
+        du : (s,) ndarray
+            (dx+/du)' lam.
         """
     def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step
-        (cheaper than vjp where the model offers it).
+        (dx+/du)' lam alone, as the optimizer's adjoint pass takes it at the window's first step.
+        
+        Cheaper than vjp where the model offers it.
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State.
+        u : (s,) array
+            Control.
+        lam : (n,) array
+            Adjoint of x+.
+        i : int, optional
+            Window step (for time-varying models).
+        data : PredictionData, optional
+            From create_data() (one per thread); None: a fresh one.
+        
+        Returns
+        -------
+        (s,) ndarray
         """
     @property
     def has_jacobians(self) -> bool:
