@@ -818,15 +818,42 @@ class Articulated:
         ...
     def bias_forces(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        C(q, qd): (n,) Coriolis/centrifugal, gravity and damping forces.
+        Bias forces C(q, qd): Coriolis/centrifugal, gravity and damping.
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        
+        Returns
+        -------
+        (n,) ndarray
+            Forces (N m; N).
         """
     def dofs(self) -> int:
         """
-        Number of generalized coordinates n.
+        Number of generalized coordinates.
+        
+        Returns
+        -------
+        int
+            n.
         """
     def mass_matrix(self, q: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        M(q): (n, n) symmetric positive definite, for q (n,).
+        Mass matrix M(q).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        
+        Returns
+        -------
+        (n, n) ndarray
+            Symmetric positive definite.
         """
 class PlanarChain(Model, Articulated):
     """
@@ -852,45 +879,162 @@ class PlanarChain(Model, Articulated):
         ...
     def dynamics_jacobian(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        d qdd / d[q, qd]: (n, 2n), exact (forward-mode differentiation of Newton-Euler).
+        d qdd / d[q, qd], exact (forward-mode differentiation of Newton-Euler).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        tau : (n,) array
+            Torques.
+        
+        Returns
+        -------
+        (n, 2n) ndarray
         """
     def energies_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Kinetic + potential energy along a trajectory: (T,) for q, qd (T, n).
+        Kinetic plus potential energy along a trajectory.
+        
+        Parameters
+        ----------
+        q, qd : (T, n) array
+            Coordinates and velocities.
+        
+        Returns
+        -------
+        (T,) ndarray
+            Energy (J).
         """
     def forward_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        qdd = M(q)^-1 (tau - C(q, qd)): (n,).
+        Forward dynamics qdd = M(q)^-1 (tau - C(q, qd)).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        tau : (n,) array
+            Torques.
+        
+        Returns
+        -------
+        (n,) ndarray
+            Accelerations.
         """
     def inverse_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        tau = M(q) qdd + C(q, qd): (n,) for q, qd, qdd (n,).
+        Inverse dynamics tau = M(q) qdd + C(q, qd).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        qdd : (n,) array
+            Accelerations.
+        
+        Returns
+        -------
+        (n,) ndarray
+            Torques.
         """
     def inverse_dynamics_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        tau = M qdd + C along a trajectory: (T, n) for q, qd, qdd (T, n).
+        tau = M qdd + C along a trajectory.
+        
+        Parameters
+        ----------
+        q, qd, qdd : (T, n) array
+            Coordinates, velocities, accelerations.
+        
+        Returns
+        -------
+        (T, n) ndarray
+            Torques.
         """
     def joint_positions(self, q: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (L+1, 2) positions of the root and of each link's far end.
+        Positions of the root and of each link's far end.
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        
+        Returns
+        -------
+        (L+1, 2) ndarray
+            Positions (m).
         """
     def joint_positions_along(self, q: numpy.ndarray[numpy.float64]) -> typing.Any:
         """
-        Joint positions along a trajectory: (T, L+1, 2) for q (T, n).
+        Joint positions along a trajectory.
+        
+        Parameters
+        ----------
+        q : (T, n) array
+            Coordinates.
+        
+        Returns
+        -------
+        (T, L+1, 2) ndarray
+            Positions (m).
         """
     def kinetic_energy(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> float:
         """
-        qd' M(q) qd / 2.
+        Kinetic energy qd' M(q) qd / 2.
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     def linearize(self, z_ref: numpy.ndarray[numpy.float64], tau_ref: numpy.ndarray[numpy.float64] | None = None, threads: int = 0) -> tuple[numpy.ndarray, numpy.ndarray]:
         """
         (A, B) of f(z, tau) = [qd; M^-1 (tau - C)] along a reference: A (T, 2n, 2n)
         and B (T, 2n, n) at z_ref[i] (T+1, 2n), tau_ref[i] (T, n) (zero if None),
         for directable.lqr.discretize/solve_continuous. GIL released.
+        
+        Parameters
+        ----------
+        z_ref : (T+1, 2n) array
+            Reference states [q, qd].
+        tau_ref : (T, n) array, optional
+            Reference torques (zero when None).
+        threads : int, optional
+            Cores (0: all).
+        
+        Returns
+        -------
+        A : (T, 2n, 2n) ndarray
+        B : (T, 2n, n) ndarray
         """
     def potential_energy(self, q: numpy.ndarray[numpy.float64]) -> float:
         """
         Gravitational energy sum m_i g y_i (zero at the root's height).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     @property
     def coms(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -904,10 +1048,14 @@ class PlanarChain(Model, Articulated):
         """
     @property
     def free_root(self) -> bool:
-        ...
+        """
+        Whether the root moves freely in the plane (two more coordinates).
+        """
     @property
     def gravity(self) -> float:
-        ...
+        """
+        Gravity (m/s^2), along -y.
+        """
     @property
     def inertias(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -953,7 +1101,9 @@ class TrackResult:
         ...
     @property
     def diverged(self) -> bool:
-        ...
+        """
+        Whether the run left the valid states (the rows after diverged_at are NaN).
+        """
     @property
     def diverged_at(self) -> int:
         """
