@@ -79,6 +79,7 @@ def main():
     args = ap.parse_args()
     sizes = [(48, 200)] if args.quick else [(48, 1000), (128, 200)]
     variants = {"x86-64 (baseline)": ({"DIRECTABLE_KERNELS": "x86-64"}, None),
+                "x86-64-v3": ({"DIRECTABLE_KERNELS": "x86-64-v3"}, None),
                 "dispatched": ({}, None)}
     tmp = tempfile.TemporaryDirectory()
     if args.native:

@@ -1,4 +1,7 @@
-"""Every notebook in notebooks/ runs top to bottom without a cell error (small sizes)."""
+"""Every notebook in notebooks/ runs top to bottom without a cell error (small sizes),
+and the figures the README quotes from a notebook are the ones it prints."""
+import importlib.util
+import math
 from pathlib import Path
 
 import pytest
@@ -8,7 +11,53 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 pytest.importorskip("matplotlib")
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _readme_numbers():
+    spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "docs" / "readme_numbers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rows(text):
+    """{(table, row name): numbers} of printed tables; a row is a name followed by numbers."""
+    rows, table = {}, 0
+    for line in text.splitlines():
+        tokens = line.split()
+        if not tokens or line.startswith("("):
+            table += line.startswith("(")
+            continue
+        numbers = []
+        while tokens:
+            try:
+                numbers.insert(0, float(tokens[-1]))
+            except ValueError:
+                break
+            tokens.pop()
+        if numbers:
+            rows[(table, " ".join(tokens))] = numbers
+    return rows
+
+
+def assert_tables_match(printed, quoted, rtol=0.25, floor=1e-5, skip_last_in=(0,)):
+    """The README's quoted tables hold the same rows and, within rtol, the same numbers.
+
+    Timing columns (the last one of the tables in ``skip_last_in``) are machine-dependent and not compared;
+    values below ``floor`` (errors at round-off level, which differ between instruction sets) only have to
+    stay below it.
+    """
+    got, want = _rows(printed), _rows(quoted)
+    assert got.keys() == want.keys(), f"rows differ: printed {sorted(got)}, README {sorted(want)}"
+    for key, numbers in want.items():
+        fresh = got[key][:-1] if key[0] in skip_last_in else got[key]
+        numbers = numbers[:-1] if key[0] in skip_last_in else numbers
+        for a, b in zip(fresh, numbers):
+            ok = (abs(a) < floor and abs(b) < floor) or math.isclose(a, b, rel_tol=rtol)
+            assert ok, f"README quotes {numbers} for {key[1]!r}, the notebook printed {fresh}: " \
+                       "rerun python docs/readme_numbers.py"
 
 
 def test_notebooks_exist():
@@ -40,3 +89,15 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     assert not errors
     images = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert images >= 3, "the notebook should show its plots inline"
+    if path.name == _readme_numbers().NOTEBOOK.name:
+        numbers = _readme_numbers()
+        assert_tables_match(numbers.printed_tables(nb), numbers.readme_block(small=True))
+
+
+def test_table_comparison_catches_stale_numbers():
+    printed = "name  a  b  ms\nMPC H=1  1.0e-3  2.0  5.0\n(units)\npush  x\n24 N  0.5\n(units)"
+    assert_tables_match(printed, printed.replace("5.0", "9.0"))  # the timing column is not compared
+    with pytest.raises(AssertionError, match="MPC H=1"):
+        assert_tables_match(printed, printed.replace("2.0", "3.0"))
+    with pytest.raises(AssertionError, match="rows differ"):
+        assert_tables_match(printed, printed.replace("24 N", "25 N"))

@@ -68,7 +68,7 @@ def test_wheel_is_portable(installed):
     assert "directable/_core.pyi" in names and "directable/py.typed" in names
     assert not any(n.startswith(("tests/", "notebooks/", "cpp/")) for n in names)
     if wheel.name.endswith("x86_64.whl"):  # the dispatched kernels travel with the baseline
-        for level in ("x86_64_v3",):
+        for level in ("x86_64_v3", "x86_64_v4"):
             assert any(n.startswith(f"directable/_isa/{level}/_core.") for n in names), level
 
 

@@ -69,3 +69,75 @@ def test_every_built_level_loads_and_agrees(tmp_path):
     base = results.pop("x86-64")
     for level, K in results.items():
         np.testing.assert_allclose(K, base, rtol=1e-10, atol=1e-12, err_msg=level)
+
+
+def _build_trees():
+    """The CMake build folders of this checkout that hold per-level merged kernel objects."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1] / "build"
+    return sorted({p.parent.parent for p in root.glob("*/*/isa/hot_*.o")} |
+                  {p.parent.parent for p in root.glob("*/isa/hot_*.o")})
+
+
+def _nm(path):
+    """[(type letter, symbol)] of the defined external symbols of an object or archive."""
+    import shutil
+
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("needs nm (binutils)")
+    out = subprocess.run([nm, "--defined-only", "--extern-only", "--format=posix", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and len(parts[1]) == 1:
+            rows.append((parts[1], parts[0]))
+    return rows
+
+
+@pytest.mark.skipif(not X86, reason="x86-64 levels")
+def test_no_instantiation_is_shared_between_levels():
+    """Each level's kernels call only their own inline and template code.
+
+    The merged object of a level (cmake/isolate_objects.cmake) exports only
+    strong definitions (the entry points) and, weak, the vtables and
+    type_info objects of classes (one per class for pybind11; the objects'
+    layout is the same at every level). No weak function (an inline or
+    template instantiation: Eigen's kernels, std:: code) is exported, so the
+    linker cannot merge it with the baseline's copy: the baseline code cannot
+    bind to another level's instantiation and the reverse. Static data of
+    inline functions (GNU unique objects) carries the level in its name.
+    """
+    trees = _build_trees()
+    if not trees:
+        pytest.skip("no build tree with dispatched kernels in build/ (an installed wheel, or a native build)")
+    for tree in trees:
+        merged = sorted((tree / "isa").glob("hot_*.o"))
+        baseline = sorted((tree / "CMakeFiles" / "directable_core.dir").rglob("*.o"))
+        assert baseline, tree
+        weak_code_at_baseline = set()
+        for obj in baseline:
+            weak_code_at_baseline |= {name for kind, name in _nm(obj) if kind == "W"}
+        assert len(weak_code_at_baseline) > 100  # the check below has something to check against
+        levels = {}
+        for obj in merged:
+            tag = obj.stem[len("hot_"):]
+            exported = _nm(obj)
+            assert exported, f"{obj} exports nothing"
+            weak_code = [name for kind, name in exported if kind == "W" and not name.startswith("_ZT")]
+            assert weak_code == [], f"{obj.name} exports weak functions: {weak_code[:5]}"
+            weak_data = [name for kind, name in exported if kind in "VW" and not name.startswith(("_ZTV", "_ZTI",
+                                                                                              "_ZTS", "_ZTT", "_ZTC"))]
+            assert weak_data == [], f"{obj.name} exports weak data other than vtables and type_info: {weak_data[:5]}"
+            unique = [name for kind, name in exported if kind == "u"]
+            assert all(name.endswith("." + tag) for name in unique), f"{obj.name}: unique objects {unique[:5]}"
+            shared = sorted(name for kind, name in exported if name in weak_code_at_baseline)
+            assert shared == [], f"{obj.name} shares instantiations with the baseline: {shared[:5]}"
+            levels[obj.name] = {name for kind, name in exported if kind in "TDBR"}
+            assert levels[obj.name], f"{obj.name} exports no entry point"
+            library = [n for n in levels[obj.name] if n.startswith(("_ZN5Eigen", "_ZNSt", "_ZSt", "_ZNKSt"))]
+            assert library == [], f"{obj.name} exports library code: {library[:5]}"
+        # the levels export the same entry points (one merged object per variant)
+        assert len({frozenset(v) for v in levels.values()}) == 1, sorted(levels)

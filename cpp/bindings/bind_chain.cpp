@@ -56,19 +56,46 @@ bias_forces(q, qd) -> (n,) (Coriolis, gravity, passive forces) to drive a
 model of another engine with the C++ PD/SPD loop (slow: calls back into
 Python twice per step, four times more with RK4).)doc")
       .def(py::init<>())
-      .def("dofs", &Articulated::dofs, "Number of generalized coordinates n.")
+      .def("dofs", &Articulated::dofs, R"doc(Number of generalized coordinates.
+
+Returns
+-------
+int
+    n.)doc")
       .def("mass_matrix", [](const Articulated& self, const Array& q) {
         auto ws = self.create_workspace();
         Eigen::MatrixXd M(self.dofs(), self.dofs());
         self.mass_matrix(vector(q, "q", self.dofs(), true), M, *ws);
         return M;
-      }, py::arg("q"), "M(q): (n, n) symmetric positive definite, for q (n,).")
+      }, py::arg("q"), R"doc(Mass matrix M(q).
+
+Parameters
+----------
+q : (n,) array
+    Joint coordinates (rad; m for a free root's position).
+
+Returns
+-------
+(n, n) ndarray
+    Symmetric positive definite.)doc")
       .def("bias_forces", [](const Articulated& self, const Array& q, const Array& qd) {
         auto ws = self.create_workspace();
         Eigen::VectorXd C(self.dofs());
         self.bias_forces(vector(q, "q", self.dofs(), true), vector(qd, "qd", self.dofs(), true), C, *ws);
         return C;
-      }, py::arg("q"), py::arg("qd"), "C(q, qd): (n,) Coriolis/centrifugal, gravity and damping forces.");
+      }, py::arg("q"), py::arg("qd"), R"doc(Bias forces C(q, qd): Coriolis/centrifugal, gravity and damping.
+
+Parameters
+----------
+q : (n,) array
+    Joint coordinates (rad; m for a free root's position).
+qd : (n,) array
+    Their velocities.
+
+Returns
+-------
+(n,) ndarray
+    Forces (N m; N).)doc");
 }
 
 using PlanarChainClass = py::class_<PlanarChain, Model, Articulated, std::shared_ptr<PlanarChain>>;
@@ -82,7 +109,21 @@ void bind_planar_chain_dynamics(PlanarChainClass& cls) {
         self.inverse_dynamics(vector(q, "q", n, true), vector(qd, "qd", n, true), vector(qdd, "qdd", n, true), tau,
                               static_cast<ChainData&>(*ws));
         return tau;
-      }, py::arg("q"), py::arg("qd"), py::arg("qdd"), "tau = M(q) qdd + C(q, qd): (n,) for q, qd, qdd (n,).")
+      }, py::arg("q"), py::arg("qd"), py::arg("qdd"), R"doc(Inverse dynamics tau = M(q) qdd + C(q, qd).
+
+Parameters
+----------
+q : (n,) array
+    Joint coordinates (rad; m for a free root's position).
+qd : (n,) array
+    Their velocities.
+qdd : (n,) array
+    Accelerations.
+
+Returns
+-------
+(n,) ndarray
+    Torques.)doc")
       .def("forward_dynamics", [](const PlanarChain& self, const Array& q, const Array& qd, const Array& tau) {
         const Index n = self.dofs();
         auto ws = self.create_data();
@@ -90,7 +131,21 @@ void bind_planar_chain_dynamics(PlanarChainClass& cls) {
         self.forward_dynamics(vector(q, "q", n, true), vector(qd, "qd", n, true), vector(tau, "tau", n, true), qdd,
                               static_cast<ChainData&>(*ws));
         return qdd;
-      }, py::arg("q"), py::arg("qd"), py::arg("tau"), "qdd = M(q)^-1 (tau - C(q, qd)): (n,).")
+      }, py::arg("q"), py::arg("qd"), py::arg("tau"), R"doc(Forward dynamics qdd = M(q)^-1 (tau - C(q, qd)).
+
+Parameters
+----------
+q : (n,) array
+    Joint coordinates (rad; m for a free root's position).
+qd : (n,) array
+    Their velocities.
+tau : (n,) array
+    Torques.
+
+Returns
+-------
+(n,) ndarray
+    Accelerations.)doc")
       .def("dynamics_jacobian", [](const PlanarChain& self, const Array& q, const Array& qd, const Array& tau) {
         const Index n = self.dofs();
         auto ws = self.create_data();
@@ -99,36 +154,111 @@ void bind_planar_chain_dynamics(PlanarChainClass& cls) {
                                static_cast<ChainData&>(*ws));
         return J;
       }, py::arg("q"), py::arg("qd"), py::arg("tau"),
-         "d qdd / d[q, qd]: (n, 2n), exact (forward-mode differentiation of Newton-Euler).")
+         R"doc(d qdd / d[q, qd], exact (forward-mode differentiation of Newton-Euler).
+
+Parameters
+----------
+q : (n,) array
+    Joint coordinates (rad; m for a free root's position).
+qd : (n,) array
+    Their velocities.
+tau : (n,) array
+    Torques.
+
+Returns
+-------
+(n, 2n) ndarray)doc")
       .def("kinetic_energy", [](const PlanarChain& self, const Array& q, const Array& qd) {
         return self.kinetic_energy(vector(q, "q", self.dofs(), true), vector(qd, "qd", self.dofs(), true));
-      }, py::arg("q"), py::arg("qd"), "qd' M(q) qd / 2.")
+      }, py::arg("q"), py::arg("qd"), R"doc(Kinetic energy qd' M(q) qd / 2.
+
+Parameters
+----------
+q : (n,) array
+    Joint coordinates (rad; m for a free root's position).
+qd : (n,) array
+    Their velocities.
+
+Returns
+-------
+float
+    Energy (J).)doc")
       .def("potential_energy", [](const PlanarChain& self, const Array& q) {
         return self.potential_energy(vector(q, "q", self.dofs(), true));
-      }, py::arg("q"), "Gravitational energy sum m_i g y_i (zero at the root's height).")
+      }, py::arg("q"), R"doc(Gravitational energy sum m_i g y_i (zero at the root's height).
+
+Parameters
+----------
+q : (n,) array
+    Joint coordinates (rad; m for a free root's position).
+
+Returns
+-------
+float
+    Energy (J).)doc")
       .def("joint_positions", [](const PlanarChain& self, const Array& q) {
         RowMatrix P = self.joint_positions(vector(q, "q", self.dofs(), true)).transpose();
         return P;
-      }, py::arg("q"), "(L+1, 2) positions of the root and of each link's far end.")
+      }, py::arg("q"), R"doc(Positions of the root and of each link's far end.
+
+Parameters
+----------
+q : (n,) array
+    Joint coordinates (rad; m for a free root's position).
+
+Returns
+-------
+(L+1, 2) ndarray
+    Positions (m).)doc")
       .def("inverse_dynamics_along", [](const PlanarChain& self, const Array& q, const Array& qd, const Array& qdd) {
         auto Q = rows_view(q, "q", -1, -1, false, "T");
         RowMatrix tau(Q.rows(), self.dofs());
         self.inverse_dynamics_along(Q, rows_view(qd, "qd", -1, -1, false, "T"), rows_view(qdd, "qdd", -1, -1, false, "T"),
                                     tau);
         return tau;
-      }, py::arg("q"), py::arg("qd"), py::arg("qdd"), "tau = M qdd + C along a trajectory: (T, n) for q, qd, qdd (T, n).")
+      }, py::arg("q"), py::arg("qd"), py::arg("qdd"), R"doc(tau = M qdd + C along a trajectory.
+
+Parameters
+----------
+q, qd, qdd : (T, n) array
+    Coordinates, velocities, accelerations.
+
+Returns
+-------
+(T, n) ndarray
+    Torques.)doc")
       .def("energies_along", [](const PlanarChain& self, const Array& q, const Array& qd) {
         auto Q = rows_view(q, "q", -1, -1, false, "T");
         Eigen::VectorXd energy(Q.rows());
         self.energies_along(Q, rows_view(qd, "qd", -1, -1, false, "T"), energy);
         return energy;
-      }, py::arg("q"), py::arg("qd"), "Kinetic + potential energy along a trajectory: (T,) for q, qd (T, n).")
+      }, py::arg("q"), py::arg("qd"), R"doc(Kinetic plus potential energy along a trajectory.
+
+Parameters
+----------
+q, qd : (T, n) array
+    Coordinates and velocities.
+
+Returns
+-------
+(T,) ndarray
+    Energy (J).)doc")
       .def("joint_positions_along", [](const PlanarChain& self, const Array& q) {
         auto Q = rows_view(q, "q", -1, -1, false, "T");
         RowMatrix positions(Q.rows(), 2 * (self.links() + 1));
         self.joint_positions_along(Q, positions);
         return py::cast(std::move(positions)).attr("reshape")(Q.rows(), self.links() + 1, 2);
-      }, py::arg("q"), "Joint positions along a trajectory: (T, L+1, 2) for q (T, n).")
+      }, py::arg("q"), R"doc(Joint positions along a trajectory.
+
+Parameters
+----------
+q : (T, n) array
+    Coordinates.
+
+Returns
+-------
+(T, L+1, 2) ndarray
+    Positions (m).)doc")
       .def("linearize", [](const PlanarChain& self, const Array& z_ref, const OptArray& tau_ref, int threads) {
         SeqView z = vector_seq(z_ref, "z_ref");
         SeqView t = vector_seq(tau_ref, "tau_ref");
@@ -143,7 +273,21 @@ void bind_planar_chain_dynamics(PlanarChainClass& cls) {
       }, py::arg("z_ref"), py::arg("tau_ref") = py::none(), py::arg("threads") = 0,
          R"doc((A, B) of f(z, tau) = [qd; M^-1 (tau - C)] along a reference: A (T, 2n, 2n)
 and B (T, 2n, n) at z_ref[i] (T+1, 2n), tau_ref[i] (T, n) (zero if None),
-for directable.lqr.discretize/solve_continuous. GIL released.)doc");
+for directable.lqr.discretize/solve_continuous. GIL released.
+
+Parameters
+----------
+z_ref : (T+1, 2n) array
+    Reference states [q, qd].
+tau_ref : (T, n) array, optional
+    Reference torques (zero when None).
+threads : int, optional
+    Cores (0: all).
+
+Returns
+-------
+A : (T, 2n, 2n) ndarray
+B : (T, 2n, n) ndarray)doc");
 }
 
 void bind_planar_chain(py::module_& m) {
@@ -179,7 +323,8 @@ As a Model: z = [q, q'], control = tau (n,).)doc");
          "damping/q_min/q_max (n,) with n = L (+2 with free_root); scalars are broadcast.")
       .def_property_readonly("links", &PlanarChain::links, "Number of links L.")
       .def_property_readonly("n", &PlanarChain::dofs, "Number of coordinates n = L (+2 with a free root).")
-      .def_property_readonly("free_root", [](const PlanarChain& c) { return c.params().free_root; })
+      .def_property_readonly("free_root", [](const PlanarChain& c) { return c.params().free_root; },
+                             "Whether the root moves freely in the plane (two more coordinates).")
       .def_property_readonly("masses", [](const PlanarChain& c) { return c.params().masses; }, "(L,)")
       .def_property_readonly("lengths", [](const PlanarChain& c) { return c.params().lengths; }, "(L,)")
       .def_property_readonly("inertias", [](const PlanarChain& c) { return c.params().inertias; }, "(L,) about the COMs")
@@ -187,7 +332,8 @@ As a Model: z = [q, q'], control = tau (n,).)doc");
       .def_property_readonly("damping", [](const PlanarChain& c) { return c.params().damping; }, "(n,)")
       .def_property_readonly("q_min", [](const PlanarChain& c) { return c.params().q_min; }, "(n,)")
       .def_property_readonly("q_max", [](const PlanarChain& c) { return c.params().q_max; }, "(n,)")
-      .def_property_readonly("gravity", [](const PlanarChain& c) { return c.params().gravity; });
+      .def_property_readonly("gravity", [](const PlanarChain& c) { return c.params().gravity; },
+                             "Gravity (m/s^2), along -y.");
   bind_planar_chain_dynamics(cls);
 }
 
@@ -200,7 +346,8 @@ the valid part.)doc")
       .def_property_readonly("qd", [](py::object self) { return view(self.cast<TrackResult&>().qd, self); }, "(T+1, n)")
       .def_property_readonly("tau", [](py::object self) { return view(self.cast<TrackResult&>().tau, self); },
                              "(T, n) servo + feed-forward torque (without tau_ext)")
-      .def_property_readonly("diverged", [](const TrackResult& r) { return r.diverged; })
+      .def_property_readonly("diverged", [](const TrackResult& r) { return r.diverged; },
+                             "Whether the run left the valid states (the rows after diverged_at are NaN).")
       .def_property_readonly("diverged_at", [](const TrackResult& r) { return r.diverged_at; },
                              "Step whose result was non-finite or beyond max_state, or -1.")
       .def_property_readonly("steps", [](const TrackResult& r) { return r.steps; }, "Steps completed with a valid state.");

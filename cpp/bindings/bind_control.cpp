@@ -37,7 +37,14 @@ Gains and cost-to-go of a discrete LQR problem.
 
 K (T, s, n) and P (T+1, n, n) are read-only NumPy views of this object's
 memory (no copy): they stay valid as long as any of them or this object is
-alive. Copy them (np.array(sol.K)) to modify.)doc", py::dynamic_attr())
+alive. Copy them (np.array(sol.K)) to modify.
+
+Parameters
+----------
+K : (T, s, n) array
+    Gains (copied), e.g. from a saved file.
+P : (T+1, n, n) array
+    Cost-to-go matrices (copied).)doc", py::dynamic_attr())
       .def(py::init([](const Array& K, const Array& P) {
         return std::make_shared<LQRSolution>(matrix_seq(K, "K"), matrix_seq(P, "P"));
       }), py::arg("K"), py::arg("P"), "From saved arrays K (T, s, n) and P (T+1, n, n) (copied).")
@@ -45,12 +52,24 @@ alive. Copy them (np.array(sol.K)) to modify.)doc", py::dynamic_attr())
                              "(T, s, n) feedback gains, u_i = K_i x_i.")
       .def_property_readonly("P", [](py::object self) { return view(self.cast<LQRSolution&>().P, self); },
                              "(T+1, n, n) cost-to-go matrices, J*_i(x) = x' P_i x.")
-      .def_property_readonly("horizon", &LQRSolution::horizon)
-      .def_property_readonly("n", &LQRSolution::n)
-      .def_property_readonly("s", &LQRSolution::s)
+      .def_property_readonly("horizon", &LQRSolution::horizon, "Number of steps T.")
+      .def_property_readonly("n", &LQRSolution::n, "State size n.")
+      .def_property_readonly("s", &LQRSolution::s, "Control size s.")
       .def("cost_to_go", [](const LQRSolution& self, const Array& x, Index step) {
         return self.cost_to_go(vector(x, "x"), step);
-      }, py::arg("x"), py::arg("step") = 0, "Optimal cost x' P_step x from state x (n,) at step.");
+      }, py::arg("x"), py::arg("step") = 0, R"doc(Optimal cost x' P_step x from a state.
+
+Parameters
+----------
+x : (n,) array
+    State (deviation from the reference).
+step : int, optional
+    Step in [0, T].
+
+Returns
+-------
+float
+    The cost to go.)doc");
 
   m.def("solve_discrete", [](const Array& A, const Array& B, const Array& Q, const Array& R, const py::object& Q_final,
                              const OptArray& N, std::optional<Index> horizon, py::object progress) {
@@ -123,24 +142,39 @@ Exact (or Simpson) discretization of a continuous LTV tracking problem.
 
 Phi (T, n, n), Gamma (T, n, s), Q (T, n, n), N (T, n, s), R (T, s, s) are
 read-only views of this object's memory, valid while any of them or the
-object is alive. Rc is the continuous control weight kept for re-tuning.)doc")
+object is alive. Rc is the continuous control weight kept for re-tuning.
+
+Parameters
+----------
+Phi, Gamma, Q, N, R, Rc : arrays
+    Saved arrays (copied), shapes as the properties.
+dt : float
+    Step length (s).
+method : DiscretizeMethod, optional
+    How they were computed.)doc")
       .def(py::init([](const Array& Phi, const Array& Gamma, const Array& Q, const Array& N, const Array& R,
                        const Array& Rc, double dt, DiscretizeMethod method) {
         return std::make_shared<Discretization>(matrix_seq(Phi, "Phi"), matrix_seq(Gamma, "Gamma"), matrix_seq(Q, "Q"),
                                                 matrix_seq(N, "N"), matrix_seq(R, "R"), matrix_seq(Rc, "Rc"), dt, method);
       }), py::arg("Phi"), py::arg("Gamma"), py::arg("Q"), py::arg("N"), py::arg("R"), py::arg("Rc"), py::arg("dt"),
          py::arg("method") = DiscretizeMethod::Exact, "From saved arrays (copied); shapes as the properties.")
-      .def_property_readonly("Phi", [](py::object self) { return view(self.cast<Discretization&>().Phi, self); })
-      .def_property_readonly("Gamma", [](py::object self) { return view(self.cast<Discretization&>().Gamma, self); })
-      .def_property_readonly("Q", [](py::object self) { return view(self.cast<Discretization&>().Q, self); })
-      .def_property_readonly("N", [](py::object self) { return view(self.cast<Discretization&>().N, self); })
-      .def_property_readonly("R", [](py::object self) { return view(self.cast<Discretization&>().R, self); })
-      .def_property_readonly("Rc", [](py::object self) { return view(self.cast<Discretization&>().Rc, self); })
-      .def_readonly("dt", &Discretization::dt)
-      .def_readonly("method", &Discretization::method)
-      .def_property_readonly("horizon", &Discretization::horizon)
-      .def_property_readonly("n", &Discretization::n)
-      .def_property_readonly("s", &Discretization::s)
+      .def_property_readonly("Phi", [](py::object self) { return view(self.cast<Discretization&>().Phi, self); },
+                             "(T, n, n) state transitions e^{A_i dt}.")
+      .def_property_readonly("Gamma", [](py::object self) { return view(self.cast<Discretization&>().Gamma, self); },
+                             "(T, n, s) control matrices of the held control.")
+      .def_property_readonly("Q", [](py::object self) { return view(self.cast<Discretization&>().Q, self); },
+                             "(T, n, n) discrete state weights.")
+      .def_property_readonly("N", [](py::object self) { return view(self.cast<Discretization&>().N, self); },
+                             "(T, n, s) discrete cross weights (2 x' N u).")
+      .def_property_readonly("R", [](py::object self) { return view(self.cast<Discretization&>().R, self); },
+                             "(T, s, s) discrete control weights.")
+      .def_property_readonly("Rc", [](py::object self) { return view(self.cast<Discretization&>().Rc, self); },
+                             "(T, s, s) continuous control weight, kept for re-tuning.")
+      .def_readonly("dt", &Discretization::dt, "Step length (s).")
+      .def_readonly("method", &Discretization::method, "DiscretizeMethod used (exact or simpson).")
+      .def_property_readonly("horizon", &Discretization::horizon, "Number of steps T.")
+      .def_property_readonly("n", &Discretization::n, "State size n.")
+      .def_property_readonly("s", &Discretization::s, "Control size s.")
       .def("solve", [](std::shared_ptr<Discretization> self, const py::object& Q_final, double alpha_Q, double alpha_R,
                        const OptArray& R, py::object progress) {
         return sweep(self->make_problem(final_cost(Q_final), alpha_Q, alpha_R, matrix_seq(R, "R")), progress);
@@ -148,9 +182,21 @@ object is alive. Rc is the continuous control weight kept for re-tuning.)doc")
          py::arg("progress") = py::none(),
          R"doc(Riccati sweep for re-tuned weights, without a new discretization.
 
-Continuous weights become alpha_Q * Q and alpha_R * R (R: a new (s, s) or
-(T, s, s) continuous control weight replacing the one discretized).
-Q_final (n, n) or "dare". Returns an LQRSolution.)doc");
+Parameters
+----------
+Q_final : (n, n) array or "dare"
+    Terminal weight; "dare": the stationary P of the last step.
+alpha_Q, alpha_R : float, optional
+    Continuous weights become alpha_Q * Q and alpha_R * R.
+R : (s, s) or (T, s, s) array, optional
+    A new continuous control weight replacing the one discretized.
+progress : None, bool or callable(done, total), optional
+    Progress report; Ctrl-C stops the sweep.
+
+Returns
+-------
+LQRSolution
+    K (T, s, n) and P (T+1, n, n).)doc");
 
   m.def("discretize", [](const Array& A, const Array& B, double dt, const Array& Q, const Array& R,
                          DiscretizeMethod method, std::optional<Index> horizon, int intervals, int threads,
@@ -211,7 +257,22 @@ multiplies by (see directable.lqr.tracker for each one's error bound).
 The gains are read-only after construction. The per-step calls (control,
 advance, index, ...) move this object's own reference index; simulate and
 Simulation keep their own, so one Tracker may drive several runs at once,
-from several threads.)doc")
+from several threads.
+
+Parameters
+----------
+K : (T, s, n) or (s, n) array
+    Gains (copied).
+z_ref : (T+1, n) array
+    Reference states (copied).
+w_ff : (T, s) array, optional
+    Feed-forward controls (zero when None).
+loop : bool, optional
+    Rewind to step 0 after the last step.
+w_min, w_max : (s,) array or float, optional
+    Box limits on w.
+gain_dtype : str, optional
+    "float64", "float32", "float16" or "int8".)doc")
       .def(py::init([](const Array& K, const Array& z_ref, const OptArray& w_ff, bool loop, const OptArray& w_min,
                        const OptArray& w_max, const std::string& gain_dtype) {
         SeqView gains = matrix_seq(K, "K");
@@ -231,7 +292,17 @@ from several threads.)doc")
         Eigen::Map<Eigen::VectorXd> wm(w.mutable_data(), t.s());
         t.control(vector(z, "z", t.n(), true), self.data, wm, fb);
         return w;
-      }, py::arg("z"), "Control w (s,) for the state z (n,) at the current index (does not advance).")
+      }, py::arg("z"), R"doc(Control for a state at the current index (does not advance).
+
+Parameters
+----------
+z : (n,) array
+    State.
+
+Returns
+-------
+(s,) ndarray
+    w = w_ff[i] + K[i] (z - z_ref[i]), clipped to [w_min, w_max].)doc")
       .def("control_into", [](TrackerObject& self, const Array& z, py::array_t<double, py::array::c_style> w,
                               py::array_t<double, py::array::c_style> w_fb) {
         const Tracker& t = *self.schedule;
@@ -241,7 +312,16 @@ from several threads.)doc")
         Eigen::Map<Eigen::VectorXd> wm(w.mutable_data(), t.s()), fm(w_fb.mutable_data(), t.s());
         t.control(zv, self.data, wm, fm);
       }, py::arg("z"), py::arg("w").noconvert(), py::arg("w_fb").noconvert(),
-         "Writes w and the feedback part w_fb in place: C-contiguous float64 arrays (s,) (others are refused, never copied).")
+         R"doc(Writes the control and its feedback part in place (no allocation).
+
+Parameters
+----------
+z : (n,) array
+    State.
+w : (s,) float64 C-contiguous array
+    Receives the control (other arrays are refused, never copied).
+w_fb : (s,) float64 C-contiguous array
+    Receives the feedback part K[i] (z - z_ref[i]).)doc")
       .def("advance", [](TrackerObject& self) { self.schedule->advance(self.data); },
            "Moves to the next reference step.")
       .def("rewind", [](TrackerObject& self) { self.schedule->set_index(self.data, 0); }, "Back to reference step 0.")
@@ -253,14 +333,40 @@ from several threads.)doc")
         const Eigen::VectorXd w = optional_vector(weights, "weights");
         return self.schedule->nearest_index(vector(z, "z"), first, last, weights ? &w : nullptr);
       }, py::arg("z"), py::arg("first") = 0, py::arg("last") = -1, py::arg("weights") = py::none(),
-         "Reference step in [first, last] with the state closest to z.")
+         R"doc(Reference step with the state closest to z.
+
+Parameters
+----------
+z : (n,) array
+    State.
+first, last : int, optional
+    Steps searched, [first, last] (last -1: T).
+weights : (n,) array, optional
+    Per-coordinate weights of the distance.
+
+Returns
+-------
+int
+    The step.)doc")
       .def("jump_to_nearest", [](TrackerObject& self, const Array& z) {
         return self.schedule->jump_to_nearest(vector(z, "z"), self.data);
-      }, py::arg("z"), "Moves the tracked index to the reference state closest to z; returns it.")
-      .def_property_readonly("horizon", [](const TrackerObject& self) { return self.schedule->horizon(); })
-      .def_property_readonly("n", [](const TrackerObject& self) { return self.schedule->n(); })
-      .def_property_readonly("s", [](const TrackerObject& self) { return self.schedule->s(); })
-      .def_property_readonly("loop", [](const TrackerObject& self) { return self.schedule->options().loop; })
+      }, py::arg("z"), R"doc(Moves the tracked index to the reference state closest to z.
+
+Parameters
+----------
+z : (n,) array
+    State.
+
+Returns
+-------
+int
+    The new index.)doc")
+      .def_property_readonly("horizon", [](const TrackerObject& self) { return self.schedule->horizon(); },
+                             "Number of reference steps T.")
+      .def_property_readonly("n", [](const TrackerObject& self) { return self.schedule->n(); }, "State size n.")
+      .def_property_readonly("s", [](const TrackerObject& self) { return self.schedule->s(); }, "Control size s.")
+      .def_property_readonly("loop", [](const TrackerObject& self) { return self.schedule->options().loop; },
+                             "Whether the reference rewinds to step 0 after its last step.")
       .def_property_readonly("gain_dtype", [](const TrackerObject& self) {
         return gain_precision_name(self.schedule->options().gain_precision);
       }, "Storage of the gains the control step reads: \"float64\", \"float32\", \"float16\" or \"int8\".")
@@ -276,10 +382,10 @@ from several threads.)doc")
                              "(T, s, n) gains, or (1, s, n) for a constant gain.")
       .def_property_readonly("z_ref", [](py::object self) {
         return view(self.cast<TrackerObject&>().schedule->reference(), self);
-      })
+      }, "(T+1, n) reference states (read-only view).")
       .def_property_readonly("w_ff", [](py::object self) {
         return view(self.cast<TrackerObject&>().schedule->feed_forward(), self);
-      });
+      }, "(T, s) feed-forward controls (read-only view).");
 
   m.def("pd_gain", [](const Array& kp, const Array& kd, Index n, const OptArray& actuated) {
     Eigen::VectorXd p = kp.ndim() == 0 ? Eigen::VectorXd::Constant(1, *kp.data()) : Eigen::VectorXd(vector(kp, "kp"));
@@ -287,10 +393,22 @@ from several threads.)doc")
     RowMatrix S = actuated ? RowMatrix(matrix(*actuated, "actuated")) : RowMatrix();
     return pd_gain(p, d, n, S);
   }, py::arg("kp"), py::arg("kd"), py::arg("n"), py::arg("actuated") = py::none(),
-     R"doc(PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
+     R"doc(PD gain on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
 
-kp, kd: scalars or (s,); actuated: S (n/2, s) mapping the controls to the
-coordinates' forces, as a model's actuation (identity when None).)doc");
+Parameters
+----------
+kp, kd : float or (s,) array
+    Stiffness and damping gains.
+n : int
+    State size.
+actuated : (n/2, s) array, optional
+    S mapping the controls to the coordinates' forces, as a model's
+    actuation (identity when None).
+
+Returns
+-------
+(s, n) ndarray
+    The gain K.)doc");
 }
 
 }  // namespace

@@ -35,17 +35,47 @@ fixed vertices. u (3V,) ordered [x0, y0, z0, x1, ...].)doc")
       }), py::arg("mesh"), py::arg("young"), py::arg("poisson"), py::arg("density"), py::arg("fixed"),
          py::arg("alpha") = 0.0, py::arg("beta") = 0.0)
       .def("energy", [](const StVKFEM& s, const Array& u) { return s.energy(vector(u, "u", s.dofs(), true)); },
-           py::arg("u"), "Elastic energy of the displacement u (3V,).")
+           py::arg("u"), R"doc(Elastic energy of a displacement.
+
+Parameters
+----------
+u : (3V,) array
+    Displacement (m).
+
+Returns
+-------
+float
+    Energy (J).)doc")
       .def("internal_forces", [](const StVKFEM& s, const Array& u) {
         Eigen::VectorXd f(s.dofs());
         s.internal_forces(vector(u, "u", s.dofs(), true), f);
         return f;
-      }, py::arg("u"), "Gradient of the elastic energy, (3V,) for u (3V,).")
+      }, py::arg("u"), R"doc(Internal forces: the gradient of the elastic energy.
+
+Parameters
+----------
+u : (3V,) array
+    Displacement (m).
+
+Returns
+-------
+(3V,) ndarray
+    Forces (N).)doc")
       .def("stiffness_csc", [](const StVKFEM& s, const Array& u) {
         SparseMatrix K;
         s.tangent_stiffness(vector(u, "u", s.dofs(), true), K);
         return compressed_arrays(K);
-      }, py::arg("u"), "Tangent stiffness (3V, 3V) at u (3V,) as CSC arrays (data, indices, indptr).")
+      }, py::arg("u"), R"doc(Tangent stiffness at a displacement, as CSC arrays.
+
+Parameters
+----------
+u : (3V,) array
+    Displacement (m).
+
+Returns
+-------
+data, indices, indptr : ndarray
+    The (3V, 3V) symmetric matrix (N/m) in compressed sparse columns.)doc")
       .def_property_readonly("mass", [](const StVKFEM& s) { return Eigen::VectorXd(s.mass()); }, "Lumped mass diagonal (3V,).")
       .def_property_readonly("mu", &StVKFEM::mu, "Lame mu = E / (2 (1 + nu)).")
       .def_property_readonly("lam", &StVKFEM::lambda, "Lame lambda = E nu / ((1 + nu)(1 - 2 nu)).")
@@ -76,12 +106,31 @@ Holds the state u, v (3V,) each; the StVKFEM is shared read-only.)doc")
       .def("set_state", [](NewmarkFEM& s, const Array& u, const Array& v, const OptArray& a) {
         s.set_state(vector(u, "u"), vector(v, "v"), optional_vector(a, "a"));
       }, py::arg("u"), py::arg("v"), py::arg("a") = py::none(),
-         "Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.")
+         R"doc(Sets the state.
+
+Parameters
+----------
+u : (3V,) array
+    Displacement (m).
+v : (3V,) array
+    Velocity (m/s).
+a : (3V,) array, optional
+    Acceleration (m/s^2); default: consistent with the next step's force.)doc")
       .def("step", [](NewmarkFEM& s, const Array& f) {
         auto fv = vector(f, "f_ext");
         py::gil_scoped_release rel;
         return s.step(fv);
-      }, py::arg("f_ext"), "One step with external forces (3V,) held; returns the Newton iterations.")
+      }, py::arg("f_ext"), R"doc(One step with external forces held.
+
+Parameters
+----------
+f_ext : (3V,) array
+    External forces (N).
+
+Returns
+-------
+int
+    Newton iterations taken.)doc")
       .def("run", [](NewmarkFEM& s, const Array& forces, py::object progress) {
         auto F = rows_view(forces, "forces", -1, -1, false, "T", "3V");
         Progress prog(progress);
@@ -103,7 +152,19 @@ Ctrl-C stops it; a Newton failure names its step.)doc")
         auto fv = vector(f, "f_ext");
         py::gil_scoped_release rel;
         return s.static_solve(fv, iters);
-      }, py::arg("f_ext"), py::arg("max_iterations") = 50, "Static equilibrium u (3V,) under f_ext (3V,).")
+      }, py::arg("f_ext"), py::arg("max_iterations") = 50, R"doc(Static equilibrium f_int(u) = f_ext (Newton, direct solves).
+
+Parameters
+----------
+f_ext : (3V,) array
+    External forces (N).
+max_iterations : int, optional
+    Newton iterations.
+
+Returns
+-------
+(3V,) ndarray
+    Displacement u (m).)doc")
       .def_property_readonly("u", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.u()); }, "(3V,)")
       .def_property_readonly("v", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.v()); }, "(3V,)")
       .def_property_readonly("a", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.a()); }, "(3V,) Newmark acceleration.")
@@ -137,23 +198,69 @@ w (r,) reduced forces, B = [0; (U'MU)^-1], implicit Newmark step.)doc")
         Eigen::VectorXd R(s.r()), pairs;
         s.evaluate(vector(p, "p", s.r(), true), R, nullptr, pairs);
         return R;
-      }, py::arg("p"), "Reduced internal forces R(p), (r,) for p (r,).")
+      }, py::arg("p"), R"doc(Reduced internal forces R(p) = U' f(U p).
+
+Parameters
+----------
+p : (r,) array
+    Reduced coordinates.
+
+Returns
+-------
+(r,) ndarray)doc")
       .def("tangent_stiffness", [](const ReducedStVK& s, const Array& p) {
         Eigen::VectorXd R(s.r()), pairs;
         Eigen::MatrixXd K(s.r(), s.r());
         s.evaluate(vector(p, "p", s.r(), true), R, &K, pairs);
         return K;
-      }, py::arg("p"), "Reduced stiffness K(p) = dR/dp, (r, r) for p (r,).")
+      }, py::arg("p"), R"doc(Reduced stiffness K(p) = dR/dp.
+
+Parameters
+----------
+p : (r,) array
+    Reduced coordinates.
+
+Returns
+-------
+(r, r) ndarray)doc")
       .def("stiffness_derivative", [](const ReducedStVK& s, const Array& p, const Array& v) {
         Eigen::VectorXd pairs;
         Eigen::MatrixXd H(s.r(), s.r());
         s.stiffness_derivative(vector(p, "p", s.r(), true), vector(v, "v", s.r(), true), H, pairs);
         return H;
-      }, py::arg("p"), py::arg("v"), "dK/dp : v = d(K(p) v)/dp, (r, r) for p, v (r,).")
+      }, py::arg("p"), py::arg("v"), R"doc(Derivative of the stiffness along v: d(K(p) v)/dp.
+
+Parameters
+----------
+p : (r,) array
+    Reduced coordinates.
+v : (r,) array
+    Direction.
+
+Returns
+-------
+(r, r) ndarray)doc")
       .def("energy", [](const ReducedStVK& s, const Array& p) { return s.energy(vector(p, "p", s.r(), true)); },
-           py::arg("p"), "Reduced elastic energy at p (r,).")
+           py::arg("p"), R"doc(Reduced elastic energy.
+
+Parameters
+----------
+p : (r,) array
+    Reduced coordinates.
+
+Returns
+-------
+float
+    Energy (J).)doc")
       .def("set_newton", &ReducedStVK::set_newton, py::arg("max_iterations"), py::arg("tolerance") = 1e-10,
-           "Newton iterations of step(); max_iterations = 1: one linearized implicit step.")
+           R"doc(Newton iterations of step().
+
+Parameters
+----------
+max_iterations : int
+    1: one linearized implicit step.
+tolerance : float, optional
+    Relative residual that stops the iterations.)doc")
       .def_property_readonly("r", &ReducedStVK::r, "Reduced dimension r (state n = 2r).")
       .def_property_readonly("reduced_mass", [](const ReducedStVK& s) { return Eigen::MatrixXd(s.reduced_mass()); }, "U'MU, (r, r).")
       .def_property_readonly("alpha", &ReducedStVK::alpha, "Reduced Rayleigh mass factor: D = alpha U'MU + beta K(p).")

@@ -59,19 +59,58 @@ Subclass it in Python by defining state_dim(), control_dim(), dynamics(z, t)
 read once); the C++
 loop then calls back into Python (slow, but handy for prototyping).)doc")
       .def(py::init<>())
-      .def("state_dim", &Model::state_dim, "n")
-      .def("control_dim", &Model::control_dim, "s")
+      .def("state_dim", &Model::state_dim, R"doc(State size.
+
+Returns
+-------
+int
+    n.)doc")
+      .def("control_dim", &Model::control_dim, R"doc(Control size.
+
+Returns
+-------
+int
+    s.)doc")
       .def("dynamics", [](const Model& self, const Array& z, double t) {
         Eigen::VectorXd F(self.state_dim());
         self.dynamics(vector(z, "z", self.state_dim()), t, F);
         return F;
-      }, py::arg("z"), py::arg("t") = 0.0, "F(z, t), (n,) for z (n,).")
+      }, py::arg("z"), py::arg("t") = 0.0, R"doc(The drift F(z, t).
+
+Parameters
+----------
+z : (n,) array
+    State.
+t : float, optional
+    Time (s).
+
+Returns
+-------
+(n,) ndarray
+    F(z, t), the state's rate without control.)doc")
       .def("jacobian", [](const Model& self, const Array& z, double t) {
         RowMatrix J(self.state_dim(), self.state_dim());
         self.jacobian(vector(z, "z", self.state_dim()), t, J);
         return J;
-      }, py::arg("z"), py::arg("t") = 0.0, "dF/dz, (n, n) for z (n,).")
-      .def("control_matrix", [](const Model& self) { return Eigen::MatrixXd(self.control_matrix()); }, "B, (n, s).")
+      }, py::arg("z"), py::arg("t") = 0.0, R"doc(The Jacobian dF/dz.
+
+Parameters
+----------
+z : (n,) array
+    State.
+t : float, optional
+    Time (s).
+
+Returns
+-------
+(n, n) ndarray
+    dF/dz at (z, t) (1/s).)doc")
+      .def("control_matrix", [](const Model& self) { return Eigen::MatrixXd(self.control_matrix()); }, R"doc(The control matrix.
+
+Returns
+-------
+(n, s) ndarray
+    B of z' = F(z, t) + B w (constant).)doc")
       .def("step", [](const Model& self, const Array& z, const Array& w, double dt, double t) {
         check_positive("dt", dt);
         auto data = self.create_data();
@@ -80,13 +119,42 @@ loop then calls back into Python (slow, but handy for prototyping).)doc")
         if (!out.allFinite()) throw std::domain_error("step produced a non-finite state: reduce dt");
         return out;
       }, py::arg("z"), py::arg("w"), py::arg("dt"), py::arg("t") = 0.0,
-         "State (n,) after one step of length dt from z (n,) with control w (s,) held.");
+         R"doc(One step of the model's own integrator with the control held.
+
+Parameters
+----------
+z : (n,) array
+    State.
+w : (s,) array
+    Control.
+dt : float
+    Step length (s).
+t : float, optional
+    Time (s).
+
+Returns
+-------
+(n,) ndarray
+    The next state.)doc");
 
   py::class_<SpringChain, Model, std::shared_ptr<SpringChain>>(m, "SpringChain", R"doc(
 1D chain of m masses joined by damped Duffing springs, the first tied to a
 wall. Spring j joins mass j-1 (the wall for j = 0) and mass j with tension
 k_j d + k3_j d^3 + c_j d'. State z = [x (m), v (m)], n = 2m; control w (s,)
-are forces on the masses selected by actuated (m, s) (identity: s = m).)doc")
+are forces on the masses selected by actuated (m, s) (identity: s = m).
+
+Parameters
+----------
+masses : (m,) array
+    Masses (kg).
+stiffness : (m,) array
+    Linear stiffness k_j (N/m).
+cubic : (m,) array
+    Cubic stiffness k3_j (N/m^3).
+damping : (m,) array
+    Damping c_j (N s/m).
+actuated : (m, s) array, optional
+    Which masses the controls push (identity when None).)doc")
       .def(py::init([](const Array& masses, const Array& stiffness, const Array& cubic, const Array& damping,
                        const OptArray& actuated) {
         auto ms = vector(masses, "masses");
@@ -97,12 +165,23 @@ are forces on the masses selected by actuated (m, s) (identity: s = m).)doc")
       }), py::arg("masses"), py::arg("stiffness"), py::arg("cubic"), py::arg("damping"),
          py::arg("actuated") = py::none())
       .def("energy", [](const SpringChain& self, const Array& z) { return self.energy(vector(z, "z")); }, py::arg("z"),
-           "Kinetic plus elastic energy of z (n,).")
-      .def_property_readonly("masses", [](const SpringChain& s) { return s.masses(); })
-      .def_property_readonly("stiffness", [](const SpringChain& s) { return s.stiffness(); })
-      .def_property_readonly("cubic", [](const SpringChain& s) { return s.cubic(); })
-      .def_property_readonly("damping", [](const SpringChain& s) { return s.damping(); })
-      .def_property_readonly("actuated", [](const SpringChain& s) { return s.actuated(); });
+           R"doc(Kinetic plus elastic energy.
+
+Parameters
+----------
+z : (n,) array
+    State.
+
+Returns
+-------
+float
+    Energy (J).)doc")
+      .def_property_readonly("masses", [](const SpringChain& s) { return s.masses(); }, "(m,) masses (kg).")
+      .def_property_readonly("stiffness", [](const SpringChain& s) { return s.stiffness(); }, "(m,) linear stiffness (N/m).")
+      .def_property_readonly("cubic", [](const SpringChain& s) { return s.cubic(); }, "(m,) cubic stiffness (N/m^3).")
+      .def_property_readonly("damping", [](const SpringChain& s) { return s.damping(); }, "(m,) damping (N s/m).")
+      .def_property_readonly("actuated", [](const SpringChain& s) { return s.actuated(); },
+                             "(m, s) actuation: which masses the controls push.");
 
   m.def("linearize", [](const Model& model, const Array& z_ref, double dt, double t0, std::optional<Index> horizon,
                         int threads, py::object progress) {

@@ -150,7 +150,11 @@ The C++ models are immutable: one may be used from several threads at once.)doc"
       .def_property_readonly("s", &PredictionModel::s, "Control dimension.")
       .def_property_readonly("has_jacobians", &PredictionModel::has_jacobians,
                              "Whether jacobians() is available (Gauss-Newton method).")
-      .def("create_data", &PredictionModel::create_data, "Buffers for this model's calls (one per thread).")
+      .def("create_data", &PredictionModel::create_data, R"doc(Buffers for this model's calls (one per thread).
+
+Returns
+-------
+PredictionData)doc")
       .def("step", [](const PredictionModel& self, const Array& x, const Array& u, Index i, PredictionData* data) {
         auto xv = vector(x, "x");
         auto uv = vector(u, "u");
@@ -162,16 +166,70 @@ The C++ models are immutable: one may be used from several threads at once.)doc"
         self.step(xv, uv, out, i, d);
         return out;
       }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
-         "x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).")
+         R"doc(One step x+ = f(x, u).
+
+Parameters
+----------
+x : (n,) array
+    State.
+u : (s,) array
+    Control.
+i : int, optional
+    Window step (for time-varying models).
+data : PredictionData, optional
+    From create_data() (one per thread); None: a fresh one.
+
+Returns
+-------
+(n,) ndarray
+    x+.)doc")
       .def("vjp", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
                      PredictionData* data) { return vjp_call(self, x, u, lam, i, data, false); },
          py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
-         "x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).")
+         R"doc(Vector-Jacobian products of one step (the adjoint pass).
+
+Parameters
+----------
+x : (n,) array
+    State.
+u : (s,) array
+    Control.
+lam : (n,) array
+    Adjoint of x+.
+i : int, optional
+    Window step (for time-varying models).
+data : PredictionData, optional
+    From create_data() (one per thread); None: a fresh one.
+
+Returns
+-------
+dx : (n,) ndarray
+    (dx+/dx)' lam.
+du : (s,) ndarray
+    (dx+/du)' lam.)doc")
       .def("vjp_controls", [](const PredictionModel& self, const Array& x, const Array& u, const Array& lam, Index i,
                               PredictionData* data) { return vjp_call(self, x, u, lam, i, data, true).second; },
          py::arg("x"), py::arg("u"), py::arg("lam"), py::arg("i") = 0, py::arg("data") = py::none(),
-         "(dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step\n"
-         "(cheaper than vjp where the model offers it).")
+         R"doc((dx+/du)' lam alone, as the optimizer's adjoint pass takes it at the window's first step.
+
+Cheaper than vjp where the model offers it.
+
+Parameters
+----------
+x : (n,) array
+    State.
+u : (s,) array
+    Control.
+lam : (n,) array
+    Adjoint of x+.
+i : int, optional
+    Window step (for time-varying models).
+data : PredictionData, optional
+    From create_data() (one per thread); None: a fresh one.
+
+Returns
+-------
+(s,) ndarray)doc")
       .def("jacobians", [](const PredictionModel& self, const Array& x, const Array& u, Index i, PredictionData* data) {
         auto xv = vector(x, "x");
         auto uv = vector(u, "u");
@@ -181,7 +239,25 @@ The C++ models are immutable: one may be used from several threads at once.)doc"
         self.jacobians(xv, uv, A, B, i, data_or_fresh(self, data, fresh));
         return py::make_tuple(A, B);
       }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
-         "x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).");
+         R"doc(Jacobians of one step (Gauss-Newton method).
+
+Parameters
+----------
+x : (n,) array
+    State.
+u : (s,) array
+    Control.
+i : int, optional
+    Window step (for time-varying models).
+data : PredictionData, optional
+    From create_data() (one per thread); None: a fresh one.
+
+Returns
+-------
+A : (n, n) ndarray
+    dx+/dx.
+B : (n, s) ndarray
+    dx+/du.)doc");
 
   py::class_<LinearPrediction, PredictionModel, std::shared_ptr<LinearPrediction>>(
       m, "LinearPrediction", "Discrete linear model x+ = A x + B u.")

@@ -26,7 +26,20 @@ Arrays of a controlled run (read-only views of this object's memory).)doc")
 Model + optional controller stepped one step at a time from Python; the
 same code path as simulate(). Keeps model and controller alive. The
 controller starts at its current index and then keeps its own (see
-`index`): the Tracker object's index does not move.)doc")
+`index`): the Tracker object's index does not move.
+
+Parameters
+----------
+model : Model
+    The plant.
+z0 : (n,) array
+    Initial state.
+dt : float
+    Step length (s).
+controller : Tracker, optional
+    LQR or PD tracker; None runs open loop.
+t0 : float, optional
+    Initial time (s).)doc")
       .def(py::init([](std::shared_ptr<Model> model, const Array& z0, double dt,
                        std::shared_ptr<TrackerObject> controller, double t0) {
         const Tracker* schedule = controller ? controller->schedule.get() : nullptr;
@@ -42,18 +55,30 @@ controller starts at its current index and then keeps its own (see
         const double* k = kick ? vector(*kick, "kick", n).data() : nullptr;
         self.checked_step(e, o, k);
       }, py::arg("w_ext") = py::none(), py::arg("w_open") = py::none(), py::arg("kick") = py::none(),
-         "One step: disturbance w_ext (s,), open-loop control w_open (s,) when there is no controller, kick (n,) added to z first.")
+         R"doc(One step of the closed loop.
+
+Parameters
+----------
+w_ext : (s,) array, optional
+    Disturbance added to the control.
+w_open : (s,) array, optional
+    Open-loop control, when there is no controller.
+kick : (n,) array, optional
+    Added to the state first.)doc")
       .def_property("state", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.state()); },
                     [](ControlledSimulation& s, const Array& z) { s.set_state(vector(z, "state")); },
                     "Current state (n,), a copy.")
-      .def_property_readonly("time", &ControlledSimulation::time)
-      .def_property_readonly("steps", &ControlledSimulation::steps_taken)
-      .def_property_readonly("dt", &ControlledSimulation::dt)
+      .def_property_readonly("time", &ControlledSimulation::time, "Current time (s).")
+      .def_property_readonly("steps", &ControlledSimulation::steps_taken, "Steps taken so far.")
+      .def_property_readonly("dt", &ControlledSimulation::dt, "Step length (s).")
       .def_property_readonly("index", &ControlledSimulation::reference_index,
                              "The controller's reference step (0 without a controller).")
-      .def_property_readonly("last_control", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.last_control()); })
-      .def_property_readonly("last_feedback", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.last_feedback()); })
-      .def_property_readonly("tracking_error", &ControlledSimulation::tracking_error);
+      .def_property_readonly("last_control", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.last_control()); },
+                             "(s,) control applied at the last step (a copy).")
+      .def_property_readonly("last_feedback", [](const ControlledSimulation& s) { return Eigen::VectorXd(s.last_feedback()); },
+                             "(s,) feedback part of the last control (a copy).")
+      .def_property_readonly("tracking_error", &ControlledSimulation::tracking_error,
+                             "|z - z_ref[index]| at the current state.");
 
   m.def("simulate", [](std::shared_ptr<Model> model, const Array& z0, Index steps, double dt,
                        std::shared_ptr<TrackerObject> controller, double t0, const OptArray& disturbance,

@@ -14,6 +14,13 @@ class LQRSolution:
     K (T, s, n) and P (T+1, n, n) are read-only NumPy views of this object's
     memory (no copy): they stay valid as long as any of them or this object is
     alive. Copy them (np.array(sol.K)) to modify.
+    
+    Parameters
+    ----------
+    K : (T, s, n) array
+        Gains (copied), e.g. from a saved file.
+    P : (T+1, n, n) array
+        Cost-to-go matrices (copied).
     """
     def __init__(self, K: numpy.ndarray[numpy.float64], P: numpy.ndarray[numpy.float64]) -> None:
         """
@@ -27,7 +34,19 @@ class LQRSolution:
         ...
     def cost_to_go(self, x: numpy.ndarray[numpy.float64], step: int = 0) -> float:
         """
-        Optimal cost x' P_step x from state x (n,) at step.
+        Optimal cost x' P_step x from a state.
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State (deviation from the reference).
+        step : int, optional
+            Step in [0, T].
+        
+        Returns
+        -------
+        float
+            The cost to go.
         """
     @property
     def K(self) -> numpy.ndarray:
@@ -41,13 +60,19 @@ class LQRSolution:
         """
     @property
     def horizon(self) -> int:
-        ...
+        """
+        Number of steps T.
+        """
     @property
     def n(self) -> int:
-        ...
+        """
+        State size n.
+        """
     @property
     def s(self) -> int:
-        ...
+        """
+        Control size s.
+        """
 class StationaryLQR:
     """
     Stabilizing solution of the discrete algebraic Riccati equation.
@@ -141,6 +166,15 @@ class Discretization:
     Phi (T, n, n), Gamma (T, n, s), Q (T, n, n), N (T, n, s), R (T, s, s) are
     read-only views of this object's memory, valid while any of them or the
     object is alive. Rc is the continuous control weight kept for re-tuning.
+    
+    Parameters
+    ----------
+    Phi, Gamma, Q, N, R, Rc : arrays
+        Saved arrays (copied), shapes as the properties.
+    dt : float
+        Step length (s).
+    method : DiscretizeMethod, optional
+        How they were computed.
     """
     def __init__(self, Phi: numpy.ndarray[numpy.float64], Gamma: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Rc: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, method: DiscretizeMethod = ...) -> None:
         """
@@ -156,43 +190,77 @@ class Discretization:
         """
         Riccati sweep for re-tuned weights, without a new discretization.
         
-        Continuous weights become alpha_Q * Q and alpha_R * R (R: a new (s, s) or
-        (T, s, s) continuous control weight replacing the one discretized).
-        Q_final (n, n) or "dare". Returns an LQRSolution.
+        Parameters
+        ----------
+        Q_final : (n, n) array or "dare"
+            Terminal weight; "dare": the stationary P of the last step.
+        alpha_Q, alpha_R : float, optional
+            Continuous weights become alpha_Q * Q and alpha_R * R.
+        R : (s, s) or (T, s, s) array, optional
+            A new continuous control weight replacing the one discretized.
+        progress : None, bool or callable(done, total), optional
+            Progress report; Ctrl-C stops the sweep.
+        
+        Returns
+        -------
+        LQRSolution
+            K (T, s, n) and P (T+1, n, n).
         """
     @property
     def Gamma(self) -> numpy.ndarray:
-        ...
+        """
+        (T, n, s) control matrices of the held control.
+        """
     @property
     def N(self) -> numpy.ndarray:
-        ...
+        """
+        (T, n, s) discrete cross weights (2 x' N u).
+        """
     @property
     def Phi(self) -> numpy.ndarray:
-        ...
+        """
+        (T, n, n) state transitions e^{A_i dt}.
+        """
     @property
     def Q(self) -> numpy.ndarray:
-        ...
+        """
+        (T, n, n) discrete state weights.
+        """
     @property
     def R(self) -> numpy.ndarray:
-        ...
+        """
+        (T, s, s) discrete control weights.
+        """
     @property
     def Rc(self) -> numpy.ndarray:
-        ...
+        """
+        (T, s, s) continuous control weight, kept for re-tuning.
+        """
     @property
     def dt(self) -> float:
-        ...
+        """
+        Step length (s).
+        """
     @property
     def horizon(self) -> int:
-        ...
+        """
+        Number of steps T.
+        """
     @property
     def method(self) -> DiscretizeMethod:
-        ...
+        """
+        DiscretizeMethod used (exact or simpson).
+        """
     @property
     def n(self) -> int:
-        ...
+        """
+        State size n.
+        """
     @property
     def s(self) -> int:
-        ...
+        """
+        Control size s.
+        """
 class Tracker:
     """
     Runtime tracking controller w = w_ff[i] + K[i] (z - z_ref[i]).
@@ -207,6 +275,21 @@ class Tracker:
     advance, index, ...) move this object's own reference index; simulate and
     Simulation keep their own, so one Tracker may drive several runs at once,
     from several threads.
+    
+    Parameters
+    ----------
+    K : (T, s, n) or (s, n) array
+        Gains (copied).
+    z_ref : (T+1, n) array
+        Reference states (copied).
+    w_ff : (T, s) array, optional
+        Feed-forward controls (zero when None).
+    loop : bool, optional
+        Rewind to step 0 after the last step.
+    w_min, w_max : (s,) array or float, optional
+        Box limits on w.
+    gain_dtype : str, optional
+        "float64", "float32", "float16" or "int8".
     """
     def __init__(self, K: numpy.ndarray[numpy.float64], z_ref: numpy.ndarray[numpy.float64], w_ff: numpy.ndarray[numpy.float64] | None = None, loop: bool = False, w_min: numpy.ndarray[numpy.float64] | None = None, w_max: numpy.ndarray[numpy.float64] | None = None, gain_dtype: str = 'float64') -> None:
         ...
@@ -222,19 +305,62 @@ class Tracker:
         """
     def control(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Control w (s,) for the state z (n,) at the current index (does not advance).
+        Control for a state at the current index (does not advance).
+        
+        Parameters
+        ----------
+        z : (n,) array
+            State.
+        
+        Returns
+        -------
+        (s,) ndarray
+            w = w_ff[i] + K[i] (z - z_ref[i]), clipped to [w_min, w_max].
         """
     def control_into(self, z: numpy.ndarray[numpy.float64], w: numpy.typing.NDArray[numpy.float64], w_fb: numpy.typing.NDArray[numpy.float64]) -> None:
         """
-        Writes w and the feedback part w_fb in place: C-contiguous float64 arrays (s,) (others are refused, never copied).
+        Writes the control and its feedback part in place (no allocation).
+        
+        Parameters
+        ----------
+        z : (n,) array
+            State.
+        w : (s,) float64 C-contiguous array
+            Receives the control (other arrays are refused, never copied).
+        w_fb : (s,) float64 C-contiguous array
+            Receives the feedback part K[i] (z - z_ref[i]).
         """
     def jump_to_nearest(self, z: numpy.ndarray[numpy.float64]) -> int:
         """
-        Moves the tracked index to the reference state closest to z; returns it.
+        Moves the tracked index to the reference state closest to z.
+        
+        Parameters
+        ----------
+        z : (n,) array
+            State.
+        
+        Returns
+        -------
+        int
+            The new index.
         """
     def nearest_index(self, z: numpy.ndarray[numpy.float64], first: int = 0, last: int = -1, weights: numpy.ndarray[numpy.float64] | None = None) -> int:
         """
-        Reference step in [first, last] with the state closest to z.
+        Reference step with the state closest to z.
+        
+        Parameters
+        ----------
+        z : (n,) array
+            State.
+        first, last : int, optional
+            Steps searched, [first, last] (last -1: T).
+        weights : (n,) array, optional
+            Per-coordinate weights of the distance.
+        
+        Returns
+        -------
+        int
+            The step.
         """
     def rewind(self) -> None:
         """
@@ -252,7 +378,9 @@ class Tracker:
         """
     @property
     def horizon(self) -> int:
-        ...
+        """
+        Number of reference steps T.
+        """
     @property
     def index(self) -> int:
         """
@@ -263,16 +391,24 @@ class Tracker:
         ...
     @property
     def loop(self) -> bool:
-        ...
+        """
+        Whether the reference rewinds to step 0 after its last step.
+        """
     @property
     def n(self) -> int:
-        ...
+        """
+        State size n.
+        """
     @property
     def s(self) -> int:
-        ...
+        """
+        Control size s.
+        """
     @property
     def w_ff(self) -> numpy.ndarray:
-        ...
+        """
+        (T, s) feed-forward controls (read-only view).
+        """
     @property
     def w_max(self) -> typing.Any:
         """
@@ -285,7 +421,9 @@ class Tracker:
         """
     @property
     def z_ref(self) -> numpy.ndarray:
-        ...
+        """
+        (T+1, n) reference states (read-only view).
+        """
 class Model:
     """
     Reduced dynamics z' = F(z, t) + B w, the interface controllers drive.
@@ -301,27 +439,82 @@ class Model:
         ...
     def control_dim(self) -> int:
         """
-        s
+        Control size.
+        
+        Returns
+        -------
+        int
+            s.
         """
     def control_matrix(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        B, (n, s).
+        The control matrix.
+        
+        Returns
+        -------
+        (n, s) ndarray
+            B of z' = F(z, t) + B w (constant).
         """
     def dynamics(self, z: numpy.ndarray[numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> numpy.typing.NDArray[numpy.float64]:
         """
-        F(z, t), (n,) for z (n,).
+        The drift F(z, t).
+        
+        Parameters
+        ----------
+        z : (n,) array
+            State.
+        t : float, optional
+            Time (s).
+        
+        Returns
+        -------
+        (n,) ndarray
+            F(z, t), the state's rate without control.
         """
     def jacobian(self, z: numpy.ndarray[numpy.float64], t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> numpy.typing.NDArray[numpy.float64]:
         """
-        dF/dz, (n, n) for z (n,).
+        The Jacobian dF/dz.
+        
+        Parameters
+        ----------
+        z : (n,) array
+            State.
+        t : float, optional
+            Time (s).
+        
+        Returns
+        -------
+        (n, n) ndarray
+            dF/dz at (z, t) (1/s).
         """
     def state_dim(self) -> int:
         """
-        n
+        State size.
+        
+        Returns
+        -------
+        int
+            n.
         """
     def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, t: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> numpy.typing.NDArray[numpy.float64]:
         """
-        State (n,) after one step of length dt from z (n,) with control w (s,) held.
+        One step of the model's own integrator with the control held.
+        
+        Parameters
+        ----------
+        z : (n,) array
+            State.
+        w : (s,) array
+            Control.
+        dt : float
+            Step length (s).
+        t : float, optional
+            Time (s).
+        
+        Returns
+        -------
+        (n,) ndarray
+            The next state.
         """
 class SpringChain(Model):
     """
@@ -329,6 +522,19 @@ class SpringChain(Model):
     wall. Spring j joins mass j-1 (the wall for j = 0) and mass j with tension
     k_j d + k3_j d^3 + c_j d'. State z = [x (m), v (m)], n = 2m; control w (s,)
     are forces on the masses selected by actuated (m, s) (identity: s = m).
+    
+    Parameters
+    ----------
+    masses : (m,) array
+        Masses (kg).
+    stiffness : (m,) array
+        Linear stiffness k_j (N/m).
+    cubic : (m,) array
+        Cubic stiffness k3_j (N/m^3).
+    damping : (m,) array
+        Damping c_j (N s/m).
+    actuated : (m, s) array, optional
+        Which masses the controls push (identity when None).
     """
     def __init__(self, masses: numpy.ndarray[numpy.float64], stiffness: numpy.ndarray[numpy.float64], cubic: numpy.ndarray[numpy.float64], damping: numpy.ndarray[numpy.float64], actuated: numpy.ndarray[numpy.float64] | None = None) -> None:
         ...
@@ -340,23 +546,43 @@ class SpringChain(Model):
         ...
     def energy(self, z: numpy.ndarray[numpy.float64]) -> float:
         """
-        Kinetic plus elastic energy of z (n,).
+        Kinetic plus elastic energy.
+        
+        Parameters
+        ----------
+        z : (n,) array
+            State.
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     @property
     def actuated(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (m, s) actuation: which masses the controls push.
+        """
     @property
     def cubic(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (m,) cubic stiffness (N/m^3).
+        """
     @property
     def damping(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (m,) damping (N s/m).
+        """
     @property
     def masses(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (m,) masses (kg).
+        """
     @property
     def stiffness(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (m,) linear stiffness (N/m).
+        """
 class SimulationResult:
     """
     Arrays of a controlled run (read-only views of this object's memory).
@@ -403,6 +629,19 @@ class Simulation:
     same code path as simulate(). Keeps model and controller alive. The
     controller starts at its current index and then keeps its own (see
     `index`): the Tracker object's index does not move.
+    
+    Parameters
+    ----------
+    model : Model
+        The plant.
+    z0 : (n,) array
+        Initial state.
+    dt : float
+        Step length (s).
+    controller : Tracker, optional
+        LQR or PD tracker; None runs open loop.
+    t0 : float, optional
+        Initial time (s).
     """
     def __init__(self, model: Model, z0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, controller: Tracker = None, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
@@ -410,11 +649,22 @@ class Simulation:
         ...
     def step(self, w_ext: numpy.ndarray[numpy.float64] | None = None, w_open: numpy.ndarray[numpy.float64] | None = None, kick: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
-        One step: disturbance w_ext (s,), open-loop control w_open (s,) when there is no controller, kick (n,) added to z first.
+        One step of the closed loop.
+        
+        Parameters
+        ----------
+        w_ext : (s,) array, optional
+            Disturbance added to the control.
+        w_open : (s,) array, optional
+            Open-loop control, when there is no controller.
+        kick : (n,) array, optional
+            Added to the state first.
         """
     @property
     def dt(self) -> float:
-        ...
+        """
+        Step length (s).
+        """
     @property
     def index(self) -> int:
         """
@@ -422,10 +672,14 @@ class Simulation:
         """
     @property
     def last_control(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (s,) control applied at the last step (a copy).
+        """
     @property
     def last_feedback(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (s,) feedback part of the last control (a copy).
+        """
     @property
     def state(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -436,13 +690,19 @@ class Simulation:
         ...
     @property
     def steps(self) -> int:
-        ...
+        """
+        Steps taken so far.
+        """
     @property
     def time(self) -> float:
-        ...
+        """
+        Current time (s).
+        """
     @property
     def tracking_error(self) -> float:
-        ...
+        """
+        |z - z_ref[index]| at the current state.
+        """
 class Integrator:
     """
     Time integrator of the articulated-body loops.
@@ -558,15 +818,42 @@ class Articulated:
         ...
     def bias_forces(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        C(q, qd): (n,) Coriolis/centrifugal, gravity and damping forces.
+        Bias forces C(q, qd): Coriolis/centrifugal, gravity and damping.
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        
+        Returns
+        -------
+        (n,) ndarray
+            Forces (N m; N).
         """
     def dofs(self) -> int:
         """
-        Number of generalized coordinates n.
+        Number of generalized coordinates.
+        
+        Returns
+        -------
+        int
+            n.
         """
     def mass_matrix(self, q: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        M(q): (n, n) symmetric positive definite, for q (n,).
+        Mass matrix M(q).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        
+        Returns
+        -------
+        (n, n) ndarray
+            Symmetric positive definite.
         """
 class PlanarChain(Model, Articulated):
     """
@@ -592,45 +879,162 @@ class PlanarChain(Model, Articulated):
         ...
     def dynamics_jacobian(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        d qdd / d[q, qd]: (n, 2n), exact (forward-mode differentiation of Newton-Euler).
+        d qdd / d[q, qd], exact (forward-mode differentiation of Newton-Euler).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        tau : (n,) array
+            Torques.
+        
+        Returns
+        -------
+        (n, 2n) ndarray
         """
     def energies_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Kinetic + potential energy along a trajectory: (T,) for q, qd (T, n).
+        Kinetic plus potential energy along a trajectory.
+        
+        Parameters
+        ----------
+        q, qd : (T, n) array
+            Coordinates and velocities.
+        
+        Returns
+        -------
+        (T,) ndarray
+            Energy (J).
         """
     def forward_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], tau: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        qdd = M(q)^-1 (tau - C(q, qd)): (n,).
+        Forward dynamics qdd = M(q)^-1 (tau - C(q, qd)).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        tau : (n,) array
+            Torques.
+        
+        Returns
+        -------
+        (n,) ndarray
+            Accelerations.
         """
     def inverse_dynamics(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        tau = M(q) qdd + C(q, qd): (n,) for q, qd, qdd (n,).
+        Inverse dynamics tau = M(q) qdd + C(q, qd).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        qdd : (n,) array
+            Accelerations.
+        
+        Returns
+        -------
+        (n,) ndarray
+            Torques.
         """
     def inverse_dynamics_along(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64], qdd: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        tau = M qdd + C along a trajectory: (T, n) for q, qd, qdd (T, n).
+        tau = M qdd + C along a trajectory.
+        
+        Parameters
+        ----------
+        q, qd, qdd : (T, n) array
+            Coordinates, velocities, accelerations.
+        
+        Returns
+        -------
+        (T, n) ndarray
+            Torques.
         """
     def joint_positions(self, q: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (L+1, 2) positions of the root and of each link's far end.
+        Positions of the root and of each link's far end.
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        
+        Returns
+        -------
+        (L+1, 2) ndarray
+            Positions (m).
         """
     def joint_positions_along(self, q: numpy.ndarray[numpy.float64]) -> typing.Any:
         """
-        Joint positions along a trajectory: (T, L+1, 2) for q (T, n).
+        Joint positions along a trajectory.
+        
+        Parameters
+        ----------
+        q : (T, n) array
+            Coordinates.
+        
+        Returns
+        -------
+        (T, L+1, 2) ndarray
+            Positions (m).
         """
     def kinetic_energy(self, q: numpy.ndarray[numpy.float64], qd: numpy.ndarray[numpy.float64]) -> float:
         """
-        qd' M(q) qd / 2.
+        Kinetic energy qd' M(q) qd / 2.
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        qd : (n,) array
+            Their velocities.
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     def linearize(self, z_ref: numpy.ndarray[numpy.float64], tau_ref: numpy.ndarray[numpy.float64] | None = None, threads: int = 0) -> tuple[numpy.ndarray, numpy.ndarray]:
         """
         (A, B) of f(z, tau) = [qd; M^-1 (tau - C)] along a reference: A (T, 2n, 2n)
         and B (T, 2n, n) at z_ref[i] (T+1, 2n), tau_ref[i] (T, n) (zero if None),
         for directable.lqr.discretize/solve_continuous. GIL released.
+        
+        Parameters
+        ----------
+        z_ref : (T+1, 2n) array
+            Reference states [q, qd].
+        tau_ref : (T, n) array, optional
+            Reference torques (zero when None).
+        threads : int, optional
+            Cores (0: all).
+        
+        Returns
+        -------
+        A : (T, 2n, 2n) ndarray
+        B : (T, 2n, n) ndarray
         """
     def potential_energy(self, q: numpy.ndarray[numpy.float64]) -> float:
         """
         Gravitational energy sum m_i g y_i (zero at the root's height).
+        
+        Parameters
+        ----------
+        q : (n,) array
+            Joint coordinates (rad; m for a free root's position).
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     @property
     def coms(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -644,10 +1048,14 @@ class PlanarChain(Model, Articulated):
         """
     @property
     def free_root(self) -> bool:
-        ...
+        """
+        Whether the root moves freely in the plane (two more coordinates).
+        """
     @property
     def gravity(self) -> float:
-        ...
+        """
+        Gravity (m/s^2), along -y.
+        """
     @property
     def inertias(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -693,7 +1101,9 @@ class TrackResult:
         ...
     @property
     def diverged(self) -> bool:
-        ...
+        """
+        Whether the run left the valid states (the rows after diverged_at are NaN).
+        """
     @property
     def diverged_at(self) -> int:
         """
@@ -1625,15 +2035,45 @@ class StVKFEM:
         ...
     def energy(self, u: numpy.ndarray[numpy.float64]) -> float:
         """
-        Elastic energy of the displacement u (3V,).
+        Elastic energy of a displacement.
+        
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     def internal_forces(self, u: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Gradient of the elastic energy, (3V,) for u (3V,).
+        Internal forces: the gradient of the elastic energy.
+        
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+        
+        Returns
+        -------
+        (3V,) ndarray
+            Forces (N).
         """
     def stiffness_csc(self, u: numpy.ndarray[numpy.float64]) -> tuple:
         """
-        Tangent stiffness (3V, 3V) at u (3V,) as CSC arrays (data, indices, indptr).
+        Tangent stiffness at a displacement, as CSC arrays.
+        
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+        
+        Returns
+        -------
+        data, indices, indptr : ndarray
+            The (3V, 3V) symmetric matrix (N/m) in compressed sparse columns.
         """
     @property
     def alpha(self) -> float:
@@ -1696,15 +2136,46 @@ class NewmarkFEM:
         """
     def set_state(self, u: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64], a: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
-        Sets displacement, velocity and (optionally; default: consistent with the next step's force) acceleration, (3V,) each.
+        Sets the state.
+        
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+        v : (3V,) array
+            Velocity (m/s).
+        a : (3V,) array, optional
+            Acceleration (m/s^2); default: consistent with the next step's force.
         """
     def static_solve(self, f_ext: numpy.ndarray[numpy.float64], max_iterations: int = 50) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Static equilibrium u (3V,) under f_ext (3V,).
+        Static equilibrium f_int(u) = f_ext (Newton, direct solves).
+        
+        Parameters
+        ----------
+        f_ext : (3V,) array
+            External forces (N).
+        max_iterations : int, optional
+            Newton iterations.
+        
+        Returns
+        -------
+        (3V,) ndarray
+            Displacement u (m).
         """
     def step(self, f_ext: numpy.ndarray[numpy.float64]) -> int:
         """
-        One step with external forces (3V,) held; returns the Newton iterations.
+        One step with external forces held.
+        
+        Parameters
+        ----------
+        f_ext : (3V,) array
+            External forces (N).
+        
+        Returns
+        -------
+        int
+            Newton iterations taken.
         """
     @property
     def a(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -1758,23 +2229,69 @@ class ReducedStVK(Model):
         ...
     def energy(self, p: numpy.ndarray[numpy.float64]) -> float:
         """
-        Reduced elastic energy at p (r,).
+        Reduced elastic energy.
+        
+        Parameters
+        ----------
+        p : (r,) array
+            Reduced coordinates.
+        
+        Returns
+        -------
+        float
+            Energy (J).
         """
     def internal_forces(self, p: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Reduced internal forces R(p), (r,) for p (r,).
+        Reduced internal forces R(p) = U' f(U p).
+        
+        Parameters
+        ----------
+        p : (r,) array
+            Reduced coordinates.
+        
+        Returns
+        -------
+        (r,) ndarray
         """
     def set_newton(self, max_iterations: int, tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> None:
         """
-        Newton iterations of step(); max_iterations = 1: one linearized implicit step.
+        Newton iterations of step().
+        
+        Parameters
+        ----------
+        max_iterations : int
+            1: one linearized implicit step.
+        tolerance : float, optional
+            Relative residual that stops the iterations.
         """
     def stiffness_derivative(self, p: numpy.ndarray[numpy.float64], v: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        dK/dp : v = d(K(p) v)/dp, (r, r) for p, v (r,).
+        Derivative of the stiffness along v: d(K(p) v)/dp.
+        
+        Parameters
+        ----------
+        p : (r,) array
+            Reduced coordinates.
+        v : (r,) array
+            Direction.
+        
+        Returns
+        -------
+        (r, r) ndarray
         """
     def tangent_stiffness(self, p: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Reduced stiffness K(p) = dR/dp, (r, r) for p (r,).
+        Reduced stiffness K(p) = dR/dp.
+        
+        Parameters
+        ----------
+        p : (r,) array
+            Reduced coordinates.
+        
+        Returns
+        -------
+        (r, r) ndarray
         """
     @property
     def alpha(self) -> float:
@@ -1829,23 +2346,99 @@ class PredictionModel:
     def create_data(self) -> PredictionData:
         """
         Buffers for this model's calls (one per thread).
+        
+        Returns
+        -------
+        PredictionData
         """
     def jacobians(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).
+        Jacobians of one step (Gauss-Newton method).
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State.
+        u : (s,) array
+            Control.
+        i : int, optional
+            Window step (for time-varying models).
+        data : PredictionData, optional
+            From create_data() (one per thread); None: a fresh one.
+        
+        Returns
+        -------
+        A : (n, n) ndarray
+            dx+/dx.
+        B : (n, s) ndarray
+            dx+/du.
         """
     def step(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
-        x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).
+        One step x+ = f(x, u).
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State.
+        u : (s,) array
+            Control.
+        i : int, optional
+            Window step (for time-varying models).
+        data : PredictionData, optional
+            From create_data() (one per thread); None: a fresh one.
+        
+        Returns
+        -------
+        (n,) ndarray
+            x+.
         """
     def vjp(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        x (n,), u (s,), lam (n,) -> ((dx+/dx)' lam (n,), (dx+/du)' lam (s,)).
+        Vector-Jacobian products of one step (the adjoint pass).
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State.
+        u : (s,) array
+            Control.
+        lam : (n,) array
+            Adjoint of x+.
+        i : int, optional
+            Window step (for time-varying models).
+        data : PredictionData, optional
+            From create_data() (one per thread); None: a fresh one.
+        
+        Returns
+        -------
+        dx : (n,) ndarray
+            (dx+/dx)' lam.
+        du : (s,) ndarray
+            (dx+/du)' lam.
         """
     def vjp_controls(self, x: numpy.ndarray[numpy.float64], u: numpy.ndarray[numpy.float64], lam: numpy.ndarray[numpy.float64], i: int = 0, data: PredictionData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (dx+/du)' lam (s,) alone, as the optimizer's adjoint pass takes it at the window's first step
-        (cheaper than vjp where the model offers it).
+        (dx+/du)' lam alone, as the optimizer's adjoint pass takes it at the window's first step.
+        
+        Cheaper than vjp where the model offers it.
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State.
+        u : (s,) array
+            Control.
+        lam : (n,) array
+            Adjoint of x+.
+        i : int, optional
+            Window step (for time-varying models).
+        data : PredictionData, optional
+            From create_data() (one per thread); None: a fresh one.
+        
+        Returns
+        -------
+        (s,) ndarray
         """
     @property
     def has_jacobians(self) -> bool:
@@ -3187,10 +3780,22 @@ def mujoco_spd(model: MujocoModel, data: MujocoData, q_ref_next: numpy.ndarray[n
     """
 def pd_gain(kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], n: int, actuated: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
     """
-    PD gain (s, n) on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
+    PD gain on z = [q, qd]: K = -[diag(kp) S', diag(kd) S'].
     
-    kp, kd: scalars or (s,); actuated: S (n/2, s) mapping the controls to the
-    coordinates' forces, as a model's actuation (identity when None).
+    Parameters
+    ----------
+    kp, kd : float or (s,) array
+        Stiffness and damping gains.
+    n : int
+        State size.
+    actuated : (n/2, s) array, optional
+        S mapping the controls to the coordinates' forces, as a model's
+        actuation (identity when None).
+    
+    Returns
+    -------
+    (s, n) ndarray
+        The gain K.
     """
 def run_plant_servo(plant: Plant, q_ref: numpy.ndarray[numpy.float64], qd_ref: numpy.ndarray[numpy.float64], kp: numpy.ndarray[numpy.float64], kd: numpy.ndarray[numpy.float64], u_ff: numpy.ndarray[numpy.float64], steps: int, progress: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     """

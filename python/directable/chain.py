@@ -47,6 +47,15 @@ class ExternalModel(Articulated):
     gravity and passive forces, ``M qdd + C = tau``). ``track`` then runs the
     PD/SPD loop in C++ calling back into Python for M and C at every step
     (and every RK4 stage).
+
+    Parameters
+    ----------
+    mass_matrix : callable(q) -> (n, n) array
+        Joint-space mass matrix M(q).
+    bias_forces : callable(q, qd) -> (n,) array
+        C(q, qd): Coriolis, gravity and passive forces.
+    dofs : int
+        n, the number of joint coordinates.
     """
 
     def __init__(self, mass_matrix, bias_forces, dofs):
@@ -58,12 +67,40 @@ class ExternalModel(Articulated):
             raise ValueError(f"dofs must be >= 1, got {self._n}")
 
     def dofs(self):
+        """Number of joint coordinates n.
+
+        Returns
+        -------
+        int
+        """
         return self._n
 
     def mass_matrix(self, q):
+        """The mass matrix from the callback.
+
+        Parameters
+        ----------
+        q : (n,) array
+            Joint positions.
+
+        Returns
+        -------
+        (n, n) ndarray
+        """
         return np.asarray(self._M(np.asarray(q)), dtype=float)
 
     def bias_forces(self, q, qd):
+        """The bias forces from the callback.
+
+        Parameters
+        ----------
+        q, qd : (n,) array
+            Joint positions and velocities.
+
+        Returns
+        -------
+        (n,) ndarray
+        """
         return np.asarray(self._C(np.asarray(q), np.asarray(qd)), dtype=float)
 
 
@@ -113,7 +150,11 @@ def track(chain, q_ref, qd_ref, dt, kp, kd, controller="spd", q0=None, qd0=None,
     tau_ff, tau_ext : (T, n) feed-forward torque (part of ``tau``) and
         external torque (a push; not part of ``tau``)
     tau_limit : scalar or (n,) symmetric torque limit; or tau_min / tau_max
+    tau_min, tau_max : scalar or (n,), optional
+        Asymmetric torque limits (N m), instead of ``tau_limit``.
     max_state : |q| or |qd| beyond this counts as divergence
+    progress : None, bool or callable(done, total), optional
+        True shows a tqdm bar; Ctrl-C stops the loop.
 
     Returns
     -------
@@ -155,8 +196,30 @@ def track(chain, q_ref, qd_ref, dt, kp, kd, controller="spd", q0=None, qd0=None,
 
 
 def rollout(chain, q0, qd0, dt, steps, tau=None, integrator="rk4", tau_ext=None) -> TrackResult:
-    """Unservoed simulation: ``steps`` steps from (q0, qd0) under torques ``tau``
-    (steps, n) (zero if None). Returns a TrackResult (``tau`` = the given torque)."""
+    """Unservoed simulation from (q0, qd0) under given torques.
+
+    Parameters
+    ----------
+    chain : PlanarChain or Articulated
+        The chain.
+    q0, qd0 : (n,) array
+        Initial positions (rad) and velocities (rad/s).
+    dt : float
+        Time step (s).
+    steps : int
+        Number of steps T.
+    tau : (T, n) array, optional
+        Joint torques (N m), zero if None.
+    integrator : {"rk4", "euler", "semi_implicit"}, optional
+        As in :func:`track`.
+    tau_ext : (T, n) array, optional
+        External torques (N m).
+
+    Returns
+    -------
+    TrackResult
+        ``q``, ``qd`` (T+1, n); ``tau`` is the given torque.
+    """
     n = _dofs(chain)
     steps = integer(steps, "steps")
     if steps < 1:
@@ -166,10 +229,29 @@ def rollout(chain, q0, qd0, dt, steps, tau=None, integrator="rk4", tau_ext=None)
 
 
 def spd_step(M, C, q, qd, q_ref_next, qd_ref_next, kp, kd, dt):
-    """One SPD evaluation from another engine's ``M`` (n, n) and ``C`` (n,).
+    """One SPD evaluation from another engine's ``M`` and ``C``.
 
-    Returns ``(tau, qdd)`` (each (n,)): apply ``tau`` in that engine and step
-    it. ``qd_ref_next`` may be None (zero); kp, kd scalars or (n,).
+    Parameters
+    ----------
+    M : (n, n) array
+        Mass matrix at the current state.
+    C : (n,) array
+        Bias forces (Coriolis, gravity, passive).
+    q, qd : (n,) array
+        Current positions and velocities.
+    q_ref_next, qd_ref_next : (n,) array
+        Reference at the next step (``qd_ref_next`` None: zero).
+    kp, kd : float or (n,) array
+        Gains.
+    dt : float
+        Time step (s).
+
+    Returns
+    -------
+    tau : (n,) ndarray
+        Torque to apply in that engine before stepping it.
+    qdd : (n,) ndarray
+        The acceleration SPD predicts.
     """
     q = as_float_array(q, "q")
     n = q.shape[0] if q.ndim == 1 else -1
@@ -180,15 +262,40 @@ def spd_step(M, C, q, qd, q_ref_next, qd_ref_next, kp, kd, dt):
 
 
 def linearize(chain, q_ref, qd_ref, tau_ref=None, threads=0):
-    """``(A, B)`` along a reference for ``directable.lqr``: A (T, 2n, 2n) and
-    B (T, 2n, n) of ``z' = [qd; M^-1 (tau - C)]`` at ``z_ref = [q_ref, qd_ref]``
-    (T+1, 2n) and ``tau_ref`` (T, n) (zero if None)."""
+    """Linearization of ``z' = [qd; M^-1 (tau - C)]`` along a reference, for ``directable.lqr``.
+
+    Parameters
+    ----------
+    chain : PlanarChain or Articulated
+        The chain.
+    q_ref, qd_ref : (T+1, n) array
+        Reference positions and velocities.
+    tau_ref : (T, n) array, optional
+        Reference torques (zero if None).
+    threads : int, optional
+        Cores (0: all).
+
+    Returns
+    -------
+    A : (T, 2n, 2n) ndarray
+    B : (T, 2n, n) ndarray
+    """
     q_ref, qd_ref = as_float_array(q_ref, "q_ref"), as_float_array(qd_ref, "qd_ref")
     return chain.linearize(state(q_ref, qd_ref), optional_array(tau_ref, "tau_ref"), integer(threads, "threads"))
 
 
 def state(q, qd) -> np.ndarray:
-    """``z = [q, qd]``: (T, 2n) from q, qd (T, n) (or (2n,) from (n,))."""
+    """The state ``z = [q, qd]``.
+
+    Parameters
+    ----------
+    q, qd : (T, n) or (n,) array
+        Positions and velocities.
+
+    Returns
+    -------
+    (T, 2n) or (2n,) ndarray
+    """
     q = as_float_array(q, "q")
     qd = as_float_array(qd, "qd")
     if q.shape != qd.shape:
@@ -197,14 +304,39 @@ def state(q, qd) -> np.ndarray:
 
 
 def inverse_dynamics(chain, q, qd, qdd) -> np.ndarray:
-    """``tau = M qdd + C`` along a trajectory: (T, n) from q, qd, qdd (T, n)
-    (feed-forward torques of a reference), in one C++ call."""
+    """``tau = M qdd + C`` along a trajectory (feed-forward torques of a reference), in one C++ call.
+
+    Parameters
+    ----------
+    chain : PlanarChain or Articulated
+        The chain.
+    q, qd, qdd : (T, n) array
+        Positions, velocities, accelerations.
+
+    Returns
+    -------
+    (T, n) ndarray
+        Torques (N m).
+    """
     q, qd, qdd = (np.atleast_2d(as_float_array(a, name)) for a, name in ((q, "q"), (qd, "qd"), (qdd, "qdd")))
     return chain.inverse_dynamics_along(q, qd, qdd)
 
 
 def positions(chain, q) -> np.ndarray:
-    """Joint positions: (T, L+1, 2) for q (T, n), or (L+1, 2) for q (n,)."""
+    """Joint positions in the plane.
+
+    Parameters
+    ----------
+    chain : PlanarChain
+        The chain of L links.
+    q : (T, n) or (n,) array
+        Joint angles (rad).
+
+    Returns
+    -------
+    (T, L+1, 2) or (L+1, 2) ndarray
+        Positions (m), the base first.
+    """
     q = as_float_array(q, "q")
     if q.ndim == 1:
         return chain.joint_positions(q)
@@ -212,7 +344,20 @@ def positions(chain, q) -> np.ndarray:
 
 
 def energy(chain, q, qd) -> np.ndarray:
-    """Kinetic + potential energy: a float for (n,) states, (T,) for (T, n)."""
+    """Kinetic plus potential energy.
+
+    Parameters
+    ----------
+    chain : PlanarChain
+        The chain.
+    q, qd : (n,) or (T, n) array
+        Positions and velocities.
+
+    Returns
+    -------
+    float or (T,) ndarray
+        Energy (J).
+    """
     q = as_float_array(q, "q")
     qd = as_float_array(qd, "qd")
     if q.ndim == 1:
@@ -221,9 +366,19 @@ def energy(chain, q, qd) -> np.ndarray:
 
 
 def tracking_errors(q, q_ref):
-    """Per-joint error norms of a run, as in the paper's tables 1-2:
-    ``(inf_norm (n,), two_norm (n,))`` of ``q - q_ref`` over the time steps
-    (``inf`` for a diverged run, whose rows are NaN)."""
+    """Per-joint error norms of a run, as in the paper's tables 1-2.
+
+    Parameters
+    ----------
+    q, q_ref : (T+1, n) array
+        The run and its reference.
+
+    Returns
+    -------
+    inf_norm, two_norm : (n,) ndarray
+        Norms of ``q - q_ref`` over the time steps (``inf`` for a diverged
+        run, whose rows are NaN).
+    """
     q = as_float_array(q, "q")
     q_ref = as_float_array(q_ref, "q_ref")
     if q.shape != q_ref.shape:
@@ -245,8 +400,25 @@ def crossfade(key_steps, key_q, kt, steps, power=24, floor=0.005):
     gain-weighted mean of the two keyframes, which is what this returns:
     ``(q_ref (steps+1, n), kp (steps, n))``; use ``kd = c * kp * dt``.
 
-    key_steps: increasing ints from 0 to ``steps``; key_q (K, n); kt scalar
-    or (n,) (e.g. proportional to the mass each joint supports).
+    Parameters
+    ----------
+    key_steps : (K,) sequence of int
+        Increasing steps from 0 to ``steps``.
+    key_q : (K, n) array
+        Keyframes.
+    kt : float or (n,) array
+        Gain scale (e.g. proportional to the mass each joint supports).
+    steps : int
+        Length of the reference.
+    power : float, optional
+        Exponent of the cross-fade.
+    floor : float, optional
+        Minimum share of the incoming servo.
+
+    Returns
+    -------
+    q_ref : (steps+1, n) ndarray
+    kp : (steps, n) ndarray
     """
     key_steps = np.asarray(key_steps)
     key_q = as_float_array(key_q, "key_q")
@@ -282,6 +454,32 @@ def largest_stable_dt(chain, q_of_t, qd_of_t, kp, controller="spd", kd_factor=1.
     the largest stable ``dt`` (0.0 if none) -- the candidates are scanned from
     the largest down, so the answer is the largest stable one even when
     stability is not monotone in ``dt``.
+
+    Parameters
+    ----------
+    chain : PlanarChain or Articulated
+        The chain.
+    q_of_t, qd_of_t : callable(t) -> (T+1, n) array
+        The reference sampled at the times ``t``.
+    kp : float or (n,) array
+        Stiffness gains.
+    controller : {"spd", "pd"}, optional
+        The servo.
+    kd_factor : float, optional
+        ``kd = kd_factor kp dt``.
+    duration : float, optional
+        Seconds tracked.
+    dts : sequence of float, optional
+        Candidate steps (s).
+    tolerance : float, optional
+        Largest error (rad) a stable run may have.
+    integrator : str, optional
+        As in :func:`track`.
+
+    Returns
+    -------
+    float
+        The largest stable ``dt`` (s), 0.0 if none.
     """
     dts = np.geomspace(1e-4, 1 / 30, 40) if dts is None else np.sort(as_float_array(dts, "dts"))
     for dt in dts[::-1]:

@@ -55,8 +55,17 @@ _POLL_S = 0.02  # how often the wait loop wakes: Ctrl-C is seen within this
 
 
 class TaskError(RuntimeError):
-    """A task failed on its retry too: ``index`` is its position in the task
-    list, ``cause`` (also ``__cause__``) the exception of the last attempt."""
+    """A task failed on its retry too.
+
+    Parameters
+    ----------
+    index : int
+        Its position in the task list.
+    cause : BaseException
+        The exception of the last attempt (also ``__cause__``).
+    attempts : int
+        How many times it ran.
+    """
 
     def __init__(self, index, cause, attempts):
         super().__init__(f"task {index} failed {attempts} times; last error: {type(cause).__name__}: {cause}")
@@ -66,15 +75,32 @@ class TaskError(RuntimeError):
 
 
 def task_seeds(seed, n):
-    """``n`` independent seeds (``numpy.random.SeedSequence``), one per task,
-    spawned from ``seed``: task i draws from ``np.random.default_rng(seeds[i])``
-    whichever worker runs it."""
+    """Independent seeds, one per task, so results do not depend on the worker.
+
+    Parameters
+    ----------
+    seed : int or None
+        Root entropy (``numpy.random.SeedSequence``).
+    n : int
+        Number of tasks.
+
+    Returns
+    -------
+    list of numpy.random.SeedSequence
+        Task i draws from ``np.random.default_rng(seeds[i])`` whichever
+        worker runs it.
+    """
     n = integer(n, "n")
     return np.random.SeedSequence(seed).spawn(n)
 
 
 def cpu_count() -> int:
-    """Cores this process may use (the affinity mask where there is one)."""
+    """Cores this process may use (the affinity mask where there is one).
+
+    Returns
+    -------
+    int
+    """
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
@@ -88,9 +114,18 @@ _CACHE_SIZE = 4
 
 
 def spec_key(*parts) -> str:
-    """A content hash of ``parts`` (arrays by their bytes, shape and dtype,
-    anything else by its pickle): the key under which :func:`cached` keeps an
-    object built from them."""
+    """A content hash: the key under which :func:`cached` keeps an object built from ``parts``.
+
+    Parameters
+    ----------
+    *parts : object
+        Arrays (hashed by their bytes, shape and dtype) or picklable values.
+
+    Returns
+    -------
+    str
+        32 hexadecimal digits.
+    """
     h = hashlib.blake2b(digest_size=16)
     for p in parts:
         if isinstance(p, np.ndarray):
@@ -103,9 +138,23 @@ def spec_key(*parts) -> str:
 
 
 def cached(key, build):
-    """``build()`` once per process for ``key`` (the last few kept): a task
-    that needs a model rebuilds it from the shipped mesh and parameters only
-    the first time that worker sees them."""
+    """``build()`` once per process for ``key`` (the last few kept).
+
+    A task that needs a model rebuilds it from the shipped mesh and
+    parameters only the first time that worker sees them.
+
+    Parameters
+    ----------
+    key : hashable
+        Usually :func:`spec_key` of what ``build`` reads.
+    build : callable()
+        Makes the object.
+
+    Returns
+    -------
+    object
+        The cached or newly built object.
+    """
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
@@ -124,6 +173,15 @@ class DiskArray:
     row is missing. ``map_tasks(out=disk_array)`` writes task i's result to
     row i and removes the marker when every task is done; a run that fails or
     is interrupted leaves the marker, which says how many rows were written.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npy`` file.
+    shape : tuple of int
+        Its shape; rows are tasks.
+    dtype : numpy dtype, optional
+        Its type.
     """
 
     def __init__(self, path, shape, dtype=np.float64):
@@ -135,6 +193,7 @@ class DiskArray:
 
     @property
     def shape(self):
+        """Shape of the array (rows are tasks)."""
         return self.array.shape
 
     def __len__(self):
@@ -150,20 +209,56 @@ class DiskArray:
         self.marker.write_text(f"incomplete: {self._written} of {len(self)} rows written\n")
 
     def finish(self):
-        """Flushes, removes the marker and returns the array (a read-write memmap)."""
+        """Flushes and removes the marker.
+
+        Returns
+        -------
+        numpy.memmap
+            The array, read-write.
+        """
         self.array.flush()
         self.marker.unlink(missing_ok=True)
         return self.array
 
 
 def disk_array(path, shape, dtype=np.float64) -> DiskArray:
-    """A :class:`DiskArray` of ``shape`` at ``path`` (``.npy``), marked incomplete."""
+    """A :class:`DiskArray` at ``path``, marked incomplete until every row is written.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npy`` file.
+    shape : tuple of int
+        Its shape; rows are tasks.
+    dtype : numpy dtype, optional
+        Its type.
+
+    Returns
+    -------
+    DiskArray
+    """
     return DiskArray(path, shape, dtype)
 
 
 def load_complete(path, mmap_mode="r"):
-    """Opens a ``.npy`` result written by :func:`map_tasks`; raises
-    ``ValueError`` if its ``.incomplete`` marker is still there."""
+    """Opens a ``.npy`` result written by :func:`map_tasks`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npy`` file.
+    mmap_mode : {"r", "r+", "c", None}, optional
+        As for ``numpy.load``.
+
+    Returns
+    -------
+    ndarray or numpy.memmap
+
+    Raises
+    ------
+    ValueError
+        If its ``.incomplete`` marker is still there.
+    """
     path = Path(path)
     marker = path.with_name(path.name + ".incomplete")
     if marker.exists():
@@ -275,7 +370,18 @@ def _backend(executor):
 
 
 def describe(executor) -> str:
-    """A short name of ``executor`` for tables ("in-process", "dask", ...)."""
+    """A short name of an executor for tables.
+
+    Parameters
+    ----------
+    executor : None, concurrent.futures.Executor, dask.distributed.Client or "ray"
+        As for :func:`map_tasks`.
+
+    Returns
+    -------
+    str
+        "in-process", "dask (k workers)", "ray", or the executor's class name.
+    """
     b = _backend(executor)
     if isinstance(b, _Dask):
         return f"dask ({len(executor.scheduler_info().get('workers', {}))} workers)"

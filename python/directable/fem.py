@@ -29,11 +29,18 @@ __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cant
 
 
 class TetMesh(_core.TetMesh):
-    """Tetrahedral mesh: ``vertices`` (V, 3) float, ``tets`` (E, 4) vertex indices.
+    """Tetrahedral mesh.
 
     Each tet must be positively oriented (``det[x1-x0, x2-x0, x3-x0] > 0``);
     degenerate or inverted tets, out-of-range indices and unreferenced vertices
     raise ``ValueError``.
+
+    Parameters
+    ----------
+    vertices : (V, 3) array
+        Vertex positions (m).
+    tets : (E, 4) int array
+        Vertex indices of each tet.
     """
 
     def __init__(self, vertices, tets):
@@ -43,10 +50,21 @@ class TetMesh(_core.TetMesh):
 class StVKModel(_core.StVKFEM):
     """St. Venant-Kirchhoff FEM on a TetMesh.
 
-    young, poisson: Young's modulus and Poisson ratio (Lame parameters
-    mu = E / (2 (1 + nu)), lambda = E nu / ((1 + nu)(1 - 2 nu))); density:
-    mass per volume (lumped to the vertices); fixed: vertex indices held at
-    rest; alpha, beta: Rayleigh damping D(u) = alpha M + beta K(u).
+    Parameters
+    ----------
+    mesh : TetMesh
+        V vertices, E tets; the model has 3V dofs.
+    young : float
+        Young's modulus E (Pa).
+    poisson : float
+        Poisson ratio nu (Lame parameters mu = E / (2 (1 + nu)),
+        lambda = E nu / ((1 + nu)(1 - 2 nu))).
+    density : float
+        Mass per volume (kg/m^3), lumped to the vertices.
+    fixed : sequence of int, optional
+        Vertex indices held at rest.
+    alpha, beta : float, optional
+        Rayleigh damping ``D(u) = alpha M + beta K(u)`` (1/s and s).
     """
 
     def __init__(self, mesh, young, poisson, density, fixed=(), alpha=0.0, beta=0.0):
@@ -62,25 +80,49 @@ class StVKModel(_core.StVKFEM):
         self.young, self.poisson, self.density = float(young), float(poisson), float(density)
 
     def spec(self) -> tuple:
-        """What rebuilds this model in another process: (vertices (V, 3),
-        tets (E, 4), young, poisson, density, fixed (k,), alpha, beta); a few
-        MB where the model's run data would be GB (see ``executors``)."""
+        """What rebuilds this model in another process (see ``executors``).
+
+        Returns
+        -------
+        tuple
+            (vertices (V, 3), tets (E, 4), young, poisson, density, fixed
+            (k,), alpha, beta): a few MB where the model's run data would be
+            GB; ``StVKModel(TetMesh(*spec[:2]), *spec[2:])`` rebuilds it.
+        """
         return (np.asarray(self.mesh.vertices), np.asarray(self.mesh.tets), self.young, self.poisson, self.density,
                 np.asarray(self.fixed, np.int64), self.alpha, self.beta)
 
     def tangent_stiffness(self, u):
-        """dF/du at u (3V,): a (3V, 3V) scipy.sparse CSC matrix (symmetric; needs SciPy)."""
+        """dF/du at a displacement (needs SciPy).
+
+        Parameters
+        ----------
+        u : (3V,) array
+            Displacement (m).
+
+        Returns
+        -------
+        (3V, 3V) scipy.sparse.csc_matrix
+            Symmetric tangent stiffness (N/m).
+        """
         import scipy.sparse as sp
         data, indices, indptr = self.stiffness_csc(as_float_array(u, "u"))
         return sp.csc_matrix((data, indices, indptr), shape=(self.dofs, self.dofs))
 
     def mass_matrix(self):
-        """Lumped mass (3V, 3V) diagonal scipy.sparse matrix (``.mass`` is its diagonal; needs SciPy)."""
+        """Lumped mass as a sparse matrix (needs SciPy).
+
+        Returns
+        -------
+        (3V, 3V) scipy.sparse.csc_matrix
+            Diagonal (kg); ``.mass`` is its diagonal.
+        """
         import scipy.sparse as sp
         return sp.diags(self.mass).tocsc()
 
     @property
     def fixed_dofs(self) -> np.ndarray:
+        """Indices (3k,) of the dofs of the fixed vertices."""
         f = np.asarray(self.fixed, dtype=np.int64)
         return (3 * f[:, None] + np.arange(3)).ravel()
 
@@ -131,6 +173,20 @@ class Simulator(_core.NewmarkFEM):
         self.model = model
 
     def run(self, forces, progress=None):
+        """Runs T steps from the current state in one C++ call.
+
+        Parameters
+        ----------
+        forces : (T, 3V) array
+            External force of each step (N).
+        progress : None, bool or callable(done, total)
+            Progress report (GIL released, Ctrl-C stops the run).
+
+        Returns
+        -------
+        (T+1, 3V) ndarray
+            Displacements (m), the current state first.
+        """
         return run_with_progress(super().run, progress, "full simulation", forces=as_float_array(forces, "forces"))
 
     def run_states(self, forces, progress=None):
@@ -164,6 +220,19 @@ class ReducedStVK(_core.ReducedStVK):
     B = [0; (U'MU)^-1] (= [0; I] for a mass-orthonormal U), ``jacobian`` per
     the paper's appendix B (``damping_hessian=False`` omits the
     beta dK/dp : p' term), ``step`` an implicit Newmark step.
+
+    Parameters
+    ----------
+    full_model : StVKModel
+        The full FEM model.
+    U : (3V, r) array
+        Basis.
+    alpha, beta : float, optional
+        Reduced Rayleigh damping (1/s, s); the full model's when None.
+    damping_hessian : bool, optional
+        Keep the ``beta dK/dp : p'`` term of the Jacobian.
+    progress : None, bool or callable(done, total), optional
+        Progress of the coefficient precomputation.
     """
 
     def __init__(self, full_model, U, alpha=None, beta=None, damping_hessian=True, progress=None):
@@ -180,15 +249,39 @@ class ReducedStVK(_core.ReducedStVK):
         self.full_mass = np.asarray(full_model.mass)
 
     def full_displacement(self, p) -> np.ndarray:
-        """U p: (3V,) for p (r,), or (k, 3V) for (k, r) (for display)."""
+        """Full displacement ``U p`` (for display).
+
+        Parameters
+        ----------
+        p : (r,) or (k, r) array
+            Reduced coordinates.
+
+        Returns
+        -------
+        (3V,) or (k, 3V) ndarray
+            Displacements (m).
+        """
         return as_float_array(p, "p") @ self.U.T
 
 
 # ---------------------------------------------------------------- meshes
 
 def box_mesh(cells, h=1.0, origin=(0.0, 0.0, 0.0)) -> TetMesh:
-    """Union of unit voxels ``cells`` (k, 3) integer grid coordinates, each of
-    size ``h``, split into 6 tets (Kuhn subdivision, conforming)."""
+    """A mesh of voxels, each split into 6 tets (Kuhn subdivision, conforming).
+
+    Parameters
+    ----------
+    cells : (k, 3) int array
+        Integer grid coordinates of the voxels.
+    h : float, optional
+        Voxel size (m).
+    origin : (3,) sequence, optional
+        Position of grid point (0, 0, 0) (m).
+
+    Returns
+    -------
+    TetMesh
+    """
     cells = index_array(cells, "cells", "(k, 3)")
     if cells.size == 0 or cells.size % 3 or np.abs(cells).max() > 2**20:
         raise ValueError(f"cells must be a non-empty (k, 3) integer array within +-2^20, got shape {cells.shape}")
@@ -219,7 +312,19 @@ def _block(x0, x1, y0, y1, z0, z1):
 
 
 def cantilever(length=1.0, width=0.1, height=0.1, n=(20, 2, 2)) -> TetMesh:
-    """A beam along x, clamped (see ``vertices_where``) at x = 0: n cells per axis."""
+    """A beam along x, to be clamped at x = 0 (see ``vertices_where``).
+
+    Parameters
+    ----------
+    length, width, height : float, optional
+        Size (m).
+    n : (3,) sequence of int, optional
+        Cells per axis.
+
+    Returns
+    -------
+    TetMesh
+    """
     nx, ny, nz = n
     h = np.array([length / nx, width / ny, height / nz])
     m = box_mesh(_block(0, nx, 0, ny, 0, nz))
@@ -229,7 +334,21 @@ def cantilever(length=1.0, width=0.1, height=0.1, n=(20, 2, 2)) -> TetMesh:
 def t_shape(h=0.1, stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), refine=1) -> TetMesh:
     """The paper's "T" standing on a base: a base slab (rooted at z = 0), a
     vertical stem and a horizontal bar on top, in cells of size h
-    (``refine`` = k: k times as many cells per axis, each h / k)."""
+    (``refine`` = k: k times as many cells per axis, each h / k).
+
+    Parameters
+    ----------
+    h : float, optional
+        Cell size (m).
+    stem, bar, base : (3,) sequence of int, optional
+        Sizes of the three parts in cells.
+    refine : int, optional
+        Subdivision factor k.
+
+    Returns
+    -------
+    TetMesh
+    """
     k = integer(refine, "refine")
     if k < 1:
         raise ValueError(f"refine must be >= 1, got {refine}")
@@ -247,7 +366,23 @@ def t_shape(h=0.1, stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), refine=1) -> T
 def stem(h=0.1, height=8, leaves=((3, 2), (6, -2)), refine=1) -> TetMesh:
     """A plant-like stem of ``height`` cells on a one-cell root, with leaves
     (level, length): horizontal arms to +x (length > 0) or -x (``refine`` = k:
-    k times as many cells per axis, each h / k)."""
+    k times as many cells per axis, each h / k).
+
+    Parameters
+    ----------
+    h : float, optional
+        Cell size (m).
+    height : int, optional
+        Stem height in cells.
+    leaves : sequence of (int, int), optional
+        (level, length) of each leaf, in cells.
+    refine : int, optional
+        Subdivision factor k.
+
+    Returns
+    -------
+    TetMesh
+    """
     k = integer(refine, "refine")
     if k < 1:
         raise ValueError(f"refine must be >= 1, got {refine}")
@@ -264,7 +399,17 @@ def creature(h=0.1) -> TetMesh:
     tets: an ellipsoid torso, a tapered tail, neck and head, two legs with
     feet, two small arms. Only the largest face-connected piece is kept, so
     the solid is one body. h = 0.1: ~1,000 dofs; h = 0.031: >= 50,000 dofs
-    (the paper's 53,178)."""
+    (the paper's 53,178).
+
+    Parameters
+    ----------
+    h : float, optional
+        Cell size (m), in [0.005, 0.5].
+
+    Returns
+    -------
+    TetMesh
+    """
     h = real(h, "h")
     if not 0.005 <= h <= 0.5:
         raise ValueError(f"h must be in [0.005, 0.5] m, got {h}")
@@ -303,18 +448,55 @@ def creature(h=0.1) -> TetMesh:
 
 
 def vertices_where(mesh, predicate) -> np.ndarray:
-    """Indices of the vertices (V, 3) for which predicate(X) (V,) is true."""
+    """Indices of the vertices for which a predicate holds.
+
+    Parameters
+    ----------
+    mesh : TetMesh
+        The mesh.
+    predicate : callable((V, 3) array) -> (V,) bool array
+        Evaluated on the vertex positions.
+
+    Returns
+    -------
+    (k,) int ndarray
+    """
     return np.flatnonzero(np.asarray(predicate(np.asarray(mesh.vertices)), bool))
 
 
 def bottom_vertices(mesh, axis=2, tol=1e-9) -> np.ndarray:
-    """Vertices on the lowest plane along ``axis`` (the root)."""
+    """Vertices on the lowest plane along an axis (the root).
+
+    Parameters
+    ----------
+    mesh : TetMesh
+        The mesh.
+    axis : int, optional
+        0, 1 or 2.
+    tol : float, optional
+        Distance from the plane (m) still counted on it.
+
+    Returns
+    -------
+    (k,) int ndarray
+    """
     X = np.asarray(mesh.vertices)
     return np.flatnonzero(X[:, axis] <= X[:, axis].min() + tol)
 
 
 def surface_triangles(mesh) -> np.ndarray:
-    """Boundary faces (F, 3) (faces belonging to exactly one tet), for plotting."""
+    """Boundary faces (faces belonging to exactly one tet), for plotting.
+
+    Parameters
+    ----------
+    mesh : TetMesh
+        The mesh.
+
+    Returns
+    -------
+    (F, 3) int ndarray
+        Vertex indices of each face.
+    """
     T = np.asarray(mesh.tets)
     faces = np.concatenate([T[:, [0, 1, 2]], T[:, [0, 1, 3]], T[:, [0, 2, 3]], T[:, [1, 2, 3]]])
     key = np.sort(faces, axis=1)
@@ -323,7 +505,17 @@ def surface_triangles(mesh) -> np.ndarray:
 
 
 def load_mesh(path) -> TetMesh:
-    """A tetrahedral mesh from any file meshio reads (optional dependency)."""
+    """A tetrahedral mesh from any file meshio reads (``pip install "directable[fem]"``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    TetMesh
+    """
     try:
         import meshio
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -498,19 +690,59 @@ def _enrichment_run(model, dt, cols, force_cols, impulse, duration, u0, v0, a0, 
 
 
 def reduced_forces(U, forces) -> np.ndarray:
-    """Feed-forward reduced forces ``w_ff = U' f``: (T, r) for forces (T, 3V)."""
+    """Feed-forward reduced forces ``w_ff = U' f``.
+
+    Parameters
+    ----------
+    U : (3V, r) array
+        Basis.
+    forces : (T, 3V) array
+        Full forces (N).
+
+    Returns
+    -------
+    (T, r) ndarray
+    """
     return as_float_array(forces, "forces") @ as_float_array(U, "U")
 
 
 def project_states(red, u, v) -> np.ndarray:
-    """Reduced reference ``z = [U'M u, U'M v]`` (k, 2r) of full states u, v (k, 3V)
-    (for a mass-orthonormal U; in general (U'MU)^-1 U'M)."""
+    """Reduced reference ``z = [U'M u, U'M v]`` of full states.
+
+    For a mass-orthonormal U; in general ``(U'MU)^-1 U'M`` is applied.
+
+    Parameters
+    ----------
+    red : ReducedStVK
+        The reduced model (its U, masses).
+    u, v : (k, 3V) array
+        Displacements (m) and velocities (m/s).
+
+    Returns
+    -------
+    (k, 2r) ndarray
+    """
     W = np.linalg.solve(red.reduced_mass, (red.U * red.full_mass[:, None]).T).T  # (3V, r)
     return np.hstack([as_float_array(u, "u") @ W, as_float_array(v, "v") @ W])
 
 
 def tip_positions(mesh, u, vertices) -> np.ndarray:
-    """World positions (k, m, 3) of ``vertices`` (m,) for displacements u (k, 3V)."""
+    """World positions of some vertices along a run.
+
+    Parameters
+    ----------
+    mesh : TetMesh
+        The mesh.
+    u : (k, 3V) or (3V,) array
+        Displacements (m).
+    vertices : (m,) int array
+        Which vertices.
+
+    Returns
+    -------
+    (k, m, 3) ndarray
+        Positions (m).
+    """
     u = np.atleast_2d(as_float_array(u, "u"))
     X = np.asarray(mesh.vertices)
     return X[vertices][None] + u.reshape(len(u), -1, 3)[:, vertices]

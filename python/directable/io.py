@@ -17,9 +17,17 @@ def _npz_path(path) -> str:
 
 
 def save(path, obj, **extra) -> None:
-    """Save an LQRSolution, Discretization or Tracker (plus ``extra`` arrays,
-    e.g. a reference ``z_ref=..., w_ff=...``) to ``path`` (".npz" is
-    appended when missing)."""
+    """Save an LQRSolution, Discretization or Tracker, with extra arrays, as .npz.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File name (".npz" is appended when missing).
+    obj : LQRSolution, Discretization, Tracker or None
+        What to store (None: only the extra arrays).
+    **extra : array_like
+        Arrays stored beside it, e.g. a reference ``z_ref=..., w_ff=...``.
+    """
     if isinstance(obj, _core.LQRSolution):
         fields = dict(K=obj.K, P=obj.P)
         kind = "LQRSolution"
@@ -84,8 +92,22 @@ def _field(file: str, name: str, value, what: str):
 
 
 def load(path):
-    """Inverse of ``save``: returns (object, dict of the extra arrays).
+    """Inverse of :func:`save`.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File written by :func:`save` (".npz" is appended when missing).
+
+    Returns
+    -------
+    obj : LQRSolution, Discretization, Tracker or None
+        The stored object, rebuilt.
+    extra : dict of str to ndarray
+        The extra arrays.
+
+    Notes
+    -----
     Every stored field is checked (type, dtype, the kind's enum names,
     booleans stored as booleans) and the object is rebuilt through the same
     validating constructors as a new one (shapes, finiteness), so an edited,

@@ -149,13 +149,36 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
     integrals with one Van Loan block exponential per step; ``"simpson"`` is
     the paper's quadrature with ``intervals`` (even) sub-steps.
 
-    A (T, n, n) or (n, n); B (T, n, s) or (n, s); Q (n, n)/(T, n, n)/(n,)/scalar,
-    symmetric; R (s, s)/(T, s, s)/(s,)/scalar, symmetric positive semidefinite
-    (tolerances as in ``solve_discrete``); dt > 0 (s). The steps run in
-    parallel on ``threads`` cores (0: all) with the GIL released; Ctrl-C
-    interrupts. Returns a Discretization (``.Phi, .Gamma, .Q, .N, .R``, each
-    (T, ...)); ``.solve(Q_final, alpha_Q, alpha_R)`` re-tunes the weights
-    with a Riccati sweep only.
+    Parameters
+    ----------
+    A : (T, n, n) or (n, n) array
+        Jacobians ``dF/dz`` along the reference (1/s).
+    B : (T, n, s) or (n, s) array
+        Control matrices.
+    dt : float
+        Step length (s), > 0.
+    Q : (T, n, n), (n, n), (n,) diagonal or scalar
+        State weight of the continuous cost, symmetric (tolerances as in
+        ``solve_discrete``).
+    R : (T, s, s), (s, s), (s,) diagonal or scalar
+        Control weight, symmetric positive semidefinite.
+    method : {"exact", "simpson"}, optional
+        Van Loan block exponential per step, or the paper's Simpson rule.
+    horizon : int, optional
+        T, required only when every matrix is constant in time.
+    intervals : int, optional
+        Even number of Simpson sub-steps (``method="simpson"`` only).
+    threads : int, optional
+        Cores for the per-step work (0: all); the GIL is released.
+    progress : None, bool or callable(done, total), optional
+        True shows a tqdm bar; Ctrl-C interrupts within 0.2 s.
+
+    Returns
+    -------
+    Discretization
+        ``.Phi`` (T, n, n), ``.Gamma`` (T, n, s), ``.Q`` (T, n, n), ``.N``
+        (T, n, s), ``.R`` (T, s, s); ``.solve(Q_final, alpha_Q, alpha_R)``
+        re-tunes the weights with a Riccati sweep only.
     """
     return run_with_progress(_core.discretize, progress, "discretize",
                              **_discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads))
@@ -181,12 +204,22 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
     and swept as soon as they are ready), with the results of the two calls,
     on ``threads`` cores (0: all; 1: the calling thread only, the sweep too).
 
-    Q_final: (n, n), (n,), scalar or ``"dare"`` (the stationary P of the
-    last step's discrete problem), as in ``solve_discrete``.
+    Parameters
+    ----------
+    A, B, dt, Q, R, method, horizon, intervals, progress
+        As in :func:`discretize`.
+    Q_final : (n, n), (n,), scalar or "dare"
+        Terminal weight; ``"dare"``: the stationary P of the last step's
+        discrete problem, as in :func:`solve_discrete`.
+    threads : int, optional
+        Cores (0: all; 1: the calling thread only, the sweep too).
 
-    Returns an LQRSolution whose ``.discretization`` attribute holds the
-    Discretization, so ``sol.discretization.solve(Q_final, alpha_Q, alpha_R)``
-    re-tunes without a new discretization.
+    Returns
+    -------
+    LQRSolution
+        ``.K`` (T, s, n), ``.P`` (T+1, n, n); its ``.discretization`` holds
+        the Discretization, so ``sol.discretization.solve(Q_final, alpha_Q,
+        alpha_R)`` re-tunes without a new discretization.
     """
     args = _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads)
     disc, sol = run_with_progress(_core.solve_continuous, progress, "discretize + Riccati sweep", passes=2,
@@ -196,11 +229,27 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
 
 
 def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=None, progress=None) -> LQRSolution:
-    """Gains for the weights ``alpha_Q Q`` and ``alpha_R R`` (or a new continuous
-    ``R``), reusing ``discretization``: a Riccati sweep, no exponential.
+    """Gains for re-scaled weights, reusing a discretization: a Riccati sweep, no exponential.
 
-    Q_final: (n, n), (n,), scalar or ``"dare"`` (the stationary P of the last
-    step's re-tuned discrete problem)."""
+    Parameters
+    ----------
+    discretization : Discretization
+        From :func:`discretize`.
+    Q_final : (n, n), (n,), scalar or "dare"
+        Terminal weight; ``"dare"``: the stationary P of the last step's
+        re-tuned discrete problem.
+    alpha_Q, alpha_R : float, optional
+        Factors on the state and control weights.
+    R : (T, s, s), (s, s), (s,) or scalar, optional
+        A new continuous control weight in place of ``alpha_R R``.
+    progress : None, bool or callable(done, total), optional
+        As in :func:`solve_discrete`.
+
+    Returns
+    -------
+    LQRSolution
+        ``.K`` (T, s, n) and ``.P`` (T+1, n, n).
+    """
     if not isinstance(discretization, Discretization):
         raise TypeError(f"discretization must be a Discretization (from lqr.discretize), got "
                         f"{type(discretization).__name__}")
@@ -227,6 +276,12 @@ def tracker(K, z_ref, w_ff=None, loop=False, w_min=None, w_max=None, gain_dtype=
     w_min, w_max : (s,) or scalars, optional box limits on ``w``
     gain_dtype : storage of the gains the control step multiplies by:
         "float64" (exact), "float32", "float16" or "int8" (or the NumPy dtypes).
+
+    Returns
+    -------
+    Tracker
+        Immutable gain schedule; ``control(z, i)`` gives ``w`` (s,), and
+        ``sim.simulate(..., controller=tracker)`` runs it in C++.
 
     Notes
     -----
@@ -265,18 +320,49 @@ def _gain_dtype_name(gain_dtype) -> str:
 
 
 def pd_gain(kp, kd, n, actuated=None) -> np.ndarray:
-    """PD gain (s, n) on ``z = [q, qd]`` (paper eq. 14): ``K = -[diag(kp) S', diag(kd) S']``.
+    """PD gain on ``z = [q, qd]`` (paper eq. 14): ``K = -[diag(kp) S', diag(kd) S']``.
 
-    kp, kd: scalars or (s,). actuated: as for ``models.spring_chain`` -- None
-    (every coordinate driven), a list of driven coordinate indices, or S
-    (n/2, s) mapping the controls to the coordinates' forces.
+    Parameters
+    ----------
+    kp, kd : float or (s,) array
+        Stiffness (N/m or N m/rad) and damping (N s/m) gains.
+    n : int
+        State size (twice the number of coordinates).
+    actuated : None, sequence of int or (n/2, s) array, optional
+        As for ``models.spring_chain``: None (every coordinate driven), the
+        driven coordinates' indices, or S mapping the controls to the
+        coordinates' forces.
+
+    Returns
+    -------
+    (s, n) ndarray
+        The gain K.
     """
     n = integer(n, "n")
     return _core.pd_gain(as_float_array(kp, "kp"), as_float_array(kd, "kd"), n, actuation_matrix(actuated, n // 2))
 
 
 def pd_tracker(kp, kd, z_ref, w_ff=None, actuated=None, loop=False, w_min=None, w_max=None) -> Tracker:
-    """PD controller ``w = w_ff - kp (q - q_ref) - kd (qd - qd_ref)`` as a Tracker."""
+    """PD controller ``w = w_ff - kp (q - q_ref) - kd (qd - qd_ref)`` as a Tracker.
+
+    Parameters
+    ----------
+    kp, kd : float or (s,) array
+        Stiffness and damping gains, as in :func:`pd_gain`.
+    z_ref : (T+1, n) array
+        Reference states ``[q, qd]``.
+    w_ff : (T, s) array, optional
+        Feed-forward controls (zero when None).
+    actuated : None, sequence of int or (n/2, s) array, optional
+        As in :func:`pd_gain`.
+    loop, w_min, w_max
+        As in :func:`tracker`.
+
+    Returns
+    -------
+    Tracker
+        The constant gain on the reference.
+    """
     z_ref = as_float_array(z_ref, "z_ref")
     if z_ref.ndim != 2:
         raise ValueError(f"z_ref must have shape (T+1, n), got {z_ref.shape}")

@@ -13,9 +13,26 @@ SpringChain = _core.SpringChain
 def spring_chain(masses=8, mass=1.0, stiffness=40.0, cubic=400.0, damping=0.2, actuated=None) -> SpringChain:
     """A chain of ``masses`` unit masses joined by damped Duffing springs.
 
-    Scalars are broadcast to every mass/spring; arrays (m,) are used as is.
-    ``actuated``: None (every mass driven), a list of driven mass indices, or
-    an (m, s) matrix mapping controls to mass forces.
+    Parameters
+    ----------
+    masses : int or (m,) array, optional
+        Number of masses m, or their masses (kg).
+    mass : float or (m,) array, optional
+        Mass of each (kg), when ``masses`` is a count.
+    stiffness : float or (m,) array, optional
+        Linear spring stiffness (N/m).
+    cubic : float or (m,) array, optional
+        Cubic (Duffing) stiffness (N/m^3).
+    damping : float or (m,) array, optional
+        Damping (N s/m).
+    actuated : None, sequence of int or (m, s) array, optional
+        None (every mass driven), the driven masses' indices, or a matrix
+        mapping the s controls to mass forces.
+
+    Returns
+    -------
+    SpringChain
+        A Model with state ``z = [q, qd]`` (n = 2m) and controls (s,).
     """
     m = integer(masses, "masses") if np.ndim(masses) == 0 else len(masses)
     if m < 1:
@@ -26,7 +43,30 @@ def spring_chain(masses=8, mass=1.0, stiffness=40.0, cubic=400.0, damping=0.2, a
 
 
 def linearize(model: Model, z_ref, dt, t0=0.0, horizon=None, threads=0, progress=None) -> np.ndarray:
-    """``A_i = dF/dz`` at ``z_ref[i]`` (time ``t0 + i dt``): (T, n, n) for z_ref (T+1, n)."""
+    """Jacobians ``A_i = dF/dz`` along a reference, in parallel.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    z_ref : (T+1, n) array
+        Reference states; ``A_i`` is taken at ``z_ref[i]``, time ``t0 + i dt``.
+    dt : float
+        Step length (s).
+    t0 : float, optional
+        Time of ``z_ref[0]`` (s).
+    horizon : int, optional
+        T, when fewer steps than ``z_ref`` holds are wanted.
+    threads : int, optional
+        Cores (0: all); the GIL is released.
+    progress : None, bool or callable(done, total), optional
+        True shows a tqdm bar.
+
+    Returns
+    -------
+    (T, n, n) ndarray
+        The Jacobians (1/s).
+    """
     return run_with_progress(_core.linearize, progress, "linearize", model=model,
                              z_ref=as_float_array(z_ref, "z_ref"), dt=real(dt, "dt"), t0=real(t0, "t0"),
                              horizon=integer(horizon, "horizon", allow_none=True),
@@ -34,7 +74,26 @@ def linearize(model: Model, z_ref, dt, t0=0.0, horizon=None, threads=0, progress
 
 
 def rollout(model: Model, z0, w, dt, t0=0.0) -> np.ndarray:
-    """Open-loop states (T+1, n) from z0 (n,) under controls w (T, s): a reference."""
+    """Open-loop run of a model under given controls: a reference.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    z0 : (n,) array
+        Initial state.
+    w : (T, s) array
+        Controls, one per step.
+    dt : float
+        Step length (s).
+    t0 : float, optional
+        Initial time (s).
+
+    Returns
+    -------
+    (T+1, n) ndarray
+        The states.
+    """
     w = as_float_array(w, "w")
     if w.ndim != 2:
         raise ValueError(f"w must be a (T, s) array, got shape {w.shape}")
@@ -43,7 +102,24 @@ def rollout(model: Model, z0, w, dt, t0=0.0) -> np.ndarray:
 
 
 def finite_difference_jacobian(model: Model, z, t=0.0, eps=1e-6) -> np.ndarray:
-    """Central-difference dF/dz (n, n), to check analytic Jacobians."""
+    """Central-difference ``dF/dz``, to check analytic Jacobians.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    z : (n,) array
+        State.
+    t : float, optional
+        Time (s).
+    eps : float, optional
+        Relative step (times ``max(1, |z_j|)``).
+
+    Returns
+    -------
+    (n, n) ndarray
+        The Jacobian (1/s).
+    """
     z = as_float_array(z, "z")
     n = z.size
     J = np.empty((n, n))

@@ -87,7 +87,20 @@ _METHODS = {"lbfgs": _core.MPCMethod.lbfgs, "gauss_newton": _core.MPCMethod.gaus
 
 
 def LinearModel(A, B) -> _core.LinearPrediction:
-    """Discrete linear prediction model ``x+ = A x + B u``; A (n, n), B (n, s)."""
+    """Discrete linear prediction model ``x+ = A x + B u``.
+
+    Parameters
+    ----------
+    A : (n, n) array
+        State transition.
+    B : (n, s) array
+        Control matrix.
+
+    Returns
+    -------
+    LinearPrediction
+        A PredictionModel with Jacobians (both optimizer methods apply).
+    """
     return _core.LinearPrediction(as_float_array(A, "A"), as_float_array(B, "B"))
 
 
@@ -96,7 +109,22 @@ def EulerModel(model, dt, t0=0.0) -> _core.EulerPrediction:
     Euler step ``x+ = x + dt (F(x, t0 + i dt) + B u)`` per window step, with
     exact VJP and Jacobians (so both methods apply). A cheap simplified
     predictor; drive the true system (the model integrated by its own step)
-    with ``plant=model`` in :meth:`HorizonOptimizer.run`."""
+    with ``plant=model`` in :meth:`HorizonOptimizer.run`.
+
+    Parameters
+    ----------
+    model : Model
+        ``z' = F(z, t) + B w``.
+    dt : float
+        Window step (s).
+    t0 : float, optional
+        Time of the window's first step (s).
+
+    Returns
+    -------
+    EulerPrediction
+        A PredictionModel with state (n,) and controls (s,) of ``model``.
+    """
     if not isinstance(model, _core.Model):
         raise TypeError(f"model must be a directable.Model, got {type(model).__name__}")
     return _core.EulerPrediction(model, real(dt, "dt"), real(t0, "t0"))
@@ -108,7 +136,20 @@ def Substeps(model, count) -> _core.SubstepPrediction:
     that is only stable at the simulation's own step (SPH pressure, an
     explicit Euler predictor of a stiff solid). VJP and Jacobians are chained
     exactly (Jacobians only if ``model`` has them); costs ``count`` times the
-    inner model per step."""
+    inner model per step.
+
+    Parameters
+    ----------
+    model : PredictionModel
+        The inner model.
+    count : int
+        Inner steps per step, >= 1.
+
+    Returns
+    -------
+    SubstepPrediction
+        A PredictionModel of the same sizes.
+    """
     if not isinstance(model, PredictionModel):
         raise TypeError(f"model must be a directable.mpc prediction model, got {type(model).__name__}")
     return _core.SubstepPrediction(model, integer(count, "count"))
@@ -116,11 +157,28 @@ def Substeps(model, count) -> _core.SubstepPrediction:
 
 @dataclass(frozen=True)
 class MPCResult:
-    """One window: ``u`` (H, s), predicted ``states`` (H+1, n), ``cost`` J at
-    ``u``, ``cost_initial`` J at the starting controls, ``iterations``,
-    ``evaluations`` (cost evaluations: forward rollouts), ``gradients``
-    (gradient evaluations: adjoint passes; a shortened line-search trial
-    evaluates the cost alone), ``seconds``."""
+    """One window's solution.
+
+    Parameters
+    ----------
+    u : (H, s) ndarray
+        Controls.
+    states : (H+1, n) ndarray
+        Predicted states.
+    cost : float
+        J at ``u``.
+    cost_initial : float
+        J at the starting controls.
+    iterations : int
+        Optimizer iterations.
+    evaluations : int
+        Cost evaluations (forward rollouts).
+    seconds : float
+        Wall time of the solve (s).
+    gradients : int, optional
+        Gradient evaluations (adjoint passes; a shortened line-search trial
+        evaluates the cost alone).
+    """
 
     u: np.ndarray
     states: np.ndarray
@@ -133,13 +191,27 @@ class MPCResult:
 
     @property
     def cost_decrease(self) -> float:
+        """``cost_initial - cost``: what the window's optimisation gained."""
         return self.cost_initial - self.cost
 
 
 @dataclass(frozen=True)
 class RecedingRun:
-    """Closed loop: ``states`` (steps+1, n), applied ``controls`` (steps, s),
-    per step ``cost``, ``cost_initial``, ``iterations``, ``seconds`` (steps,)."""
+    """A closed receding-horizon run.
+
+    Parameters
+    ----------
+    states : (steps+1, n) ndarray
+        Plant states.
+    controls : (steps, s) ndarray
+        Applied controls.
+    cost, cost_initial : (steps,) ndarray
+        Each window's cost at its solution and at its start.
+    iterations : (steps,) ndarray
+        Optimizer iterations per window.
+    seconds : (steps,) ndarray
+        Solve time per window (s).
+    """
 
     states: np.ndarray
     controls: np.ndarray
@@ -186,14 +258,17 @@ class HorizonOptimizer:
 
     @property
     def horizon(self) -> int:
+        """Window length H (steps)."""
         return self._core.horizon
 
     @property
     def n(self) -> int:
+        """State size of the prediction model."""
         return self._core.n
 
     @property
     def s(self) -> int:
+        """Control size of the prediction model."""
         return self._core.s
 
     @property
@@ -202,7 +277,13 @@ class HorizonOptimizer:
         return self._workspace.has_solution
 
     def create_workspace(self) -> _core.HorizonWorkspace:
-        """A new workspace (buffers and warm start) for one thread's solves."""
+        """A new workspace (buffers and warm start) for one thread's solves.
+
+        Returns
+        -------
+        HorizonWorkspace
+            Pass it as ``workspace=`` to :meth:`solve` and :meth:`cost_and_gradient`.
+        """
         return self._core.create_workspace()
 
     def reset(self) -> None:
@@ -218,22 +299,55 @@ class HorizonOptimizer:
             return fn(self._workspace, *args)
 
     def cost_and_gradient(self, x0, reference, u, u_reference=None, workspace=None):
-        """(J, dJ/du (H, s)) at controls u (H, s) from x0 (n,), reference (H+1, n);
-        u_reference (H, s) or None and workspace as in :meth:`solve`."""
+        """The window's cost and its gradient (adjoint pass).
+
+        Parameters
+        ----------
+        x0 : (n,) array
+            Starting state.
+        reference : (H+1, n) array
+            Reference states.
+        u : (H, s) array
+            Controls.
+        u_reference, workspace
+            As in :meth:`solve`.
+
+        Returns
+        -------
+        J : float
+            The cost.
+        dJ_du : (H, s) ndarray
+            Its gradient.
+        """
         return self._call(self._core.cost_and_gradient, workspace, as_float_array(x0, "x0"),
                           as_float_array(reference, "reference"), as_float_array(u, "u"),
                           optional_array(u_reference, "u_reference"))
 
     def solve(self, x0, reference, u0=None, u_reference=None, workspace=None) -> MPCResult:
-        """Optimise one window from state x0 (n,) for reference (horizon+1, n).
+        """Optimise one window.
 
-        u0 (H, s): starting controls; None: warm start from the previous
-        solution shifted by one step (zeros the first time).
-        u_reference (H, s): the control term becomes ``||u_i - u_reference_i||^2_R``
-        (e.g. a feed-forward that the controls correct, as the LQR tracker's
-        ``w = w_ff + K (z - z_ref)`` weighs only the feedback); None: ``||u_i||^2_R``.
-        workspace: from :meth:`create_workspace` (one per thread; it carries
-        the warm start); None: the optimizer's own.
+        Parameters
+        ----------
+        x0 : (n,) array
+            Starting state.
+        reference : (H+1, n) array
+            Reference states.
+        u0 : (H, s) array, optional
+            Starting controls; None: warm start from the previous solution
+            shifted by one step (zeros the first time).
+        u_reference : (H, s) array, optional
+            The control term becomes ``||u_i - u_reference_i||^2_R`` (e.g. a
+            feed-forward that the controls correct, as the LQR tracker's
+            ``w = w_ff + K (z - z_ref)`` weighs only the feedback); None:
+            ``||u_i||^2_R``.
+        workspace : HorizonWorkspace, optional
+            From :meth:`create_workspace` (one per thread; it carries the warm
+            start); None: the optimizer's own.
+
+        Returns
+        -------
+        MPCResult
+            ``u`` (H, s), predicted ``states`` (H+1, n), costs and counts.
         """
         d = self._call(self._core.solve, workspace, as_float_array(x0, "x0"), as_float_array(reference, "reference"),
                        optional_array(u0, "u0"), optional_array(u_reference, "u_reference"))
@@ -259,12 +373,26 @@ class HorizonOptimizer:
             has its state).
         x0 : (n,) the plant's initial state, or None for a plant object.
         reference : (steps + horizon + 1, n)
+        steps : int
+            Control steps.
+        progress : None, bool or callable(done, total), optional
+            True shows a tqdm bar; Ctrl-C stops the loop.
         u_reference : None or (steps + horizon, s); window t weighs
             ``||u_i - u_reference[t + i]||^2_R`` (a feed-forward the controls correct).
         u0 : None or (horizon, s): the first window's starting controls (zeros if None).
         dt : seconds per control step (a Model plant only).
+        substeps : int, optional
+            Integration steps per control step (a Model plant only).
+        t0 : float, optional
+            Starting time (s) (a Model plant only).
         disturbance : None or (T, s) added to the control at steps t < T
             (PredictionModel and Model plants).
+
+        Returns
+        -------
+        RecedingRun
+            ``states`` (steps+1, n), ``controls`` (steps, s) and per-step
+            ``cost``, ``cost_initial``, ``iterations``, ``seconds`` (steps,).
         """
         if isinstance(plant, _core.Plant):
             if x0 is not None or disturbance is not None:

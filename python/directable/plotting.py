@@ -83,11 +83,21 @@ def _mark_push(ax, push, dt):
 
 
 def tracking_error(run, z_ref=None) -> np.ndarray:
-    """``|z_i - z_ref[i]|`` (T+1,) of a run.
+    """``|z_i - z_ref[i]|`` of a run.
 
-    With ``z_ref`` the error is computed from the states, which also works for
-    runs without a controller (their ``SimulationResult.tracking_error`` is 0);
-    without it the result's own ``tracking_error`` is used.
+    Parameters
+    ----------
+    run : SimulationResult, TrackResult or (T+1, n) array
+        The run (a plain states array needs ``z_ref``).
+    z_ref : (>= T+1, n) array, optional
+        Reference: the error is computed from the states, which also works for
+        runs without a controller (their ``SimulationResult.tracking_error``
+        is 0); without it the result's own ``tracking_error`` is used.
+
+    Returns
+    -------
+    (T+1,) ndarray
+        The distance per step, in state units.
     """
     if z_ref is None:
         if not hasattr(run, "tracking_error"):
@@ -341,8 +351,33 @@ def _particle_args(positions, forces):
 
 def plot_particles(positions, forces=None, ax=None, vmax=None, cmap="viridis", size=8.0, xlim=(0, 1), ylim=(0, 1),
                    colorbar=True, title=None):
-    """Particles (N, 2) coloured by the control force magnitude |F| (forces
-    (N, 2), or None for one colour); returns the Axes."""
+    """Particles coloured by the control force magnitude |F|.
+
+    Parameters
+    ----------
+    positions : (N, 2) array
+        Positions (m).
+    forces : (N, 2) array, optional
+        Control forces (N); None draws one colour.
+    ax : matplotlib Axes, optional
+        Where to draw (a new figure when None).
+    vmax : float, optional
+        Top of the colour scale (N); None: the largest |F|.
+    cmap : str, optional
+        Colour map.
+    size : float, optional
+        Marker size (points^2).
+    xlim, ylim : (2,) sequence, optional
+        Axis limits (m).
+    colorbar : bool, optional
+        Add a colour bar labelled ``|F| (N)``.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     ax = _axes(ax, figsize=(4.0, 4.0))
     pos = np.asarray(positions, dtype=float)
     if pos.ndim != 2 or pos.shape[1] != 2:
@@ -358,6 +393,8 @@ def plot_particles(positions, forces=None, ax=None, vmax=None, cmap="viridis", s
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
     ax.set_aspect("equal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
     if c is not None and colorbar:
         ax.figure.colorbar(sc, ax=ax, label="|F| (N)")
     if title:
@@ -370,11 +407,35 @@ def particle_animation(positions, forces, path, fps=10, every=1, ax=None, vmax=N
     """Writes an animated GIF of particle snapshots coloured by the control
     force magnitude (matplotlib's PillowWriter).
 
-    positions (frames, N, 2); forces (frames, N, 2), (frames-1, N, 2) (force
-    k acts over frame k, colouring positions[k+1]; e.g. ``ShapeRun.forces``)
-    or None; every: keep every ``every``-th frame; vmax: colour scale top
-    (None: the largest |F|, fixed over the animation). Returns the Axes (its
-    figure holds the last frame). The GIF has ``ceil(frames / every)`` frames.
+    Parameters
+    ----------
+    positions : (frames, N, 2) array
+        Positions (m).
+    forces : (frames, N, 2) or (frames-1, N, 2) array, or None
+        Control forces (N); in the second form force k acts over frame k,
+        colouring ``positions[k+1]`` (e.g. ``ShapeRun.forces``).
+    path : str or os.PathLike
+        The GIF to write.
+    fps : int, optional
+        Frames per second of the GIF.
+    every : int, optional
+        Keep every ``every``-th frame; the GIF has ``ceil(frames / every)``.
+    ax : matplotlib Axes, optional
+        Where to draw (a new figure when None).
+    vmax : float, optional
+        Top of the colour scale (N); None: the largest |F|, fixed over the
+        animation.
+    cmap, size, xlim, ylim
+        As in :func:`plot_particles`.
+    dpi : int, optional
+        Resolution of the GIF.
+    title : str, optional
+        Per-frame title, formatted with ``frame``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Its figure holds the last frame.
     """
     from matplotlib.animation import FuncAnimation, PillowWriter
 
@@ -392,6 +453,8 @@ def particle_animation(positions, forces, path, fps=10, every=1, ax=None, vmax=N
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
     ax.set_aspect("equal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
     if mag is not None:
         ax.figure.colorbar(sc, ax=ax, label="|F| (N)")
 

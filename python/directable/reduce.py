@@ -24,10 +24,15 @@ __all__ = ["Basis", "pca", "IncrementalPCA", "project", "reconstruct"]
 class Basis:
     """A reduced basis.
 
-    U : (N, r) columns, ``U' M U = I`` (M the mass given to ``pca``, or I).
-    singular_values : (r,) of the (mass-weighted) snapshot matrix.
-    energy : (r,) fraction of the snapshots' total energy (sum of squared
-        singular values, over all modes) captured by each mode.
+    Parameters
+    ----------
+    U : (N, r) ndarray
+        Columns, ``U' M U = I`` (M the mass given to ``pca``, or I).
+    singular_values : (r,) ndarray
+        Of the (mass-weighted) snapshot matrix.
+    energy : (r,) ndarray
+        Fraction of the snapshots' total energy (sum of squared singular
+        values, over all modes) captured by each mode.
     """
 
     U: np.ndarray
@@ -36,6 +41,7 @@ class Basis:
 
     @property
     def r(self) -> int:
+        """Number of modes."""
         return self.U.shape[1]
 
     @property
@@ -64,6 +70,8 @@ def _mass_sqrt(mass, N):
 def pca(snapshots, r, mass=None, method="auto", oversample=10, power_iterations=2, seed=0, block=None) -> Basis:
     """Mass-orthonormal PCA/POD basis of ``snapshots`` (k, N): k states of size N.
 
+    Parameters
+    ----------
     snapshots : (k, N) array in memory; a ``numpy.memmap`` or zarr array (or
         anything with ``.shape`` and 2-D slicing, e.g. an h5py dataset): read
         in column blocks, never whole, with the exact method below; or a
@@ -71,17 +79,28 @@ def pca(snapshots, r, mass=None, method="auto", oversample=10, power_iterations=
         (``oversample``, ``power_iterations``, ``seed`` as for
         "randomized", QR-normalised subspace iterations), computed on the
         array's scheduler (the active ``dask.distributed.Client``, if any).
-    r : number of modes (1 <= r <= min(k, N)).
-    mass : None, or the lumped mass as (N,) or a diagonal (N, N): the basis
-        then satisfies ``U' diag(mass) U = I``.
+    r : int
+        Number of modes (1 <= r <= min(k, N)).
+    mass : None, or the lumped mass as (N,) or a diagonal (N, N)
+        The basis then satisfies ``U' diag(mass) U = I``.
     method : "svd" (exact, LAPACK), "randomized" (Halko et al.: r + oversample
         random probes and ``power_iterations`` subspace iterations; for
         k, N >> r), or "auto" (randomized when min(k, N) > 4 (r + oversample)).
         On disk: always exact (a tall-skinny QR of the mass-weighted
         snapshots' transpose, block by block, the k x k factor's SVD, then a
         second pass for the r modes): memory O(k^2 + N r + k block).
+    oversample, power_iterations, seed : int, optional
+        Of the randomized method.
     block : int, optional
         Columns read at a time from disk (default: about 64 MB per block).
+
+    Returns
+    -------
+    Basis
+        ``U`` (N, r), ``singular_values`` (r,), ``energy`` (r,).
+
+    Notes
+    -----
     Snapshots are not centred: the basis spans the states themselves, as the
     papers use it (displacements from rest, velocities).
     """
@@ -202,6 +221,15 @@ class IncrementalPCA:
     ``add(chunk)`` folds (c, N) snapshots into a rank-``keep`` factorisation
     (Brand's update: SVD of [S V', chunk] projected), then ``basis(r)``.
     ``keep`` (default 2 r_max) bounds the memory to O(N keep).
+
+    Parameters
+    ----------
+    N : int
+        Size of a snapshot.
+    keep : int
+        Rank kept between chunks (about twice the most modes wanted).
+    mass : None, (N,) or diagonal (N, N) array, optional
+        Lumped mass, as in :func:`pca`.
     """
 
     def __init__(self, N, keep, mass=None):
@@ -214,6 +242,13 @@ class IncrementalPCA:
         self._total = 0.0
 
     def add(self, chunk) -> None:
+        """Fold in a chunk of snapshots.
+
+        Parameters
+        ----------
+        chunk : (c, N) array
+            Snapshots, one per row.
+        """
         C = as_float_array(chunk, "chunk")
         if C.ndim != 2 or C.shape[1] != self.N:
             raise ValueError(f"chunk must have shape (c, {self.N}), got {C.shape}")
@@ -226,6 +261,18 @@ class IncrementalPCA:
         self._SVt = S[: self.keep, None] * Vt[: self.keep]
 
     def basis(self, r) -> Basis:
+        """The first r modes of what was added so far.
+
+        Parameters
+        ----------
+        r : int
+            Number of modes, at most ``keep``.
+
+        Returns
+        -------
+        Basis
+            As :func:`pca` returns it.
+        """
         r = integer(r, "r")
         if not 1 <= r <= self._SVt.shape[0]:
             raise ValueError(f"r must be in [1, {self._SVt.shape[0]}], got {r}")
@@ -236,7 +283,21 @@ class IncrementalPCA:
 
 
 def project(U, q, mass=None) -> np.ndarray:
-    """Reduced coordinates ``U' M q`` of full states q (N,) or (k, N)."""
+    """Reduced coordinates ``U' M q`` of full states.
+
+    Parameters
+    ----------
+    U : (N, r) array
+        Basis.
+    q : (N,) or (k, N) array
+        Full states.
+    mass : None, (N,) or diagonal (N, N) array, optional
+        The mass M the basis is orthonormal in (I when None).
+
+    Returns
+    -------
+    (r,) or (k, r) ndarray
+    """
     U = as_float_array(U, "U")
     q = as_float_array(q, "q")
     if q.shape[-1] != U.shape[0]:
@@ -246,7 +307,19 @@ def project(U, q, mass=None) -> np.ndarray:
 
 
 def reconstruct(U, z) -> np.ndarray:
-    """Full states ``U z`` for reduced z (r,) or (k, r): (N,) or (k, N)."""
+    """Full states ``U z`` from reduced coordinates.
+
+    Parameters
+    ----------
+    U : (N, r) array
+        Basis.
+    z : (r,) or (k, r) array
+        Reduced coordinates.
+
+    Returns
+    -------
+    (N,) or (k, N) ndarray
+    """
     U = as_float_array(U, "U")
     z = as_float_array(z, "z")
     if z.shape[-1] != U.shape[1]:

@@ -16,24 +16,53 @@ def simulate(model, z0, steps, dt, controller=None, t0=0.0, disturbance=None, op
              jump_steps=None, start_index=0, progress=None) -> SimulationResult:
     """Run ``steps`` steps in one C++ call (GIL released).
 
-    z0 (n,); controller: a Tracker (LQR or PD) or None; disturbance (steps, s)
-    control-space forces added to w; open_loop (steps, s) control used when
-    there is no controller; kicks (steps, n) added to the state before each
-    step; jump_steps: steps at which the controller re-targets the closest
-    reference state. The controller starts at reference step ``start_index``
-    (None: the tracker's ``index``, i.e. where a previous run left it) and
-    advances by one per step. The run keeps its own reference index, so one
-    tracker may serve several runs at once (the GIL is released); afterwards
-    ``controller.index`` is where the run ended.
+    Parameters
+    ----------
+    model : Model
+        The plant, ``z' = F(z, t) + B w``.
+    z0 : (n,) array
+        Initial state.
+    steps : int
+        Number of steps N.
+    dt : float
+        Step length (s).
+    controller : Tracker, optional
+        An LQR or PD tracker (``lqr.tracker``, ``lqr.pd_tracker``); None runs
+        open loop.
+    t0 : float, optional
+        Time of the first step (s).
+    disturbance : (N, s) array, optional
+        Control-space forces added to ``w`` at each step.
+    open_loop : (N, s) array, optional
+        Controls used when there is no controller.
+    kicks : (N, n) array, optional
+        Added to the state before each step.
+    jump_steps : sequence of int, optional
+        Steps at which the controller re-targets the closest reference state.
+    start_index : int or None, optional
+        Reference step the controller starts from (None: the tracker's
+        ``index``, where a previous run left it); it advances by one per step.
+    progress : None, bool or callable(done, total), optional
+        True shows a tqdm bar; Ctrl-C stops the run within 0.2 s.
+
+    Returns
+    -------
+    SimulationResult
+        ``states`` (N+1, n), ``controls`` (N, s), ``feedback`` (N, s),
+        ``tracking_error`` (N+1,), ``effort`` (N,), ``ref_index`` (N+1,):
+        read-only views of the C++ result.
+
+    Notes
+    -----
+    The run keeps its own reference index, so one tracker may serve several
+    runs at once (the GIL is released); afterwards ``controller.index`` is
+    where the run ended.
 
     Past the tracker's horizon T a tracker made with ``loop=True`` rewinds
     to reference step 0; any other holds the last reference state and gain,
     and a run that will get there (``start_index + steps > T``, no
     ``jump_steps``) issues a ``RuntimeWarning`` (shown once per calling line,
     as Python's warnings are by default) saying from which step it holds.
-
-    Returns a SimulationResult with states (N+1, n), controls (N, s),
-    feedback (N, s), tracking_error (N+1,), effort (N,), ref_index (N+1,).
     """
     js = None if jump_steps is None else index_array(jump_steps, "jump_steps", "(k,)").ravel()
     if js is not None and js.size and (js.min() < 0 or js.max() > np.iinfo(np.int32).max):
@@ -64,7 +93,26 @@ def _warn_past_horizon(tracker, steps, start_index):
 
 
 def push(steps, dim, at, force, duration=1):
-    """Disturbance array (steps, dim): ``force`` (dim,) applied on steps [at, at + duration)."""
+    """A disturbance that pushes for ``duration`` steps.
+
+    Parameters
+    ----------
+    steps : int
+        Length of the run N.
+    dim : int
+        Control dimension s.
+    at : int
+        First step of the push, in [0, steps).
+    force : (dim,) array
+        Control-space force (N) applied on steps ``[at, at + duration)``.
+    duration : int, optional
+        Number of steps, >= 1.
+
+    Returns
+    -------
+    (steps, dim) ndarray
+        The ``disturbance`` argument of :func:`simulate`.
+    """
     force = as_float_array(force, "force")
     steps, dim, at, duration = (integer(steps, "steps"), integer(dim, "dim"), integer(at, "at"),
                                 integer(duration, "duration"))
@@ -82,9 +130,24 @@ def push(steps, dim, at, force, duration=1):
 def summary(result: SimulationResult, dt: float, z_target=None, z_ref=None) -> dict:
     """Scalar measures of a run: RMS/final tracking error, control effort.
 
-    The tracking error is the run's own (against the controller's tracked
-    reference) unless ``z_ref`` (N+1, n) is given, which measures runs
-    without a controller too. ``z_target`` (n,) adds the final distance.
+    Parameters
+    ----------
+    result : SimulationResult
+        A run of :func:`simulate`.
+    dt : float
+        Its step length (s).
+    z_target : (n,) array, optional
+        Adds ``final_distance``, the last state's distance to it.
+    z_ref : (N+1, n) array, optional
+        Measure the tracking error against this reference instead of the
+        controller's own (also for runs without a controller).
+
+    Returns
+    -------
+    dict
+        ``rms_tracking_error``, ``final_tracking_error`` (state units),
+        ``feedback_effort`` (sum of ``effort`` times dt), ``total_effort``
+        (sum of ``|w|^2 dt``) and, with ``z_target``, ``final_distance``.
     """
     err = result.tracking_error
     if z_ref is not None:

@@ -37,8 +37,20 @@ def _corners(lo, hi):
 
 
 def block(lo, hi, spacing) -> np.ndarray:
-    """Particles on a square (cubic) lattice filling [lo, hi) (cell centres):
-    (N, 2) for 2-D corners, (N, 3) for 3-D ones; x varies fastest."""
+    """Particles on a square (cubic) lattice filling [lo, hi) at the cell centres.
+
+    Parameters
+    ----------
+    lo, hi : (2,) or (3,) array
+        Corners of the box (m).
+    spacing : float
+        Lattice spacing (m), > 0.
+
+    Returns
+    -------
+    (N, 2) or (N, 3) ndarray
+        Positions (m), x varying fastest.
+    """
     dx = real(spacing, "spacing")
     if not dx > 0:
         raise ValueError(f"spacing must be positive, got {spacing!r}")
@@ -49,8 +61,22 @@ def block(lo, hi, spacing) -> np.ndarray:
 
 
 def box_walls(lo, hi, spacing, layers=3) -> np.ndarray:
-    """Boundary particles in ``layers`` rows just outside the box [lo, hi],
-    (M, 2) or (M, 3) like the corners."""
+    """Boundary particles in ``layers`` rows just outside the box [lo, hi].
+
+    Parameters
+    ----------
+    lo, hi : (2,) or (3,) array
+        Corners of the box (m).
+    spacing : float
+        Lattice spacing (m).
+    layers : int, optional
+        Rows of wall particles.
+
+    Returns
+    -------
+    (M, 2) or (M, 3) ndarray
+        Positions (m), like the corners.
+    """
     dx = real(spacing, "spacing")
     lo, hi = _corners(lo, hi)
     outer = block(lo - layers * dx, hi + layers * dx, dx)
@@ -59,7 +85,18 @@ def box_walls(lo, hi, spacing, layers=3) -> np.ndarray:
 
 
 def state(fluid) -> np.ndarray:
-    """The prediction model's state (2 D N,) of a fluid: [positions.ravel(), velocities.ravel()]."""
+    """The prediction model's state of a fluid: ``[positions.ravel(), velocities.ravel()]``.
+
+    Parameters
+    ----------
+    fluid : SPHFluid2D or SPHFluid3D
+        The fluid.
+
+    Returns
+    -------
+    (2 D N,) ndarray
+        Positions (m) then velocities (m/s) of its N particles in D dimensions.
+    """
     return np.concatenate([fluid.positions.ravel(), fluid.velocities.ravel()])
 
 

@@ -74,25 +74,60 @@ class Scenario:
 
     @property
     def steps(self) -> int:
+        """Number of steps T."""
         return self.w_ff.shape[0]
 
     @property
     def z_final(self) -> np.ndarray:
+        """(n,) last reference state."""
         return self.z_ref[-1]
 
     @property
     def time(self) -> np.ndarray:
+        """(T+1,) times of the reference states (s)."""
         return np.arange(self.steps + 1) * self.dt
 
 
 def make_model(masses=8, mass=1.0, stiffness=40.0, cubic=400.0, damping=0.2):
-    """The built-in nonlinear (Duffing) spring chain, every mass actuated."""
+    """The built-in nonlinear (Duffing) spring chain, every mass actuated.
+
+    Parameters
+    ----------
+    masses : int, optional
+        Number of masses m.
+    mass, stiffness, cubic, damping : float, optional
+        As in :func:`directable.models.spring_chain` (kg, N/m, N/m^3, N s/m).
+
+    Returns
+    -------
+    SpringChain
+    """
     return models.spring_chain(masses, mass=mass, stiffness=stiffness, cubic=cubic, damping=damping)
 
 
 def reference_forces(masses, steps, dt, amplitude=6.0, seed=0) -> np.ndarray:
-    """A smooth feed-forward force program (steps, masses): one sinusoid per
-    mass (frequency 0.3-0.8 Hz, random phase) faded in over 0.5 s."""
+    """A smooth feed-forward force program.
+
+    One sinusoid per mass (frequency 0.3-0.8 Hz, random phase) faded in over 0.5 s.
+
+    Parameters
+    ----------
+    masses : int
+        Number of masses m.
+    steps : int
+        Number of steps T.
+    dt : float
+        Step length (s).
+    amplitude : float, optional
+        Force amplitude (N).
+    seed : int, optional
+        Seed of the frequencies and phases.
+
+    Returns
+    -------
+    (T, m) ndarray
+        Forces (N).
+    """
     rng = np.random.default_rng(seed)
     freq = rng.uniform(0.3, 0.8, masses)
     phase = rng.uniform(0.0, 2.0 * np.pi, masses)
@@ -102,9 +137,31 @@ def reference_forces(masses, steps, dt, amplitude=6.0, seed=0) -> np.ndarray:
 
 def make_scenario(masses=8, steps=800, dt=0.01, seed=0, amplitude=6.0, push_force=30.0, push_at=0.5,
                   push_duration=0.1) -> Scenario:
-    """Model, reference (open-loop rollout of ``reference_forces``) and a push:
-    ``push_force`` on the two middle masses for ``push_duration`` seconds,
-    starting at the fraction ``push_at`` of the horizon."""
+    """Model, reference (open-loop rollout of ``reference_forces``) and a push.
+
+    Parameters
+    ----------
+    masses : int, optional
+        Number of masses m.
+    steps : int, optional
+        Number of steps T, at least 20.
+    dt : float, optional
+        Step length (s).
+    seed : int, optional
+        Seed of the reference forces.
+    amplitude : float, optional
+        Reference force amplitude (N).
+    push_force : float, optional
+        Force (N) on the two middle masses.
+    push_at : float, optional
+        Start of the push as a fraction of the horizon.
+    push_duration : float, optional
+        Length of the push (s).
+
+    Returns
+    -------
+    Scenario
+    """
     masses, steps = int(masses), int(steps)
     if steps < 20:
         raise ValueError(f"steps must be at least 20, got {steps}")
@@ -126,19 +183,48 @@ def make_scenario(masses=8, steps=800, dt=0.01, seed=0, amplitude=6.0, push_forc
 
 
 def lqr_solution(scn: Scenario, alpha_Q=ALPHA_Q, alpha_R=ALPHA_R, q_final=Q_FINAL, method="exact", progress=None):
-    """Linearize along the reference and solve the continuous LQR problem
-    (``Q = alpha_Q I``, ``R = alpha_R I``, ``Q_final = q_final I``). Returns
-    the LQRSolution (``.K``, ``.P``, ``.discretization``)."""
+    """Linearize along the reference and solve the continuous LQR problem.
+
+    Parameters
+    ----------
+    scn : Scenario
+        From :func:`make_scenario`.
+    alpha_Q, alpha_R, q_final : float, optional
+        ``Q = alpha_Q I``, ``R = alpha_R I``, ``Q_final = q_final I``.
+    method : {"exact", "simpson"}, optional
+        As in :func:`directable.lqr.discretize`.
+    progress : None, bool or callable(done, total), optional
+        Progress report.
+
+    Returns
+    -------
+    LQRSolution
+        ``.K``, ``.P``, ``.discretization``.
+    """
     A = models.linearize(scn.model, scn.z_ref, scn.dt)
     B = np.asarray(scn.model.control_matrix())
     return lqr.solve_continuous(A, B, scn.dt, alpha_Q, alpha_R, q_final, method=method, progress=progress)
 
 
 def run_scenario(scn: Scenario, controller=None, progress=None):
-    """One run under the scenario's push: ``controller=None`` is open loop
-    (``w = w_ff``), otherwise a Tracker (its ``w_ff`` must be the scenario's).
+    """One run under the scenario's push.
+
     Each run starts at reference step 0 (``sim.simulate``'s ``start_index``),
-    so one Tracker serves any number of runs."""
+    so one Tracker serves any number of runs.
+
+    Parameters
+    ----------
+    scn : Scenario
+        From :func:`make_scenario`.
+    controller : Tracker, optional
+        None runs open loop (``w = w_ff``); a Tracker's ``w_ff`` must be the scenario's.
+    progress : None, bool or callable(done, total), optional
+        Progress report.
+
+    Returns
+    -------
+    SimulationResult
+    """
     if controller is None:
         return sim.simulate(scn.model, scn.z0, scn.steps, scn.dt, None, disturbance=scn.disturbance,
                             open_loop=scn.w_ff, progress=progress)
@@ -147,14 +233,39 @@ def run_scenario(scn: Scenario, controller=None, progress=None):
 
 
 def tracking_error(scn: Scenario, result) -> np.ndarray:
-    """``|z_i - z_ref[i]|`` (T+1,), computed from the states (so that it is
-    also right for runs without a controller)."""
+    """``|z_i - z_ref[i]|`` computed from the states (also right for runs without a controller).
+
+    Parameters
+    ----------
+    scn : Scenario
+        From :func:`make_scenario`.
+    result : SimulationResult
+        A run.
+
+    Returns
+    -------
+    (T+1,) ndarray
+    """
     return np.linalg.norm(np.asarray(result.states) - scn.z_ref, axis=1)
 
 
 def metrics(scn: Scenario, result) -> dict:
-    """Final distance to the reference's final state, RMS tracking error,
-    feedback effort (``sim.summary``) and a few more."""
+    """Final distance, RMS and largest tracking error, feedback effort and peak force of a run.
+
+    Parameters
+    ----------
+    scn : Scenario
+        From :func:`make_scenario`.
+    result : SimulationResult
+        A run.
+
+    Returns
+    -------
+    dict
+        ``final_distance``, ``rms_tracking_error``, ``max_tracking_error``,
+        ``error_after_push`` (state units), ``feedback_effort`` (N^2 s),
+        ``peak_feedback_force`` (N), and the rest of ``sim.summary``.
+    """
     err = tracking_error(scn, result)
     s = sim.summary(result, scn.dt, scn.z_final)
     a, b = scn.push_steps
@@ -170,8 +281,19 @@ def metrics(scn: Scenario, result) -> dict:
 
 
 def pd_controller(scn: Scenario, gain: float):
-    """PD tracker with ``kp = gain``, ``kd = 2 sqrt(gain m)`` (critical damping
-    of a free mass ``m``) on every mass, around the same ``w_ff``."""
+    """PD tracker with ``kp = gain``, ``kd = 2 sqrt(gain m)`` (critical damping of a free mass ``m``).
+
+    Parameters
+    ----------
+    scn : Scenario
+        From :func:`make_scenario`; the tracker uses its ``w_ff``.
+    gain : float
+        Stiffness gain (N/m).
+
+    Returns
+    -------
+    Tracker
+    """
     g = float(gain)
     masses = np.asarray(scn.model.masses, dtype=float)
     return lqr.pd_tracker(g, 2.0 * np.sqrt(g * masses), scn.z_ref, scn.w_ff)
@@ -179,14 +301,36 @@ def pd_controller(scn: Scenario, gain: float):
 
 def match_pd(scn: Scenario, target: float, key="feedback_effort", rtol=1e-3, lo=1e-6, hi=None, max_iter=80,
              history=None):
-    """Bisection (on ``log g``) for the PD gain whose run has ``metrics[key]
-    == target``. ``key="feedback_effort"`` grows with the gain,
-    ``"final_distance"`` shrinks with it. The largest gain tried, ``hi``,
-    defaults to ``min(m) / dt^2`` (PD frequency ``1/dt``, where RK4 is still
-    stable) when matching effort and to a tenth of that (RK4 still accurate,
-    so the final distance still shrinks with the gain) otherwise.
-    Returns (gain, result, metrics); every tried (gain, metrics) is appended
-    to ``history`` when given."""
+    """Bisection (on ``log g``) for the PD gain whose run has ``metrics[key] == target``.
+
+    ``key="feedback_effort"`` grows with the gain, ``"final_distance"``
+    shrinks with it.
+
+    Parameters
+    ----------
+    scn : Scenario
+        From :func:`make_scenario`.
+    target : float
+        Value of ``metrics[key]`` to match.
+    key : str, optional
+        Which metric.
+    rtol : float, optional
+        Relative tolerance of the match.
+    lo, hi : float, optional
+        Gain bracket (N/m); ``hi`` defaults to ``min(m) / dt^2`` (PD frequency
+        ``1/dt``, where RK4 is still stable) when matching effort and to a tenth
+        of that (RK4 still accurate) otherwise.
+    max_iter : int, optional
+        Bisection steps.
+    history : list, optional
+        Every tried (gain, metrics) is appended to it.
+
+    Returns
+    -------
+    gain : float
+    result : SimulationResult
+    metrics : dict
+    """
     increasing = key != "final_distance"
     if hi is None:
         hi = (1.0 if increasing else 0.1) * float(np.min(scn.model.masses)) / scn.dt ** 2
@@ -238,7 +382,19 @@ def match_pd(scn: Scenario, target: float, key="feedback_effort", rtol=1e-3, lo=
 
 
 def format_table(rows: dict, title="") -> str:
-    """Plain-text table of {controller: metrics}."""
+    """Plain-text table of {controller: metrics}.
+
+    Parameters
+    ----------
+    rows : dict of str to dict
+        Metrics of each controller (:func:`metrics`).
+    title : str, optional
+        First line.
+
+    Returns
+    -------
+    str
+    """
     cols = [("final_distance", "final dist"), ("rms_tracking_error", "RMS error"),
             ("max_tracking_error", "max error"), ("feedback_effort", "fb effort"),
             ("peak_feedback_force", "peak |w_fb|")]
@@ -304,11 +460,37 @@ def run_demo(out_dir="demo-output", masses=8, steps=800, plots=True, progress=Tr
              alpha_Q=ALPHA_Q, alpha_R=ALPHA_R, q_final=Q_FINAL, push_force=30.0, verbose=True) -> dict:
     """Uncontrolled vs PD vs LQR on the spring chain under one push.
 
-    Returns a dict: ``"results"`` {uncontrolled, pd, lqr: metrics},
-    ``"pd_gain"``, ``"pd_equal_final"`` (PD tuned to LQR's final distance:
-    gain, metrics, effort ratio), ``"push_deviation"`` (tracking error of the
-    uncontrolled run right after the push), ``"params"``, ``"timings"``
-    (seconds), ``"files"`` (PNGs written) and ``"table"`` (the printed text).
+    Parameters
+    ----------
+    out_dir : str, optional
+        Folder of the PNG plots.
+    masses : int, optional
+        Number of masses.
+    steps : int, optional
+        Number of steps, at least 20.
+    plots : bool, optional
+        Write the plots.
+    progress : bool, optional
+        Show progress bars.
+    seed : int, optional
+        Seed of the reference forces.
+    dt : float, optional
+        Step length (s).
+    alpha_Q, alpha_R, q_final : float, optional
+        LQR weights, as in :func:`lqr_solution`.
+    push_force : float, optional
+        Push (N).
+    verbose : bool, optional
+        Print the table.
+
+    Returns
+    -------
+    dict
+        ``"results"`` {uncontrolled, pd, lqr: metrics}, ``"pd_gain"``,
+        ``"pd_equal_final"`` (PD tuned to LQR's final distance: gain, metrics,
+        effort ratio), ``"push_deviation"`` (tracking error of the uncontrolled
+        run right after the push), ``"params"``, ``"timings"`` (seconds),
+        ``"files"`` (PNGs written) and ``"table"`` (the printed text).
     """
     t_start = time.perf_counter()
     timings = {}

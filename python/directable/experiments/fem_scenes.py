@@ -44,19 +44,50 @@ class Scene:
     """
 
     def output_matrix(self) -> np.ndarray:
-        """C (3 m, 2r): positions of the tip vertices' displacements from z."""
+        """The tips' displacements as a linear output of the reduced state.
+
+        Returns
+        -------
+        (3 m, 2r) ndarray
+            C, with ``C z`` the displacements (m) of the m tip vertices.
+        """
         dofs = (3 * np.asarray(self.tips)[:, None] + np.arange(3)).ravel()
         C = np.zeros((dofs.size, 2 * self.r))
         C[:, :self.r] = self.basis.U[dofs]
         return C
 
     def tip_positions(self, z) -> np.ndarray:
-        """World positions (k, m, 3) of the tips for reduced states z (k, 2r)."""
+        """World positions of the tips.
+
+        Parameters
+        ----------
+        z : (k, 2r) or (2r,) array
+            Reduced states.
+
+        Returns
+        -------
+        (k, m, 3) ndarray
+            Positions (m).
+        """
         z = np.atleast_2d(as_float_array(z, "z"))
         return tip_positions(self.mesh, self.red.full_displacement(z[:, :self.r]), self.tips)
 
     def push(self, at, force, duration=1) -> np.ndarray:
-        """Reduced disturbance (T, r): a full force (3V,) held on steps [at, at + duration)."""
+        """A reduced disturbance from a full force held for some steps.
+
+        Parameters
+        ----------
+        at : int
+            First step.
+        force : (3V,) array
+            Full force (N).
+        duration : int, optional
+            Steps.
+
+        Returns
+        -------
+        (T, r) ndarray
+        """
         return push(self.T, self.r, at, self.basis.U.T @ as_float_array(force, "force"), duration)
 
 
@@ -67,17 +98,61 @@ def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, re
     """The T-shape of the paper's figure 1, end to end up to the reference.
 
     Full centre-line run: the top bar is swung sideways (x) by a total force
-    ``amplitude sin(2 pi t / (T dt))`` (N) spread evenly over its vertices; enrichment with ``runs``
-    impulses of ``fraction`` of that force; mass-orthonormal PCA basis of r
-    modes; reduced model; feed-forward ``w_ff = U' f``; reference: the
-    reduced re-simulation (``reference="reduced"``) or the projection of
-    the full run (``"projected"``). Tips: the two ends of the bar.
-    ``refine``, ``stem``, ``bar``, ``base`` shape the mesh (see ``t_shape``;
-    ``PAPER_SIZE["t_shape"]`` is the paper's size). ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2`` (s = t / (T dt)):
-    force and its rate vanish at both ends, so a long enough period brings
-    the T almost back to rest at its start (endless looping, sec. 5.4).
-    ``executor``, ``progress``: where the enrichment runs go (``fem.enrich``). ``linear_solver``: that of
-    the full runs (``fem.Simulator``; ``"cg"`` for the paper's sizes).
+    ``amplitude sin(2 pi t / (T dt))`` (N) spread evenly over its vertices;
+    enrichment with ``runs`` impulses of ``fraction`` of that force;
+    mass-orthonormal PCA basis of r modes; reduced model; feed-forward
+    ``w_ff = U' f``; reference: the reduced re-simulation
+    (``reference="reduced"``) or the projection of the full run
+    (``"projected"``). Tips: the two ends of the bar. ``PAPER_SIZE["t_shape"]``
+    is the paper's size. ``profile="loop"`` uses ``sin(2 pi s) sin(pi s)^2``
+    (s = t / (T dt)): force and its rate vanish at both ends, so a long enough
+    period brings the T almost back to rest at its start (endless looping,
+    sec. 5.4).
+
+    Parameters
+    ----------
+    r : int, optional
+        Number of modes.
+    T : int, optional
+        Number of steps of the reference.
+    dt : float, optional
+        Step length (s).
+    amplitude : float, optional
+        Total driving force (N).
+    runs : int, optional
+        Enrichment runs (impulses) of the basis.
+    fraction : float, optional
+        Size of the enrichment impulses relative to the driving force.
+    reference : {"reduced", "projected"}, optional
+        The reduced re-simulation, or the projection of the full run.
+    h : float, optional
+        Cell size (m).
+    refine : int, optional
+        Subdivision of the mesh (see ``fem.t_shape``).
+    stem, bar, base : (3,) sequence of int, optional
+        Sizes of the parts in cells.
+    young : float, optional
+        Young's modulus (Pa).
+    poisson : float, optional
+        Poisson ratio.
+    density : float, optional
+        Density (kg/m^3).
+    alpha, beta : float, optional
+        Rayleigh damping (1/s, s).
+    seed : int, optional
+        Seed of the enrichment impulses.
+    profile : {"sine", "loop"}, optional
+        Time profile of the driving force.
+    executor : optional
+        Where the enrichment runs go (``fem.enrich``, ``directable.executors``).
+    progress : None, bool or callable(done, total), optional
+        Progress report.
+    linear_solver : {"direct", "cg"}, optional
+        Linear solver of the full runs (``fem.Simulator``; "cg" for the paper's sizes).
+
+    Returns
+    -------
+    Scene
     """
     mesh = t_shape(h=h, refine=refine, stem=stem, bar=bar, base=base)
     X = np.asarray(mesh.vertices)
@@ -90,12 +165,60 @@ def t_shape_scene(r=10, T=100, dt=0.02, amplitude=96.0, runs=6, fraction=0.1, re
 def plant_scene(r=10, T=200, dt=0.02, amplitude=60.0, runs=6, fraction=0.1, reference="reduced", h=0.1,
                 height=8, leaves=((3, 2), (6, -2)), young=2e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005,
                 seed=0, profile="loop", refine=1, executor=None, progress=None, linear_solver="direct") -> Scene:
-    """The "flower" of the paper's sec. 5.4: a ``stem`` with leaves, rooted at
-    its base, swayed in x by a total force ``amplitude`` (N) shaped by
-    ``profile`` on its top cell (default "loop": it returns almost to rest,
-    for endless looping). Tips: the top of the stem and the leaf ends.
-    ``refine`` subdivides the mesh (``PAPER_SIZE["flower"]``: the paper's
-    size). Other arguments as ``t_shape_scene``."""
+    """The "flower" of the paper's sec. 5.4: a stem with leaves, rooted at its base.
+
+    Swayed in x by a total force ``amplitude`` (N) shaped by ``profile`` on its
+    top cell (default "loop": it returns almost to rest, for endless looping).
+    Tips: the top of the stem and the leaf ends. ``PAPER_SIZE["flower"]`` is
+    the paper's size.
+
+    Parameters
+    ----------
+    r : int, optional
+        Number of modes.
+    T : int, optional
+        Number of steps of the reference.
+    dt : float, optional
+        Step length (s).
+    amplitude : float, optional
+        Total driving force (N).
+    runs : int, optional
+        Enrichment runs (impulses) of the basis.
+    fraction : float, optional
+        Size of the enrichment impulses relative to the driving force.
+    reference : {"reduced", "projected"}, optional
+        The reduced re-simulation, or the projection of the full run.
+    h : float, optional
+        Cell size (m).
+    height : int, optional
+        Stem height in cells.
+    leaves : sequence of (int, int), optional
+        (level, length) of each leaf in cells.
+    refine : int, optional
+        Subdivision of the mesh.
+    young : float, optional
+        Young's modulus (Pa).
+    poisson : float, optional
+        Poisson ratio.
+    density : float, optional
+        Density (kg/m^3).
+    alpha, beta : float, optional
+        Rayleigh damping (1/s, s).
+    seed : int, optional
+        Seed of the enrichment impulses.
+    profile : {"sine", "loop"}, optional
+        Time profile of the driving force.
+    executor : optional
+        Where the enrichment runs go (``fem.enrich``, ``directable.executors``).
+    progress : None, bool or callable(done, total), optional
+        Progress report.
+    linear_solver : {"direct", "cg"}, optional
+        Linear solver of the full runs (``fem.Simulator``; "cg" for the paper's sizes).
+
+    Returns
+    -------
+    Scene
+    """
     mesh = stem(h=h, height=height, leaves=leaves, refine=refine)
     X = np.asarray(mesh.vertices)
     driven = np.flatnonzero(X[:, 2] > X[:, 2].max() - 1.01 * h)
@@ -110,11 +233,54 @@ def plant_scene(r=10, T=200, dt=0.02, amplitude=60.0, runs=6, fraction=0.1, refe
 def creature_scene(r=8, T=60, dt=0.02, amplitude=400.0, runs=4, fraction=0.1, reference="reduced", h=0.2,
                    young=5e6, poisson=0.3, density=1000.0, alpha=0.5, beta=0.005, seed=0, profile="sine",
                    executor=None, progress=None, linear_solver="direct") -> Scene:
-    """The paper's dinosaur (sec. 6, Table 1-2 row 3): ``fem.creature(h)``
-    rooted at its feet, its head swung sideways (y) by a total force
-    ``amplitude`` (N) shaped by ``profile``. Tips: the top of the head and
-    the tail's end. ``PAPER_SIZE["creature"]`` is the paper's size (r = 30,
-    T = 181, >= 50,000 dofs). Other arguments as ``t_shape_scene``."""
+    """The paper's dinosaur (sec. 6, Tables 1-2 row 3): ``fem.creature(h)`` rooted at its feet.
+
+    Its head is swung sideways (y) by a total force ``amplitude`` (N) shaped by
+    ``profile``. Tips: the top of the head and the tail's end.
+    ``PAPER_SIZE["creature"]`` is the paper's size (r = 30, T = 181,
+    >= 50,000 dofs).
+
+    Parameters
+    ----------
+    r : int, optional
+        Number of modes.
+    T : int, optional
+        Number of steps of the reference.
+    dt : float, optional
+        Step length (s).
+    amplitude : float, optional
+        Total driving force (N).
+    runs : int, optional
+        Enrichment runs (impulses) of the basis.
+    fraction : float, optional
+        Size of the enrichment impulses relative to the driving force.
+    reference : {"reduced", "projected"}, optional
+        The reduced re-simulation, or the projection of the full run.
+    h : float, optional
+        Cell size (m).
+    young : float, optional
+        Young's modulus (Pa).
+    poisson : float, optional
+        Poisson ratio.
+    density : float, optional
+        Density (kg/m^3).
+    alpha, beta : float, optional
+        Rayleigh damping (1/s, s).
+    seed : int, optional
+        Seed of the enrichment impulses.
+    profile : {"sine", "loop"}, optional
+        Time profile of the driving force.
+    executor : optional
+        Where the enrichment runs go (``fem.enrich``, ``directable.executors``).
+    progress : None, bool or callable(done, total), optional
+        Progress report.
+    linear_solver : {"direct", "cg"}, optional
+        Linear solver of the full runs (``fem.Simulator``; "cg" for the paper's sizes).
+
+    Returns
+    -------
+    Scene
+    """
     mesh = creature(h)
     X = np.asarray(mesh.vertices)
     driven = np.flatnonzero((X[:, 0] > 0.75) & (X[:, 2] > 1.5))  # the head

@@ -21,8 +21,23 @@ __all__ = ["Wind", "random_winds", "perlin", "PerlinForce"]
 
 @dataclass(frozen=True)
 class Wind:
-    """A wind impulse: acceleration ``magnitude * direction * exp(-|x - center|^2 / width^2)``
-    applied on steps [start, start + duration)."""
+    """A wind impulse: acceleration ``magnitude * direction * exp(-|x - center|^2 / width^2)``.
+
+    Parameters
+    ----------
+    center : (2,) tuple
+        Centre (m).
+    direction : (2,) tuple
+        Direction (normalised when used).
+    magnitude : float
+        Peak acceleration (m/s^2).
+    width : float
+        Gaussian width (m).
+    start : int, optional
+        First step.
+    duration : int, optional
+        Number of steps, applied on [start, start + duration).
+    """
 
     center: tuple
     direction: tuple
@@ -32,6 +47,18 @@ class Wind:
     duration: int = 1
 
     def field(self, grid) -> np.ndarray:
+        """The impulse's acceleration on a grid's faces.
+
+        Parameters
+        ----------
+        grid : MACGrid2D
+            The grid.
+
+        Returns
+        -------
+        (n_faces,) ndarray
+            Face-normal accelerations (m/s^2).
+        """
         d = np.asarray(self.direction, float)
         d = d / max(np.linalg.norm(d), 1e-300)
         return grid.wind(np.asarray(self.center, float), d, real(self.magnitude, "magnitude"),
@@ -40,11 +67,35 @@ class Wind:
 
 def random_winds(grid, count, steps, seed=0, magnitude=(20.0, 60.0), width=(0.05, 0.15), duration=(2, 8),
                  centers=None, velocity=None) -> list:
-    """``count`` wind impulses at random times, directions and strengths
-    (basis enrichment, paper sec. 5.2). ``centers`` (count, 2) places them
-    (e.g. at a particle's position); else, given a ``velocity`` field (N,),
-    at faces drawn with probability proportional to the squared speed (biased
-    to high-velocity regions); else uniformly in the inner domain."""
+    """Wind impulses at random times, directions and strengths (basis enrichment, paper sec. 5.2).
+
+    Parameters
+    ----------
+    grid : MACGrid2D
+        The grid.
+    count : int
+        Number of impulses.
+    steps : int
+        Length of the run they fall in.
+    seed : int, optional
+        Random seed.
+    magnitude : (2,) tuple, optional
+        Range of peak accelerations (m/s^2).
+    width : (2,) tuple, optional
+        Range of widths, as fractions of the domain width.
+    duration : (2,) tuple of int, optional
+        Range of durations (steps).
+    centers : (count, 2) array, optional
+        Where they are (e.g. at a particle's position).
+    velocity : (n_faces,) array, optional
+        Without ``centers``: faces drawn with probability proportional to the
+        squared speed (biased to high-velocity regions); with neither,
+        uniformly in the inner domain.
+
+    Returns
+    -------
+    list of Wind
+    """
     rng = np.random.default_rng(seed)
     W, H = grid.nx * grid.h, grid.ny * grid.h
     count = integer(count, "count")
@@ -74,8 +125,21 @@ def _fade(t):
 
 
 def perlin(t, seed=0, channels=1) -> np.ndarray:
-    """1D Perlin gradient noise: (len(t), channels), continuous (C^2) in t,
-    zero at integers, roughly in [-0.5, 0.5]; independent per channel."""
+    """1D Perlin gradient noise, continuous (C^2) in t, zero at integers, roughly in [-0.5, 0.5].
+
+    Parameters
+    ----------
+    t : (k,) array
+        Sample points.
+    seed : int, optional
+        Random seed.
+    channels : int, optional
+        Independent channels.
+
+    Returns
+    -------
+    (k, channels) ndarray
+    """
     t = np.atleast_1d(as_float_array(t, "t"))
     rng = np.random.default_rng(seed)
     n = int(np.floor(t.max())) + 2 if t.size else 2
@@ -88,14 +152,37 @@ def perlin(t, seed=0, channels=1) -> np.ndarray:
 
 
 class PerlinForce:
-    """Reduced Perlin-noise force w(t) (r,): ``amplitude * perlin(t / period)``
-    per mode, continuous in time; ``series(steps, dt)`` gives every step's
-    force, (steps, r), step i at t = i dt (s)."""
+    """Reduced Perlin-noise force ``w(t) = amplitude * perlin(t / period)`` per mode, continuous in time.
+
+    Parameters
+    ----------
+    r : int
+        Number of modes.
+    amplitude : float
+        Force scale (N).
+    period : float, optional
+        Time scale of the noise (s).
+    seed : int, optional
+        Random seed.
+    """
 
     def __init__(self, r, amplitude, period=0.5, seed=0):
         self.r, self.amplitude, self.period, self.seed = integer(r, "r"), real(amplitude, "amplitude"), \
             real(period, "period"), seed
 
     def series(self, steps, dt) -> np.ndarray:
+        """Every step's force.
+
+        Parameters
+        ----------
+        steps : int
+            Number of steps.
+        dt : float
+            Step length (s); step i is at t = i dt.
+
+        Returns
+        -------
+        (steps, r) ndarray
+        """
         t = np.arange(integer(steps, "steps")) * real(dt, "dt") / self.period
         return self.amplitude * perlin(t, seed=self.seed, channels=self.r)

@@ -39,12 +39,29 @@ from .._validate import integer, real
 
 @dataclass(frozen=True)
 class Comparison:
-    """``t`` (T+1,) times; ``error`` {"open loop", "lqr", "mpc"}: (T+1,) largest
-    tip distance to the reference (m); ``states`` {name: (T+1, 2r)};
-    ``feedback`` {"lqr", "mpc"}: (T, r) ``w - w_ff``; ``effort`` {"lqr", "mpc"}:
-    sum of |w - w_ff|^2 dt; ``seconds`` {"lqr", "mpc"}: controller time
-    (LQR: gain precomputation; MPC: all window solves); ``push`` (T, r)
-    reduced disturbance; ``push_at`` step."""
+    """LQR and MPC tracking the same reference under the same push.
+
+    Parameters
+    ----------
+    t : (T+1,) ndarray
+        Times (s).
+    error : dict
+        {"open loop", "lqr", "mpc"}: (T+1,) largest tip distance to the reference (m).
+    states : dict
+        {name: (T+1, 2r) ndarray} reduced states.
+    feedback : dict
+        {"lqr", "mpc"}: (T, r) ``w - w_ff``.
+    effort : dict
+        {"lqr", "mpc"}: sum of |w - w_ff|^2 dt.
+    seconds : dict
+        {"lqr", "mpc"}: controller time (LQR: gain precomputation; MPC: all window solves).
+    push : (T, r) ndarray
+        Reduced disturbance.
+    push_at : int
+        Step of the push.
+    iterations : ndarray, optional
+        MPC iterations per step.
+    """
 
     t: np.ndarray
     error: dict
@@ -57,13 +74,39 @@ class Comparison:
     iterations: np.ndarray = field(default=None)
 
     def mean_error(self, name, start=None) -> float:
-        """Mean tip error of ``name`` from step ``start`` (default: the push) on."""
+        """Mean tip error of one controller from a step on.
+
+        Parameters
+        ----------
+        name : {"open loop", "lqr", "mpc"}
+            Which run.
+        start : int, optional
+            First step (default: the push).
+
+        Returns
+        -------
+        float
+            Mean tip distance (m).
+        """
         s = self.push_at if start is None else int(start)
         return float(self.error[name][s:].mean())
 
 
 def tip_error(scene, states) -> np.ndarray:
-    """(k,) largest distance of the scene's tips from the reference's tips (m)."""
+    """Largest distance of the scene's tips from the reference's tips.
+
+    Parameters
+    ----------
+    scene : fem_scenes.Scene
+        The scene (its reference and tip vertices).
+    states : (k, 2r) array
+        Reduced states.
+
+    Returns
+    -------
+    (k,) ndarray
+        Distances (m).
+    """
     ref = scene.tip_positions(scene.z_ref[:len(states)])
     got = scene.tip_positions(states)
     return np.linalg.norm(got - ref, axis=2).max(axis=1)
@@ -71,17 +114,38 @@ def tip_error(scene, states) -> np.ndarray:
 
 def mpc_vs_lqr(push=24.0, scene=None, horizon=10, iterations=3, substeps=50, q=1e4, r=1e-3, push_at=None,
                push_duration=1, terminal=10.0) -> Comparison:
-    """Tracks ``scene``'s reference (default ``fem_scenes.t_shape_scene(r=10, T=100,
-    dt=0.02)``) with the LQR tracker and with receding-horizon MPC under the
-    same push: ``push`` newtons on every bar vertex, out of plane (y), for
-    ``push_duration`` steps from step ``push_at`` (default T // 5).
+    """Tracks a scene's reference with the LQR tracker and with receding-horizon MPC under the same push.
 
     Weights (continuous, as the LQR's): ``Q = q C'C`` on the tip
     displacements (C = ``scene.output_matrix()``) plus ``1e-6 q`` on every
     state, ``R = r I`` on ``w - w_ff``, LQR ``Q_final = Q``. MPC uses the
     same per step (``Q dt``, ``R dt``) and ``C = terminal Q dt`` at the
-    window's end; ``iterations`` Gauss-Newton steps per window (warm-started),
-    ``substeps`` explicit Euler steps per control step in the prediction.
+    window's end.
+
+    Parameters
+    ----------
+    push : float, optional
+        Force (N) on every bar vertex, out of plane (y).
+    scene : fem_scenes.Scene, optional
+        Default ``fem_scenes.t_shape_scene(r=10, T=100, dt=0.02)``.
+    horizon : int, optional
+        MPC window (steps).
+    iterations : int, optional
+        Gauss-Newton steps per window (warm-started).
+    substeps : int, optional
+        Explicit Euler steps per control step in the prediction.
+    q, r : float, optional
+        Weights, as above.
+    push_at : int, optional
+        Step of the push (default T // 5).
+    push_duration : int, optional
+        Steps the push lasts.
+    terminal : float, optional
+        Factor of MPC's terminal weight.
+
+    Returns
+    -------
+    Comparison
     """
     from .. import sim
     from .fem_scenes import t_shape_scene
@@ -136,8 +200,21 @@ def mpc_vs_lqr(push=24.0, scene=None, horizon=10, iterations=3, substeps=50, q=1
 
 
 def plot_comparison(results, ax=None, log=True):
-    """Tip error over time for a mapping {label: Comparison} (e.g. small and
-    large push): LQR solid, MPC dashed, open loop dotted; returns the Axes."""
+    """Tip error over time: LQR solid, MPC dashed, open loop dotted.
+
+    Parameters
+    ----------
+    results : dict of str to Comparison
+        E.g. a small and a large push.
+    ax : matplotlib Axes, optional
+        Where to draw (a new figure when None).
+    log : bool, optional
+        Logarithmic error axis.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     from ..plotting import _axes
 
     ax = _axes(ax)

@@ -87,10 +87,26 @@ def _fluid_gain_run(spec, K, x_ref, steps, dt, disturbance):
 
 
 def fluid_gain_runs(scn, gains, disturbance, executor=None, progress=None) -> list:
-    """Closed-loop runs of a reduced-fluid scenario (``reduced_fluid_paths``)
-    under each constant gain of ``gains`` (list of (r, 2P + r) arrays) with
-    the reduced ``disturbance`` (steps, r). Returns, per gain, (final error
-    per particle (P,), effort) or None where the run diverged."""
+    """Closed-loop runs of a reduced-fluid scenario (``reduced_fluid_paths``) under each constant gain.
+
+    Parameters
+    ----------
+    scn : reduced_fluid_paths.FluidScenario
+        The scenario.
+    gains : sequence of (r, 2P + r) arrays
+        Constant gains.
+    disturbance : (steps, r) array
+        Reduced disturbance.
+    executor : optional
+        None, a concurrent.futures.Executor, a dask.distributed.Client or "ray" (``executors.map_tasks``).
+    progress : None, bool or callable(done, total), optional
+        One report over the tasks.
+
+    Returns
+    -------
+    list
+        Per gain, (final error per particle (P,), effort), or None where the run diverged.
+    """
     spec = _fluid_scenario_spec(scn)
     d = as_float_array(disturbance, "disturbance")
     tasks = [(spec, as_float_array(K, "K"), scn.x_ref, scn.steps, scn.dt, d) for K in gains]
@@ -100,13 +116,35 @@ def fluid_gain_runs(scn, gains, disturbance, executor=None, progress=None) -> li
 # ---------------------------------------------------------------- reduced solids
 
 def reduced_solid_spec(model, U) -> tuple:
-    """What rebuilds a ``ReducedStVK(model, U)`` in a worker: the full
-    model's spec and the basis (N, r)."""
+    """What rebuilds a ``ReducedStVK(model, U)`` in a worker.
+
+    Parameters
+    ----------
+    model : fem.StVKModel
+        The full model.
+    U : (N, r) array
+        The basis.
+
+    Returns
+    -------
+    tuple
+        The full model's spec and the basis.
+    """
     return (model.spec(), np.ascontiguousarray(U))
 
 
 def reduced_solid(spec) -> ReducedStVK:
-    """The reduced model of ``reduced_solid_spec``, built once per process."""
+    """The reduced model of :func:`reduced_solid_spec`, built once per process.
+
+    Parameters
+    ----------
+    spec : tuple
+        From :func:`reduced_solid_spec`.
+
+    Returns
+    -------
+    ReducedStVK
+    """
     full_spec, U = spec
     return executors.cached(executors.spec_key(*full_spec, U), lambda: ReducedStVK(_model_from_spec(full_spec), U))
 
@@ -132,15 +170,20 @@ def pd_runs(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor=None
         ``reduced_solid_spec(model, U)``.
     kps, kds : (m,) arrays
         Position (N/m per mode) and velocity gains (N s/m per mode).
-    z_ref : (T+1, 2r), w_ff : (T, r)
-        Reference and feed-forward.
-    z0 : (2r,)
+    z_ref : (T+1, 2r) array
+        Reference.
+    w_ff : (T, r) array
+        Feed-forward.
+    z0 : (2r,) array
         Start state.
     dt : float
         Time step (s).
-    disturbance : (T, r), optional
-    executor, progress
-        As ``executors.map_tasks``.
+    disturbance : (T, r) array, optional
+        Reduced disturbance.
+    executor : optional
+        None, a concurrent.futures.Executor, a dask.distributed.Client or "ray" (``executors.map_tasks``).
+    progress : None, bool or callable(done, total), optional
+        One report over the tasks.
 
     Returns
     -------
@@ -162,6 +205,19 @@ def pd_runs(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor=None
 def pd_gain_grid(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor=None, progress=None) -> dict:
     """``pd_runs`` over every pair of ``kps`` (a,) x ``kds`` (b,).
 
+    Parameters
+    ----------
+    spec, z_ref, w_ff, z0, dt, disturbance
+        As in :func:`pd_runs`.
+    kps : (a,) array
+        Position gains (N/m per mode).
+    kds : (b,) array
+        Velocity gains (N s/m per mode).
+    executor : optional
+        None, a concurrent.futures.Executor, a dask.distributed.Client or "ray" (``executors.map_tasks``).
+    progress : None, bool or callable(done, total), optional
+        One report over the tasks.
+
     Returns
     -------
     dict
@@ -179,9 +235,24 @@ def pd_gain_grid(spec, kps, kds, z_ref, w_ff, z0, dt, disturbance=None, executor
 
 
 def lqr_weight_sweep(A, B, dt, Q, R, Q_final, alphas, executor=None, progress=None) -> list:
-    """Gains for each control weight ``alpha R`` (alphas (m,)): one
-    ``lqr.solve_continuous`` per weight, as a batch on ``executor``
-    (``lqr.solve_continuous_batch``). Returns the LQRSolutions in order."""
+    """Gains for each control weight ``alpha R``: one ``lqr.solve_continuous`` per weight, as a batch.
+
+    Parameters
+    ----------
+    A, B, dt, Q, R, Q_final
+        As in :func:`directable.lqr.solve_continuous`.
+    alphas : (m,) array
+        Factors of R.
+    executor : optional
+        None, a concurrent.futures.Executor, a dask.distributed.Client or "ray" (``executors.map_tasks``).
+    progress : None, bool or callable(done, total), optional
+        One report over the tasks.
+
+    Returns
+    -------
+    list of LQRSolution
+        In the order of ``alphas``.
+    """
     problems = [dict(A=A, B=B, dt=dt, Q=Q, R=float(a) * np.asarray(R, float) if np.ndim(R) else float(a) * R,
                      Q_final=Q_final) for a in np.atleast_1d(alphas)]
     return lqr.solve_continuous_batch(problems, executor=executor, progress=progress)

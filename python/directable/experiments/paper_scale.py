@@ -25,8 +25,17 @@ __all__ = ["Balls", "strike_balls", "ball_clearance", "t_shape_strike", "lqr_vs_
 
 @dataclass(frozen=True)
 class Balls:
-    """Suspended balls: ``centres`` (m, 3) world positions (m), ``radius`` (m),
-    ``steps`` (m,) the reference steps at which each tip touches its ball."""
+    """Suspended balls the T's tips should strike.
+
+    Parameters
+    ----------
+    centres : (m, 3) ndarray
+        World positions (m).
+    radius : float
+        Radius (m).
+    steps : (m,) ndarray
+        Reference steps at which each tip touches its ball.
+    """
 
     centres: np.ndarray
     radius: float
@@ -34,10 +43,24 @@ class Balls:
 
 
 def strike_balls(scene, radius=0.02, axis=0) -> Balls:
-    """One ball per tip of the T (``scene.tips``, the two ends of its bar),
-    placed where the reference tip reaches farthest out along ``axis`` (the
-    left end to -x, the right end to +x), just beyond it: the reference
-    tip touches the ball's surface at that step."""
+    """One ball per tip of the T, just beyond where the reference tip reaches farthest out.
+
+    The left end's ball lies to -x, the right end's to +x; the reference tip
+    touches the ball's surface at that step.
+
+    Parameters
+    ----------
+    scene : fem_scenes.Scene
+        The T-shape scene (``scene.tips``: the two ends of its bar).
+    radius : float, optional
+        Ball radius (m).
+    axis : int, optional
+        Direction of the swing.
+
+    Returns
+    -------
+    Balls
+    """
     radius = real(radius, "radius")
     ref = scene.tip_positions(scene.z_ref)  # (T+1, m, 3)
     rest = ref[0]
@@ -53,8 +76,22 @@ def strike_balls(scene, radius=0.02, axis=0) -> Balls:
 
 
 def ball_clearance(scene, states, balls: Balls) -> np.ndarray:
-    """(m,) the closest each tip comes to its ball's surface over the run
-    ``states`` (k, 2r) (m): <= 0 means it touches (strikes) the ball."""
+    """The closest each tip comes to its ball's surface over a run.
+
+    Parameters
+    ----------
+    scene : fem_scenes.Scene
+        The scene.
+    states : (k, 2r) array
+        Reduced states of the run.
+    balls : Balls
+        From :func:`strike_balls`.
+
+    Returns
+    -------
+    (m,) ndarray
+        Clearance (m): <= 0 means the tip strikes the ball.
+    """
     tips = scene.tip_positions(as_float_array(states, "states"))  # (k, m, 3)
     d = np.linalg.norm(tips - balls.centres[None], axis=2) - balls.radius
     return d.min(axis=0)
@@ -67,6 +104,23 @@ def t_shape_strike(scene, radius=0.02, push_force=384.0, push_lead=10, q=1e4, R=
     any T); LQR with an output cost on
     the tips at the strike steps brings both tips onto the balls, the
     uncontrolled T misses them.
+
+    Parameters
+    ----------
+    scene : fem_scenes.Scene
+        The T-shape scene.
+    radius : float, optional
+        Ball radius (m).
+    push_force : float, optional
+        Total push (N).
+    push_lead : int, optional
+        Steps between the push and the first strike.
+    q : float, optional
+        Weight of the tips' output cost at the strike steps.
+    R : float or array, optional
+        Control weight.
+    balls : Balls, optional
+        Default :func:`strike_balls`.
 
     Returns
     -------
@@ -105,6 +159,29 @@ def lqr_vs_pd_final_cost(scene, push_force=None, push_fraction=0.2, push_steps=3
     cost on the tips only; LQR against every PD of a gain grid (kp
     per mode, kd = 2 zeta sqrt(kp): the basis is mass-orthonormal), run on
     ``executor``. Efforts are sum |w_fb|^2 dt of the feedback.
+
+    Parameters
+    ----------
+    scene : fem_scenes.Scene
+        The scene.
+    push_force : float, optional
+        Total push (N); default the scripted force's peak.
+    push_fraction : float, optional
+        When the push starts, as a fraction of the horizon.
+    push_steps : int, optional
+        Steps the push lasts.
+    q_final : float, optional
+        Final cost on the tips.
+    R : float or array, optional
+        Control weight.
+    kps : (a,) array, optional
+        PD stiffness per mode.
+    zetas : sequence of float, optional
+        Damping ratios: ``kd = 2 zeta sqrt(kp)``.
+    executor : optional
+        Where the PD runs go (``executors.map_tasks``).
+    progress : None, bool or callable(done, total), optional
+        Progress report.
 
     Returns
     -------

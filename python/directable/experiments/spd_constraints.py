@@ -16,7 +16,23 @@ from .._validate import as_float_array, integer, real
 
 
 def helix(segments, radius=1.0, pitch=0.5, turns=2.0) -> np.ndarray:
-    """Vertices (segments+1, 3) of a helix around the z axis, descending."""
+    """Vertices of a helix around the z axis, descending.
+
+    Parameters
+    ----------
+    segments : int
+        Number of segments N.
+    radius : float, optional
+        Radius (m).
+    pitch : float, optional
+        Drop per turn (m).
+    turns : float, optional
+        Number of turns.
+
+    Returns
+    -------
+    (N+1, 3) ndarray
+    """
     segments = integer(segments, "segments")
     if segments < 1:
         raise ValueError(f"segments must be >= 1, got {segments}")
@@ -25,7 +41,19 @@ def helix(segments, radius=1.0, pitch=0.5, turns=2.0) -> np.ndarray:
 
 
 def nearest_on_polyline(points, x):
-    """Closest point to x (3,) on the polyline (N+1, 3)."""
+    """Closest point to x on a polyline.
+
+    Parameters
+    ----------
+    points : (N+1, 3) array
+        The polyline's vertices.
+    x : (3,) array
+        The point.
+
+    Returns
+    -------
+    (3,) ndarray
+    """
     a, b = points[:-1], points[1:]
     ab = b - a
     t = np.clip(np.einsum("ij,ij->i", x - a, ab) / np.einsum("ij,ij->i", ab, ab), 0.0, 1.0)
@@ -36,6 +64,19 @@ def nearest_on_polyline(points, x):
 
 @dataclass
 class ConstraintRun:
+    """Trajectories of :func:`helix_and_rod`.
+
+    Parameters
+    ----------
+    x1 : (T+1, 3) ndarray
+        Particle on the curve (m).
+    x2 : (T+1, 3) ndarray
+        Particle on the rod (m).
+    curve_error : (T+1,) ndarray
+        Distance of x1 from the curve (m).
+    rod_error : (T+1,) ndarray
+        ``|x1 - x2| - r0`` (m).
+    """
     x1: np.ndarray  #: (T+1, 3) particle on the curve
     x2: np.ndarray  #: (T+1, 3) particle on the rod
     curve_error: np.ndarray  #: (T+1,) distance of x1 from the curve
@@ -50,6 +91,31 @@ def helix_and_rod(curve, steps, dt, kp=1e16, kd=None, r0=0.5, mass=(1.0, 1.0), g
     ``x + dt v`` are pulled onto the curve / to the rod length, the damping
     acts only along the constraint direction, and the accelerations solve
     ``(M + kd dt sum_c d_c d_c' D_c) a = f`` (eq. 13 and 16). Gravity along -z.
+
+    Parameters
+    ----------
+    curve : (N+1, 3) array
+        Polyline particle 1 is held on (m).
+    steps : int
+        Number of steps T.
+    dt : float
+        Time step (s).
+    kp : float, optional
+        Stiffness gain of both constraints.
+    kd : float, optional
+        Damping gain (default ``1.5 kp dt``).
+    r0 : float, optional
+        Rod length (m).
+    mass : (2,) sequence, optional
+        Masses of the particles (kg).
+    gravity : float, optional
+        (m/s^2).
+    x2_offset : (3,) array, optional
+        Direction from particle 1 to particle 2 at the start (default +x).
+
+    Returns
+    -------
+    ConstraintRun
     """
     curve = as_float_array(curve, "curve")
     if curve.ndim != 2 or curve.shape[1] != 3 or curve.shape[0] < 2:

@@ -43,8 +43,22 @@ from .. import mpc, sph
 
 
 def fin_shape(spacing=0.02, centre=(0.5, 0.4), width=0.4, height=0.2) -> np.ndarray:
-    """Reference particles sampled from a polygon: a block with a triangular
-    fin on top (a crude shark's back), (N, 2)."""
+    """Reference particles sampled from a polygon: a block with a triangular fin on top (a crude shark's back).
+
+    Parameters
+    ----------
+    spacing : float, optional
+        Particle spacing (m).
+    centre : (2,) sequence, optional
+        Centre of the block (m).
+    width, height : float, optional
+        Size of the block (m).
+
+    Returns
+    -------
+    (N, 2) ndarray
+        Positions (m).
+    """
     cx, cy = centre
     pts = sph.block((cx - width / 2, cy - height / 2), (cx + width / 2, cy + height / 2 + 0.1), spacing)
     top = cy + height / 2 - abs(pts[:, 0] - cx) / (width / 2) * height / 2 + 0.1 * (abs(pts[:, 0] - cx) < width / 4)
@@ -53,12 +67,23 @@ def fin_shape(spacing=0.02, centre=(0.5, 0.4), width=0.4, height=0.2) -> np.ndar
 
 @dataclass(frozen=True)
 class ShapeRun:
-    """``error`` (frames,): mean particle distance to the reference after each
-    frame; ``energy``: sum over frames of |F|^2 * frame time; ``positions``
-    (frames+1, N, 2); ``forces`` (frames, N, 2); ``seconds`` (frames,): the
-    controller's time per frame (MPC: the window's solve; PD and none: the
-    run's wall time per frame, fluid included, since the law itself costs
-    nanoseconds)."""
+    """One run of :func:`shape_experiment`.
+
+    Parameters
+    ----------
+    error : (frames,) ndarray
+        Mean particle distance to the reference after each frame (m).
+    energy : float
+        Sum over frames of |F|^2 times the frame time (N^2 s).
+    positions : (frames+1, N, 2) ndarray
+        Particle positions (m).
+    forces : (frames, N, 2) ndarray
+        Control forces (N).
+    seconds : (frames,) ndarray
+        The controller's time per frame (MPC: the window's solve; PD and none:
+        the run's wall time per frame, fluid included, since the law itself
+        costs nanoseconds).
+    """
 
     error: np.ndarray
     energy: float
@@ -70,13 +95,47 @@ class ShapeRun:
 def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impact=20, spacing=0.02,
                      sphere_speed=6.0, q=1e4, r=1e-8, iterations=30, kp=400.0, kd=40.0, viscosity=0.2,
                      reference=None, velocity_weight=1.0, prediction_substeps=None) -> ShapeRun:
-    """Runs the experiment; see the module docstring. Each frame is
-    ``substeps`` simulation steps; the sphere is launched at frame ``impact``.
-    ``q``: position weight (Q and C, per particle), ``r``: force weight (R);
-    C also weighs velocities by ``velocity_weight * q * (substeps dt)^2`` so
-    the shape arrives at rest. ``prediction_substeps``: prediction steps per
-    frame (None: ``substeps``, the simulation's own step; 1: the paper's one
-    step per frame, unstable for the pressure term, see the module docstring)."""
+    """Runs the experiment (see the module docstring).
+
+    Parameters
+    ----------
+    controller : {"mpc", "pd", "none"}, optional
+        Who holds the shape.
+    horizon : int, optional
+        MPC window H (frames).
+    frames : int, optional
+        Length of the run.
+    substeps : int, optional
+        Simulation steps per frame.
+    impact : int, optional
+        Frame at which the sphere is launched.
+    spacing : float, optional
+        Particle spacing (m).
+    sphere_speed : float, optional
+        Speed of the sphere (m/s).
+    q : float, optional
+        Position weight (Q and C, per particle); C also weighs velocities by
+        ``velocity_weight * q * (substeps dt)^2`` so the shape arrives at rest.
+    r : float, optional
+        Force weight (R).
+    iterations : int, optional
+        L-BFGS iterations per window.
+    kp, kd : float, optional
+        Gains of the per-particle PD controller.
+    viscosity : float, optional
+        Fluid viscosity.
+    reference : (N, 2) array, optional
+        Reference shape (default :func:`fin_shape`).
+    velocity_weight : float, optional
+        Factor of the terminal velocity weight.
+    prediction_substeps : int, optional
+        Prediction steps per frame (None: ``substeps``, the simulation's own
+        step; 1: the paper's one step per frame, unstable for the pressure term).
+
+    Returns
+    -------
+    ShapeRun
+    """
     if controller not in ("none", "pd", "mpc"):
         raise ValueError(f"controller must be 'none', 'pd' or 'mpc', got {controller!r}")
     if float(velocity_weight) < 0:
@@ -126,12 +185,31 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
 
 
 def prediction_error(horizon=10, substeps=10, spacing=0.02, settle_frames=10, viscosity=0.2, prediction_substeps=1):
-    """How the simplified prediction model drifts from the full simulation:
-    a collapsing column (dam break, after `settle_frames` frames) is frozen
-    into a prediction model (``prediction_substeps`` steps per frame of
-    `substeps` simulation steps; 1: one step per frame) and both are run
-    `horizon` frames without control. Returns (horizon,) mean particle
-    distances between prediction and simulation after 1..horizon frames."""
+    """How the simplified prediction model drifts from the full simulation.
+
+    A collapsing column (dam break, after ``settle_frames`` frames) is frozen
+    into a prediction model and both are run ``horizon`` frames without control.
+
+    Parameters
+    ----------
+    horizon : int, optional
+        Frames compared.
+    substeps : int, optional
+        Simulation steps per frame.
+    spacing : float, optional
+        Particle spacing (m).
+    settle_frames : int, optional
+        Frames simulated before the prediction starts.
+    viscosity : float, optional
+        Fluid viscosity.
+    prediction_substeps : int, optional
+        Prediction steps per frame (1: one step per frame).
+
+    Returns
+    -------
+    (horizon,) ndarray
+        Mean particle distance (m) between prediction and simulation after 1..horizon frames.
+    """
     pts = sph.block((0.0, 0.0), (0.3, 0.4), spacing)
     fluid = sph.SPHFluid2D(pts, sph.box_walls((0, 0), (1, 1), spacing), spacing=spacing, h=1.3 * spacing,
                            viscosity=viscosity)
