@@ -170,8 +170,6 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
         auto R = cells(rho, "rho", grid.ny(), grid.nx());
         if (ubar.ndim() != 3 || ubar.shape(0) != grid.ny() || ubar.shape(1) != grid.nx() || ubar.shape(2) != 2)
           throw_shape("ubar", "(" + std::to_string(grid.ny()) + ", " + std::to_string(grid.nx()) + ", 2)", shape_of(ubar));
-        check_field_finite("rho", R.data(), R.size());
-        check_field_finite("ubar", ubar.data(), ubar.size());
         Eigen::Map<const RowMatrix> U(ubar.data(), grid.n_cells(), 2);
         py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
         Eigen::Map<RowMatrix> S(out.mutable_data(), 4, grid.n_cells());
@@ -185,8 +183,6 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
   m.def("crowd_unit_cost", [](const G& grid, const Array& speed, const Array& discomfort, const P& params) {
         auto S = field4(speed, "speed", grid.ny(), grid.nx());
         auto D = cells(discomfort, "discomfort", grid.ny(), grid.nx());
-        check_field_finite("speed", S.data(), S.size());
-        check_field_finite("discomfort", D.data(), D.size());
         py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
         Eigen::Map<RowMatrix> C(out.mutable_data(), 4, grid.n_cells());
         unit_cost(grid, params, S, D, C);
@@ -262,7 +258,7 @@ moves out of the cells within radius of them.)doc")
       .def_readonly("speed_ahead", &CrowdAgent::speed_ahead)
       .def_readonly("lookahead", &CrowdAgent::lookahead);
 
-  py::class_<CrowdRun, std::shared_ptr<CrowdRun>>(m, "CrowdRun", "Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stuck (K,) person indices.")
+  py::class_<CrowdRun, std::shared_ptr<CrowdRun>>(m, "CrowdRun", "Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stage_times (T, 4) s, stuck (K,) person indices.")
       .def_property_readonly("positions", [](py::object self) {
         const auto& r = self.cast<const CrowdRun&>();
         return readonly(py::array_t<double>({r.T + 1, r.P, Index(2)}, r.positions.data(), self));
@@ -274,6 +270,9 @@ moves out of the cells within radius of them.)doc")
       .def_property_readonly("step_times", [](py::object self) {
         return view_vector(self.cast<const CrowdRun&>().step_times, self);
       }, "(T,) wall time of each step, seconds.")
+      .def_property_readonly("stage_times", [](py::object self) {
+        return view(self.cast<const CrowdRun&>().stage_times, self);
+      }, "(T, 4) wall time of each step's stages, seconds: density (splat, predictive discomfort, agents), speed + unit cost, potential (eikonal), motion (velocity fields, Euler, minimum distance, arrival); per-group stages summed over the groups.")
       .def_property_readonly("stuck", [](const CrowdRun& r) {
         py::array_t<std::int64_t> out(Index(r.stuck.size()));
         std::copy(r.stuck.begin(), r.stuck.end(), out.mutable_data());
@@ -384,7 +383,7 @@ buffers. Prefer directable.crowds.Crowd.)doc")
              d["ubar"] = U;
              d["discomfort"] = image(gd.discomfort, g.ny(), g.nx());
              d["speed"] = image4(gd.speed, g.ny(), g.nx());
-             d["speed_actual"] = image4(gd.speed_actual, g.ny(), g.nx());
+             d["speed_actual"] = image4(gd.actual_speed(), g.ny(), g.nx());
              d["cost"] = image4(gd.cost, g.ny(), g.nx());
              d["phi"] = image(gd.phi, g.ny(), g.nx());
              d["velocity"] = Eigen::VectorXd(gd.velocity);

@@ -102,6 +102,10 @@ CrowdModel::CrowdModel(std::shared_ptr<const CrowdGrid> grid, std::vector<CrowdG
     agents_[a].validate("agents[" + std::to_string(a) + "]");
     speed_ahead_ += agents_[a].speed_ahead;
   }
+  for (const CrowdGroupSpec& spec : groups_) {
+    topographic_.emplace_back(4, grid_->n_cells());
+    topographic_speed(*grid_, spec.params, topographic_.back());
+  }
 }
 
 double CrowdModel::speed_cap(Index g) const { return groups_[g].params.f_max + speed_ahead_; }
@@ -138,7 +142,8 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
   for (Index gi = 0; gi < model.n_groups(); ++gi) {
     CrowdGroupData& gd = d.groups[gi];
     gd.goal = model.group(gi).goal;
-    gd.speed = RowMatrix::Zero(4, n), gd.cost = RowMatrix::Zero(4, n), gd.speed_actual = RowMatrix::Zero(4, n);
+    gd.speed = RowMatrix::Zero(4, n), gd.cost = RowMatrix::Zero(4, n);
+    if (!g.periodic().empty()) gd.speed_actual = RowMatrix::Zero(4, n);
     gd.phi = Eigen::VectorXd::Constant(n, kInf);
     gd.velocity = Eigen::VectorXd::Zero(g.mac().n_faces());
     gd.discomfort = Eigen::VectorXd::Zero(n);
@@ -179,6 +184,7 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
   const CrowdGrid& g = model.grid();
   const CrowdOptions& o = model.options();
   const Index P = d.positions.rows();
+  const double t_start = now_seconds();
   // 1. one density for everyone who is on the ground
   for (Index k = 0; k < P; ++k) d.participates[k] = walking_or_standing(model, d, k);
   splat(g, d.positions, d.velocities, d.participates, o.lam, d.rho, d.ubar);
@@ -208,8 +214,12 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
   g.red_cells(d.time, d.red);
   for (Index c = 0; c < g.n_cells(); ++c) d.closed_move[c] = d.closed_plan[c] | d.red[c];
   const bool periodic = !g.periodic().empty(), expected = periodic && o.expected_periodic;
+  const bool agents = !model.agents().empty();
   if (periodic && !o.expected_periodic) d.closed_plan = d.closed_move;
-  for (auto& gd : d.groups) gd.any_walking = false;
+  for (auto& gd : d.groups) {
+    gd.any_walking = false;
+    gd.seconds_speed_cost = gd.seconds_potential = gd.seconds_velocity = 0.0;
+  }
   for (Index k = 0; k < P; ++k)
     if (d.active[k]) d.groups[d.group_of[k]].any_walking = true;
   // 3. per group, independent: on separate threads
@@ -218,20 +228,24 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
     CrowdGroupData& gd = d.groups[gi];
     if (only_walking && !gd.any_walking) return;
     const CrowdParams& p = model.group(gi).params;
-    speed_field(g, p, d.rho, d.ubar, d.closed_plan, expected ? g.expected_factor() : none, gd.speed);
-    add_extra_speed(d, gd.speed);
+    const double t0 = now_seconds();
+    const RowMatrix& fT = model.topographic(gi);
+    flow_speed(g, p, fT, d.rho, d.ubar, d.closed_plan, expected ? g.expected_factor() : none, gd.speed);
+    if (agents) add_extra_speed(d, gd.speed);
     gd.discomfort = d.discomfort;
     if (predictive) gd.discomfort += d.predictive_total - d.predictive.col(gi);
-    unit_cost(g, p, gd.speed, gd.discomfort, gd.cost);
-    eikonal_unchecked(g.nx(), g.ny(), g.h(), gd.cost, gd.goal, g.blocked(), gd.eikonal, gd.phi, EikonalHeap::kIndexed);
+    unit_cost_unchecked(g, p, gd.speed, gd.discomfort, gd.cost);
     if (periodic) {
-      speed_field(g, p, d.rho, d.ubar, d.closed_move, none, gd.speed_actual);
-      add_extra_speed(d, gd.speed_actual);
-    } else {
-      gd.speed_actual = gd.speed;
+      flow_speed(g, p, fT, d.rho, d.ubar, d.closed_move, none, gd.speed_actual);
+      if (agents) add_extra_speed(d, gd.speed_actual);
     }
-    velocity_field(g, gd.phi, gd.cost, gd.speed_actual, gd.velocity);
+    const double t1 = now_seconds();
+    eikonal_unchecked(g.nx(), g.ny(), g.h(), gd.cost, gd.goal, g.blocked(), gd.eikonal, gd.phi, EikonalHeap::kIndexed);
+    const double t2 = now_seconds();
+    velocity_field(g, gd.phi, gd.cost, gd.actual_speed(), gd.velocity);
+    gd.seconds_speed_cost = t1 - t0, gd.seconds_potential = t2 - t1, gd.seconds_velocity = now_seconds() - t2;
   };
+  d.stage_seconds[0] = now_seconds() - t_start;
   const Index groups = model.n_groups();
   if (threads > 0 || groups == 1) {
     parallel_steps(groups, groups == 1 ? 1 : threads, nullptr, groups, [] { return 0; }, group_fields);
@@ -240,6 +254,12 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
     const double t0 = now_seconds();
     parallel_steps(groups, team, nullptr, groups, [] { return 0; }, group_fields);
     d.team.end(now_seconds() - t0);
+  }
+  d.stage_seconds[1] = d.stage_seconds[2] = d.stage_seconds[3] = 0.0;
+  for (const auto& gd : d.groups) {
+    d.stage_seconds[1] += gd.seconds_speed_cost;
+    d.stage_seconds[2] += gd.seconds_potential;
+    d.stage_seconds[3] += gd.seconds_velocity;
   }
 }
 
@@ -252,6 +272,7 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
   const CrowdGrid& g = model.grid();
   const Index P = d.positions.rows();
   fields(model, d, threads, true);
+  const double t_motion = now_seconds();
   // 4. Euler update
   for (Index k = 0; k < P; ++k) {
     if (!d.active[k]) continue;
@@ -284,6 +305,7 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
       d.velocities(k, 0) = d.velocities(k, 1) = 0.0;
     }
   }
+  d.stage_seconds[3] += now_seconds() - t_motion;
   ++d.step;
   d.time += dt;
 }
@@ -298,6 +320,7 @@ CrowdRun crowd_run(const CrowdModel& model, CrowdData& d, Index steps, double dt
   run.positions.resize(std::size_t((steps + 1) * P * 2));
   run.active.resize(std::size_t((steps + 1) * P));
   run.step_times.setZero(steps);
+  run.stage_times.setZero(steps, 4);
   auto record = [&](Index t) {
     std::copy(d.positions.data(), d.positions.data() + 2 * P, run.positions.begin() + t * P * 2);
     std::copy(d.active.begin(), d.active.end(), run.active.begin() + t * P);
@@ -309,6 +332,7 @@ CrowdRun crowd_run(const CrowdModel& model, CrowdData& d, Index steps, double dt
     const double t0 = now_seconds();
     crowd_step(model, d, dt, threads);
     run.step_times[t] = now_seconds() - t0;
+    run.stage_times.row(t) = d.stage_seconds.transpose();
     record(t + 1);
     if (!throttle.report(t + 1)) throw Cancelled();
   }
