@@ -140,10 +140,63 @@ def test_evacuation_everyone_exits_faster_groups_first():
     crowd = scenes.evacuation(per_group=60)
     run = crowd.run(1500)
     arrive = scenes.arrival_steps(run.active)
-    assert (arrive >= 0).all()
+    assert (arrive >= 0).all() and len(run.stuck) == 0
     times = [arrive[crowd.group_of == g].max() for g in range(3)]
     print("evacuation time per group speed (0.08, 0.12, 0.16):", times)
     assert times[0] > times[2]
+
+
+EVACUATE = """
+import sys, numpy as np
+from directable.crowds import scenes
+import directable
+left = []
+for seed in (0, 2):
+    run = scenes.evacuation(per_group=60, seed=seed, flow_floor=float(sys.argv[1])).run(1500)
+    left.append(int((scenes.arrival_steps(run.active) < 0).sum()))
+print(directable.build_info()["kernels"], *left)
+"""
+
+
+@pytest.mark.parametrize("kernels", ["x86-64", "x86-64-v3"])
+def test_evacuation_empties_the_building_at_every_kernel_level(kernels):
+    """With eq. 4.9 as printed, seeds 0 and 2 leave 7 and 8 people in a jam at a
+    door at the baseline level (no FMA), seed 2 also at x86-64-v3: whether a
+    run falls into the absorbing jam depends on rounding. The scene's flow
+    floor empties the building at both levels."""
+    import os
+    import subprocess
+    import sys
+    from directable import _loader
+    if kernels != "x86-64" and _loader.cpu_level() < kernels:
+        pytest.skip(f"this CPU does not run {kernels}")
+    env = {**os.environ, "DIRECTABLE_KERNELS": kernels}
+    out = subprocess.run([sys.executable, "-c", EVACUATE, "0.05"], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[1:] == ["0", "0"], out
+
+
+def test_a_dense_crowd_at_rest_is_an_absorbing_jam_without_the_flow_floor():
+    """Three people standing around the empty cell before a one-cell door:
+    their spilled density makes that cell dense (rho >= rho_max) while ubar
+    = 0 there, so the speed into it is exactly 0, the cost +inf and the
+    potential behind it +inf. Nobody moves, for ever. A flow floor lets them
+    through one after the other."""
+    blocked = np.zeros((7, 7), bool)
+    blocked[4, :] = True
+    blocked[4, 3] = False  # the door: cell (3, 4)
+    goal = np.zeros((7, 7), bool)
+    goal[6, :] = True
+    jam = [[2.95, 3.5], [4.05, 3.5], [3.5, 2.95]]  # west, east and south of cell (3, 3)
+    for floor, exits in ((0.0, 0), (0.05, 3)):
+        p = crowds.Params(**{**crowds.Params.table_4_1("city").to_dict(), "flow_floor": floor})
+        rho, _ = crowds.splat(crowds.CrowdGrid(7, 7), jam, np.zeros((3, 2)), p.lam)
+        assert rho[3, 3] >= p.rho_max  # the empty cell is "dense"
+        crowd = crowds.Crowd(crowds.CrowdGrid(7, 7, blocked=blocked), p, [crowds.Group(goal, jam)])
+        run = crowd.run(400)
+        assert int((~run.active[-1]).sum()) == exits
+        if floor == 0.0:
+            assert (run.positions[-1] == run.positions[0]).all() and sorted(run.stuck) == [0, 1, 2]
 
 
 def test_saucer_stays_clear_of_people():

@@ -79,19 +79,23 @@ Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.8): unobstructed
 speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
 inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
 cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
-[0, f_max] and the slope range s_min < s_max. Immutable; invalid values raise
+[0, f_max], the slope range s_min < s_max, and flow_floor in [0, 1]: the
+flow speed of eq. 4.9 never falls below flow_floor x f_T (0: as printed; a
+small floor keeps a dense crowd standing still from locking for ever).
+Immutable; invalid values raise
 ValueError naming the parameter.)doc")
       .def(py::init([](double f_max, double rho_min, double rho_max, double lam, double delta_min, double alpha,
-                       double beta, double gamma, double f_min, double s_min, double s_max) {
+                       double beta, double gamma, double f_min, double s_min, double s_max, double flow_floor) {
              P p;
              p.f_max = f_max, p.rho_min = rho_min, p.rho_max = rho_max, p.lam = lam, p.delta_min = delta_min;
              p.alpha = alpha, p.beta = beta, p.gamma = gamma, p.f_min = f_min, p.s_min = s_min, p.s_max = s_max;
+             p.flow_floor = flow_floor;
              p.validate();
              return p;
            }),
            py::arg("f_max"), py::arg("rho_min"), py::arg("rho_max"), py::arg("lam"), py::arg("delta_min"),
            py::arg("alpha"), py::arg("beta"), py::arg("gamma"), py::arg("f_min") = 0.0, py::arg("s_min") = 0.0,
-           py::arg("s_max") = 1.0)
+           py::arg("s_max") = 1.0, py::arg("flow_floor") = 0.0)
       .def_static("table_4_1", &P::table_4_1, py::arg("name"),
                   "Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.")
       .def_readonly("f_max", &P::f_max)
@@ -105,18 +109,21 @@ ValueError naming the parameter.)doc")
       .def_readonly("f_min", &P::f_min)
       .def_readonly("s_min", &P::s_min)
       .def_readonly("s_max", &P::s_max)
+      .def_readonly("flow_floor", &P::flow_floor)
       .def("to_dict", [](const P& p) {
         py::dict d;
         d["f_max"] = p.f_max, d["rho_min"] = p.rho_min, d["rho_max"] = p.rho_max, d["lam"] = p.lam;
         d["delta_min"] = p.delta_min, d["alpha"] = p.alpha, d["beta"] = p.beta, d["gamma"] = p.gamma;
         d["f_min"] = p.f_min, d["s_min"] = p.s_min, d["s_max"] = p.s_max;
+        d["flow_floor"] = p.flow_floor;
         return d;
       }, "The parameters as a dict (Params(**{**p.to_dict(), 'gamma': 0.0}) makes a variant).")
       .def("__repr__", [](const P& p) {
         return "Params(f_max=" + std::to_string(p.f_max) + ", rho_min=" + std::to_string(p.rho_min) +
                ", rho_max=" + std::to_string(p.rho_max) + ", lam=" + std::to_string(p.lam) +
                ", delta_min=" + std::to_string(p.delta_min) + ", alpha=" + std::to_string(p.alpha) +
-               ", beta=" + std::to_string(p.beta) + ", gamma=" + std::to_string(p.gamma) + ")";
+               ", beta=" + std::to_string(p.beta) + ", gamma=" + std::to_string(p.gamma) +
+               (p.flow_floor != 0.0 ? ", flow_floor=" + std::to_string(p.flow_floor) : std::string()) + ")";
       });
 
   using G = CrowdGrid;

@@ -60,12 +60,14 @@ void check_moves(const std::string& name, Index rows, Index cols, const CrowdGri
 // the loops below vectorise. A closed move carries f_T = kClosedMove: then
 // f <= -1e300 + w (f_u + 1e300) <= 0 for any w in [0, 1] and any speed f_u
 // below 1e280, and the final select makes it 0.
-inline double flow_value(double f_T, double rho_N, double u_N, double sign, double rho_min, double inv) {
+inline double flow_value(double f_T, double rho_N, double u_N, double sign, double rho_min, double inv,
+                         double floor) {
   const double x = (rho_N - rho_min) * inv;
   const double w0 = x > 0.0 ? x : 0.0;
   const double w = w0 < 1.0 ? w0 : 1.0;
-  const double su = sign * u_N;
-  const double f_u = su > 0.0 ? su : 0.0;
+  const double su = sign * u_N, lowest = floor * f_T;  // lowest: 0, f_T's share, or below -1e299 when closed
+  const double low = lowest > 0.0 ? lowest : 0.0;
+  const double f_u = su > low ? su : low;
   const double f = f_T + w * (f_u - f_T);
   return f > 0.0 ? f : 0.0;
 }
@@ -73,13 +75,13 @@ inline double flow_value(double f_T, double rho_N, double u_N, double sign, doub
 // Over `count` moves: t and out start at the first move M, rho_N and u_N at
 // its neighbour N (u_N: one component of ubar, stride 2).
 void flow_kernel(const double* __restrict t, const double* __restrict rho_N, const double* __restrict u_N,
-                 double sign, double rho_min, double inv, double* __restrict out, Index count) {
-  for (Index k = 0; k < count; ++k) out[k] = flow_value(t[k], rho_N[k], u_N[2 * k], sign, rho_min, inv);
+                 double sign, double rho_min, double inv, double floor, double* __restrict out, Index count) {
+  for (Index k = 0; k < count; ++k) out[k] = flow_value(t[k], rho_N[k], u_N[2 * k], sign, rho_min, inv, floor);
 }
 // The same, overwriting f_T with f.
 void flow_kernel_in_place(double* __restrict io, const double* __restrict rho_N, const double* __restrict u_N,
-                          double sign, double rho_min, double inv, Index count) {
-  for (Index k = 0; k < count; ++k) io[k] = flow_value(io[k], rho_N[k], u_N[2 * k], sign, rho_min, inv);
+                          double sign, double rho_min, double inv, double floor, Index count) {
+  for (Index k = 0; k < count; ++k) io[k] = flow_value(io[k], rho_N[k], u_N[2 * k], sign, rho_min, inv, floor);
 }
 
 }  // namespace
@@ -98,6 +100,8 @@ void CrowdParams::validate() const {
   require(finite(beta) && beta >= 0.0, "beta must be finite and >= 0, got " + num(beta));
   require(finite(gamma) && gamma >= 0.0, "gamma must be finite and >= 0, got " + num(gamma));
   require(alpha + beta + gamma > 0.0, "alpha, beta and gamma must not all be zero");
+  require(finite(flow_floor) && flow_floor >= 0.0 && flow_floor <= 1.0,
+          "flow_floor must lie in [0, 1], got " + num(flow_floor));
   require(finite(s_min) && finite(s_max) && s_min < s_max,
           "s_min must be < s_max, got s_min = " + num(s_min) + ", s_max = " + num(s_max));
 }
@@ -326,9 +330,9 @@ void flow_speed(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<co
     for (Index M = 0; M < r.lo; ++M) out[M] = 0.0;
     const Index count = r.hi - r.lo, N0 = r.lo + off;  // N0 >= 0: the first neighbour
     if (t == out)
-      flow_kernel_in_place(out + r.lo, rho + N0, u + 2 * N0 + comp, sign, rho_min, inv, count);
+      flow_kernel_in_place(out + r.lo, rho + N0, u + 2 * N0 + comp, sign, rho_min, inv, p.flow_floor, count);
     else
-      flow_kernel(t + r.lo, rho + N0, u + 2 * N0 + comp, sign, rho_min, inv, out + r.lo, count);
+      flow_kernel(t + r.lo, rho + N0, u + 2 * N0 + comp, sign, rho_min, inv, p.flow_floor, out + r.lo, count);
     for (Index M = r.hi; M < n; ++M) out[M] = 0.0;
     if (fac)
       for (Index M = r.lo; M < r.hi; ++M) out[M] *= fac[M + off];

@@ -39,6 +39,12 @@ struct CrowdParams {
   double f_min = 0.0;      //!< speed on the steepest uphill slope
   double s_min = 0.0;      //!< slope giving f_max
   double s_max = 1.0;      //!< slope giving f_min
+  //! The flow speed of eq. 4.9 never falls below flow_floor x f_T, in
+  //! [0, 1]. 0 is eq. 4.9 as printed, where a dense crowd standing still
+  //! (rho >= rho_max, ubar = 0) has speed exactly 0 into its cells: an
+  //! absorbing jam (cost +inf behind it, nobody moves, ubar stays 0). A
+  //! small floor lets people through such a jam at a crawl.
+  double flow_floor = 0.0;
 
   //! Throws std::domain_error naming the first invalid parameter.
   void validate() const;
