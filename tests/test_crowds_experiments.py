@@ -205,3 +205,23 @@ def test_saucer_stays_clear_of_people():
     clear = scenes.saucer_clearance(run.positions, run.active, crowd.saucer_path, 3.0)
     print(f"saucer clear of people in {100 * clear:.2f} % of person-steps")
     assert clear >= 0.99
+
+
+def test_voronoi_density_with_pedpy_partitions_the_walkable_area():
+    pytest.importorskip("pedpy", reason='pip install "directable[pedpy]"')
+    crowd = scenes.lanes(per_group=30)
+    run = crowd.run(40)
+    voronoi, traj, area = scenes.voronoi_density(run, crowd.grid, [0, 40])
+    for frame in (0, 40):
+        cells = voronoi[voronoi.frame == frame]
+        assert len(cells) == run.active[frame].sum()
+        areas = np.array([p.area for p in cells.polygon])
+        # without a cut-off the cells tile the corridor, and each density is 1 / its area
+        assert areas.sum() == pytest.approx(60 * 16, rel=1e-9)
+        np.testing.assert_allclose(cells.density, 1.0 / areas, rtol=1e-12)
+    import matplotlib
+    matplotlib.use("Agg")
+    ax = scenes.plot_voronoi_density(run, crowd.grid, 40)
+    assert ax.get_xlabel() == "x (cells)"
+    import matplotlib.pyplot as plt
+    plt.close(ax.figure)

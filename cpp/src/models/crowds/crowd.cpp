@@ -130,6 +130,7 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
   CrowdData d;
   d.positions = positions;
   d.velocities = RowMatrix::Zero(P, 2);
+  d.intended = RowMatrix::Zero(P, 2);
   d.group_of = group_of;
   d.active.assign(P, 1), d.arrived.assign(P, 0), d.stuck.assign(P, 0), d.participates.assign(P, 0);
   d.rho.setZero(n), d.discomfort.setZero(n), d.extra_speed.setZero(n);
@@ -200,8 +201,8 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
         Index m = 0;
         for (Index k = 0; k < P; ++k)
           if (d.active[k] && d.group_of[k] == gi) {
-            d.predicted(m, 0) = d.positions(k, 0) + double(q) * d.velocities(k, 0);
-            d.predicted(m, 1) = d.positions(k, 1) + double(q) * d.velocities(k, 1);
+            d.predicted(m, 0) = d.positions(k, 0) + double(q) * d.intended(k, 0);
+            d.predicted(m, 1) = d.positions(k, 1) + double(q) * d.intended(k, 1);
             ++m;
           }
         splat_density_add(g, d.predicted.topRows(m), o.predictive_lambda, o.predictive_scale,
@@ -282,11 +283,13 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
     if (!(gd.phi[c] < kInf)) {  // walled in: stands still, reported
       d.stuck[k] = 1;
       d.velocities(k, 0) = d.velocities(k, 1) = 0.0;
+      d.intended(k, 0) = d.intended(k, 1) = 0.0;
       continue;
     }
     Eigen::Vector2d v = g.mac().velocity_at(gd.velocity, x0, y0);
     const double cap = model.speed_cap(d.group_of[k]), norm = v.norm();
     if (norm > cap) v *= cap / norm;
+    d.intended(k, 0) = v[0], d.intended(k, 1) = v[1];
     double x = x0 + dt * v[0], y = y0 + dt * v[1];
     constrain_move(g, d.closed_move, x0, y0, x, y);
     d.positions(k, 0) = x, d.positions(k, 1) = y;
@@ -303,6 +306,7 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
     if (d.groups[d.group_of[k]].goal[c]) {
       d.active[k] = 0, d.arrived[k] = 1;
       d.velocities(k, 0) = d.velocities(k, 1) = 0.0;
+      d.intended(k, 0) = d.intended(k, 1) = 0.0;
     }
   }
   d.stage_seconds[3] += now_seconds() - t_motion;

@@ -6,7 +6,7 @@
 //
 // One step: (1) splat everyone into one density and mean velocity;
 // (2) predictive discomfort: each walking person advanced by its velocity
-// for k = 1..K steps, splatted (scale x density, exponent lambda_p) into the
+// of eq. 4.6 (CrowdData::intended) for k = 1..K steps, splatted (scale x density, exponent lambda_p) into the
 // discomfort of the other groups; moving agents add discomfort and speed ahead of themselves and
 // close their disc; (3) per group (in parallel): planning speed (expected
 // speed of periodic closures), unit cost, potential, and the velocity field
@@ -105,7 +105,12 @@ struct CrowdGroupData {
 
 //! The people and every buffer of a run. Belongs to one thread at a time.
 struct CrowdData {
-  RowMatrix positions, velocities;        //!< (P x 2)
+  RowMatrix positions, velocities;        //!< (P x 2) velocities: the last step's displacement / dt
+  //! (P x 2) velocity of eq. 4.6 at the last step (the interpolated field,
+  //! before walls and minimum distance): what predictive discomfort
+  //! extrapolates, so that the pushes of the minimum distance, multiplied
+  //! by the horizon, do not shake the predicted paths.
+  RowMatrix intended;
   std::vector<int> group_of;              //!< (P)
   std::vector<std::uint8_t> active;       //!< (P) still walking
   std::vector<std::uint8_t> arrived;      //!< (P) reached the goal
