@@ -124,16 +124,46 @@ def test_city_expected_speed_planning_waits_rather_than_detours(city_runs):
     assert r < r_abl
 
 
-@pytest.mark.xfail(reason="not reproduced: K=10/15 vs 0 give 0.170/0.183 vs 0.176 (seed 0), 0.181/0.185 vs 0.188 "
-                          "(seed 1) rad per person-step at 240 people on 40^2", strict=True)
-def test_quad_prediction_smooths_headings():
-    change = {}
-    for K in (0, 10, 15):
-        crowd = scenes.quad(people=240, n=40, predictive_steps=K)
-        run = crowd.run(300)
-        change[K] = scenes.heading_change(run.positions, run.active)
-    print("quad mean |heading change| per person-step: " + ", ".join(f"K={k}: {v:.4f}" for k, v in change.items()))
-    assert change[10] < change[0] and change[15] < change[0]
+@pytest.fixture(scope="module")
+def quad_runs():
+    """(seed, K) -> heading change per person-step, and split (isolated, crowded), at CI size (240 people, 40^2)."""
+    cache = {}
+
+    def get(seed, K):
+        if (seed, K) not in cache:
+            run = scenes.quad(people=240, n=40, predictive_steps=K, seed=seed).run(300)
+            cache[seed, K] = (scenes.heading_change(run.positions, run.active),
+                              scenes.heading_change_split(run.positions, run.active)[:2])
+        return cache[seed, K]
+    return get
+
+
+def test_quad_ten_steps_of_prediction_smooth_headings(quad_runs):
+    """Sec. 4.3: ten steps of predictive discomfort give a smoother flow. Measured
+    (rad per person-step, seeds 0 / 1 / 2): K = 0: 0.176 / 0.188 / 0.192,
+    K = 10: 0.170 / 0.181 / 0.189."""
+    for seed in (0, 1):
+        h0, (iso0, crowd0) = quad_runs(seed, 0)
+        h10, (iso10, crowd10) = quad_runs(seed, 10)
+        print(f"quad seed {seed}: heading change K=0 {h0:.4f}, K=10 {h10:.4f}; among others {crowd0:.3f} -> "
+              f"{crowd10:.3f}, alone {iso0:.3f} -> {iso10:.3f}")
+        assert h10 < h0
+        assert crowd10 < crowd0  # where people cross, prediction smooths the turns
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not reproduced for K = 15 at CI size: 0.183 / 0.184 / 0.192 rad per person-step against 0.176 / 0.188 / 0.192 "
+    "without prediction (seeds 0 / 1 / 2; 0.159 / 0.159 against 0.159 / 0.152 at 60^2 with 400 people). Cause, "
+    "measured with scenes.heading_change_split: people with nobody within 2 cells turn more the longer the "
+    "horizon (0.051 -> 0.070 -> 0.074 rad for K = 0 / 10 / 15, seed 0), because the other groups' predicted "
+    "trails move every step and change the global potential far from anyone, flipping the upwind choices of "
+    "the velocity field; among others the turns barely change (0.193 -> 0.183 -> 0.195), where the minimum-"
+    "distance pushes of the quad's delta_min = 0.85 dominate (0.193 -> 0.147 rad without them). Over 5- and "
+    "10-step windows prediction increases turning (0.180 -> 0.195, 0.197 -> 0.25 at 60^2): people turn "
+    "earlier and wider, which is what anticipation is, but not what a per-step heading metric rewards."))
+def test_quad_fifteen_steps_of_prediction_smooth_headings(quad_runs):
+    for seed in (0, 1):
+        assert quad_runs(seed, 15)[0] < quad_runs(seed, 0)[0]
 
 
 def test_evacuation_everyone_exits_faster_groups_first():

@@ -335,7 +335,9 @@ class Crowd:
         -------
         CrowdRun
             ``positions`` (T+1, P, 2), ``active`` (T+1, P), ``step_times``
-            (T,) seconds, ``stuck`` (K,) people walled in at some step.
+            (T,) seconds, ``stage_times`` (T, 4) seconds (density, speed +
+            cost, potential, motion; per-group stages summed over the
+            groups), ``stuck`` (K,) people walled in at some step.
         """
         dt = real(dt, "dt")
         self._check_cfl(dt)
