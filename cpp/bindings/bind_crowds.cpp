@@ -284,7 +284,7 @@ moves out of the cells within radius of them.)doc")
         py::array_t<std::int64_t> out(Index(r.stuck.size()));
         std::copy(r.stuck.begin(), r.stuck.end(), out.mutable_data());
         return out;
-      }, "(K,) people who stood in a cell with phi = inf (walled in) at some step.");
+      }, "(K,) people walled in at some step: in a cell with no open path to the goal (walls, closed cells), whatever the density. People held behind a dense crowd at rest also stand still (phi = inf there) but are not listed.");
 
   py::class_<PyCrowd, std::shared_ptr<PyCrowd>>(m, "Crowd", R"doc(
 A continuum crowd: an immutable model (grid, groups' goals and parameters,
@@ -339,7 +339,7 @@ buffers. Prefer directable.crowds.Crowd.)doc")
       }, "(P,) group index of each person.")
       .def_property_readonly("active", [](const PyCrowd& c) { return bool_vector(c.data.active); }, "(P,) bool: still walking.")
       .def_property_readonly("arrived", [](const PyCrowd& c) { return bool_vector(c.data.arrived); }, "(P,) bool: reached the goal.")
-      .def_property_readonly("stuck", [](const PyCrowd& c) { return bool_vector(c.data.stuck); }, "(P,) bool: ever walled in (phi = inf).")
+      .def_property_readonly("stuck", [](const PyCrowd& c) { return bool_vector(c.data.stuck); }, "(P,) bool: ever walled in (no open path to the goal, whatever the density).")
       .def_property_readonly("step_index", [](const PyCrowd& c) { return c.data.step; })
       .def_property_readonly("time", [](const PyCrowd& c) { return c.data.time; })
       .def("cfl", [](const PyCrowd& c, double dt) { return c.model->cfl(dt); }, py::arg("dt"),

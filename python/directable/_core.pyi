@@ -2491,7 +2491,7 @@ class CrowdRun:
     @property
     def stuck(self) -> numpy.typing.NDArray[numpy.int64]:
         """
-        (K,) people who stood in a cell with phi = inf (walled in) at some step.
+        (K,) people walled in at some step: in a cell with no open path to the goal (walls, closed cells), whatever the density. People held behind a dense crowd at rest also stand still (phi = inf there) but are not listed.
         """
 class Crowd:
     """
@@ -2559,7 +2559,7 @@ class Crowd:
     @property
     def stuck(self) -> numpy.ndarray:
         """
-        (P,) bool: ever walled in (phi = inf).
+        (P,) bool: ever walled in (no open path to the goal, whatever the density).
         """
     @property
     def time(self) -> float:

@@ -58,6 +58,32 @@ void add_extra_speed(const CrowdData& d, Eigen::Ref<RowMatrix> speed) {
         if (speed(k, c) > 0.0) speed(k, c) += d.extra_speed[c];
 }
 
+// gd.reachable: a breadth-first search back from the goal over the moves
+// that are open whatever the density: not into or out of walls or off the
+// grid (the topographical speed's sentinel), not into a cell closed for
+// planning, not into a cell whose expected-speed factor is 0.
+void find_reachable(const CrowdModel& model, const CrowdData& d, Index gi, bool expected, CrowdGroupData& gd) {
+  const CrowdGrid& g = model.grid();
+  const Index nx = g.nx(), n = g.n_cells();
+  const RowMatrix& fT = model.topographic(gi);
+  const double* factor = g.expected_factor().data();
+  std::fill(gd.reachable.begin(), gd.reachable.end(), 0);
+  Index head = 0, tail = 0;
+  for (Index c = 0; c < n; ++c)
+    if (gd.goal[c] && !g.is_blocked(c)) gd.reachable[c] = 1, gd.queue[tail++] = c;
+  while (head < tail) {
+    const Index N = gd.queue[head++];
+    if (d.closed_plan[N] || (expected && !(factor[N] > 0.0))) continue;  // nobody enters it
+    const Index i = N % nx, j = N / nx;
+    for (int dir = 0; dir < 4; ++dir) {
+      const Index M = g.neighbour(i, j, (dir + 2) % 4);  // the move M -> N goes in direction dir
+      if (M < 0 || gd.reachable[M] || !(fT(dir, M) >= 0.0)) continue;
+      gd.reachable[M] = 1;
+      gd.queue[tail++] = M;
+    }
+  }
+}
+
 bool walking_or_standing(const CrowdModel& m, const CrowdData& d, Index k) {
   return d.active[k] || (d.arrived[k] && !m.options().remove_on_arrival);
 }
@@ -149,6 +175,8 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
     gd.velocity = Eigen::VectorXd::Zero(g.mac().n_faces());
     gd.discomfort = Eigen::VectorXd::Zero(n);
     gd.eikonal.resize(n);
+    gd.reachable.assign(n, 0);
+    gd.queue.assign(n, 0);
   }
   return d;
 }
@@ -275,13 +303,19 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
   fields(model, d, threads, true);
   const double t_motion = now_seconds();
   // 4. Euler update
+  const bool expected = !g.periodic().empty() && model.options().expected_periodic;
   for (Index k = 0; k < P; ++k) {
     if (!d.active[k]) continue;
-    const CrowdGroupData& gd = d.groups[d.group_of[k]];
+    const Index gi = d.group_of[k];
+    CrowdGroupData& gd = d.groups[gi];
     const double x0 = d.positions(k, 0), y0 = d.positions(k, 1);
     const Index c = g.cell_of(x0, y0);
-    if (!(gd.phi[c] < kInf)) {  // walled in: stands still, reported
-      d.stuck[k] = 1;
+    if (!(gd.phi[c] < kInf)) {  // walled in, or behind a jam at rest: stands still
+      if (gd.reachable_step != d.step) {
+        find_reachable(model, d, gi, expected, gd);
+        gd.reachable_step = d.step;
+      }
+      if (!gd.reachable[c]) d.stuck[k] = 1;
       d.velocities(k, 0) = d.velocities(k, 1) = 0.0;
       d.intended(k, 0) = d.intended(k, 1) = 0.0;
       continue;

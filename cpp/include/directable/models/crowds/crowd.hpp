@@ -97,6 +97,12 @@ struct CrowdGroupData {
   Eigen::VectorXd velocity;        //!< (n_faces) MAC velocity
   Eigen::VectorXd discomfort;      //!< (ny nx) g this group plans with
   EikonalWorkspace eikonal;
+  //! (ny nx) cells from which the goal can be reached through open moves
+  //! whatever the density (walls, closed cells), and the search's queue;
+  //! computed in a step only when someone stands where phi = inf.
+  std::vector<std::uint8_t> reachable;
+  std::vector<Index> queue;
+  Index reachable_step = -1;  //!< the step `reachable` was computed for
   bool any_walking = false;
   double seconds_speed_cost = 0.0, seconds_potential = 0.0, seconds_velocity = 0.0;  //!< this group's last fields
   //! The speed people actually move with (4 x ny nx).
@@ -114,7 +120,10 @@ struct CrowdData {
   std::vector<int> group_of;              //!< (P)
   std::vector<std::uint8_t> active;       //!< (P) still walking
   std::vector<std::uint8_t> arrived;      //!< (P) reached the goal
-  std::vector<std::uint8_t> stuck;        //!< (P) ever in a cell with phi = inf
+  //! (P) ever walled in: in a cell from which no open path leads to the goal.
+  //! (People behind a dense crowd at rest also stand where phi = inf, but
+  //! are not walled in: they walk on once the jam moves.)
+  std::vector<std::uint8_t> stuck;
   Index step = 0;
   double time = 0.0;
   Eigen::VectorXd rho, discomfort, extra_speed;  //!< (ny nx) density, static + agents' discomfort, agents' speed
