@@ -56,6 +56,8 @@ void check_moves(const std::string& name, Index rows, Index cols, const CrowdGri
                 "(" + std::to_string(rows) + ", " + std::to_string(cols) + " cells)");
 }
 
+constexpr double kClosedMove = -1e300;  // topographic_speed's sentinel (see flow_value)
+
 // f = f_T + w (f_u - f_T), with selects of computed values only, so that
 // the loops below vectorise. A closed move carries f_T = kClosedMove: then
 // f <= -1e300 + w (f_u + 1e300) <= 0 for any w in [0, 1] and any speed f_u
@@ -150,7 +152,9 @@ CrowdGrid::CrowdGrid(Index nx, Index ny, double h, const Eigen::Ref<const Eigen:
     if (discomfort_[c] < 0.0)
       throw std::domain_error("discomfort must be >= 0, got " + num(discomfort_[c]) + " at flat index " +
                               std::to_string(c));
-  blocked_ = blocked.empty() ? std::vector<std::uint8_t>(n, 0) : blocked;
+  blocked_.assign(n, 0);
+  if (!blocked.empty())
+    for (Index c = 0; c < n; ++c) blocked_[c] = blocked[c] ? 1 : 0;
   expected_ = Eigen::VectorXd::Ones(n);
 }
 
@@ -268,7 +272,6 @@ void splat_density_add(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>&
 
 namespace {
 
-constexpr double kClosedMove = -1e300;  // topographic_speed's sentinel (see flow_value)
 
 // Offset of the neighbour in direction d, and the range [lo, hi) of flat
 // cells M for which M + offset is a valid index (row wrap-arounds inside it
@@ -288,25 +291,32 @@ inline DirectionRange direction_range(Index nx, Index n, int d) {
 }  // namespace
 
 void topographic_speed(const CrowdGrid& grid, const CrowdParams& p, Eigen::Ref<RowMatrix> fT) {
-  const Index nx = grid.nx(), ny = grid.ny();
+  const Index nx = grid.nx(), ny = grid.ny(), n = grid.n_cells();
   const double ih = 1.0 / grid.h(), scale = (p.f_min - p.f_max) / (p.s_max - p.s_min);
+  const double f_max = p.f_max, s_min = p.s_min, s_max = p.s_max;
   const double* H = grid.height().data();
   const std::uint8_t* blocked = grid.blocked().data();
-  const Index step[4] = {1, nx, -1, -nx};
-  for (Index j = 0; j < ny; ++j)
-    for (Index i = 0; i < nx; ++i) {
-      const Index M = j * nx + i;
-      const bool inside[4] = {i + 1 < nx, j + 1 < ny, i > 0, j > 0};
-      for (int d = 0; d < 4; ++d) {
-        const Index N = M + step[d];
-        if (!inside[d] || blocked[M] || blocked[N]) {
-          fT(d, M) = kClosedMove;
-          continue;
-        }
-        const double s = std::clamp((H[N] - H[M]) * ih, p.s_min, p.s_max);
-        fT(d, M) = p.f_max + (s - p.s_min) * scale;
-      }
+  for (int d = 0; d < 4; ++d) {
+    const DirectionRange r = direction_range(nx, n, d);
+    double* out = fT.data() + d * fT.outerStride();
+    const Index off = r.offset;
+    for (Index M = 0; M < r.lo; ++M) out[M] = kClosedMove;
+    // one pass over contiguous cells (selects only: it vectorises)
+    for (Index M = r.lo; M < r.hi; ++M) {
+      const Index N = M + off;
+      const double x = (H[N] - H[M]) * ih;
+      const double s = std::min(std::max(x, s_min), s_max);
+      const double f = f_max + (s - s_min) * scale;
+      const double shut = double(blocked[M] | blocked[N]);  // 0 or 1 (the grid stores 0/1)
+      out[M] = f + shut * (kClosedMove - f);                 // f, or kClosedMove (f is tiny beside it)
     }
+    for (Index M = r.hi; M < n; ++M) out[M] = kClosedMove;
+    // the row wrap-arounds of E and W are off the grid
+    if (d == kEast)
+      for (Index j = 0; j < ny; ++j) out[j * nx + nx - 1] = kClosedMove;
+    if (d == kWest)
+      for (Index j = 0; j < ny; ++j) out[j * nx] = kClosedMove;
+  }
 }
 
 void flow_speed(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<const RowMatrix>& fT,
