@@ -207,7 +207,7 @@ def test_evacuation_empties_the_building_at_every_kernel_level(kernels):
     env = {**os.environ, "DIRECTABLE_KERNELS": kernels}
     out = subprocess.run([sys.executable, "-c", EVACUATE, "0.05"], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
-    assert out[1:] == ["0", "0"], out
+    assert out[0] == kernels and out[1:] == ["0", "0"], out
 
 
 def test_a_dense_crowd_at_rest_is_an_absorbing_jam_without_the_flow_floor():
