@@ -14,6 +14,7 @@ between <!-- crowds:begin --> and <!-- crowds:end -->.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -44,10 +45,12 @@ def skfmm_time(n, repeat):
     return best_of(lambda: skfmm.travel_time(level, speed, dx=1.0, order=1), repeat=repeat)
 
 
-def crowd_step_time(crowd, steps, warm=3):
+def crowd_step_time(crowd, steps, warm=3, stages=False):
+    """Median step time of `steps` steps after `warm` ones (and the median stage times, (4,), if asked)."""
     crowd.run(warm)
     run = crowd.run(steps)
-    return float(np.median(run.step_times))
+    t = float(np.median(run.step_times))
+    return (t, np.median(np.asarray(run.stage_times), axis=0)) if stages else t
 
 
 def main(argv=None):
@@ -57,6 +60,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     rep = 3 if args.quick else 7
     rows = []
+    load_start = os.getloadavg()
 
     for n, target in ((120, "<= 2 ms; <= 1.0x skfmm"), (256, "skfmm 22 ms on the reference machine"),
                       (512, "<= 60 ms")):
@@ -90,11 +94,19 @@ def main(argv=None):
         f = crowds.speed_field(grid, rho, ubar, p)
         crowds.unit_cost(grid, f, disc, p)
 
-    rows.append(("splat + speed + cost, 120^2, 2,000 people (Python calls)", best_of(fields, repeat=rep) * 1e3, "ms", "<= 0.3 ms"))
+    rows.append(("splat + speed + cost, 120^2, 2,000 people (3 Python calls, new arrays)", best_of(fields, repeat=rep, number=20) * 1e3,
+                 "ms", "<= 0.3 ms"))
 
     steps = 5 if args.quick else 20
+    one = crowds.Crowd(grid, p, [crowds.Group(point_goal(120), pos)], min_distance_iterations=0, threads=1)
+    _, st = crowd_step_time(one, steps, stages=True)
+    rows.append(("splat + speed + cost inside a step, 120^2, 2,000 people, 1 group", (st[0] + st[1]) * 1e3, "ms",
+                 "<= 0.3 ms (CrowdRun.stage_times, median)"))
     city = scenes.city(people=2000)
-    rows.append(("full step, city 120^2, 2 groups, 2,000 people", crowd_step_time(city, steps) * 1e3, "ms", "<= 5 ms"))
+    t_city, st = crowd_step_time(city, steps, stages=True)
+    rows.append(("full step, city 120^2, 2 groups, 2,000 people", t_city * 1e3, "ms", "<= 5 ms"))
+    rows.append(("  of which splat + predictive + lights, speed + cost (both groups)", (st[0] + st[1]) * 1e3, "ms",
+                 f"eikonal {st[2] * 1e3:.2f} ms, velocity + motion {st[3] * 1e3:.2f} ms"))
     armies = scenes.armies()
     rows.append(("full step, armies 60^2, 10,001 people", crowd_step_time(armies, steps) * 1e3, "ms", "<= 8 ms"))
 
@@ -123,9 +135,7 @@ def main(argv=None):
     crowd = crowds.Crowd(g, p, [crowds.Group(goal, X)], min_distance_iterations=0)
     t_cpp = crowd_step_time(crowd, steps)
     pdict = {k: getattr(p, k) for k in ("f_max", "rho_min", "rho_max", "lam", "alpha", "beta", "gamma", "f_min", "s_min", "s_max")}
-    t0 = time.perf_counter()
-    ref.numpy_step(g, pdict, goal, X, np.zeros_like(X), crowds.velocity_field)
-    t_np = time.perf_counter() - t0
+    t_np = best_of(lambda: ref.numpy_step(g, pdict, goal, X, np.zeros_like(X), crowds.velocity_field), repeat=3)
     rows.append((f"full step {m}^2, 500 people, 1 group", t_cpp * 1e3, "ms", ""))
     rows.append(("vectorised NumPy step with the Python eikonal, same", t_np * 1e3, "ms", f"C++ is {t_np / t_cpp:.0f}x faster (>= 50x)"))
 
@@ -148,10 +158,13 @@ def main(argv=None):
     print(table)
     if args.no_write:
         return
+    load_end = os.getloadavg()
     section = (f"{BEGIN}\n## Continuum crowds\n\n`python benchmarks/bench_crowds.py` on {host()} "
-               f"({time.strftime('%Y-%m-%d')}), threads = {dr._core.max_threads()}; best of several runs, step "
-               "times are medians of a run; every comparison is measured in the same process. The machine is "
-               "shared with other jobs (load average well above its 2 cores while this ran), so times are upper "
+               f"({time.strftime('%Y-%m-%d %H:%M')}), kernels {dr.build_info()['kernels']}, threads = "
+               f"{dr._core.max_threads()}; best of several runs, step times are medians of a run; every comparison "
+               "is measured in the same process. The machine is shared with other jobs: load average (1/5/15 min) "
+               f"{load_start[0]:.1f}/{load_start[1]:.1f}/{load_start[2]:.1f} at the start, "
+               f"{load_end[0]:.1f}/{load_end[1]:.1f}/{load_end[2]:.1f} at the end, on 2 cores, so times are upper "
                "bounds and ratios are the meaningful figures. Peers quoted by the specification for this machine "
                "kind when idle: skfmm 2.2 / 22 / 91 ms and a std::priority_queue lazy-deletion version of the same "
                "rule 2.3 / 18 / 61 ms at 120^2 / 256^2 / 512^2; paper: 200-500 ms per step (Python + C++, 3.4 GHz "

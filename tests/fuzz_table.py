@@ -46,6 +46,7 @@ opt = mpc.HorizonOptimizer(lin, 3, 1.0, 0.1, 1.0, iterations=5)
 mesh = fem.box_mesh((2, 1, 1), h=0.1)
 stvk = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))
 cgrid = crowds.CrowdGrid(8, 8)
+cparams = crowds.Params.table_4_1("city")
 cl = cloth.ClothGrid(3, 3, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
 """
 
@@ -145,6 +146,10 @@ TABLE = {
                      dict(positions="[[1.0, 1.0]]", velocities="[[0.5, 0.0]]", lam="2.0")),
     "crowds.eikonal": ("crowds.eikonal(cost, goal)",
                        dict(cost="np.ones((4, 8, 8))", goal="np.eye(8, dtype=bool)"), {"allow_inf": True}),
+    "crowds.speed_field": ("crowds.speed_field(cgrid, rho, ubar, cparams)",
+                           dict(rho="np.full((8, 8), 0.3)", ubar="np.full((8, 8, 2), 0.1)")),
+    "crowds.unit_cost": ("crowds.unit_cost(cgrid, speed, discomfort, cparams)",
+                         dict(speed="np.full((4, 8, 8), 0.1)", discomfort="np.zeros((8, 8))"), {"allow_inf": True}),
     "crowds.enforce_min_distance": ("crowds.enforce_min_distance(positions, delta_min)",
                                     dict(positions="[[1.0, 1.0], [1.1, 1.0]]", delta_min="0.5")),
     "cloth.ClothGrid": ("cloth.ClothGrid(nx, ny, spacing, mass, k_struct, 0.0, 0.0, 0.0)",

@@ -6,7 +6,8 @@ import pytest
 from reference import crowds as ref
 from directable import crowds
 
-P_KEYS = ("f_max", "rho_min", "rho_max", "lam", "delta_min", "alpha", "beta", "gamma", "f_min", "s_min", "s_max")
+P_KEYS = ("f_max", "rho_min", "rho_max", "lam", "delta_min", "alpha", "beta", "gamma", "f_min", "s_min", "s_max",
+          "flow_floor")
 
 
 def pdict(p):
@@ -70,11 +71,12 @@ def test_splat_drops_off_grid_cells_and_mean_velocity_is_zero_where_empty():
     assert not ubar[1:].any()
 
 
+@pytest.mark.parametrize("floor", [0.0, 0.1])
 @pytest.mark.parametrize("name", ["lanes", "vortex", "armies", "quad", "city"])
-def test_speed_and_cost_match_numpy(name):
+def test_speed_and_cost_match_numpy(name, floor):
     rng = np.random.default_rng(4)
     grid = random_grid(rng)
-    params = crowds.Params.table_4_1(name)
+    params = crowds.Params(**{**crowds.Params.table_4_1(name).to_dict(), "flow_floor": floor})
     p = pdict(params)
     pos = rng.uniform([0, 0], [13, 9], (200, 2))
     vel = rng.normal(scale=0.2, size=(200, 2))
@@ -150,6 +152,8 @@ BASE = dict(f_max=0.15, rho_min=0.25, rho_max=0.5, lam=2.0, delta_min=0.3, alpha
     (dict(gamma=-0.1), "gamma must be"),
     (dict(alpha=0.0, beta=0.0, gamma=0.0), "must not all be zero"),
     (dict(f_max=float("nan")), "f_max must be"),
+    (dict(flow_floor=-0.1), "flow_floor must lie in"),
+    (dict(flow_floor=1.5), "flow_floor must lie in"),
 ])
 def test_bad_params(change, match):
     with pytest.raises(ValueError, match=match):
@@ -213,3 +217,36 @@ def test_periodic_closures():
         grid.set_periodic(mask, 1.5, 8.0)
     with pytest.raises(ValueError, match="period must be"):
         grid.set_periodic(mask, 0.5, 0.0)
+
+
+def test_flow_floor_keeps_a_dense_standing_crowd_passable():
+    grid = crowds.CrowdGrid(6, 4)
+    rho = np.full((4, 6), 10.0)  # far above rho_max: w = 1, speed = the flow speed
+    ubar = np.zeros((4, 6, 2))
+    p0 = crowds.Params.table_4_1("city")
+    assert not crowds.speed_field(grid, rho, ubar, p0)[0, 1, 1:-1].any()  # eq. 4.9: max(0, ubar . n) = 0
+    p = crowds.Params(**{**p0.to_dict(), "flow_floor": 0.05})
+    f = crowds.speed_field(grid, rho, ubar, p)
+    np.testing.assert_allclose(f[0, :, :-1], 0.05 * p.f_max, rtol=1e-15)
+    assert (f[0, :, -1] == 0).all()  # still 0 off the grid
+    ubar[..., 0] = 0.1  # moving with the flow: the flow speed, above the floor
+    np.testing.assert_allclose(crowds.speed_field(grid, rho, ubar, p)[0, :, :-1], 0.1, rtol=1e-15)
+    assert "flow_floor=0.05" in repr(p)
+    import pickle
+    assert pickle.loads(pickle.dumps(p)).flow_floor == 0.05
+
+
+def test_field_functions_do_not_keep_or_alias_their_arguments():
+    rng = np.random.default_rng(5)
+    grid = random_grid(rng)
+    p = crowds.Params.table_4_1("city")
+    pos = rng.uniform([0, 0], [13, 9], (50, 2))
+    rho, ubar = crowds.splat(grid, pos, np.zeros((50, 2)), p.lam)
+    f = crowds.speed_field(grid, rho, ubar, p)
+    c = crowds.unit_cost(grid, f, grid.discomfort, p)
+    for out, arg in ((f, rho), (f, ubar), (c, f)):
+        assert not np.shares_memory(out, arg)
+    with pytest.raises(ValueError, match="rho"):
+        crowds.speed_field(grid, np.full((9, 13), np.nan), ubar, p)
+    with pytest.raises(ValueError, match="speed"):
+        crowds.unit_cost(grid, np.full((4, 9, 13), np.nan), grid.discomfort, p)

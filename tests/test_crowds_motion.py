@@ -292,3 +292,6 @@ def test_run_arrays_are_read_only_views_and_progress_is_reported():
     assert np.shares_memory(run.positions, run.positions)
     assert calls and calls[-1] == (20, 20)
     assert (run.step_times > 0).all()
+    assert run.stage_times.shape == (20, 4) and (run.stage_times >= 0).all() and not run.stage_times.flags.writeable
+    assert np.shares_memory(run.stage_times, run.stage_times)
+    assert (run.stage_times.sum(axis=1) <= run.step_times * 1.01 + 1e-5).all()

@@ -79,19 +79,23 @@ Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.8): unobstructed
 speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
 inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
 cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
-[0, f_max] and the slope range s_min < s_max. Immutable; invalid values raise
+[0, f_max], the slope range s_min < s_max, and flow_floor in [0, 1]: the
+flow speed of eq. 4.9 never falls below flow_floor x f_T (0: as printed; a
+small floor keeps a dense crowd standing still from locking for ever).
+Immutable; invalid values raise
 ValueError naming the parameter.)doc")
       .def(py::init([](double f_max, double rho_min, double rho_max, double lam, double delta_min, double alpha,
-                       double beta, double gamma, double f_min, double s_min, double s_max) {
+                       double beta, double gamma, double f_min, double s_min, double s_max, double flow_floor) {
              P p;
              p.f_max = f_max, p.rho_min = rho_min, p.rho_max = rho_max, p.lam = lam, p.delta_min = delta_min;
              p.alpha = alpha, p.beta = beta, p.gamma = gamma, p.f_min = f_min, p.s_min = s_min, p.s_max = s_max;
+             p.flow_floor = flow_floor;
              p.validate();
              return p;
            }),
            py::arg("f_max"), py::arg("rho_min"), py::arg("rho_max"), py::arg("lam"), py::arg("delta_min"),
            py::arg("alpha"), py::arg("beta"), py::arg("gamma"), py::arg("f_min") = 0.0, py::arg("s_min") = 0.0,
-           py::arg("s_max") = 1.0)
+           py::arg("s_max") = 1.0, py::arg("flow_floor") = 0.0)
       .def_static("table_4_1", &P::table_4_1, py::arg("name"),
                   "Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.")
       .def_readonly("f_max", &P::f_max)
@@ -105,18 +109,21 @@ ValueError naming the parameter.)doc")
       .def_readonly("f_min", &P::f_min)
       .def_readonly("s_min", &P::s_min)
       .def_readonly("s_max", &P::s_max)
+      .def_readonly("flow_floor", &P::flow_floor)
       .def("to_dict", [](const P& p) {
         py::dict d;
         d["f_max"] = p.f_max, d["rho_min"] = p.rho_min, d["rho_max"] = p.rho_max, d["lam"] = p.lam;
         d["delta_min"] = p.delta_min, d["alpha"] = p.alpha, d["beta"] = p.beta, d["gamma"] = p.gamma;
         d["f_min"] = p.f_min, d["s_min"] = p.s_min, d["s_max"] = p.s_max;
+        d["flow_floor"] = p.flow_floor;
         return d;
       }, "The parameters as a dict (Params(**{**p.to_dict(), 'gamma': 0.0}) makes a variant).")
       .def("__repr__", [](const P& p) {
         return "Params(f_max=" + std::to_string(p.f_max) + ", rho_min=" + std::to_string(p.rho_min) +
                ", rho_max=" + std::to_string(p.rho_max) + ", lam=" + std::to_string(p.lam) +
                ", delta_min=" + std::to_string(p.delta_min) + ", alpha=" + std::to_string(p.alpha) +
-               ", beta=" + std::to_string(p.beta) + ", gamma=" + std::to_string(p.gamma) + ")";
+               ", beta=" + std::to_string(p.beta) + ", gamma=" + std::to_string(p.gamma) +
+               (p.flow_floor != 0.0 ? ", flow_floor=" + std::to_string(p.flow_floor) : std::string()) + ")";
       });
 
   using G = CrowdGrid;
@@ -170,8 +177,6 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
         auto R = cells(rho, "rho", grid.ny(), grid.nx());
         if (ubar.ndim() != 3 || ubar.shape(0) != grid.ny() || ubar.shape(1) != grid.nx() || ubar.shape(2) != 2)
           throw_shape("ubar", "(" + std::to_string(grid.ny()) + ", " + std::to_string(grid.nx()) + ", 2)", shape_of(ubar));
-        check_field_finite("rho", R.data(), R.size());
-        check_field_finite("ubar", ubar.data(), ubar.size());
         Eigen::Map<const RowMatrix> U(ubar.data(), grid.n_cells(), 2);
         py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
         Eigen::Map<RowMatrix> S(out.mutable_data(), 4, grid.n_cells());
@@ -185,8 +190,6 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
   m.def("crowd_unit_cost", [](const G& grid, const Array& speed, const Array& discomfort, const P& params) {
         auto S = field4(speed, "speed", grid.ny(), grid.nx());
         auto D = cells(discomfort, "discomfort", grid.ny(), grid.nx());
-        check_field_finite("speed", S.data(), S.size());
-        check_field_finite("discomfort", D.data(), D.size());
         py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
         Eigen::Map<RowMatrix> C(out.mutable_data(), 4, grid.n_cells());
         unit_cost(grid, params, S, D, C);
@@ -262,7 +265,7 @@ moves out of the cells within radius of them.)doc")
       .def_readonly("speed_ahead", &CrowdAgent::speed_ahead)
       .def_readonly("lookahead", &CrowdAgent::lookahead);
 
-  py::class_<CrowdRun, std::shared_ptr<CrowdRun>>(m, "CrowdRun", "Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stuck (K,) person indices.")
+  py::class_<CrowdRun, std::shared_ptr<CrowdRun>>(m, "CrowdRun", "Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stage_times (T, 4) s, stuck (K,) person indices.")
       .def_property_readonly("positions", [](py::object self) {
         const auto& r = self.cast<const CrowdRun&>();
         return readonly(py::array_t<double>({r.T + 1, r.P, Index(2)}, r.positions.data(), self));
@@ -274,11 +277,14 @@ moves out of the cells within radius of them.)doc")
       .def_property_readonly("step_times", [](py::object self) {
         return view_vector(self.cast<const CrowdRun&>().step_times, self);
       }, "(T,) wall time of each step, seconds.")
+      .def_property_readonly("stage_times", [](py::object self) {
+        return view(self.cast<const CrowdRun&>().stage_times, self);
+      }, "(T, 4) wall time of each step's stages, seconds: density (splat, predictive discomfort, agents), speed + unit cost, potential (eikonal), motion (velocity fields, Euler, minimum distance, arrival); per-group stages summed over the groups.")
       .def_property_readonly("stuck", [](const CrowdRun& r) {
         py::array_t<std::int64_t> out(Index(r.stuck.size()));
         std::copy(r.stuck.begin(), r.stuck.end(), out.mutable_data());
         return out;
-      }, "(K,) people who stood in a cell with phi = inf (walled in) at some step.");
+      }, "(K,) people walled in at some step: in a cell with no open path to the goal (walls, closed cells), whatever the density. People held behind a dense crowd at rest also stand still (phi = inf there) but are not listed.");
 
   py::class_<PyCrowd, std::shared_ptr<PyCrowd>>(m, "Crowd", R"doc(
 A continuum crowd: an immutable model (grid, groups' goals and parameters,
@@ -333,7 +339,7 @@ buffers. Prefer directable.crowds.Crowd.)doc")
       }, "(P,) group index of each person.")
       .def_property_readonly("active", [](const PyCrowd& c) { return bool_vector(c.data.active); }, "(P,) bool: still walking.")
       .def_property_readonly("arrived", [](const PyCrowd& c) { return bool_vector(c.data.arrived); }, "(P,) bool: reached the goal.")
-      .def_property_readonly("stuck", [](const PyCrowd& c) { return bool_vector(c.data.stuck); }, "(P,) bool: ever walled in (phi = inf).")
+      .def_property_readonly("stuck", [](const PyCrowd& c) { return bool_vector(c.data.stuck); }, "(P,) bool: ever walled in (no open path to the goal, whatever the density).")
       .def_property_readonly("step_index", [](const PyCrowd& c) { return c.data.step; })
       .def_property_readonly("time", [](const PyCrowd& c) { return c.data.time; })
       .def("cfl", [](const PyCrowd& c, double dt) { return c.model->cfl(dt); }, py::arg("dt"),
@@ -384,7 +390,7 @@ buffers. Prefer directable.crowds.Crowd.)doc")
              d["ubar"] = U;
              d["discomfort"] = image(gd.discomfort, g.ny(), g.nx());
              d["speed"] = image4(gd.speed, g.ny(), g.nx());
-             d["speed_actual"] = image4(gd.speed_actual, g.ny(), g.nx());
+             d["speed_actual"] = image4(gd.actual_speed(), g.ny(), g.nx());
              d["cost"] = image4(gd.cost, g.ny(), g.nx());
              d["phi"] = image(gd.phi, g.ny(), g.nx());
              d["velocity"] = Eigen::VectorXd(gd.velocity);

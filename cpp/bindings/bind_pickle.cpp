@@ -189,7 +189,7 @@ void bind_pickle(py::module_& m) {
   add_reduce(m.attr("MACGrid2D"), {"nx", "ny", "h"});
   add_reduce(m.attr("LinearPrediction"), {"A", "B"});
   add_reduce(m.attr("CrowdParams"), {"f_max", "rho_min", "rho_max", "lam", "delta_min", "alpha", "beta", "gamma",
-                                     "f_min", "s_min", "s_max"});
+                                     "f_min", "s_min", "s_max", "flow_floor"});
   add_reduce(m.attr("CrowdGrid"), {"nx", "ny", "h", "height", "discomfort", "blocked"});
   add_reduce(m.attr("CrowdAgent"), {"path", "radius", "discomfort_ahead", "speed_ahead", "lookahead"});
   py::object result_type = m.attr("SimulationResult");

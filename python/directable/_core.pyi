@@ -2907,7 +2907,10 @@ class CrowdParams:
     speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
     inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
     cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
-    [0, f_max] and the slope range s_min < s_max. Immutable; invalid values raise
+    [0, f_max], the slope range s_min < s_max, and flow_floor in [0, 1]: the
+    flow speed of eq. 4.9 never falls below flow_floor x f_T (0: as printed; a
+    small floor keeps a dense crowd standing still from locking for ever).
+    Immutable; invalid values raise
     ValueError naming the parameter.
     """
     @staticmethod
@@ -2915,7 +2918,7 @@ class CrowdParams:
         """
         Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.
         """
-    def __init__(self, f_max: typing.SupportsFloat | typing.SupportsIndex, rho_min: typing.SupportsFloat | typing.SupportsIndex, rho_max: typing.SupportsFloat | typing.SupportsIndex, lam: typing.SupportsFloat | typing.SupportsIndex, delta_min: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_max: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> None:
+    def __init__(self, f_max: typing.SupportsFloat | typing.SupportsIndex, rho_min: typing.SupportsFloat | typing.SupportsIndex, rho_max: typing.SupportsFloat | typing.SupportsIndex, lam: typing.SupportsFloat | typing.SupportsIndex, delta_min: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_max: typing.SupportsFloat | typing.SupportsIndex = 1.0, flow_floor: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
     def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
         """
@@ -2941,6 +2944,9 @@ class CrowdParams:
         ...
     @property
     def f_min(self) -> float:
+        ...
+    @property
+    def flow_floor(self) -> float:
         ...
     @property
     def gamma(self) -> float:
@@ -3051,7 +3057,7 @@ class CrowdAgent:
         ...
 class CrowdRun:
     """
-    Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stuck (K,) person indices.
+    Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stage_times (T, 4) s, stuck (K,) person indices.
     """
     def __repr__(self) -> str:
         ...
@@ -3066,6 +3072,11 @@ class CrowdRun:
         (T+1, P, 2) positions (read-only view).
         """
     @property
+    def stage_times(self) -> numpy.ndarray:
+        """
+        (T, 4) wall time of each step's stages, seconds: density (splat, predictive discomfort, agents), speed + unit cost, potential (eikonal), motion (velocity fields, Euler, minimum distance, arrival); per-group stages summed over the groups.
+        """
+    @property
     def step_times(self) -> numpy.ndarray:
         """
         (T,) wall time of each step, seconds.
@@ -3073,7 +3084,7 @@ class CrowdRun:
     @property
     def stuck(self) -> numpy.typing.NDArray[numpy.int64]:
         """
-        (K,) people who stood in a cell with phi = inf (walled in) at some step.
+        (K,) people walled in at some step: in a cell with no open path to the goal (walls, closed cells), whatever the density. People held behind a dense crowd at rest also stand still (phi = inf there) but are not listed.
         """
 class Crowd:
     """
@@ -3141,7 +3152,7 @@ class Crowd:
     @property
     def stuck(self) -> numpy.ndarray:
         """
-        (P,) bool: ever walled in (phi = inf).
+        (P,) bool: ever walled in (no open path to the goal, whatever the density).
         """
     @property
     def time(self) -> float:

@@ -291,7 +291,7 @@ class Crowd:
     group_of = property(lambda self: self._sim.group_of, doc="(P,) group of each person.")
     active = property(lambda self: self._sim.active, doc="(P,) bool: still walking.")
     arrived = property(lambda self: self._sim.arrived, doc="(P,) bool: reached the goal.")
-    stuck = property(lambda self: self._sim.stuck, doc="(P,) bool: ever walled in (phi = inf), standing still.")
+    stuck = property(lambda self: self._sim.stuck, doc="(P,) bool: ever walled in (no open path to the goal), standing still.")
     step_index = property(lambda self: self._sim.step_index, doc="Steps taken.")
 
     def occupied(self, group):
@@ -335,7 +335,11 @@ class Crowd:
         -------
         CrowdRun
             ``positions`` (T+1, P, 2), ``active`` (T+1, P), ``step_times``
-            (T,) seconds, ``stuck`` (K,) people walled in at some step.
+            (T,) seconds, ``stage_times`` (T, 4) seconds (density, speed +
+            cost, potential, motion; per-group stages summed over the
+            groups), ``stuck`` (K,) people walled in at some step (no open
+            path to the goal whatever the density; people held behind a
+            dense crowd at rest stand still too but are not listed).
         """
         dt = real(dt, "dt")
         self._check_cfl(dt)

@@ -14,7 +14,8 @@ from ..crowds import Agent, Crowd, CrowdGrid, Group, Params
 
 __all__ = ["lanes", "vortex", "armies", "quad", "city", "evacuation", "saucer", "scatter", "lane_index",
            "angular_momentum", "heading_change", "street_fraction", "red_entries", "path_lengths",
-           "arrival_steps", "detour_ratio", "saucer_clearance", "city_layout", "mountains", "saucer_path"]
+           "arrival_steps", "detour_ratio", "saucer_clearance", "city_layout", "mountains", "saucer_path",
+           "heading_change_split", "voronoi_density", "plot_voronoi_density"]
 
 
 def _variant(params, **changes):
@@ -133,7 +134,8 @@ def armies(retreating=2000, chasing=8001, n=60, seed=0, params=None, **crowd_kw)
     return crowd
 
 
-def quad(people=400, n=60, doors=8, seed=0, params=None, predictive_steps=10, **crowd_kw):
+def quad(people=400, n=60, doors=8, seed=0, params=None, predictive_steps=10, predictive_scale=0.1,
+         predictive_lambda=1.0, **crowd_kw):
     """A school quad as classes get out (sec. 4.3; Table 4.1 "quad"): people
     leave from ``doors`` doorways on the walls, each to a random other door;
     one group per destination door. Predictive discomfort of
@@ -167,8 +169,8 @@ def quad(people=400, n=60, doors=8, seed=0, params=None, predictive_steps=10, **
         dst = (src + 1 + rng.integers(len(spots) - 1)) % len(spots)
         per[dst].append(scatter(rng, starts[src], 1)[0])
     groups = [Group(goal=masks[d], positions=np.asarray(per[d]).reshape(-1, 2)) for d in range(len(spots)) if per[d]]
-    return Crowd(grid, p, groups, predictive_steps=predictive_steps, predictive_scale=0.1, predictive_lambda=1.0,
-                 **crowd_kw)
+    return Crowd(grid, p, groups, predictive_steps=predictive_steps, predictive_scale=predictive_scale,
+                 predictive_lambda=predictive_lambda, **crowd_kw)
 
 
 def city_layout(n=120, blocks=4):
@@ -236,11 +238,25 @@ def city(people=1500, n=120, blocks=4, seed=0, params=None, gamma=None, street_d
     return Crowd(grid, p, groups, **crowd_kw)
 
 
-def evacuation(per_group=150, nx=40, ny=30, speeds=(0.08, 0.12, 0.16), seed=0, params=None, **crowd_kw):
+def evacuation(per_group=150, nx=40, ny=30, speeds=(0.08, 0.12, 0.16), seed=0, params=None, flow_floor=0.05,
+               **crowd_kw):
     """A building evacuation (Fig. 4.5): rooms along a corridor with doors,
     one exit on the east wall; one group per walking speed ``speeds``
-    (cells/step). Uses Table 4.1 "city" otherwise."""
+    (cells/step). Uses Table 4.1 "city" otherwise.
+
+    ``flow_floor`` (see :class:`~directable.crowds.Params`) keeps the flow
+    speed above that fraction of the terrain speed. With 0 (eq. 4.9 as
+    printed) a few people who converge on a one-cell door from three sides
+    can come to rest around an empty cell whose density, spilled over from
+    them, exceeds rho_max: its speed is then exactly max(0, ubar . n) = 0,
+    the cost +inf, the potential behind it +inf, nobody moves, ubar stays 0,
+    and the jam is permanent. Whether a run falls into it depends on the
+    last bits of rounding (with FMA or without); a floor of 0.05 makes every
+    run empty the building (tests/test_crowds_experiments.py).
+    """
     base = params or Params.table_4_1("city")
+    if flow_floor is not None:
+        base = _variant(base, flow_floor=flow_floor)
     rng = np.random.default_rng(seed)
     blocked = np.zeros((ny, nx), bool)
     blocked[0, :] = blocked[-1, :] = True
@@ -414,3 +430,154 @@ def saucer_clearance(positions, active, path, radius):
     s = np.asarray(path)[np.arange(T) % len(path)]
     d = np.linalg.norm(X - s[:, None, :], axis=2)
     return float((d[A] > radius).mean()) if A.any() else 1.0
+
+
+def heading_change_split(positions, active, radius=2.0, min_speed=1e-6):
+    """Mean absolute heading change (radians) per person-step, split by company.
+
+    A person-step counts as *isolated* when no other walking person is within
+    ``radius`` (length units) at the middle frame. Separates the re-planning
+    jitter of people far from everyone from the avoidance and pushes inside
+    the crowd (the quad experiment).
+
+    Parameters
+    ----------
+    positions : (T, P, 2) array_like
+    active : (T, P) bool array_like
+    radius : float
+    min_speed : float
+        Person-steps slower than this (length per step) are left out.
+
+    Returns
+    -------
+    isolated, crowded : float
+        Mean heading change (rad) of each kind of person-step (NaN if none).
+    isolated_fraction : float
+        Share of the counted person-steps that were isolated.
+    """
+    from scipy.spatial import cKDTree
+
+    X = np.asarray(positions, float)
+    A = np.asarray(active, bool)
+    v = X[1:] - X[:-1]
+    ang = np.arctan2(v[..., 1], v[..., 0])
+    speed = np.linalg.norm(v, axis=2)
+    d = np.abs((ang[1:] - ang[:-1] + np.pi) % (2 * np.pi) - np.pi)
+    m = A[:-2] & A[1:-1] & A[2:] & (speed[1:] > min_speed) & (speed[:-1] > min_speed)
+    iso = np.zeros_like(m)
+    for t in range(1, len(X) - 1):
+        walking = np.flatnonzero(A[t])
+        if len(walking) == 0:
+            continue
+        tree = cKDTree(X[t, walking])
+        company = np.array([len(c) for c in tree.query_ball_point(X[t, walking], radius)])  # counts oneself
+        iso[t - 1, walking] = company == 1
+
+    def mean(mask):
+        return float(d[mask].mean()) if mask.any() else float("nan")
+
+    return mean(m & iso), mean(m & ~iso), float((m & iso).sum() / max(m.sum(), 1))
+
+
+def _pedpy():
+    try:
+        import pedpy
+    except ImportError as exc:
+        raise ImportError('the Voronoi density needs PedPy: pip install "directable[pedpy]" '
+                          '(or pip install "pedpy>=1.1")') from exc
+    return pedpy
+
+
+def _walkable_area(pedpy, grid):
+    """The free part of the grid's domain as a PedPy WalkableArea (the largest
+    connected piece where walls split it)."""
+    import shapely
+    from shapely.geometry import box
+
+    h = grid.h
+    free = box(0.0, 0.0, grid.nx * h, grid.ny * h)
+    walls = [box(i * h, j * h, (i + 1) * h, (j + 1) * h) for j, i in np.argwhere(grid.blocked)]
+    if walls:
+        free = free.difference(shapely.union_all(walls))
+    if free.geom_type == "MultiPolygon":
+        free = max(free.geoms, key=lambda g: g.area)
+    return pedpy.WalkableArea(free)
+
+
+def voronoi_density(run, grid, frames, cut_off=None, dt=1.0):
+    """Individual Voronoi cells and densities of the walking people, computed by PedPy.
+
+    Parameters
+    ----------
+    run : CrowdRun
+        A recorded run (``positions`` (T+1, P, 2), ``active`` (T+1, P)).
+    grid : CrowdGrid
+        Its grid: the free cells make the walkable area.
+    frames : sequence of int
+        Frames (steps) to analyse.
+    cut_off : float, optional
+        Radius (length units) that bounds each Voronoi cell (PedPy's cut-off),
+        so that people at the edge of a crowd get finite cells.
+    dt : float
+        Step length (time units): PedPy's frame rate is 1 / dt.
+
+    Returns
+    -------
+    voronoi : pandas.DataFrame
+        PedPy's individual Voronoi data: ``id``, ``frame``, ``polygon``,
+        ``density`` (people per length unit squared).
+    traj : pedpy.TrajectoryData
+    walkable_area : pedpy.WalkableArea
+        People outside it (in another piece of a domain split by walls) are
+        left out.
+    """
+    import pandas as pd
+    from shapely.geometry import Point
+
+    pedpy = _pedpy()
+    X = np.asarray(run.positions)
+    A = np.asarray(run.active, bool)
+    area = _walkable_area(pedpy, grid)
+    rows = []
+    for f in frames:
+        f = int(f)
+        who = np.flatnonzero(A[f])
+        inside = [k for k in who if area.polygon.contains(Point(X[f, k]))]
+        rows += [(k, f, X[f, k, 0], X[f, k, 1]) for k in inside]
+    data = pd.DataFrame(rows, columns=["id", "frame", "x", "y"])
+    traj = pedpy.TrajectoryData(data=data, frame_rate=1.0 / dt)
+    cut = None if cut_off is None else pedpy.Cutoff(radius=float(cut_off), quad_segments=3)
+    voronoi = pedpy.compute_individual_voronoi_polygons(traj_data=traj, walkable_area=area, cut_off=cut)
+    return voronoi, traj, area
+
+
+def plot_voronoi_density(run, grid, frame, cut_off=1.5, ax=None, vmax=None):
+    """The Voronoi cells of one frame coloured by individual density (PedPy).
+
+    Parameters
+    ----------
+    run : CrowdRun
+    grid : CrowdGrid
+    frame : int
+    cut_off : float
+        Bound on each cell's radius (length units).
+    ax : matplotlib.axes.Axes, optional
+    vmax : float, optional
+        Top of the colour scale (people per cell area).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    pedpy = _pedpy()
+    voronoi, traj, area = voronoi_density(run, grid, [frame], cut_off=cut_off)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 6))
+    kw = dict(color_by_column=pedpy.DENSITY_COL, cb_label="individual Voronoi density (people / cell²)",
+              x_label="x (cells)", y_label="y (cells)", title=f"Voronoi density at step {frame} (PedPy)")
+    if vmax is not None:
+        kw.update(vmin=0.0, vmax=vmax)
+    return pedpy.plot_voronoi_cells(voronoi_data=voronoi, frame=int(frame), traj_data=traj, walkable_area=area,
+                                    axes=ax, **kw)

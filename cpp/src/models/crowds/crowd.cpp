@@ -58,6 +58,32 @@ void add_extra_speed(const CrowdData& d, Eigen::Ref<RowMatrix> speed) {
         if (speed(k, c) > 0.0) speed(k, c) += d.extra_speed[c];
 }
 
+// gd.reachable: a breadth-first search back from the goal over the moves
+// that are open whatever the density: not into or out of walls or off the
+// grid (the topographical speed's sentinel), not into a cell closed for
+// planning, not into a cell whose expected-speed factor is 0.
+void find_reachable(const CrowdModel& model, const CrowdData& d, Index gi, bool expected, CrowdGroupData& gd) {
+  const CrowdGrid& g = model.grid();
+  const Index nx = g.nx(), n = g.n_cells();
+  const RowMatrix& fT = model.topographic(gi);
+  const double* factor = g.expected_factor().data();
+  std::fill(gd.reachable.begin(), gd.reachable.end(), 0);
+  Index head = 0, tail = 0;
+  for (Index c = 0; c < n; ++c)
+    if (gd.goal[c] && !g.is_blocked(c)) gd.reachable[c] = 1, gd.queue[tail++] = c;
+  while (head < tail) {
+    const Index N = gd.queue[head++];
+    if (d.closed_plan[N] || (expected && !(factor[N] > 0.0))) continue;  // nobody enters it
+    const Index i = N % nx, j = N / nx;
+    for (int dir = 0; dir < 4; ++dir) {
+      const Index M = g.neighbour(i, j, (dir + 2) % 4);  // the move M -> N goes in direction dir
+      if (M < 0 || gd.reachable[M] || !(fT(dir, M) >= 0.0)) continue;
+      gd.reachable[M] = 1;
+      gd.queue[tail++] = M;
+    }
+  }
+}
+
 bool walking_or_standing(const CrowdModel& m, const CrowdData& d, Index k) {
   return d.active[k] || (d.arrived[k] && !m.options().remove_on_arrival);
 }
@@ -102,6 +128,10 @@ CrowdModel::CrowdModel(std::shared_ptr<const CrowdGrid> grid, std::vector<CrowdG
     agents_[a].validate("agents[" + std::to_string(a) + "]");
     speed_ahead_ += agents_[a].speed_ahead;
   }
+  for (const CrowdGroupSpec& spec : groups_) {
+    topographic_.emplace_back(4, grid_->n_cells());
+    topographic_speed(*grid_, spec.params, topographic_.back());
+  }
 }
 
 double CrowdModel::speed_cap(Index g) const { return groups_[g].params.f_max + speed_ahead_; }
@@ -126,6 +156,7 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
   CrowdData d;
   d.positions = positions;
   d.velocities = RowMatrix::Zero(P, 2);
+  d.intended = RowMatrix::Zero(P, 2);
   d.group_of = group_of;
   d.active.assign(P, 1), d.arrived.assign(P, 0), d.stuck.assign(P, 0), d.participates.assign(P, 0);
   d.rho.setZero(n), d.discomfort.setZero(n), d.extra_speed.setZero(n);
@@ -138,11 +169,14 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
   for (Index gi = 0; gi < model.n_groups(); ++gi) {
     CrowdGroupData& gd = d.groups[gi];
     gd.goal = model.group(gi).goal;
-    gd.speed = RowMatrix::Zero(4, n), gd.cost = RowMatrix::Zero(4, n), gd.speed_actual = RowMatrix::Zero(4, n);
+    gd.speed = RowMatrix::Zero(4, n), gd.cost = RowMatrix::Zero(4, n);
+    if (!g.periodic().empty()) gd.speed_actual = RowMatrix::Zero(4, n);
     gd.phi = Eigen::VectorXd::Constant(n, kInf);
     gd.velocity = Eigen::VectorXd::Zero(g.mac().n_faces());
     gd.discomfort = Eigen::VectorXd::Zero(n);
     gd.eikonal.resize(n);
+    gd.reachable.assign(n, 0);
+    gd.queue.assign(n, 0);
   }
   return d;
 }
@@ -179,6 +213,7 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
   const CrowdGrid& g = model.grid();
   const CrowdOptions& o = model.options();
   const Index P = d.positions.rows();
+  const double t_start = now_seconds();
   // 1. one density for everyone who is on the ground
   for (Index k = 0; k < P; ++k) d.participates[k] = walking_or_standing(model, d, k);
   splat(g, d.positions, d.velocities, d.participates, o.lam, d.rho, d.ubar);
@@ -194,8 +229,8 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
         Index m = 0;
         for (Index k = 0; k < P; ++k)
           if (d.active[k] && d.group_of[k] == gi) {
-            d.predicted(m, 0) = d.positions(k, 0) + double(q) * d.velocities(k, 0);
-            d.predicted(m, 1) = d.positions(k, 1) + double(q) * d.velocities(k, 1);
+            d.predicted(m, 0) = d.positions(k, 0) + double(q) * d.intended(k, 0);
+            d.predicted(m, 1) = d.positions(k, 1) + double(q) * d.intended(k, 1);
             ++m;
           }
         splat_density_add(g, d.predicted.topRows(m), o.predictive_lambda, o.predictive_scale,
@@ -208,8 +243,12 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
   g.red_cells(d.time, d.red);
   for (Index c = 0; c < g.n_cells(); ++c) d.closed_move[c] = d.closed_plan[c] | d.red[c];
   const bool periodic = !g.periodic().empty(), expected = periodic && o.expected_periodic;
+  const bool agents = !model.agents().empty();
   if (periodic && !o.expected_periodic) d.closed_plan = d.closed_move;
-  for (auto& gd : d.groups) gd.any_walking = false;
+  for (auto& gd : d.groups) {
+    gd.any_walking = false;
+    gd.seconds_speed_cost = gd.seconds_potential = gd.seconds_velocity = 0.0;
+  }
   for (Index k = 0; k < P; ++k)
     if (d.active[k]) d.groups[d.group_of[k]].any_walking = true;
   // 3. per group, independent: on separate threads
@@ -218,20 +257,24 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
     CrowdGroupData& gd = d.groups[gi];
     if (only_walking && !gd.any_walking) return;
     const CrowdParams& p = model.group(gi).params;
-    speed_field(g, p, d.rho, d.ubar, d.closed_plan, expected ? g.expected_factor() : none, gd.speed);
-    add_extra_speed(d, gd.speed);
+    const double t0 = now_seconds();
+    const RowMatrix& fT = model.topographic(gi);
+    flow_speed(g, p, fT, d.rho, d.ubar, d.closed_plan, expected ? g.expected_factor() : none, gd.speed);
+    if (agents) add_extra_speed(d, gd.speed);
     gd.discomfort = d.discomfort;
     if (predictive) gd.discomfort += d.predictive_total - d.predictive.col(gi);
-    unit_cost(g, p, gd.speed, gd.discomfort, gd.cost);
-    eikonal_unchecked(g.nx(), g.ny(), g.h(), gd.cost, gd.goal, g.blocked(), gd.eikonal, gd.phi, EikonalHeap::kIndexed);
+    unit_cost_unchecked(g, p, gd.speed, gd.discomfort, gd.cost);
     if (periodic) {
-      speed_field(g, p, d.rho, d.ubar, d.closed_move, none, gd.speed_actual);
-      add_extra_speed(d, gd.speed_actual);
-    } else {
-      gd.speed_actual = gd.speed;
+      flow_speed(g, p, fT, d.rho, d.ubar, d.closed_move, none, gd.speed_actual);
+      if (agents) add_extra_speed(d, gd.speed_actual);
     }
-    velocity_field(g, gd.phi, gd.cost, gd.speed_actual, gd.velocity);
+    const double t1 = now_seconds();
+    eikonal_unchecked(g.nx(), g.ny(), g.h(), gd.cost, gd.goal, g.blocked(), gd.eikonal, gd.phi, EikonalHeap::kIndexed);
+    const double t2 = now_seconds();
+    velocity_field(g, gd.phi, gd.cost, gd.actual_speed(), gd.velocity);
+    gd.seconds_speed_cost = t1 - t0, gd.seconds_potential = t2 - t1, gd.seconds_velocity = now_seconds() - t2;
   };
+  d.stage_seconds[0] = now_seconds() - t_start;
   const Index groups = model.n_groups();
   if (threads > 0 || groups == 1) {
     parallel_steps(groups, groups == 1 ? 1 : threads, nullptr, groups, [] { return 0; }, group_fields);
@@ -240,6 +283,12 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
     const double t0 = now_seconds();
     parallel_steps(groups, team, nullptr, groups, [] { return 0; }, group_fields);
     d.team.end(now_seconds() - t0);
+  }
+  d.stage_seconds[1] = d.stage_seconds[2] = d.stage_seconds[3] = 0.0;
+  for (const auto& gd : d.groups) {
+    d.stage_seconds[1] += gd.seconds_speed_cost;
+    d.stage_seconds[2] += gd.seconds_potential;
+    d.stage_seconds[3] += gd.seconds_velocity;
   }
 }
 
@@ -252,20 +301,29 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
   const CrowdGrid& g = model.grid();
   const Index P = d.positions.rows();
   fields(model, d, threads, true);
+  const double t_motion = now_seconds();
   // 4. Euler update
+  const bool expected = !g.periodic().empty() && model.options().expected_periodic;
   for (Index k = 0; k < P; ++k) {
     if (!d.active[k]) continue;
-    const CrowdGroupData& gd = d.groups[d.group_of[k]];
+    const Index gi = d.group_of[k];
+    CrowdGroupData& gd = d.groups[gi];
     const double x0 = d.positions(k, 0), y0 = d.positions(k, 1);
     const Index c = g.cell_of(x0, y0);
-    if (!(gd.phi[c] < kInf)) {  // walled in: stands still, reported
-      d.stuck[k] = 1;
+    if (!(gd.phi[c] < kInf)) {  // walled in, or behind a jam at rest: stands still
+      if (gd.reachable_step != d.step) {
+        find_reachable(model, d, gi, expected, gd);
+        gd.reachable_step = d.step;
+      }
+      if (!gd.reachable[c]) d.stuck[k] = 1;
       d.velocities(k, 0) = d.velocities(k, 1) = 0.0;
+      d.intended(k, 0) = d.intended(k, 1) = 0.0;
       continue;
     }
     Eigen::Vector2d v = g.mac().velocity_at(gd.velocity, x0, y0);
     const double cap = model.speed_cap(d.group_of[k]), norm = v.norm();
     if (norm > cap) v *= cap / norm;
+    d.intended(k, 0) = v[0], d.intended(k, 1) = v[1];
     double x = x0 + dt * v[0], y = y0 + dt * v[1];
     constrain_move(g, d.closed_move, x0, y0, x, y);
     d.positions(k, 0) = x, d.positions(k, 1) = y;
@@ -282,8 +340,10 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
     if (d.groups[d.group_of[k]].goal[c]) {
       d.active[k] = 0, d.arrived[k] = 1;
       d.velocities(k, 0) = d.velocities(k, 1) = 0.0;
+      d.intended(k, 0) = d.intended(k, 1) = 0.0;
     }
   }
+  d.stage_seconds[3] += now_seconds() - t_motion;
   ++d.step;
   d.time += dt;
 }
@@ -298,6 +358,7 @@ CrowdRun crowd_run(const CrowdModel& model, CrowdData& d, Index steps, double dt
   run.positions.resize(std::size_t((steps + 1) * P * 2));
   run.active.resize(std::size_t((steps + 1) * P));
   run.step_times.setZero(steps);
+  run.stage_times.setZero(steps, 4);
   auto record = [&](Index t) {
     std::copy(d.positions.data(), d.positions.data() + 2 * P, run.positions.begin() + t * P * 2);
     std::copy(d.active.begin(), d.active.end(), run.active.begin() + t * P);
@@ -309,6 +370,7 @@ CrowdRun crowd_run(const CrowdModel& model, CrowdData& d, Index steps, double dt
     const double t0 = now_seconds();
     crowd_step(model, d, dt, threads);
     run.step_times[t] = now_seconds() - t0;
+    run.stage_times.row(t) = d.stage_seconds.transpose();
     record(t + 1);
     if (!throttle.report(t + 1)) throw Cancelled();
   }

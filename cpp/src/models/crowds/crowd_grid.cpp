@@ -45,6 +45,47 @@ inline void splat_one(const CrowdGrid& g, double px, double py, double lam, Depo
     if (ci[k] >= 0 && cj[k] >= 0 && ci[k] < g.nx() && cj[k] < g.ny()) deposit(cj[k] * g.nx() + ci[k], w[k]);
 }
 
+void check_cells(const std::string& name, Index size, const CrowdGrid& g) {
+  if (size != g.n_cells())
+    throw_shape(name, "(" + std::to_string(g.ny()) + ", " + std::to_string(g.nx()) + ")",
+                "(" + std::to_string(size) + " entries)");
+}
+void check_moves(const std::string& name, Index rows, Index cols, const CrowdGrid& g) {
+  if (rows != 4 || cols != g.n_cells())
+    throw_shape(name, "(4, " + std::to_string(g.ny()) + ", " + std::to_string(g.nx()) + ")",
+                "(" + std::to_string(rows) + ", " + std::to_string(cols) + " cells)");
+}
+
+constexpr double kClosedMove = -1e300;  // topographic_speed's sentinel (see flow_value)
+
+// f = f_T + w (f_u - f_T), with selects of computed values only, so that
+// the loops below vectorise. A closed move carries f_T = kClosedMove: then
+// f <= -1e300 + w (f_u + 1e300) <= 0 for any w in [0, 1] and any speed f_u
+// below 1e280, and the final select makes it 0.
+inline double flow_value(double f_T, double rho_N, double u_N, double sign, double rho_min, double inv,
+                         double floor) {
+  const double x = (rho_N - rho_min) * inv;
+  const double w0 = x > 0.0 ? x : 0.0;
+  const double w = w0 < 1.0 ? w0 : 1.0;
+  const double su = sign * u_N, lowest = floor * f_T;  // lowest: 0, f_T's share, or below -1e299 when closed
+  const double low = lowest > 0.0 ? lowest : 0.0;
+  const double f_u = su > low ? su : low;
+  const double f = f_T + w * (f_u - f_T);
+  return f > 0.0 ? f : 0.0;
+}
+
+// Over `count` moves: t and out start at the first move M, rho_N and u_N at
+// its neighbour N (u_N: one component of ubar, stride 2).
+void flow_kernel(const double* __restrict t, const double* __restrict rho_N, const double* __restrict u_N,
+                 double sign, double rho_min, double inv, double floor, double* __restrict out, Index count) {
+  for (Index k = 0; k < count; ++k) out[k] = flow_value(t[k], rho_N[k], u_N[2 * k], sign, rho_min, inv, floor);
+}
+// The same, overwriting f_T with f.
+void flow_kernel_in_place(double* __restrict io, const double* __restrict rho_N, const double* __restrict u_N,
+                          double sign, double rho_min, double inv, double floor, Index count) {
+  for (Index k = 0; k < count; ++k) io[k] = flow_value(io[k], rho_N[k], u_N[2 * k], sign, rho_min, inv, floor);
+}
+
 }  // namespace
 
 void CrowdParams::validate() const {
@@ -61,6 +102,8 @@ void CrowdParams::validate() const {
   require(finite(beta) && beta >= 0.0, "beta must be finite and >= 0, got " + num(beta));
   require(finite(gamma) && gamma >= 0.0, "gamma must be finite and >= 0, got " + num(gamma));
   require(alpha + beta + gamma > 0.0, "alpha, beta and gamma must not all be zero");
+  require(finite(flow_floor) && flow_floor >= 0.0 && flow_floor <= 1.0,
+          "flow_floor must lie in [0, 1], got " + num(flow_floor));
   require(finite(s_min) && finite(s_max) && s_min < s_max,
           "s_min must be < s_max, got s_min = " + num(s_min) + ", s_max = " + num(s_max));
 }
@@ -109,7 +152,9 @@ CrowdGrid::CrowdGrid(Index nx, Index ny, double h, const Eigen::Ref<const Eigen:
     if (discomfort_[c] < 0.0)
       throw std::domain_error("discomfort must be >= 0, got " + num(discomfort_[c]) + " at flat index " +
                               std::to_string(c));
-  blocked_ = blocked.empty() ? std::vector<std::uint8_t>(n, 0) : blocked;
+  blocked_.assign(n, 0);
+  if (!blocked.empty())
+    for (Index c = 0; c < n; ++c) blocked_[c] = blocked[c] ? 1 : 0;
   expected_ = Eigen::VectorXd::Ones(n);
 }
 
@@ -183,25 +228,40 @@ void CrowdGrid::check_goal(const std::string& name, const std::vector<std::uint8
   if (!free) throw std::domain_error(name + " must contain at least one unblocked cell, got a fully blocked goal");
 }
 
-void check_field_finite(const std::string& name, const double* data, Index size) { check_finite(name, data, size); }
-
 void splat(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>& positions,
            const Eigen::Ref<const RowMatrix>& velocities, const std::vector<std::uint8_t>& active, double lam,
            Eigen::Ref<Eigen::VectorXd> rho, Eigen::Ref<RowMatrix> ubar) {
   require(std::isfinite(lam) && lam > 0.0, "lam must be finite and > 0, got " + num(lam));
-  rho.setZero();
-  ubar.setZero();
+  const Index n = grid.n_cells();
+  check_cells("rho", rho.size(), grid);
+  if (ubar.rows() != n || ubar.cols() != 2 || ubar.outerStride() != 2)
+    throw_shape("ubar", "contiguous (" + std::to_string(grid.ny()) + ", " + std::to_string(grid.nx()) + ", 2)",
+                "(" + std::to_string(ubar.rows()) + " cells, " + std::to_string(ubar.cols()) + ")");
+  if (velocities.rows() != positions.rows() || velocities.cols() != 2)
+    throw_shape("velocities", "(" + std::to_string(positions.rows()) + ", 2)", shape_str(velocities.rows(), velocities.cols()));
+  if (!active.empty() && Index(active.size()) != positions.rows())
+    throw_shape("active", "(" + std::to_string(positions.rows()) + ",)", "(" + std::to_string(active.size()) + ",)");
+  double* R = rho.data();
+  double* U = ubar.data();  // (n x 2) row-major, contiguous
+  std::fill(R, R + n, 0.0);
+  std::fill(U, U + 2 * n, 0.0);
+  const bool all = active.empty();
   for (Index k = 0; k < positions.rows(); ++k) {
-    if (!active.empty() && !active[k]) continue;
+    if (!all && !active[k]) continue;
     const double vx = velocities(k, 0), vy = velocities(k, 1);
-    splat_one(grid, positions(k, 0), positions(k, 1), lam, [&](Index c, double w) {
-      rho[c] += w;
-      ubar(c, 0) += w * vx;
-      ubar(c, 1) += w * vy;
+    splat_one(grid, positions(k, 0), positions(k, 1), lam, [R, U, vx, vy](Index c, double w) {
+      R[c] += w;
+      U[2 * c] += w * vx;
+      U[2 * c + 1] += w * vy;
     });
   }
-  for (Index c = 0; c < grid.n_cells(); ++c)
-    if (rho[c] > 0.0) ubar(c, 0) /= rho[c], ubar(c, 1) /= rho[c];
+  // mean velocity: momentum / rho where rho > 0 (branch-free, vectorises)
+  for (Index c = 0; c < n; ++c) {
+    // momentum is 0 where rho is, so dividing by 1 leaves it 0 there
+    const double r = R[c] > 0.0 ? R[c] : 1.0;
+    U[2 * c] /= r;
+    U[2 * c + 1] /= r;
+  }
 }
 
 void splat_density_add(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>& positions, double lam, double scale,
@@ -210,54 +270,144 @@ void splat_density_add(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>&
     splat_one(grid, positions(k, 0), positions(k, 1), lam, [&](Index c, double w) { field[c] += scale * w; });
 }
 
+namespace {
+
+
+// Offset of the neighbour in direction d, and the range [lo, hi) of flat
+// cells M for which M + offset is a valid index (row wrap-arounds inside it
+// carry the sentinel or are handled by the caller).
+struct DirectionRange {
+  Index offset, lo, hi;
+};
+inline DirectionRange direction_range(Index nx, Index n, int d) {
+  switch (d) {
+    case kEast: return {1, 0, n - 1};
+    case kNorth: return {nx, 0, n - nx};
+    case kWest: return {-1, 1, n};
+    default: return {-nx, nx, n};
+  }
+}
+
+}  // namespace
+
+void topographic_speed(const CrowdGrid& grid, const CrowdParams& p, Eigen::Ref<RowMatrix> fT) {
+  const Index nx = grid.nx(), ny = grid.ny(), n = grid.n_cells();
+  const double ih = 1.0 / grid.h(), scale = (p.f_min - p.f_max) / (p.s_max - p.s_min);
+  const double f_max = p.f_max, s_min = p.s_min, s_max = p.s_max;
+  const double* H = grid.height().data();
+  const std::uint8_t* blocked = grid.blocked().data();
+  for (int d = 0; d < 4; ++d) {
+    const DirectionRange r = direction_range(nx, n, d);
+    double* out = fT.data() + d * fT.outerStride();
+    const Index off = r.offset;
+    for (Index M = 0; M < r.lo; ++M) out[M] = kClosedMove;
+    // one pass over contiguous cells (selects only: it vectorises)
+    for (Index M = r.lo; M < r.hi; ++M) {
+      const Index N = M + off;
+      const double x = (H[N] - H[M]) * ih;
+      const double s = std::min(std::max(x, s_min), s_max);
+      const double f = f_max + (s - s_min) * scale;
+      const double shut = double(blocked[M] | blocked[N]);  // 0 or 1 (the grid stores 0/1)
+      out[M] = f + shut * (kClosedMove - f);                 // f, or kClosedMove (f is tiny beside it)
+    }
+    for (Index M = r.hi; M < n; ++M) out[M] = kClosedMove;
+    // the row wrap-arounds of E and W are off the grid
+    if (d == kEast)
+      for (Index j = 0; j < ny; ++j) out[j * nx + nx - 1] = kClosedMove;
+    if (d == kWest)
+      for (Index j = 0; j < ny; ++j) out[j * nx] = kClosedMove;
+  }
+}
+
+void flow_speed(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<const RowMatrix>& fT,
+                const Eigen::Ref<const Eigen::VectorXd>& rho_v, const Eigen::Ref<const RowMatrix>& ubar,
+                const std::vector<std::uint8_t>& closed, const Eigen::Ref<const Eigen::VectorXd>& factor,
+                Eigen::Ref<RowMatrix> speed) {
+  const Index nx = grid.nx(), n = grid.n_cells();
+  // rho_max = inf: 1 / inf = 0, so w = 0 (no flow-speed term).
+  const double rho_min = p.rho_min, inv = 1.0 / (p.rho_max - p.rho_min);
+  const double* rho = rho_v.data();
+  const double* u = ubar.data();  // (n x 2) row-major
+  const double* fac = factor.size() != 0 ? factor.data() : nullptr;
+  for (int d = 0; d < 4; ++d) {
+    const DirectionRange r = direction_range(nx, n, d);
+    const double* t = fT.data() + d * fT.outerStride();
+    double* out = speed.data() + d * speed.outerStride();
+    // the component of ubar along n_d and its sign
+    const Index comp = (d == kEast || d == kWest) ? 0 : 1;
+    const double sign = (d == kEast || d == kNorth) ? 1.0 : -1.0;
+    const Index off = r.offset;
+    for (Index M = 0; M < r.lo; ++M) out[M] = 0.0;
+    const Index count = r.hi - r.lo, N0 = r.lo + off;  // N0 >= 0: the first neighbour
+    if (t == out)
+      flow_kernel_in_place(out + r.lo, rho + N0, u + 2 * N0 + comp, sign, rho_min, inv, p.flow_floor, count);
+    else
+      flow_kernel(t + r.lo, rho + N0, u + 2 * N0 + comp, sign, rho_min, inv, p.flow_floor, out + r.lo, count);
+    for (Index M = r.hi; M < n; ++M) out[M] = 0.0;
+    if (fac)
+      for (Index M = r.lo; M < r.hi; ++M) out[M] *= fac[M + off];
+  }
+  if (closed.empty()) return;
+  // Nobody enters a closed cell: zero the four moves into it (leaving is allowed).
+  const Index ny = grid.ny();
+  for (Index c = 0; c < n; ++c) {
+    if (!closed[c]) continue;
+    const Index i = c % nx, j = c / nx;
+    if (i > 0) speed(kEast, c - 1) = 0.0;
+    if (i + 1 < nx) speed(kWest, c + 1) = 0.0;
+    if (j > 0) speed(kNorth, c - nx) = 0.0;
+    if (j + 1 < ny) speed(kSouth, c + nx) = 0.0;
+  }
+}
+
 void speed_field(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<const Eigen::VectorXd>& rho,
                  const Eigen::Ref<const RowMatrix>& ubar, const std::vector<std::uint8_t>& closed,
                  const Eigen::Ref<const Eigen::VectorXd>& factor, Eigen::Ref<RowMatrix> speed) {
-  const Index nx = grid.nx(), ny = grid.ny();
-  const double ih = 1.0 / grid.h(), slope_span = p.s_max - p.s_min, drho = p.rho_max - p.rho_min;
-  const double* H = grid.height().data();
-  const std::uint8_t* blocked = grid.blocked().data();
-  const std::uint8_t* shut = closed.empty() ? nullptr : closed.data();
-  const double* fac = factor.size() != 0 ? factor.data() : nullptr;
-  const double* u = ubar.data();  // (n x 2) row-major
-  const Index step[4] = {1, nx, -1, -nx};
-  for (Index j = 0; j < ny; ++j)
-    for (Index i = 0; i < nx; ++i) {
-      const Index M = j * nx + i;
-      const bool inside[4] = {i + 1 < nx, j + 1 < ny, i > 0, j > 0};
-      for (int d = 0; d < 4; ++d) {
-        const Index N = M + step[d];
-        if (!inside[d] || blocked[M] || blocked[N] || (shut && shut[N])) {
-          speed(d, M) = 0.0;
-          continue;
-        }
-        const double s = std::clamp((H[N] - H[M]) * ih, p.s_min, p.s_max);
-        const double fT = p.f_max + (s - p.s_min) / slope_span * (p.f_min - p.f_max);
-        const double fu = std::max(0.0, u[2 * N] * kDirDi[d] + u[2 * N + 1] * kDirDj[d]);
-        const double w = std::clamp((rho[N] - p.rho_min) / drho, 0.0, 1.0);
-        const double f = fT + w * (fu - fT);
-        speed(d, M) = fac ? f * fac[N] : f;
-      }
+  check_cells("rho", rho.size(), grid);
+  if (ubar.rows() != grid.n_cells() || ubar.cols() != 2)
+    throw_shape("ubar", "(" + std::to_string(grid.ny()) + ", " + std::to_string(grid.nx()) + ", 2)",
+                "(" + std::to_string(ubar.rows()) + " cells, " + std::to_string(ubar.cols()) + ")");
+  check_moves("speed", speed.rows(), speed.cols(), grid);
+  if (!closed.empty()) check_cells("closed", Index(closed.size()), grid);
+  if (factor.size() != 0) check_cells("factor", factor.size(), grid);
+  check_finite("rho", rho.data(), rho.size());
+  check_finite("ubar", ubar.data(), ubar.size());
+  p.validate();
+  topographic_speed(grid, p, speed);
+  flow_speed(grid, p, speed, rho, ubar, closed, factor, speed);
+}
+
+void unit_cost_unchecked(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<const RowMatrix>& speed,
+                         const Eigen::Ref<const Eigen::VectorXd>& discomfort, Eigen::Ref<RowMatrix> cost) {
+  const Index nx = grid.nx(), n = grid.n_cells();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double alpha = p.alpha, beta = p.beta, gamma = p.gamma;
+  const double* g = discomfort.data();
+  for (int d = 0; d < 4; ++d) {
+    const DirectionRange r = direction_range(nx, n, d);
+    const double* f = speed.data() + d * speed.outerStride();
+    double* out = cost.data() + d * cost.outerStride();
+    const Index off = r.offset;
+    // speed is 0 off the grid (and on row wrap-arounds): cost +inf there
+    for (Index M = 0; M < r.lo; ++M) out[M] = inf;
+    for (Index M = r.lo; M < r.hi; ++M) {
+      const double fM = f[M];
+      const double c = (alpha * fM + beta + gamma * g[M + off]) / fM;
+      out[M] = fM > 0.0 ? c : inf;
     }
+    for (Index M = r.hi; M < n; ++M) out[M] = inf;
+  }
 }
 
 void unit_cost(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<const RowMatrix>& speed,
                const Eigen::Ref<const Eigen::VectorXd>& g, Eigen::Ref<RowMatrix> cost) {
-  const Index nx = grid.nx(), ny = grid.ny();
-  const double inf = std::numeric_limits<double>::infinity();
-  for (Index j = 0; j < ny; ++j)
-    for (Index i = 0; i < nx; ++i) {
-      const Index M = j * nx + i;
-      for (int d = 0; d < 4; ++d) {
-        const double f = speed(d, M);
-        if (!(f > 0.0)) {
-          cost(d, M) = inf;
-          continue;
-        }
-        const Index N = grid.neighbour(i, j, d);
-        cost(d, M) = (p.alpha * f + p.beta + p.gamma * g[N]) / f;
-      }
-    }
+  check_moves("speed", speed.rows(), speed.cols(), grid);
+  check_cells("discomfort", g.size(), grid);
+  check_moves("cost", cost.rows(), cost.cols(), grid);
+  check_finite("speed", speed.data(), speed.size());
+  check_finite("discomfort", g.data(), g.size());
+  p.validate();
+  unit_cost_unchecked(grid, p, speed, g, cost);
 }
 
 }  // namespace directable

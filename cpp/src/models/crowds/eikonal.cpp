@@ -276,24 +276,28 @@ void velocity_field(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorX
     const double f = d < 0.0 ? speed(d_ab, a) : speed(d_ba, b);
     return -f * d / std::sqrt(d * d + t * t);
   };
-  for (Index j = 0; j < ny; ++j)
-    for (Index i = 0; i <= nx; ++i) {
-      double v = 0.0;
-      if (i > 0 && i < nx) {
-        const Index a = j * nx + i - 1, b = a + 1;
-        if (usable(a) && usable(b)) v = face(a, b, 0.5 * (grad_y(i - 1, j) + grad_y(i, j)), kEast, kWest);
-      }
-      u[mac.xface(i, j)] = v;
+  // Each cell's tangential difference serves the two faces beside it: carried
+  // along the row (x-faces) or the column (y-faces) instead of computed twice.
+  for (Index j = 0; j < ny; ++j) {
+    u[mac.xface(0, j)] = u[mac.xface(nx, j)] = 0.0;
+    double t_prev = grad_y(0, j);
+    for (Index i = 1; i < nx; ++i) {
+      const double t_next = grad_y(i, j);
+      const Index a = j * nx + i - 1, b = a + 1;
+      u[mac.xface(i, j)] = (usable(a) && usable(b)) ? face(a, b, 0.5 * (t_prev + t_next), kEast, kWest) : 0.0;
+      t_prev = t_next;
     }
-  for (Index j = 0; j <= ny; ++j)
-    for (Index i = 0; i < nx; ++i) {
-      double v = 0.0;
-      if (j > 0 && j < ny) {
-        const Index a = (j - 1) * nx + i, b = a + nx;
-        if (usable(a) && usable(b)) v = face(a, b, 0.5 * (grad_x(i, j - 1) + grad_x(i, j)), kNorth, kSouth);
-      }
-      u[mac.yface(i, j)] = v;
+  }
+  for (Index i = 0; i < nx; ++i) {
+    u[mac.yface(i, 0)] = u[mac.yface(i, ny)] = 0.0;
+    double t_prev = grad_x(i, 0);
+    for (Index j = 1; j < ny; ++j) {
+      const double t_next = grad_x(i, j);
+      const Index a = (j - 1) * nx + i, b = a + nx;
+      u[mac.yface(i, j)] = (usable(a) && usable(b)) ? face(a, b, 0.5 * (t_prev + t_next), kNorth, kSouth) : 0.0;
+      t_prev = t_next;
     }
+  }
   (void)n;
 }
 

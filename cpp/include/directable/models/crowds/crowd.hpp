@@ -6,7 +6,7 @@
 //
 // One step: (1) splat everyone into one density and mean velocity;
 // (2) predictive discomfort: each walking person advanced by its velocity
-// for k = 1..K steps, splatted (scale x density, exponent lambda_p) into the
+// of eq. 4.6 (CrowdData::intended) for k = 1..K steps, splatted (scale x density, exponent lambda_p) into the
 // discomfort of the other groups; moving agents add discomfort and speed ahead of themselves and
 // close their disc; (3) per group (in parallel): planning speed (expected
 // speed of periodic closures), unit cost, potential, and the velocity field
@@ -71,6 +71,9 @@ class CrowdModel {
   const CrowdGroupSpec& group(Index g) const { return groups_[g]; }
   const CrowdOptions& options() const { return options_; }
   const std::vector<CrowdAgent>& agents() const { return agents_; }
+  //! Group g's topographical speed f_T (4 x ny nx, topographic_speed's
+  //! sentinel on closed moves): fixed by the grid and the parameters.
+  const RowMatrix& topographic(Index g) const { return topographic_[g]; }
   //! Largest speed a person of group g can reach (f_max plus agents' speed_ahead).
   double speed_cap(Index g) const;
   //! max over groups of speed_cap * dt / h (> 1 breaks the one-cell-per-step bound).
@@ -81,6 +84,7 @@ class CrowdModel {
   std::vector<CrowdGroupSpec> groups_;
   CrowdOptions options_;
   std::vector<CrowdAgent> agents_;
+  std::vector<RowMatrix> topographic_;  // per group, (4 x ny nx)
   double speed_ahead_ = 0.0;
 };
 
@@ -88,21 +92,38 @@ class CrowdModel {
 struct CrowdGroupData {
   std::vector<std::uint8_t> goal;  //!< (ny nx) current goal
   RowMatrix speed, cost;           //!< planning speed and unit cost
-  RowMatrix speed_actual;          //!< speed people actually move with
+  RowMatrix speed_actual;          //!< speed people move with where it differs from `speed` (periodic closures), else empty
   Eigen::VectorXd phi;             //!< (ny nx) potential
   Eigen::VectorXd velocity;        //!< (n_faces) MAC velocity
   Eigen::VectorXd discomfort;      //!< (ny nx) g this group plans with
   EikonalWorkspace eikonal;
+  //! (ny nx) cells from which the goal can be reached through open moves
+  //! whatever the density (walls, closed cells), and the search's queue;
+  //! computed in a step only when someone stands where phi = inf.
+  std::vector<std::uint8_t> reachable;
+  std::vector<Index> queue;
+  Index reachable_step = -1;  //!< the step `reachable` was computed for
   bool any_walking = false;
+  double seconds_speed_cost = 0.0, seconds_potential = 0.0, seconds_velocity = 0.0;  //!< this group's last fields
+  //! The speed people actually move with (4 x ny nx).
+  const RowMatrix& actual_speed() const { return speed_actual.size() ? speed_actual : speed; }
 };
 
 //! The people and every buffer of a run. Belongs to one thread at a time.
 struct CrowdData {
-  RowMatrix positions, velocities;        //!< (P x 2)
+  RowMatrix positions, velocities;        //!< (P x 2) velocities: the last step's displacement / dt
+  //! (P x 2) velocity of eq. 4.6 at the last step (the interpolated field,
+  //! before walls and minimum distance): what predictive discomfort
+  //! extrapolates, so that the pushes of the minimum distance, multiplied
+  //! by the horizon, do not shake the predicted paths.
+  RowMatrix intended;
   std::vector<int> group_of;              //!< (P)
   std::vector<std::uint8_t> active;       //!< (P) still walking
   std::vector<std::uint8_t> arrived;      //!< (P) reached the goal
-  std::vector<std::uint8_t> stuck;        //!< (P) ever in a cell with phi = inf
+  //! (P) ever walled in: in a cell from which no open path leads to the goal.
+  //! (People behind a dense crowd at rest also stand where phi = inf, but
+  //! are not walled in: they walk on once the jam moves.)
+  std::vector<std::uint8_t> stuck;
   Index step = 0;
   double time = 0.0;
   Eigen::VectorXd rho, discomfort, extra_speed;  //!< (ny nx) density, static + agents' discomfort, agents' speed
@@ -113,6 +134,11 @@ struct CrowdData {
   Eigen::VectorXd predictive_total;               //!< (ny nx) their sum
   std::vector<CrowdGroupData> groups;
   MinDistanceWorkspace min_distance;
+  //! Wall time of the last step's stages, seconds: density (splat,
+  //! predictive discomfort, agents), speed and unit cost, potential
+  //! (eikonal), motion (velocity fields, Euler, minimum distance, arrival);
+  //! per-group stages are summed over the groups.
+  Eigen::Vector4d stage_seconds = Eigen::Vector4d::Zero();
   //! Team size of the per-group loop when all cores are asked for (on
   //! shared cores one thread can beat a stalled team; results do not depend on it).
   TeamChooser team;
@@ -124,6 +150,7 @@ struct CrowdRun {
   std::vector<double> positions;      //!< (T+1) x P x 2
   std::vector<std::uint8_t> active;   //!< (T+1) x P
   Eigen::VectorXd step_times;         //!< (T) seconds
+  RowMatrix stage_times;              //!< (T x 4) seconds: CrowdData::stage_seconds of each step
   std::vector<Index> stuck;           //!< sorted person indices
 };
 

@@ -39,6 +39,12 @@ struct CrowdParams {
   double f_min = 0.0;      //!< speed on the steepest uphill slope
   double s_min = 0.0;      //!< slope giving f_max
   double s_max = 1.0;      //!< slope giving f_min
+  //! The flow speed of eq. 4.9 never falls below flow_floor x f_T, in
+  //! [0, 1]. 0 is eq. 4.9 as printed, where a dense crowd standing still
+  //! (rho >= rho_max, ubar = 0) has speed exactly 0 into its cells: an
+  //! absorbing jam (cost +inf behind it, nobody moves, ubar stays 0). A
+  //! small floor lets people through such a jam at a crawl.
+  double flow_floor = 0.0;
 
   //! Throws std::domain_error naming the first invalid parameter.
   void validate() const;
@@ -104,10 +110,6 @@ class CrowdGrid {
   std::vector<PeriodicClosure> periodic_;
 };
 
-//! Throws std::domain_error naming `name` and the flat index of the first
-//! non-finite entry of a field (data, size entries).
-void check_field_finite(const std::string& name, const double* data, Index size);
-
 //! Density splat of sec. 4.2.1 and the mean velocity of eq. 4.7 (lam > 0,
 //! checked).
 //! positions, velocities (P x 2); active (P, or empty = all) selects who
@@ -119,20 +121,45 @@ void splat(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>& positions,
 void splat_density_add(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>& positions, double lam, double scale,
                        Eigen::Ref<Eigen::VectorXd> field);
 
+//! Topographical speed f_T of eq. 4.8 of every move M -> N (4 x ny nx):
+//! the slope (H[N] - H[M]) / h clamped into [s_min, s_max]. Moves into or
+//! out of blocked cells and off the grid hold -1e300, a sentinel that
+//! flow_speed turns into speed 0 (a real f_T is never negative). Depends
+//! only on the grid and the parameters: a crowd computes it once per group.
+void topographic_speed(const CrowdGrid& grid, const CrowdParams& params, Eigen::Ref<RowMatrix> fT);
+
+//! Speed of eq. 4.9-4.10 from the topographical speed fT (4 x ny nx, with
+//! topographic_speed's sentinel): f = f_T + w (f_ubar - f_T) with the flow
+//! speed max(0, ubar[N] . n_d) and the weight clip((rho[N] - rho_min) /
+//! (rho_max - rho_min), 0, 1); 0 on the sentinel moves. `factor` (ny nx, or
+//! empty) scales the speed into each cell (expected periodic speed);
+//! `closed` (ny nx, or empty) adds cells nobody may enter. One pass per
+//! direction over contiguous cells, no allocation. `speed` may be `fT`
+//! itself (the update is elementwise). Unchecked: the caller built the fields.
+void flow_speed(const CrowdGrid& grid, const CrowdParams& params, const Eigen::Ref<const RowMatrix>& fT,
+                const Eigen::Ref<const Eigen::VectorXd>& rho, const Eigen::Ref<const RowMatrix>& ubar,
+                const std::vector<std::uint8_t>& closed, const Eigen::Ref<const Eigen::VectorXd>& factor,
+                Eigen::Ref<RowMatrix> speed);
+
 //! Speed field of eq. 4.8-4.10 in the fixed discrete form: per move M -> N,
 //! the slope (H[N] - H[M]) / h clamped into [s_min, s_max], the flow speed
 //! max(0, ubar[N] . n_d), the weight clip((rho[N] - rho_min) / (rho_max -
 //! rho_min), 0, 1); zero into or out of blocked cells and off the grid.
 //! `closed` (ny nx, or empty) adds cells nobody may enter; `factor` (ny nx,
 //! or empty) scales the speed into each cell (expected periodic speed).
-//! speed: (4 x ny nx).
+//! Validates the shapes (rho: ny nx, ubar: ny nx x 2, speed: 4 x ny nx) and
+//! that rho and ubar are finite. speed: (4 x ny nx).
 void speed_field(const CrowdGrid& grid, const CrowdParams& params, const Eigen::Ref<const Eigen::VectorXd>& rho,
                  const Eigen::Ref<const RowMatrix>& ubar, const std::vector<std::uint8_t>& closed,
                  const Eigen::Ref<const Eigen::VectorXd>& factor, Eigen::Ref<RowMatrix> speed);
 
 //! Unit cost of eq. 4.4: C = (alpha f + beta + gamma g[N]) / f, +inf where
-//! f = 0. speed, cost: (4 x ny nx); discomfort g: (ny nx).
+//! f = 0. speed, cost: (4 x ny nx); discomfort g: (ny nx). Validates shapes
+//! and finiteness.
 void unit_cost(const CrowdGrid& grid, const CrowdParams& params, const Eigen::Ref<const RowMatrix>& speed,
                const Eigen::Ref<const Eigen::VectorXd>& discomfort, Eigen::Ref<RowMatrix> cost);
+//! unit_cost without the checks (the crowd step's own fields).
+void unit_cost_unchecked(const CrowdGrid& grid, const CrowdParams& params, const Eigen::Ref<const RowMatrix>& speed,
+                         const Eigen::Ref<const Eigen::VectorXd>& discomfort, Eigen::Ref<RowMatrix> cost);
 
 }  // namespace directable
