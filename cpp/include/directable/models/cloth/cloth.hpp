@@ -9,7 +9,6 @@
 // per-run buffer lives in a ClothData.
 #include <Eigen/Core>
 #include <Eigen/IterativeLinearSolvers>
-#include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 #include <array>
 #include <cstdint>
@@ -17,6 +16,7 @@
 
 #include "directable/core/progress.hpp"
 #include "directable/core/sequence.hpp"
+#include "directable/linalg/block_ldlt.hpp"
 #include "directable/models/point_mass_system.hpp"
 
 namespace directable {
@@ -63,8 +63,10 @@ struct SpringFamily {
   Index count() const { return (i_end - i_begin) * j_end; }
 };
 
-//! symplectic: eq. 4-5. implicit: backward Euler, one Newton step, sparse
-//! LDL' factorisation. implicit_cg: the same step solved by Jacobi-
+//! symplectic: eq. 4-5. implicit: backward Euler, one Newton step, solved
+//! by a direct sparse LDL' (linalg/block_ldlt: node-level AMD ordering and
+//! supernodes analysed once per model, multifrontal numeric factorisation
+//! with dense kernels). implicit_cg: the same step solved by Jacobi-
 //! preconditioned conjugate gradients (Baraff-Witkin's solver), to a
 //! relative residual of 1e-12.
 enum class ClothIntegrator { symplectic, implicit, implicit_cg };
@@ -77,7 +79,7 @@ struct ClothData : PointMassData {
   Eigen::VectorXd F;                     //!< 3V
   Eigen::VectorXd Kx, Kv;                //!< nnz each, values of dF/dx, dF/dv on the model's pattern
   Eigen::SparseMatrix<double> A;         //!< 3V x 3V, backward-Euler system matrix (pattern of the model)
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver;  //!< symbolic analysis done once per data
+  BlockLDLTData factor;                  //!< numeric LDL' of A (implicit): fronts sized once
   Eigen::ConjugateGradient<Eigen::SparseMatrix<double>, Eigen::Lower | Eigen::Upper> cg;
   Eigen::VectorXd rhs, dv;               //!< 3V each
 };
@@ -94,8 +96,9 @@ class ClothModel final : public PointMassSystem {
   void applied_forces(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
                       Eigen::Ref<Eigen::VectorXd> F, PointMassData& data) const override;
 
-  //! With ClothIntegrator::implicit the sparse symbolic analysis is done
-  //! here, once; the implicit_cg and symplectic steps need none.
+  //! Buffers for `method`: the implicit steps get the system matrix, and
+  //! ClothIntegrator::implicit the factor's fronts (the symbolic analysis is
+  //! the model's, done once at construction).
   std::unique_ptr<ClothData> create_data(ClothIntegrator method = ClothIntegrator::symplectic) const;
   const ClothParams& params() const { return params_; }
   const std::vector<Collider>& colliders() const { return colliders_; }
@@ -114,12 +117,15 @@ class ClothModel final : public PointMassSystem {
                             ClothData& data) const;
   const std::vector<int>& row_offsets() const { return row_offsets_; }  //!< 3V + 1
   const std::vector<int>& columns() const { return columns_; }          //!< nnz
+  //! Symbolic LDL' analysis of the implicit step's 3V x 3V system (its pattern is that of the Jacobians).
+  const BlockLDLT& system_factor() const { return *ldlt_; }
 
   //! One step in place. symplectic: eq. 4-5. implicit: backward Euler with one
   //! Newton step (Baraff-Witkin): (M - dt dF/dv - dt^2 sym(dF/dx)) dv =
   //! dt (F + u + dt dF/dx v). The matrix uses the symmetric part of dF/dx
   //! (exact for undamped springs and frictionless colliders) so that a
   //! sparse LDL' factorisation with a pattern analysed once applies.
+  //! Throws std::domain_error when a pivot of the factorisation vanishes.
   //! u: 3V or empty. Returns sum |v+|^2 (see symplectic_update).
   double step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v, double dt, const double* u,
               ClothIntegrator method, ClothData& data) const;
@@ -152,6 +158,7 @@ class ClothModel final : public PointMassSystem {
   std::vector<int> transpose_entry_;     //!< nnz: entry index of (c, r) for entry (r, c)
   std::vector<std::uint8_t> entry_pinned_;  //!< nnz: row or column belongs to a pinned node
   std::vector<std::uint8_t> entry_diagonal_;  //!< nnz
+  std::shared_ptr<const BlockLDLT> ldlt_;     //!< symbolic analysis of the implicit system, on (row_offsets_, columns_)
 };
 
 struct ClothRollout {
