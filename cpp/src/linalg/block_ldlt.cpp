@@ -130,35 +130,81 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
   position_.assign(G, 0);
   for (int k = 0; k < G; ++k) position_[order_[k]] = k;
 
-  // fundamental supernodes: k joins k - 1 when k - 1 is its only child and
-  // column k - 1 is column k plus k itself
+  // Fundamental supernodes (k joins k - 1 when k - 1 is its only child and
+  // column k - 1 is column k plus k itself), then relaxed amalgamation: a
+  // supernode merges into its parent when it is the parent's last child (so
+  // that its groups come right before the parent's) and the merged
+  // supernode stays small or stores few explicit zeros. Merging cuts the
+  // number of small dense calls, which dominate at these sizes.
   std::vector<int> child_count(G, 0);
   for (int k = 0; k < G; ++k)
     if (parent[k] >= 0) ++child_count[parent[k]];
-  first_.assign(1, 0);
+  std::vector<int> fund(1, 0);
   for (int k = 1; k < G; ++k)
     if (!(parent[k - 1] == k && child_count[k] == 1 && structure[k - 1].size() == structure[k].size() + 1))
-      first_.push_back(k);
-  first_.push_back(G);
+      fund.push_back(k);
+  fund.push_back(G);
+  {
+    const int F = static_cast<int>(fund.size()) - 1;
+    std::vector<int> sn_of(G);
+    for (int s = 0; s < F; ++s)
+      for (int k = fund[s]; k < fund[s + 1]; ++k) sn_of[k] = s;
+    // per (possibly merged) supernode ending at fundamental supernode s: its first group and stored zeros
+    first_.clear();
+    int begin = 0;
+    double zeros = 0.0;
+    for (int s = 0; s < F; ++s) {
+      const std::vector<int>& below = structure[fund[s + 1] - 1];
+      const int next = s + 1;
+      bool merge = false;
+      if (next < F && !below.empty() && sn_of[below.front()] == next) {
+        // merged: the groups begin .. fund[next + 1] - 1 with the rows of next's front
+        const double piv = fund[next + 1] - begin;
+        const double rows_next = static_cast<double>(fund[next + 1] - fund[next]) +
+                                 static_cast<double>(structure[fund[next + 1] - 1].size());
+        const double own = static_cast<double>(fund[s + 1] - begin);
+        // columns begin .. fund[s+1]-1 gain the rows of next's front they lack
+        const double extra = own * (rows_next - static_cast<double>(below.size()));
+        const double total = piv * (piv + 1.0) / 2.0 + piv * static_cast<double>(structure[fund[next + 1] - 1].size());
+        const double z = zeros + extra;
+        merge = piv <= 4.0 || (piv <= 16.0 && z <= 0.5 * total) || (piv <= 48.0 && z <= 0.1 * total);
+        if (merge) zeros = z;
+      }
+      if (!merge) {
+        first_.push_back(begin);
+        stored_zeros_ += static_cast<Index>(zeros) * b_ * b_;
+        begin = fund[s + 1];
+        zeros = 0.0;
+      }
+    }
+    first_.push_back(G);
+  }
   const int S = static_cast<int>(first_.size()) - 1;
   std::vector<int> supernode_of(G);
   for (int s = 0; s < S; ++s)
     for (int k = first_[s]; k < first_[s + 1]; ++k) supernode_of[k] = s;
 
   front_start_.assign(1, 0);
-  front_offset_.assign(1, 0);
+  panel_offset_.assign(1, 0);
   front_groups_.clear();
   std::vector<int> parent_sn(S, -1);
   for (int s = 0; s < S; ++s) {
     for (int k = first_[s]; k < first_[s + 1]; ++k) front_groups_.push_back(k);
-    const std::vector<int>& below = structure[first_[s + 1] - 1];
+    // rows below the pivots: the union of the pivot columns' structures (the last one's, unless merged)
+    std::vector<int> below;
+    for (int k = first_[s]; k < first_[s + 1]; ++k)
+      for (int q : structure[k])
+        if (q >= first_[s + 1]) below.push_back(q);
+    std::sort(below.begin(), below.end());
+    below.erase(std::unique(below.begin(), below.end()), below.end());
     front_groups_.insert(front_groups_.end(), below.begin(), below.end());
     front_start_.push_back(static_cast<int>(front_groups_.size()));
     const Index f = b_ * static_cast<Index>(front_start_[s + 1] - front_start_[s]);
     const Index p = b_ * static_cast<Index>(first_[s + 1] - first_[s]), u = f - p;
-    front_offset_.push_back(front_offset_.back() + f * f);
-    max_panel_ = std::max(max_panel_, u * p);
+    panel_offset_.push_back(panel_offset_.back() + f * p);
+    max_panel_ = std::max(max_panel_, std::max<Index>(u, 16) * p);  // L21 D, or a block of panel_ldlt
     max_below_ = std::max(max_below_, u);
+    max_front_ = std::max(max_front_, f * f);
     if (!below.empty()) parent_sn[s] = supernode_of[below.front()];
     for (Index j = 0; j < p; ++j) {
       const double c = static_cast<double>(p - 1 - j + u);
@@ -166,7 +212,6 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
       flops_ += 0.5 * c * (c + 1.0);
     }
   }
-  front_total_ = front_offset_.back();
   children_start_.assign(S + 1, 0);
   for (int s = 0; s < S; ++s)
     if (parent_sn[s] >= 0) ++children_start_[parent_sn[s] + 1];
@@ -176,6 +221,31 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
     std::vector<int> fill(children_start_.begin(), children_start_.end() - 1);
     for (int s = 0; s < S; ++s)
       if (parent_sn[s] >= 0) children_[fill[parent_sn[s]]++] = s;
+  }
+  // The update matrices form a stack: supernodes come in a postorder, so a
+  // supernode's children are the topmost entries when it is assembled.
+  update_offset_.assign(S, 0);
+  {
+    std::vector<int> stack;
+    Index top = 0;
+    for (int s = 0; s < S; ++s) {
+      const int nc = children_start_[s + 1] - children_start_[s];
+      for (int i = 0; i < nc; ++i) {
+        if (stack.empty() || parent_sn[stack.back()] != s) throw std::logic_error("BlockLDLT: supernodes are not in postorder");
+        stack.pop_back();
+      }
+      top = stack.empty() ? 0 : update_offset_[stack.back()] +
+                                    (b_ * Index(front_start_[stack.back() + 1] - front_start_[stack.back()]) -
+                                     b_ * Index(first_[stack.back() + 1] - first_[stack.back()])) *
+                                        (b_ * Index(front_start_[stack.back() + 1] - front_start_[stack.back()]) -
+                                         b_ * Index(first_[stack.back() + 1] - first_[stack.back()]));
+      const Index u = b_ * Index(front_start_[s + 1] - front_start_[s]) - b_ * Index(first_[s + 1] - first_[s]);
+      if (parent_sn[s] >= 0) {
+        update_offset_[s] = top;
+        stack.push_back(s);
+        stack_size_ = std::max(stack_size_, top + u * u);
+      }
+    }
   }
   // positions of each supernode's below groups in its parent's front
   relative_start_.assign(1, 0);
@@ -219,37 +289,75 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
 
 BlockLDLTData BlockLDLT::create_data() const {
   BlockLDLTData d;
-  d.fronts.setZero(front_total_);
+  d.factor.setZero(panel_offset_.back());
+  d.front.setZero(std::max<Index>(max_below_ * max_below_, 1));
+  d.updates.setZero(std::max<Index>(stack_size_, 1));
   d.panel.setZero(std::max<Index>(max_panel_, 1));
   d.work.setZero(n_);
   d.below.setZero(std::max<Index>(max_below_, 1));
   return d;
 }
 
+namespace {
+
+//! LDL' of the p columns of a panel (f x p, leading dimension f, lower part):
+//! L (unit lower, f x p) and D (on the diagonal) in place. Left to right in
+//! blocks of nb columns: each block by rank-1 updates within it, then one
+//! product updates the columns right of it. W: scratch of f x nb. Returns
+//! the first zero or non-finite pivot's column, or -1.
+Index panel_ldlt(double* P, Index f, Index p, double* W) {
+  constexpr Index nb = 16;
+  for (Index k0 = 0; k0 < p; k0 += nb) {
+    const Index k1 = std::min(p, k0 + nb);
+    for (Index k = k0; k < k1; ++k) {
+      double* colk = P + k * f;
+      const double dk = colk[k];
+      if (!(std::isfinite(dk) && dk != 0.0)) return k;
+      const double inv = 1.0 / dk;
+      for (Index j = k + 1; j < k1; ++j) {
+        const double l = colk[j] * inv;
+        double* colj = P + j * f;
+        for (Index i = j; i < f; ++i) colj[i] -= colk[i] * l;
+      }
+      for (Index i = k + 1; i < f; ++i) colk[i] *= inv;
+    }
+    if (k1 == p) break;
+    // columns k1..p-1, rows k1..f-1: -= L(rows, block) D L(k1..p-1, block)'
+    const Index rows = f - k1, cols = p - k1, w = k1 - k0;
+    FrontMap Lb(P + k0 * f + k1, rows, w, Eigen::OuterStride<>(f));
+    FrontMap Wb(W, cols, w, Eigen::OuterStride<>(cols));
+    for (Index k = 0; k < w; ++k) Wb.col(k) = Lb.col(k).head(cols) * P[(k0 + k) * f + k0 + k];
+    FrontMap(P + k1 * f + k1, rows, cols, Eigen::OuterStride<>(f)).noalias() -= Lb * Wb.transpose();
+  }
+  return -1;
+}
+
+}  // namespace
+
 bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
   d.factorized = false;
   d.failed_pivot = -1;
+  if (d.factor.size() != panel_offset_.back() || d.updates.size() != std::max<Index>(stack_size_, 1))
+    throw std::invalid_argument("BlockLDLT::factorize: the data was created by another factorisation");
   const int S = static_cast<int>(first_.size()) - 1;
   const Index b = b_;
-  double* fronts = d.fronts.data();
   for (int s = 0; s < S; ++s) {
-    const Index f = b * (front_start_[s + 1] - front_start_[s]);
-    const Index p = b * (first_[s + 1] - first_[s]), u = f - p;
-    double* F = fronts + front_offset_[s];
-    for (Index j = 0; j < f; ++j) std::fill(F + j * f + j, F + (j + 1) * f, 0.0);
-    for (int k = scatter_start_[s]; k < scatter_start_[s + 1]; ++k) F[scatter_dst_[k]] = values[scatter_src_[k]];
-    // extend-add of the children's update matrices
+    const Index np = first_[s + 1] - first_[s];
+    const Index f = b * (front_start_[s + 1] - front_start_[s]), p = b * np, u = f - p;
+    double* P = d.factor.data() + panel_offset_[s];
+    std::fill(P, P + f * p, 0.0);
+    for (int k = scatter_start_[s]; k < scatter_start_[s + 1]; ++k) P[scatter_dst_[k]] = values[scatter_src_[k]];
+    // the children's update matrices, first their columns that fall in the panel
     for (int ci = children_start_[s]; ci < children_start_[s + 1]; ++ci) {
       const int c = children_[ci];
-      const Index fc = b * (front_start_[c + 1] - front_start_[c]);
-      const Index pc = b * (first_[c + 1] - first_[c]);
-      const Index nbc = (fc - pc) / b;
-      const double* C = fronts + front_offset_[c] + pc * fc + pc;  // its update matrix, leading dimension fc
+      const Index uc = b * (front_start_[c + 1] - front_start_[c]) - b * (first_[c + 1] - first_[c]);
+      const Index nbc = uc / b;
+      const double* C = d.updates.data() + update_offset_[c];
       const int* rel = relative_.data() + relative_start_[c];
-      for (Index jb = 0; jb < nbc; ++jb)
+      for (Index jb = 0; jb < nbc && rel[jb] < np; ++jb)
         for (Index jj = 0; jj < b; ++jj) {
-          const double* src = C + (jb * b + jj) * fc;
-          double* dst = F + (rel[jb] * b + jj) * f;
+          const double* src = C + (jb * b + jj) * uc;
+          double* dst = P + (rel[jb] * b + jj) * f;
           for (Index ii = jj; ii < b; ++ii) dst[rel[jb] * b + ii] += src[jb * b + ii];
           for (Index ib = jb + 1; ib < nbc; ++ib) {
             const Index r = rel[ib] * b;
@@ -257,31 +365,41 @@ bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
           }
         }
     }
-    // dense LDL' of the p pivot columns (right-looking within F11)
-    for (Index k = 0; k < p; ++k) {
-      double* colk = F + k * f;
-      const double dk = colk[k];
-      if (!(std::isfinite(dk) && dk != 0.0)) {
-        d.failed_pivot = b * order_[first_[s] + k / b] + k % b;
-        return false;
-      }
-      for (Index j = k + 1; j < p; ++j) {
-        const double l = colk[j] / dk;
-        double* colj = F + j * f;
-        for (Index i = j; i < p; ++i) colj[i] -= colk[i] * l;
-      }
-      for (Index i = k + 1; i < p; ++i) colk[i] /= dk;
+    const Index bad = panel_ldlt(P, f, p, d.panel.data());
+    if (bad >= 0) {
+      d.failed_pivot = b * order_[first_[s] + bad / b] + bad % b;
+      return false;
     }
     if (u == 0) continue;
-    FrontMap Fm(F, f, f, Eigen::OuterStride<>(f));
-    auto L11 = Fm.topLeftCorner(p, p);
-    auto F21 = Fm.bottomLeftCorner(u, p);
-    // F21 <- F21 L11^-T = L21 D, kept in panel; then L21 = F21 D^-1 and F22 -= L21 D L21'
-    L11.triangularView<Eigen::UnitLower>().transpose().solveInPlace<Eigen::OnTheRight>(F21);
+    // update matrix U = -L21 D L21' (lower), then the children's columns beyond the panel
+    FrontMap L21(P + p, u, p, Eigen::OuterStride<>(f));
     FrontMap W(d.panel.data(), u, p, Eigen::OuterStride<>(u));
-    W = F21;
-    for (Index k = 0; k < p; ++k) F21.col(k) /= L11(k, k);
-    Fm.bottomRightCorner(u, u).triangularView<Eigen::Lower>() -= F21 * W.transpose();
+    for (Index k = 0; k < p; ++k) W.col(k) = L21.col(k) * P[k * f + k];
+    FrontMap U(d.front.data(), u, u, Eigen::OuterStride<>(u));
+    U.triangularView<Eigen::Lower>().setZero();
+    U.triangularView<Eigen::Lower>() -= L21 * W.transpose();
+    double* Up = d.front.data();
+    for (int ci = children_start_[s]; ci < children_start_[s + 1]; ++ci) {
+      const int c = children_[ci];
+      const Index uc = b * (front_start_[c + 1] - front_start_[c]) - b * (first_[c + 1] - first_[c]);
+      const Index nbc = uc / b;
+      const double* C = d.updates.data() + update_offset_[c];
+      const int* rel = relative_.data() + relative_start_[c];
+      Index jb = 0;
+      while (jb < nbc && rel[jb] < np) ++jb;
+      for (; jb < nbc; ++jb)
+        for (Index jj = 0; jj < b; ++jj) {
+          const double* src = C + (jb * b + jj) * uc;
+          double* dst = Up + (rel[jb] * b + jj - p) * u - p;
+          for (Index ii = jj; ii < b; ++ii) dst[rel[jb] * b + ii] += src[jb * b + ii];
+          for (Index ib = jb + 1; ib < nbc; ++ib) {
+            const Index r = rel[ib] * b;
+            for (Index ii = 0; ii < b; ++ii) dst[r + ii] += src[ib * b + ii];
+          }
+        }
+    }
+    double* top = d.updates.data() + update_offset_[s];
+    for (Index j = 0; j < u; ++j) std::copy(Up + j * u + j, Up + (j + 1) * u, top + j * u + j);
   }
   d.factorized = true;
   return true;
@@ -291,22 +409,23 @@ void BlockLDLT::solve(BlockLDLTData& d, Eigen::Ref<Eigen::VectorXd> x) const {
   if (!d.factorized) throw std::logic_error("BlockLDLT::solve: no successful factorisation in this data");
   if (x.size() != n_)
     throw std::invalid_argument("BlockLDLT::solve: x must have " + std::to_string(n_) + " entries, got " + std::to_string(x.size()));
+  using PanelMap = Eigen::Map<const Eigen::MatrixXd, 0, Eigen::OuterStride<>>;
   const int S = static_cast<int>(first_.size()) - 1;
   const Index b = b_, G = groups_;
   double* w = d.work.data();
   for (Index k = 0; k < G; ++k)
     for (Index i = 0; i < b; ++i) w[k * b + i] = x[order_[k] * b + i];
-  const double* fronts = d.fronts.data();
+  const double* factor = d.factor.data();
   // forward: L y = P x
   for (int s = 0; s < S; ++s) {
     const Index f = b * (front_start_[s + 1] - front_start_[s]);
     const Index np = first_[s + 1] - first_[s], p = b * np, u = f - p;
-    Eigen::Map<const Eigen::MatrixXd, 0, Eigen::OuterStride<>> Fm(fronts + front_offset_[s], f, f, Eigen::OuterStride<>(f));
+    PanelMap L(factor + panel_offset_[s], f, p, Eigen::OuterStride<>(f));
     Eigen::Map<Eigen::VectorXd> xs(w + first_[s] * b, p);
-    Fm.topLeftCorner(p, p).triangularView<Eigen::UnitLower>().solveInPlace(xs);
+    L.topRows(p).triangularView<Eigen::UnitLower>().solveInPlace(xs);
     if (u == 0) continue;
     Eigen::Map<Eigen::VectorXd> t(d.below.data(), u);
-    t.noalias() = Fm.bottomLeftCorner(u, p) * xs;
+    t.noalias() = L.bottomRows(u) * xs;
     const int* rows = front_groups_.data() + front_start_[s] + np;
     for (Index q = 0; q < u / b; ++q)
       for (Index i = 0; i < b; ++i) w[rows[q] * b + i] -= t[q * b + i];
@@ -315,23 +434,23 @@ void BlockLDLT::solve(BlockLDLTData& d, Eigen::Ref<Eigen::VectorXd> x) const {
   for (int s = 0; s < S; ++s) {
     const Index f = b * (front_start_[s + 1] - front_start_[s]);
     const Index p = b * (first_[s + 1] - first_[s]);
-    const double* F = fronts + front_offset_[s];
-    for (Index k = 0; k < p; ++k) w[first_[s] * b + k] /= F[k * f + k];
+    const double* L = factor + panel_offset_[s];
+    for (Index k = 0; k < p; ++k) w[first_[s] * b + k] /= L[k * f + k];
   }
   // backward: L' z = y
   for (int s = S - 1; s >= 0; --s) {
     const Index f = b * (front_start_[s + 1] - front_start_[s]);
     const Index np = first_[s + 1] - first_[s], p = b * np, u = f - p;
-    Eigen::Map<const Eigen::MatrixXd, 0, Eigen::OuterStride<>> Fm(fronts + front_offset_[s], f, f, Eigen::OuterStride<>(f));
+    PanelMap L(factor + panel_offset_[s], f, p, Eigen::OuterStride<>(f));
     Eigen::Map<Eigen::VectorXd> xs(w + first_[s] * b, p);
     if (u > 0) {
       Eigen::Map<Eigen::VectorXd> t(d.below.data(), u);
       const int* rows = front_groups_.data() + front_start_[s] + np;
       for (Index q = 0; q < u / b; ++q)
         for (Index i = 0; i < b; ++i) t[q * b + i] = w[rows[q] * b + i];
-      xs.noalias() -= Fm.bottomLeftCorner(u, p).transpose() * t;
+      xs.noalias() -= L.bottomRows(u).transpose() * t;
     }
-    Fm.topLeftCorner(p, p).transpose().triangularView<Eigen::UnitUpper>().solveInPlace(xs);
+    L.topRows(p).transpose().triangularView<Eigen::UnitUpper>().solveInPlace(xs);
   }
   for (Index k = 0; k < G; ++k)
     for (Index i = 0; i < b; ++i) x[order_[k] * b + i] = w[k * b + i];

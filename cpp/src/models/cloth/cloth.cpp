@@ -154,6 +154,16 @@ void ClothModel::build_pattern() {
           entry_pinned_[e] = pinned_[a] || pinned_[c];
           entry_diagonal_[e] = (c == a && p == q);
         }
+  auto first_entry = [&](Index r, Index c) { return row_offsets_[3 * r] + 3 * block_slot(r, c); };
+  diagonal_entry_.resize(V_);
+  for (Index a = 0; a < V_; ++a) diagonal_entry_[a] = first_entry(a, a);
+  spring_entry_.clear();
+  for (const SpringFamily& f : families_)
+    for (Index j = 0; j < f.j_end; ++j)
+      for (Index i = f.i_begin; i < f.i_end; ++i) {
+        const Index a = j * nx + i, b = a + f.dj * nx + f.di;
+        spring_entry_.insert(spring_entry_.end(), {first_entry(a, a), first_entry(a, b), first_entry(b, a), first_entry(b, b)});
+      }
 }
 
 int ClothModel::block_slot(Index row_node, Index col_node) const {
@@ -342,10 +352,10 @@ double ClothModel::energy(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   return E;
 }
 
-void ClothModel::add_block(Eigen::VectorXd& values, Index r, Index c, const Eigen::Matrix3d& B) const {
-  const int slot = block_slot(r, c);
+void ClothModel::add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B) const {
+  const int stride = row_offsets_[3 * r + 1] - row_offsets_[3 * r];
   for (int p = 0; p < 3; ++p) {
-    double* row = values.data() + row_offsets_[3 * r + p] + 3 * slot;
+    double* row = values.data() + entry + p * stride;
     for (int q = 0; q < 3; ++q) row[q] += B(p, q);
   }
 }
@@ -358,6 +368,7 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
   const Index nx = params_.nx;
   const double c = params_.damping;
   const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
+  const int* entry = spring_entry_.data();
   for (const SpringFamily& f : families_)
     for (Index j = 0; j < f.j_end; ++j)
       for (Index i = f.i_begin; i < f.i_end; ++i) {
@@ -372,16 +383,17 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
         const Eigen::Matrix3d Jx = f.stiffness * u * u.transpose() + (f.stiffness * (L - f.rest) + c * rel) / L * P +
                                    (c / L) * u * (P * dvv).transpose();
         const Eigen::Matrix3d Jv = c * u * u.transpose();
-        add_block(d.Kx, a, a, -Jx);
-        add_block(d.Kx, a, b, Jx);
-        add_block(d.Kx, b, a, Jx);
-        add_block(d.Kx, b, b, -Jx);
+        add_block(d.Kx, a, entry[0], -Jx);
+        add_block(d.Kx, a, entry[1], Jx);
+        add_block(d.Kx, b, entry[2], Jx);
+        add_block(d.Kx, b, entry[3], -Jx);
         if (c != 0.0) {
-          add_block(d.Kv, a, a, -Jv);
-          add_block(d.Kv, a, b, Jv);
-          add_block(d.Kv, b, a, Jv);
-          add_block(d.Kv, b, b, -Jv);
+          add_block(d.Kv, a, entry[0], -Jv);
+          add_block(d.Kv, a, entry[1], Jv);
+          add_block(d.Kv, b, entry[2], Jv);
+          add_block(d.Kv, b, entry[3], -Jv);
         }
+        entry += 4;
       }
   if (colliders_.empty()) return;
   Eigen::Vector3d fc;
@@ -391,8 +403,8 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
     bool any = false;
     for (const Collider& col : colliders_) any |= collider_force(col, xa, va, fc, &Jx, &Jv);
     if (any) {
-      add_block(d.Kx, a, a, Jx);
-      add_block(d.Kv, a, a, Jv);
+      add_block(d.Kx, a, diagonal_entry_[a], Jx);
+      add_block(d.Kv, a, diagonal_entry_[a], Jv);
     }
   }
 }

@@ -138,7 +138,8 @@ class ClothModel final : public PointMassSystem {
   [[noreturn]] void throw_degenerate(const SpringFamily& f, const ClothData& data) const;
   void build_pattern();
   int block_slot(Index row_node, Index col_node) const;
-  void add_block(Eigen::VectorXd& values, Index r, Index c, const Eigen::Matrix3d& B) const;
+  //! Adds B to the 3x3 block of node row r that starts at CSR entry `entry`.
+  void add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B) const;
 
   ClothParams params_;
   std::vector<Collider> colliders_;
@@ -156,6 +157,8 @@ class ClothModel final : public PointMassSystem {
   std::vector<int> block_cols_;          //!< per node: sorted neighbour nodes (offsets in block_start_)
   std::vector<int> block_start_;         //!< V + 1
   std::vector<int> transpose_entry_;     //!< nnz: entry index of (c, r) for entry (r, c)
+  std::vector<int> spring_entry_;        //!< 4 per spring (family order): first entry of blocks (a,a), (a,b), (b,a), (b,b)
+  std::vector<int> diagonal_entry_;      //!< V: first entry of each node's diagonal block
   std::vector<std::uint8_t> entry_pinned_;  //!< nnz: row or column belongs to a pinned node
   std::vector<std::uint8_t> entry_diagonal_;  //!< nnz
   std::shared_ptr<const BlockLDLT> ldlt_;     //!< symbolic analysis of the implicit system, on (row_offsets_, columns_)
