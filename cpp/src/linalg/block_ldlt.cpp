@@ -302,24 +302,47 @@ namespace {
 
 //! LDL' of the p columns of a panel (f x p, leading dimension f, lower part):
 //! L (unit lower, f x p) and D (on the diagonal) in place. Left to right in
-//! blocks of nb columns: each block by rank-1 updates within it, then one
-//! product updates the columns right of it. W: scratch of f x nb. Returns
-//! the first zero or non-finite pivot's column, or -1.
+//! blocks of nb columns; within a block, groups of 3 columns are factorised
+//! by rank-1 updates among themselves and update the rest of the block in
+//! one fused pass (a third of the memory traffic of rank-1 updates); then
+//! one product updates the columns right of the block. W: scratch of
+//! (p - nb) x nb. Returns the first zero or non-finite pivot's column, or -1.
 Index panel_ldlt(double* P, Index f, Index p, double* W) {
-  constexpr Index nb = 16;
+  constexpr Index nb = 16, ng = 3;
   for (Index k0 = 0; k0 < p; k0 += nb) {
     const Index k1 = std::min(p, k0 + nb);
-    for (Index k = k0; k < k1; ++k) {
-      double* colk = P + k * f;
-      const double dk = colk[k];
-      if (!(std::isfinite(dk) && dk != 0.0)) return k;
-      const double inv = 1.0 / dk;
-      for (Index j = k + 1; j < k1; ++j) {
-        const double l = colk[j] * inv;
-        double* colj = P + j * f;
-        for (Index i = j; i < f; ++i) colj[i] -= colk[i] * l;
+    for (Index g0 = k0; g0 < k1; g0 += ng) {
+      const Index g1 = std::min(k1, g0 + ng);
+      for (Index k = g0; k < g1; ++k) {
+        double* colk = P + k * f;
+        const double dk = colk[k];
+        if (!(std::isfinite(dk) && dk != 0.0)) return k;
+        const double inv = 1.0 / dk;
+        for (Index j = k + 1; j < g1; ++j) {
+          const double l = colk[j] * inv;
+          double* colj = P + j * f;
+          for (Index i = j; i < f; ++i) colj[i] -= colk[i] * l;
+        }
+        for (Index i = k + 1; i < f; ++i) colk[i] *= inv;
       }
-      for (Index i = k + 1; i < f; ++i) colk[i] *= inv;
+      // columns g1..k1-1 -= L(:, g) D_g L(j, g)'
+      const Index w = g1 - g0;
+      const double* a = P + g0 * f;
+      for (Index j = g1; j < k1; ++j) {
+        double* colj = P + j * f;
+        if (w == 3) {
+          const double* b = a + f;
+          const double* c = b + f;
+          const double ca = a[j] * a[g0], cb = b[j] * b[g0 + 1], cc = c[j] * c[g0 + 2];
+          for (Index i = j; i < f; ++i) colj[i] -= a[i] * ca + b[i] * cb + c[i] * cc;
+        } else {
+          for (Index k = 0; k < w; ++k) {
+            const double* colk = a + k * f;
+            const double ck = colk[j] * colk[g0 + k];
+            for (Index i = j; i < f; ++i) colj[i] -= colk[i] * ck;
+          }
+        }
+      }
     }
     if (k1 == p) break;
     // columns k1..p-1, rows k1..f-1: -= L(rows, block) D L(k1..p-1, block)'
