@@ -130,6 +130,10 @@ def test_fig4_sphere_scene():
     limit = 0.01 * scene["radius"]
     assert ex.sphere_depth(scene["pilot"].x, scene["radius"]) <= limit
     assert ex.sphere_depth(res["run"].x, scene["radius"]) <= limit
+    # the corner curls in the pilot and the controlled run uncurls it
+    t_c, c = scene["t_c"], scene["cloth"]
+    assert ex.corner_bend(c, scene["pilot"].x[t_c]) > 45.0
+    assert ex.corner_bend(c, res["run"].x[t_c]) < 0.5 * ex.corner_bend(c, scene["pilot"].x[t_c])
     # the cloth touches the sphere during the window (the inverse dynamics holds under contact)
     window = res["run"].x[res["plan"].t_start:res["plan"].t_end]
     assert (np.linalg.norm(window, axis=2) < scene["radius"]).any()
