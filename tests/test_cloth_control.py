@@ -59,6 +59,8 @@ def test_inverse_dynamics_reproduces_the_target_path(fig3):
 def test_fig3_reaches_goal_exactly(fig3):
     scene, res = fig3
     p, run = res["plan"], res["run"]
+    # apply returns the rollout type plus the applied forces
+    assert isinstance(run, dc.ClothRollout) and run.u.shape == (scene["steps"], scene["cloth"].node_count, 3)
     assert p.final_distance[0] <= 1e-9
     assert np.linalg.norm(run.x[scene["t_c"], scene["node"]] - scene["goal"]) <= 1e-9
     # before the window the run is the pilot; forces only in [t_start, t_end) on the node

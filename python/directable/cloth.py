@@ -312,7 +312,8 @@ def follow(cloth, pilot, plan, paths, dt, beta=1.0, gamma=1e-6, f_max=None, tole
 def apply(cloth, x0, v0, dt, steps, plan, progress=None) -> PointMassRun:
     """The second-phase run: ``steps`` symplectic steps from x0, v0 (V, 3) with
     ``plan.forces`` applied to ``plan.nodes`` at steps [t_start, t_end), in
-    one C++ call. Returns ``.x``, ``.v`` (T+1, V, 3) and ``.u`` (T, V, 3) N."""
+    one C++ call. Returns a :class:`PointMassRun`, a :class:`ClothRollout`
+    (``.x``, ``.v`` (T+1, V, 3)) with the applied forces ``.u`` (T, V, 3) N."""
     if not isinstance(plan, ClothPlan):
         raise TypeError(f"plan must be a ClothPlan, got {type(plan).__name__}")
     return run_with_progress(_core.cloth_apply, progress, "cloth", cloth=_cloth(cloth), x0=as_float_array(x0, "x0"),

@@ -164,9 +164,8 @@ class ClothModel final : public PointMassSystem {
   std::shared_ptr<const BlockLDLT> ldlt_;     //!< symbolic analysis of the implicit system, on (row_offsets_, columns_)
 };
 
-struct ClothRollout {
-  VectorSeq x, v;  //!< (T+1) x 3V each
-};
+//! A cloth run: positions and velocities (T+1) x 3V each.
+using ClothRollout = PointMassRollout;
 
 //! steps steps from (x0, v0), controls u ((T, 3V) or empty), in one call.
 //! Throws std::domain_error with the step index when the run diverges.
