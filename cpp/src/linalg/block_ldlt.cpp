@@ -355,7 +355,47 @@ Index panel_ldlt(double* P, Index f, Index p, double* W) {
   return -1;
 }
 
+//! Adds the lower triangle of a child's update matrix C (uc x uc, column-
+//! major, groups of b) for its group columns [jb0, jb1) into a target of
+//! leading dimension ld whose row and column 0 is the parent front's row
+//! and column `shift`; rel: the child's groups' positions in the parent
+//! front. B: the group size when known at compile time (0: runtime b).
+template <int B>
+void extend_add(const double* C, Index uc, const int* rel, Index jb0, Index jb1, double* T, Index ld, Index shift,
+                Index runtime_b) {
+  const Index b = B > 0 ? B : runtime_b, nbc = uc / b;
+  for (Index jb = jb0; jb < jb1; ++jb)
+    for (Index jj = 0; jj < b; ++jj) {
+      const double* src = C + (jb * b + jj) * uc;
+      double* dst = T + (rel[jb] * b + jj - shift) * ld - shift;
+      for (Index ii = jj; ii < b; ++ii) dst[rel[jb] * b + ii] += src[jb * b + ii];
+      for (Index ib = jb + 1; ib < nbc; ++ib) {
+        const Index r = rel[ib] * b;
+        for (Index ii = 0; ii < b; ++ii) dst[r + ii] += src[ib * b + ii];
+      }
+    }
+}
+
 }  // namespace
+
+void BlockLDLT::extend_add_children(int s, Index np, BlockLDLTData& d, double* T, Index ld, Index shift,
+                                    bool panel_columns) const {
+  const Index b = b_;
+  for (int ci = children_start_[s]; ci < children_start_[s + 1]; ++ci) {
+    const int c = children_[ci];
+    const Index uc = b * (front_start_[c + 1] - front_start_[c]) - b * (first_[c + 1] - first_[c]);
+    const Index nbc = uc / b;
+    const double* C = d.updates.data() + update_offset_[c];
+    const int* rel = relative_.data() + relative_start_[c];
+    Index split = 0;  // the child's groups before `split` fall in the parent's pivot columns
+    while (split < nbc && rel[split] < np) ++split;
+    const Index jb0 = panel_columns ? 0 : split, jb1 = panel_columns ? split : nbc;
+    if (b == 3)
+      extend_add<3>(C, uc, rel, jb0, jb1, T, ld, shift, b);
+    else
+      extend_add<0>(C, uc, rel, jb0, jb1, T, ld, shift, b);
+  }
+}
 
 bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
   d.factorized = false;
@@ -371,23 +411,7 @@ bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
     std::fill(P, P + f * p, 0.0);
     for (int k = scatter_start_[s]; k < scatter_start_[s + 1]; ++k) P[scatter_dst_[k]] = values[scatter_src_[k]];
     // the children's update matrices, first their columns that fall in the panel
-    for (int ci = children_start_[s]; ci < children_start_[s + 1]; ++ci) {
-      const int c = children_[ci];
-      const Index uc = b * (front_start_[c + 1] - front_start_[c]) - b * (first_[c + 1] - first_[c]);
-      const Index nbc = uc / b;
-      const double* C = d.updates.data() + update_offset_[c];
-      const int* rel = relative_.data() + relative_start_[c];
-      for (Index jb = 0; jb < nbc && rel[jb] < np; ++jb)
-        for (Index jj = 0; jj < b; ++jj) {
-          const double* src = C + (jb * b + jj) * uc;
-          double* dst = P + (rel[jb] * b + jj) * f;
-          for (Index ii = jj; ii < b; ++ii) dst[rel[jb] * b + ii] += src[jb * b + ii];
-          for (Index ib = jb + 1; ib < nbc; ++ib) {
-            const Index r = rel[ib] * b;
-            for (Index ii = 0; ii < b; ++ii) dst[r + ii] += src[ib * b + ii];
-          }
-        }
-    }
+    extend_add_children(s, np, d, P, f, 0, true);
     const Index bad = panel_ldlt(P, f, p, d.panel.data());
     if (bad >= 0) {
       d.failed_pivot = b * order_[first_[s] + bad / b] + bad % b;
@@ -401,26 +425,8 @@ bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
     FrontMap U(d.front.data(), u, u, Eigen::OuterStride<>(u));
     U.triangularView<Eigen::Lower>().setZero();
     U.triangularView<Eigen::Lower>() -= L21 * W.transpose();
-    double* Up = d.front.data();
-    for (int ci = children_start_[s]; ci < children_start_[s + 1]; ++ci) {
-      const int c = children_[ci];
-      const Index uc = b * (front_start_[c + 1] - front_start_[c]) - b * (first_[c + 1] - first_[c]);
-      const Index nbc = uc / b;
-      const double* C = d.updates.data() + update_offset_[c];
-      const int* rel = relative_.data() + relative_start_[c];
-      Index jb = 0;
-      while (jb < nbc && rel[jb] < np) ++jb;
-      for (; jb < nbc; ++jb)
-        for (Index jj = 0; jj < b; ++jj) {
-          const double* src = C + (jb * b + jj) * uc;
-          double* dst = Up + (rel[jb] * b + jj - p) * u - p;
-          for (Index ii = jj; ii < b; ++ii) dst[rel[jb] * b + ii] += src[jb * b + ii];
-          for (Index ib = jb + 1; ib < nbc; ++ib) {
-            const Index r = rel[ib] * b;
-            for (Index ii = 0; ii < b; ++ii) dst[r + ii] += src[ib * b + ii];
-          }
-        }
-    }
+    extend_add_children(s, np, d, d.front.data(), u, p, false);
+    const double* Up = d.front.data();
     double* top = d.updates.data() + update_offset_[s];
     for (Index j = 0; j < u; ++j) std::copy(Up + j * u + j, Up + (j + 1) * u, top + j * u + j);
   }
