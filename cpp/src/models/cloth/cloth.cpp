@@ -352,19 +352,24 @@ double ClothModel::energy(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   return E;
 }
 
-void ClothModel::add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B) const {
+void ClothModel::add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate) const {
   const int stride = row_offsets_[3 * r + 1] - row_offsets_[3 * r];
   for (int p = 0; p < 3; ++p) {
     double* row = values.data() + entry + p * stride;
-    for (int q = 0; q < 3; ++q) row[q] += B(p, q);
+    for (int q = 0; q < 3; ++q) row[q] = (accumulate ? row[q] : 0.0) + B(p, q);
   }
 }
 
 void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x,
                                       const Eigen::Ref<const Eigen::VectorXd>& v, ClothData& d) const {
   applied_forces(x, v, d.F, d);
-  d.Kx.setZero();
-  d.Kv.setZero();
+  // Every off-diagonal block belongs to exactly one spring and is assigned
+  // below (dF/dv's stay zero without damping); only the diagonal blocks,
+  // shared by a node's springs and colliders, accumulate.
+  for (Index a = 0; a < V_; ++a) {
+    add_block(d.Kx, a, diagonal_entry_[a], Eigen::Matrix3d::Zero(), false);
+    add_block(d.Kv, a, diagonal_entry_[a], Eigen::Matrix3d::Zero(), false);
+  }
   const Index nx = params_.nx;
   const double c = params_.damping;
   const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
@@ -384,13 +389,13 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
                                    (c / L) * u * (P * dvv).transpose();
         const Eigen::Matrix3d Jv = c * u * u.transpose();
         add_block(d.Kx, a, entry[0], -Jx);
-        add_block(d.Kx, a, entry[1], Jx);
-        add_block(d.Kx, b, entry[2], Jx);
+        add_block(d.Kx, a, entry[1], Jx, false);
+        add_block(d.Kx, b, entry[2], Jx, false);
         add_block(d.Kx, b, entry[3], -Jx);
         if (c != 0.0) {
           add_block(d.Kv, a, entry[0], -Jv);
-          add_block(d.Kv, a, entry[1], Jv);
-          add_block(d.Kv, b, entry[2], Jv);
+          add_block(d.Kv, a, entry[1], Jv, false);
+          add_block(d.Kv, b, entry[2], Jv, false);
           add_block(d.Kv, b, entry[3], -Jv);
         }
         entry += 4;

@@ -138,8 +138,8 @@ class ClothModel final : public PointMassSystem {
   [[noreturn]] void throw_degenerate(const SpringFamily& f, const ClothData& data) const;
   void build_pattern();
   int block_slot(Index row_node, Index col_node) const;
-  //! Adds B to the 3x3 block of node row r that starts at CSR entry `entry`.
-  void add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B) const;
+  //! Adds B to (accumulate) or writes B into the 3x3 block of node row r that starts at CSR entry `entry`.
+  void add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate = true) const;
 
   ClothParams params_;
   std::vector<Collider> colliders_;
