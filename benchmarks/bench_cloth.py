@@ -124,7 +124,7 @@ def main():
             t_imp, cores = best_cpu(lambda: c.rollout(x0, v0, 0.005, n_imp, method=method), 5, min_time=1.0)
             t_imp /= n_imp
             cpu = t_imp * cores  # CPU time of the calling thread: what the machine's load does not inflate
-            solver = ("supernodal LDL' (linalg/block_ldlt), analysed once per model" if method == "implicit"
+            solver = ("supernodal LDL' (linalg/block_ldlt), analysed once per rollout" if method == "implicit"
                       else "Jacobi-PCG to 1e-12")
             rows.append((f"implicit step ({solver}), {c.spring_count} springs (rollout of {n_imp}, per step)",
                          f"{t_imp * 1e3:.2f} ms wall, {cpu * 1e3:.2f} ms CPU",

@@ -181,9 +181,10 @@ class ClothGrid:
         ``"symplectic"``: eq. 4-5, v+ = v + dt M^-1 (F^A + u), x+ = x + dt v+.
         ``"implicit"``: backward Euler with one Newton step (Baraff-Witkin),
         (M - dt dF/dv - dt^2 sym(dF/dx)) dv = dt (F + u + dt dF/dx v), solved
-        directly by a supernodal sparse LDL' (exact to rounding) whose ordering
-        (AMD on the node graph) and symbolic analysis belong to the model, done
-        once when it is built; each step refactorises into buffers sized once.
+        directly by a supernodal sparse LDL' (exact to rounding): the ordering
+        (AMD on the node graph) and symbolic analysis are done once per call
+        (a :meth:`rollout` analyses once for all its steps), and each step
+        refactorises into buffers sized once.
         ``"implicit_cg"``: the same system solved by Jacobi-preconditioned
         conjugate gradients (Baraff-Witkin's solver) to 1e-12 relative residual,
         warm-started from the previous step: about 3x faster on a 20 x 20

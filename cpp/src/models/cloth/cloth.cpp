@@ -104,7 +104,6 @@ ClothModel::ClothModel(const ClothParams& params, std::vector<Collider> collider
   add(2, 2, params_.k_bend2);
   add(-2, 2, params_.k_bend2);
   build_pattern();
-  ldlt_ = std::make_shared<const BlockLDLT>(3 * V_, 3, row_offsets_, columns_);
 }
 
 Index ClothModel::spring_count() const {
@@ -187,7 +186,10 @@ std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const
   Eigen::VectorXd ones = Eigen::VectorXd::Ones(nnz);
   d->A = Eigen::Map<const Eigen::SparseMatrix<double>>(3 * V_, 3 * V_, nnz, row_offsets_.data(), columns_.data(),
                                                        ones.data());
-  if (method == ClothIntegrator::implicit) d->factor = ldlt_->create_data();
+  if (method == ClothIntegrator::implicit) {
+    d->analysis = std::make_shared<const BlockLDLT>(3 * V_, 3, row_offsets_, columns_);
+    d->factor = d->analysis->create_data();
+  }
   d->cg.setTolerance(1e-12);
   return d;
 }

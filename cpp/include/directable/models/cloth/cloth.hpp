@@ -79,7 +79,11 @@ struct ClothData : PointMassData {
   Eigen::VectorXd F;                     //!< 3V
   Eigen::VectorXd Kx, Kv;                //!< nnz each, values of dF/dx, dF/dv on the model's pattern
   Eigen::SparseMatrix<double> A;         //!< 3V x 3V, backward-Euler system matrix (pattern of the model)
-  BlockLDLTData factor;                  //!< numeric LDL' of A (implicit): fronts sized once
+  //! Symbolic LDL' analysis of A (implicit): ordering, supernodes, maps. Made
+  //! once per data rather than per model, so that building a large cloth
+  //! for explicit runs costs nothing of it (a 10^6-node analysis takes seconds).
+  std::shared_ptr<const BlockLDLT> analysis;
+  BlockLDLTData factor;                  //!< numeric LDL' of A (implicit): panels and fronts sized once
   Eigen::ConjugateGradient<Eigen::SparseMatrix<double>, Eigen::Lower | Eigen::Upper> cg;
   Eigen::VectorXd rhs, dv;               //!< 3V each
 };
@@ -97,8 +101,8 @@ class ClothModel final : public PointMassSystem {
                       Eigen::Ref<Eigen::VectorXd> F, PointMassData& data) const override;
 
   //! Buffers for `method`: the implicit steps get the system matrix, and
-  //! ClothIntegrator::implicit the factor's fronts (the symbolic analysis is
-  //! the model's, done once at construction).
+  //! ClothIntegrator::implicit the symbolic analysis of its LDL' (once per
+  //! data: a rollout analyses once for all its steps) and the factor's buffers.
   std::unique_ptr<ClothData> create_data(ClothIntegrator method = ClothIntegrator::symplectic) const;
   const ClothParams& params() const { return params_; }
   const std::vector<Collider>& colliders() const { return colliders_; }
@@ -117,8 +121,6 @@ class ClothModel final : public PointMassSystem {
                             ClothData& data) const;
   const std::vector<int>& row_offsets() const { return row_offsets_; }  //!< 3V + 1
   const std::vector<int>& columns() const { return columns_; }          //!< nnz
-  //! Symbolic LDL' analysis of the implicit step's 3V x 3V system (its pattern is that of the Jacobians).
-  const BlockLDLT& system_factor() const { return *ldlt_; }
 
   //! One step in place. symplectic: eq. 4-5. implicit: backward Euler with one
   //! Newton step (Baraff-Witkin): (M - dt dF/dv - dt^2 sym(dF/dx)) dv =
@@ -161,7 +163,6 @@ class ClothModel final : public PointMassSystem {
   std::vector<int> diagonal_entry_;      //!< V: first entry of each node's diagonal block
   std::vector<std::uint8_t> entry_pinned_;  //!< nnz: row or column belongs to a pinned node
   std::vector<std::uint8_t> entry_diagonal_;  //!< nnz
-  std::shared_ptr<const BlockLDLT> ldlt_;     //!< symbolic analysis of the implicit system, on (row_offsets_, columns_)
 };
 
 //! A cloth run: positions and velocities (T+1) x 3V each.
