@@ -59,6 +59,8 @@ def test_inverse_dynamics_reproduces_the_target_path(fig3):
 def test_fig3_reaches_goal_exactly(fig3):
     scene, res = fig3
     p, run = res["plan"], res["run"]
+    # apply returns the rollout type plus the applied forces
+    assert isinstance(run, dc.ClothRollout) and run.u.shape == (scene["steps"], scene["cloth"].node_count, 3)
     assert p.final_distance[0] <= 1e-9
     assert np.linalg.norm(run.x[scene["t_c"], scene["node"]] - scene["goal"]) <= 1e-9
     # before the window the run is the pilot; forces only in [t_start, t_end) on the node
@@ -130,6 +132,10 @@ def test_fig4_sphere_scene():
     limit = 0.01 * scene["radius"]
     assert ex.sphere_depth(scene["pilot"].x, scene["radius"]) <= limit
     assert ex.sphere_depth(res["run"].x, scene["radius"]) <= limit
+    # the corner curls in the pilot and the controlled run uncurls it
+    t_c, c = scene["t_c"], scene["cloth"]
+    assert ex.corner_bend(c, scene["pilot"].x[t_c]) > 45.0
+    assert ex.corner_bend(c, res["run"].x[t_c]) < 0.5 * ex.corner_bend(c, scene["pilot"].x[t_c])
     # the cloth touches the sphere during the window (the inverse dynamics holds under contact)
     window = res["run"].x[res["plan"].t_start:res["plan"].t_end]
     assert (np.linalg.norm(window, axis=2) < scene["radius"]).any()

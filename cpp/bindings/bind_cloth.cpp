@@ -78,11 +78,8 @@ void bind_cloth(py::module_& m) {
       .def_property_readonly("v", [](py::object self) { return node_seq(self.cast<ClothRollout&>().v, self); },
                              "(T+1, V, 3) velocities (m/s), read-only view.");
 
-  py::class_<PointMassRun, std::shared_ptr<PointMassRun>>(m, "PointMassRun", "A run with control forces.")
-      .def_property_readonly("x", [](py::object self) { return node_seq(self.cast<PointMassRun&>().x, self); },
-                             "(T+1, V, 3) positions (m), read-only view.")
-      .def_property_readonly("v", [](py::object self) { return node_seq(self.cast<PointMassRun&>().v, self); },
-                             "(T+1, V, 3) velocities (m/s), read-only view.")
+  py::class_<PointMassRun, ClothRollout, std::shared_ptr<PointMassRun>>(
+      m, "PointMassRun", "A run with control forces: a ClothRollout (x, v) plus u.")
       .def_property_readonly("u", [](py::object self) { return node_seq(self.cast<PointMassRun&>().u, self); },
                              "(T, V, 3) applied control forces (N), read-only view.");
 

@@ -3258,9 +3258,9 @@ class ClothRollout:
         """
         (T+1, V, 3) positions (m), read-only view.
         """
-class PointMassRun:
+class PointMassRun(ClothRollout):
     """
-    A run with control forces.
+    A run with control forces: a ClothRollout (x, v) plus u.
     """
     def __repr__(self) -> str:
         ...
@@ -3268,16 +3268,6 @@ class PointMassRun:
     def u(self) -> numpy.ndarray:
         """
         (T, V, 3) applied control forces (N), read-only view.
-        """
-    @property
-    def v(self) -> numpy.ndarray:
-        """
-        (T+1, V, 3) velocities (m/s), read-only view.
-        """
-    @property
-    def x(self) -> numpy.ndarray:
-        """
-        (T+1, V, 3) positions (m), read-only view.
         """
 class ClothControlModel(Model):
     """

@@ -27,7 +27,7 @@ PointMassRun run_with_forces(const PointMassSystem& system, const Eigen::Ref<con
     throw_shape("plan.forces", "(n, " + std::to_string(c) + ", 3)", shape_str(forces.T, forces.rows, forces.cols));
   check_finite("plan.forces", forces.data, forces.T * c * 3);
 
-  PointMassRun run{VectorSeq(steps + 1, n3, MatrixSeq::Uninitialized{}), VectorSeq(steps + 1, n3, MatrixSeq::Uninitialized{}),
+  PointMassRun run{{VectorSeq(steps + 1, n3, MatrixSeq::Uninitialized{}), VectorSeq(steps + 1, n3, MatrixSeq::Uninitialized{})},
                    VectorSeq(steps, n3)};
   auto data = system.create_point_mass_data();
   Eigen::VectorXd x = x0, v = v0, F(n3);

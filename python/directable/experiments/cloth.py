@@ -113,24 +113,39 @@ def fig3_two_nodes(scene, second_offset=(-0.1, 0.1, 0.2)):
     return run_plan(scene, goals=goals)
 
 
-def fig4_scene(n=20, steps=1000, dt=0.0005, radius=0.25, stiffness=6e4, friction=0.3):
+def fig4_scene(n=20, steps=1000, dt=0.0005, radius=0.25, stiffness=6e4, friction=0.3, window=50):
     """Fig. 4: the patch, centred 3 cm above a sphere, falls on it and its
-    corners droop and curl; node (0, 0), the corner, is moved outward and up.
+    corners droop and curl; node (0, 0), the corner, is moved to uncurl it:
+    its goal continues the corner's diagonal straight, one rest diagonal
+    beyond node (1, 1) along the direction from node (2, 2) (pilot positions
+    at t_c). alpha is chosen so that the control window is ``window`` steps.
     The penalty stiffness keeps every node within 1 % of the radius of the
     surface (dt below the contact's stability limit 2 sqrt(m / stiffness))."""
     spacing = 0.05
     half = 0.5 * spacing * (n - 1)
-    cloth = patch(n, origin=(-half, -half, radius + 0.03))
+    cloth = patch(n, origin=(-half, -half, radius + 0.03), spacing=spacing)
     cloth.add_collider(dc.Sphere((0.0, 0.0, 0.0), radius, stiffness, friction))
     x0, v0 = cloth.positions0, np.zeros((cloth.node_count, 3))
     pilot = cloth.rollout(x0, v0, dt, steps)
     node = cloth.node(0, 0)
     t_c = (4 * steps) // 5
-    q = pilot.x[t_c, node]
-    outward = np.array([q[0], q[1], 0.0]) / max(np.hypot(q[0], q[1]), 1e-12)
-    goal = q + 0.12 * outward + np.array([0.0, 0.0, 0.12])
+    X = pilot.x[t_c]
+    q1, q2 = X[cloth.node(1, 1)], X[cloth.node(2, 2)]
+    goal = q1 + np.sqrt(2.0) * spacing * (q1 - q2) / np.linalg.norm(q1 - q2)
+    alpha = window / max(np.sum((goal - X[node]) ** 2), 1e-12)
     return dict(cloth=cloth, dt=dt, steps=steps, x0=x0, v0=v0, pilot=pilot, node=node, t_c=t_c, goal=goal,
-                radius=radius, plan_args=dict(alpha=4000.0, beta=1.0, gamma=1e-6, seek_angle=30.0))
+                radius=radius, plan_args=dict(alpha=alpha, beta=1.0, gamma=1e-6, seek_angle=30.0))
+
+
+def corner_bend(cloth, x, corner=(0, 0)) -> float:
+    """How much a corner curls at positions x (V, 3): the angle (degrees) between
+    the diagonal edges corner-(1,1) and (1,1)-(2,2) counted inward from the
+    corner (0 when the corner continues its diagonal straight)."""
+    ci, cj = corner
+    di, dj = (1 if ci == 0 else -1), (1 if cj == 0 else -1)
+    i0, j0 = (0 if ci == 0 else cloth.nx - 1), (0 if cj == 0 else cloth.ny - 1)
+    path = [cloth.node(i0 + k * di, j0 + k * dj) for k in range(3)]
+    return float(turning_angles(np.asarray(x)[path])[0])
 
 
 def sphere_depth(x, radius, center=(0.0, 0.0, 0.0)) -> float:
@@ -386,5 +401,5 @@ def plot_comparison(rows, ax=None):
 
 
 __all__ = ["turning_angles", "chord_over_arc", "free_motion_residual", "patch", "fig3_scene", "run_plan", "fig3_edit",
-           "fig3_two_nodes", "fig4_scene", "sphere_depth", "fig5_scene", "gamma_sweep", "straightness", "widening",
+           "fig3_two_nodes", "fig4_scene", "corner_bend", "sphere_depth", "fig5_scene", "gamma_sweep", "straightness", "widening",
            "comparison_scene", "compare_optimal", "plot_cloth", "plot_paths", "plot_sweep", "plot_comparison"]

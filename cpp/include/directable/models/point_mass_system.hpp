@@ -11,8 +11,14 @@
 #include <vector>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/sequence.hpp"
 
 namespace directable {
+
+//! Positions and velocities of a run of a point-mass system.
+struct PointMassRollout {
+  VectorSeq x, v;  //!< (T+1) x 3V each (m, m/s)
+};
 
 //! Per-run buffers of a point-mass system (one per thread).
 struct PointMassData {

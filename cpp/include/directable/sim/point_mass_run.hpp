@@ -11,9 +11,9 @@
 
 namespace directable {
 
-struct PointMassRun {
-  VectorSeq x, v;  //!< (T+1) x 3V
-  VectorSeq u;     //!< T x 3V, the control forces applied (N)
+//! A rollout plus the control forces that were applied.
+struct PointMassRun : PointMassRollout {
+  VectorSeq u;  //!< T x 3V, the control forces applied (N)
 };
 
 //! `steps` steps from (x0, v0); at step i with t_start <= i < t_start + n,

@@ -153,6 +153,16 @@ void ClothModel::build_pattern() {
           entry_pinned_[e] = pinned_[a] || pinned_[c];
           entry_diagonal_[e] = (c == a && p == q);
         }
+  auto first_entry = [&](Index r, Index c) { return row_offsets_[3 * r] + 3 * block_slot(r, c); };
+  diagonal_entry_.resize(V_);
+  for (Index a = 0; a < V_; ++a) diagonal_entry_[a] = first_entry(a, a);
+  spring_entry_.clear();
+  for (const SpringFamily& f : families_)
+    for (Index j = 0; j < f.j_end; ++j)
+      for (Index i = f.i_begin; i < f.i_end; ++i) {
+        const Index a = j * nx + i, b = a + f.dj * nx + f.di;
+        spring_entry_.insert(spring_entry_.end(), {first_entry(a, a), first_entry(a, b), first_entry(b, a), first_entry(b, b)});
+      }
 }
 
 int ClothModel::block_slot(Index row_node, Index col_node) const {
@@ -176,7 +186,10 @@ std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const
   Eigen::VectorXd ones = Eigen::VectorXd::Ones(nnz);
   d->A = Eigen::Map<const Eigen::SparseMatrix<double>>(3 * V_, 3 * V_, nnz, row_offsets_.data(), columns_.data(),
                                                        ones.data());
-  if (method == ClothIntegrator::implicit) d->solver.analyzePattern(d->A);
+  if (method == ClothIntegrator::implicit) {
+    d->analysis = std::make_shared<const BlockLDLT>(3 * V_, 3, row_offsets_, columns_);
+    d->factor = d->analysis->create_data();
+  }
   d->cg.setTolerance(1e-12);
   return d;
 }
@@ -341,22 +354,28 @@ double ClothModel::energy(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   return E;
 }
 
-void ClothModel::add_block(Eigen::VectorXd& values, Index r, Index c, const Eigen::Matrix3d& B) const {
-  const int slot = block_slot(r, c);
+void ClothModel::add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate) const {
+  const int stride = row_offsets_[3 * r + 1] - row_offsets_[3 * r];
   for (int p = 0; p < 3; ++p) {
-    double* row = values.data() + row_offsets_[3 * r + p] + 3 * slot;
-    for (int q = 0; q < 3; ++q) row[q] += B(p, q);
+    double* row = values.data() + entry + p * stride;
+    for (int q = 0; q < 3; ++q) row[q] = (accumulate ? row[q] : 0.0) + B(p, q);
   }
 }
 
 void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x,
                                       const Eigen::Ref<const Eigen::VectorXd>& v, ClothData& d) const {
   applied_forces(x, v, d.F, d);
-  d.Kx.setZero();
-  d.Kv.setZero();
+  // Every off-diagonal block belongs to exactly one spring and is assigned
+  // below (dF/dv's stay zero without damping); only the diagonal blocks,
+  // shared by a node's springs and colliders, accumulate.
+  for (Index a = 0; a < V_; ++a) {
+    add_block(d.Kx, a, diagonal_entry_[a], Eigen::Matrix3d::Zero(), false);
+    add_block(d.Kv, a, diagonal_entry_[a], Eigen::Matrix3d::Zero(), false);
+  }
   const Index nx = params_.nx;
   const double c = params_.damping;
   const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
+  const int* entry = spring_entry_.data();
   for (const SpringFamily& f : families_)
     for (Index j = 0; j < f.j_end; ++j)
       for (Index i = f.i_begin; i < f.i_end; ++i) {
@@ -371,16 +390,17 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
         const Eigen::Matrix3d Jx = f.stiffness * u * u.transpose() + (f.stiffness * (L - f.rest) + c * rel) / L * P +
                                    (c / L) * u * (P * dvv).transpose();
         const Eigen::Matrix3d Jv = c * u * u.transpose();
-        add_block(d.Kx, a, a, -Jx);
-        add_block(d.Kx, a, b, Jx);
-        add_block(d.Kx, b, a, Jx);
-        add_block(d.Kx, b, b, -Jx);
+        add_block(d.Kx, a, entry[0], -Jx);
+        add_block(d.Kx, a, entry[1], Jx, false);
+        add_block(d.Kx, b, entry[2], Jx, false);
+        add_block(d.Kx, b, entry[3], -Jx);
         if (c != 0.0) {
-          add_block(d.Kv, a, a, -Jv);
-          add_block(d.Kv, a, b, Jv);
-          add_block(d.Kv, b, a, Jv);
-          add_block(d.Kv, b, b, -Jv);
+          add_block(d.Kv, a, entry[0], -Jv);
+          add_block(d.Kv, a, entry[1], Jv, false);
+          add_block(d.Kv, b, entry[2], Jv, false);
+          add_block(d.Kv, b, entry[3], -Jv);
         }
+        entry += 4;
       }
   if (colliders_.empty()) return;
   Eigen::Vector3d fc;
@@ -390,8 +410,8 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
     bool any = false;
     for (const Collider& col : colliders_) any |= collider_force(col, xa, va, fc, &Jx, &Jv);
     if (any) {
-      add_block(d.Kx, a, a, Jx);
-      add_block(d.Kv, a, a, Jv);
+      add_block(d.Kx, a, diagonal_entry_[a], Jx);
+      add_block(d.Kv, a, diagonal_entry_[a], Jv);
     }
   }
 }

@@ -12,7 +12,7 @@ double ClothModel::step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorX
     if (u) d.F += Eigen::Map<const Eigen::VectorXd>(u, 3 * V_);
     return symplectic_update(*this, x, v, d.F, dt);
   }
-  if (d.A.nonZeros() == 0 || (method == ClothIntegrator::implicit && d.solver.info() == Eigen::InvalidInput))
+  if (d.A.nonZeros() == 0 || (method == ClothIntegrator::implicit && !d.analysis))
     throw std::invalid_argument("implicit step: the ClothData was created for another integrator");
   forces_and_jacobians(x, v, d);
   const Index n = 3 * V_;
@@ -35,10 +35,11 @@ double ClothModel::step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorX
       Av[e] = (entry_diagonal_[e] ? masses_[r / 3] : 0.0) - dt * d.Kv[e] - dt2 * (d.Kx[e] + d.Kx[transpose_entry_[e]]);
     }
   if (method == ClothIntegrator::implicit) {
-    d.solver.factorize(d.A);
-    if (d.solver.info() != Eigen::Success)
-      throw std::domain_error("implicit step: the system matrix M - dt dF/dv - dt^2 dF/dx could not be factorised; reduce dt");
-    d.dv = d.solver.solve(d.rhs);
+    if (!d.analysis->factorize(d.A.valuePtr(), d.factor))
+      throw std::domain_error("implicit step: the system matrix M - dt dF/dv - dt^2 dF/dx has a zero or non-finite pivot "
+                              "(node " + std::to_string(d.factor.failed_pivot / 3) + "); reduce dt");
+    d.dv = d.rhs;
+    d.analysis->solve(d.factor, d.dv);
   } else {
     d.cg.compute(d.A);
     // warm start from the previous step's dv (zero for fresh data)

@@ -9,7 +9,6 @@
 // per-run buffer lives in a ClothData.
 #include <Eigen/Core>
 #include <Eigen/IterativeLinearSolvers>
-#include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 #include <array>
 #include <cstdint>
@@ -17,6 +16,7 @@
 
 #include "directable/core/progress.hpp"
 #include "directable/core/sequence.hpp"
+#include "directable/linalg/block_ldlt.hpp"
 #include "directable/models/point_mass_system.hpp"
 
 namespace directable {
@@ -63,8 +63,10 @@ struct SpringFamily {
   Index count() const { return (i_end - i_begin) * j_end; }
 };
 
-//! symplectic: eq. 4-5. implicit: backward Euler, one Newton step, sparse
-//! LDL' factorisation. implicit_cg: the same step solved by Jacobi-
+//! symplectic: eq. 4-5. implicit: backward Euler, one Newton step, solved
+//! by a direct sparse LDL' (linalg/block_ldlt: node-level AMD ordering and
+//! supernodes analysed once per model, multifrontal numeric factorisation
+//! with dense kernels). implicit_cg: the same step solved by Jacobi-
 //! preconditioned conjugate gradients (Baraff-Witkin's solver), to a
 //! relative residual of 1e-12.
 enum class ClothIntegrator { symplectic, implicit, implicit_cg };
@@ -77,7 +79,11 @@ struct ClothData : PointMassData {
   Eigen::VectorXd F;                     //!< 3V
   Eigen::VectorXd Kx, Kv;                //!< nnz each, values of dF/dx, dF/dv on the model's pattern
   Eigen::SparseMatrix<double> A;         //!< 3V x 3V, backward-Euler system matrix (pattern of the model)
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver;  //!< symbolic analysis done once per data
+  //! Symbolic LDL' analysis of A (implicit): ordering, supernodes, maps. Made
+  //! once per data rather than per model, so that building a large cloth
+  //! for explicit runs costs nothing of it (a 10^6-node analysis takes seconds).
+  std::shared_ptr<const BlockLDLT> analysis;
+  BlockLDLTData factor;                  //!< numeric LDL' of A (implicit): panels and fronts sized once
   Eigen::ConjugateGradient<Eigen::SparseMatrix<double>, Eigen::Lower | Eigen::Upper> cg;
   Eigen::VectorXd rhs, dv;               //!< 3V each
 };
@@ -94,8 +100,9 @@ class ClothModel final : public PointMassSystem {
   void applied_forces(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
                       Eigen::Ref<Eigen::VectorXd> F, PointMassData& data) const override;
 
-  //! With ClothIntegrator::implicit the sparse symbolic analysis is done
-  //! here, once; the implicit_cg and symplectic steps need none.
+  //! Buffers for `method`: the implicit steps get the system matrix, and
+  //! ClothIntegrator::implicit the symbolic analysis of its LDL' (once per
+  //! data: a rollout analyses once for all its steps) and the factor's buffers.
   std::unique_ptr<ClothData> create_data(ClothIntegrator method = ClothIntegrator::symplectic) const;
   const ClothParams& params() const { return params_; }
   const std::vector<Collider>& colliders() const { return colliders_; }
@@ -120,6 +127,7 @@ class ClothModel final : public PointMassSystem {
   //! dt (F + u + dt dF/dx v). The matrix uses the symmetric part of dF/dx
   //! (exact for undamped springs and frictionless colliders) so that a
   //! sparse LDL' factorisation with a pattern analysed once applies.
+  //! Throws std::domain_error when a pivot of the factorisation vanishes.
   //! u: 3V or empty. Returns sum |v+|^2 (see symplectic_update).
   double step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v, double dt, const double* u,
               ClothIntegrator method, ClothData& data) const;
@@ -132,7 +140,8 @@ class ClothModel final : public PointMassSystem {
   [[noreturn]] void throw_degenerate(const SpringFamily& f, const ClothData& data) const;
   void build_pattern();
   int block_slot(Index row_node, Index col_node) const;
-  void add_block(Eigen::VectorXd& values, Index r, Index c, const Eigen::Matrix3d& B) const;
+  //! Adds B to (accumulate) or writes B into the 3x3 block of node row r that starts at CSR entry `entry`.
+  void add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate = true) const;
 
   ClothParams params_;
   std::vector<Collider> colliders_;
@@ -150,13 +159,14 @@ class ClothModel final : public PointMassSystem {
   std::vector<int> block_cols_;          //!< per node: sorted neighbour nodes (offsets in block_start_)
   std::vector<int> block_start_;         //!< V + 1
   std::vector<int> transpose_entry_;     //!< nnz: entry index of (c, r) for entry (r, c)
+  std::vector<int> spring_entry_;        //!< 4 per spring (family order): first entry of blocks (a,a), (a,b), (b,a), (b,b)
+  std::vector<int> diagonal_entry_;      //!< V: first entry of each node's diagonal block
   std::vector<std::uint8_t> entry_pinned_;  //!< nnz: row or column belongs to a pinned node
   std::vector<std::uint8_t> entry_diagonal_;  //!< nnz
 };
 
-struct ClothRollout {
-  VectorSeq x, v;  //!< (T+1) x 3V each
-};
+//! A cloth run: positions and velocities (T+1) x 3V each.
+using ClothRollout = PointMassRollout;
 
 //! steps steps from (x0, v0), controls u ((T, 3V) or empty), in one call.
 //! Throws std::domain_error with the step index when the run diverges.
