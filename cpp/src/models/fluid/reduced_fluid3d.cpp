@@ -91,14 +91,10 @@ void ReducedFluid3D::modes(const Eigen::Vector3d& x, Eigen::Ref<RowMatrix> Psi, 
 }
 
 Eigen::Vector3d ReducedFluid3D::velocity(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z) const {
-  Eigen::Vector3d p = x;
-  grid_->clamp(p);
   Stencil8 s;
   Eigen::Vector3d v;
   for (int c = 0; c < 3; ++c) {
-    if (c == 0) grid_->x_stencil(p[0], p[1], p[2], s);
-    else if (c == 1) grid_->y_stencil(p[0], p[1], p[2], s);
-    else grid_->z_stencil(p[0], p[1], p[2], s);
+    grid_->weights(c, x, s);  // clamps
     double vc = 0.0;
     for (int a = 0; a < 8; ++a) vc += s.w[a] * basis_.row(s.idx[a]).dot(z);
     v[c] = vc;
