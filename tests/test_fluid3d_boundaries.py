@@ -13,6 +13,7 @@ import scipy.sparse.linalg as spla
 from scipy.spatial.transform import Rotation
 
 from directable import fluid as F
+from directable.models import finite_difference_jacobian
 from reference.threads import in_threads
 
 # --- independent NumPy references -------------------------------------------------------------
@@ -320,3 +321,28 @@ def test_scene_shared_by_threads(reduced, bb, train_poses):
     ref = run(0)
     for out in in_threads(run):
         np.testing.assert_array_equal(out, ref)
+
+
+def test_fluid_particles_on_a_scene_jacobian_and_push_out(reduced, bb, train_poses):
+    scene = F.ReducedScene3D(reduced, [F.Coupling3D(reduced, bb)])
+    pose, vel = train_poses[2][None], np.array([[0.2, 0.1, 0.0, 0.0, 0.0, 0.5]])
+    model = F.FluidParticles(scene, 3, pose, vel, drift=(0.0, -0.05, 0.0))
+    assert isinstance(model, F.FluidParticles3D) and model.has_scene
+    R = rotation(pose[0])
+    rng = np.random.default_rng(5)
+    local = np.array([[0.05, 0.08, 0.12], [-0.1, 0.0, -0.13], [0.3, 0.3, 0.3]])  # two in the box, one outside
+    P = local @ R.T + pose[0, :3]
+    z = rng.standard_normal(reduced.r)
+    x = np.r_[P.ravel(), z]
+    # the particle velocity is u' of eq. 3.9 with the feedforward at the fixed pose, plus the drift
+    c = F.Coupling3D(reduced, bb)
+    coeffs = np.r_[c.feedforward(pose[0]) @ z, R.T @ vel[0, :3], R.T @ vel[0, 3:]][None]
+    v = scene.velocity_at(P, z, coeffs, pose) + [0.0, -0.05, 0.0]
+    np.testing.assert_allclose(model.dynamics(x, 0.0)[:9], v.ravel(), atol=1e-12)
+    J = model.jacobian(x, 0.0)
+    np.testing.assert_allclose(J, finite_difference_jacobian(model, x), rtol=1e-5, atol=1e-6 * np.abs(J).max())
+    inside = np.r_[pose[0, :3], pose[0, :3], pose[0, :3] + 0.3, z]  # two particles at the plate's centre
+    xn = model.step(inside, np.zeros(reduced.r), 0.01)
+    assert not bb.shape.inside((xn[:9].reshape(3, 3) - pose[0, :3]) @ R).any()
+    zn, _ = scene.step(z, np.zeros(reduced.r), 0.01, pose, vel)
+    np.testing.assert_allclose(model.step(x, np.zeros(reduced.r), 0.01)[9:], zn, atol=1e-12)

@@ -14,6 +14,9 @@ namespace {
 
 using G3 = MACGrid3D;
 
+RowMatrix coeffs3(const Array& a) { return rows_view(a, "boundary_coeffs", -1, -1, false, "K", "m"); }
+Eigen::Map<const RowMatrix> poses6(const Array& a, const char* name) { return rows_view(a, name, -1, -1, false, "K", "6"); }
+
 Eigen::Vector3d vec3(const Array& a, const char* name) { return vector(a, name, 3); }
 Eigen::Vector3d opt_vec3(const OptArray& a, const char* name) {
   return a ? Eigen::Vector3d(vector(*a, name, 3)) : Eigen::Vector3d::Zero();
@@ -332,6 +335,16 @@ control w (r,), B = [0; I], p_i' = Psi(p_i) z + drift, z' = A(z) z + nu D z + w.
       .def(py::init([](std::shared_ptr<ReducedFluid3D> fluid, Index particles, const OptArray& drift) {
         return std::make_shared<FluidParticles3D>(fluid, particles, opt_vec3(drift, "drift"));
       }), py::arg("fluid"), py::arg("particles"), py::arg("drift") = py::none())
+      .def(py::init([](std::shared_ptr<ReducedScene3D> scene, Index particles, const Array& poses,
+                       const Array& velocities, const OptArray& drift) {
+        auto sp = std::make_shared<SceneAtPoses3D>(scene, poses6(poses, "poses"), poses6(velocities, "velocities"));
+        return std::make_shared<FluidParticles3D>(sp, particles, opt_vec3(drift, "drift"));
+      }), py::arg("scene"), py::arg("particles"), py::arg("poses"), py::arg("velocities"), py::arg("drift") = py::none(),
+         R"doc(Particles in a ReducedScene3D whose K objects stay at poses (K, 6) moving with
+velocities (K, 6): p_i' = u'(p_i) + drift (eq. 3.9, linear in z: the Jacobian
+holds the boundary terms); step() advances z by the scene's step (Fig. 3.7)
+and pushes particles out of the objects.)doc")
+      .def_property_readonly("has_scene", [](const FluidParticles3D& p) { return p.scene() != nullptr; })
       .def_property_readonly("particles", &FluidParticles3D::particles)
       .def_property_readonly("drift", [](const FluidParticles3D& p) { return Eigen::Vector3d(p.drift()); })
       .def_property_readonly("fluid", [](const FluidParticles3D& p) {
@@ -340,8 +353,6 @@ control w (r,), B = [0; I], p_i' = Psi(p_i) z + drift, z' = A(z) z + nu D z + w.
 }
 
 
-RowMatrix coeffs3(const Array& a) { return rows_view(a, "boundary_coeffs", -1, -1, false, "K", "m"); }
-Eigen::Map<const RowMatrix> poses6(const Array& a, const char* name) { return rows_view(a, name, -1, -1, false, "K", "6"); }
 
 std::shared_ptr<ReducedFluid3D> reduced_arg(const py::object& reduced) {
   if (reduced.is_none()) throw std::invalid_argument("reduced must be a 3D ReducedFluid, got None");

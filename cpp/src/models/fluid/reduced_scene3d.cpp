@@ -222,4 +222,78 @@ Index ReducedScene3D::advect_particles(Eigen::Ref<RowMatrix> points, const Eigen
   return pushed.load();
 }
 
+SceneAtPoses3D::SceneAtPoses3D(std::shared_ptr<const ReducedScene3D> scene, const Eigen::Ref<const RowMatrix>& poses,
+                               const Eigen::Ref<const RowMatrix>& velocities)
+    : scene_(std::move(scene)), poses_(poses), velocities_(velocities) {
+  if (!scene_) throw std::invalid_argument("scene must be a ReducedScene3D, got None");
+  scene_->check_poses(poses, "poses");
+  scene_->check_poses(velocities, "velocities");
+  const Index r = scene_->reduced().r();
+  for (Index i = 0; i < scene_->objects(); ++i) {
+    const Coupling3D& c = scene_->coupling(i);
+    pose_list_.emplace_back(poses_.row(i).data());
+    auto d = c.create_data();
+    F_.emplace_back(c.p(), r);
+    c.feedforward(poses_.row(i).data(), F_.back(), *d);
+    Eigen::VectorXd rigid(6);
+    rigid.head<3>() = pose_list_.back().R.transpose() * velocities_.row(i).head<3>().transpose();
+    rigid.tail<3>() = pose_list_.back().R.transpose() * velocities_.row(i).tail<3>().transpose();
+    rigid_.push_back(rigid);
+  }
+}
+
+void SceneAtPoses3D::add_terms(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z,
+                               Eigen::Vector3d& v, RowMatrix* dv_dz, Eigen::Matrix3d* dv_dx) const {
+  Eigen::Vector3d l;
+  Stencil8 s[3];
+  for (Index i = 0; i < scene_->objects(); ++i) {
+    const Coupling3D& c = scene_->coupling(i);
+    const BoundaryBasis3D& b = c.boundary();
+    const Pose3D& P = pose_list_[std::size_t(i)];
+    if (!b.in_box(P.to_local(x), l)) continue;
+    const MACGrid3D& L = b.local_grid();
+    L.x_stencil(l[0], l[1], l[2], s[0]);
+    L.y_stencil(l[0], l[1], l[2], s[1]);
+    L.z_stencil(l[0], l[1], l[2], s[2]);
+    const Eigen::MatrixXd& A = b.all_fields();  // N_local x m
+    const Index p = c.p(), m = c.m();
+    Eigen::VectorXd coeff(m);
+    coeff.head(p).noalias() = F_[std::size_t(i)] * z;
+    if (m > p) coeff.tail(m - p) = rigid_[std::size_t(i)];
+    Eigen::Vector3d loc = Eigen::Vector3d::Zero();
+    Eigen::Matrix3d dloc = Eigen::Matrix3d::Zero();  // d local velocity / d local position
+    RowMatrix Lm = RowMatrix::Zero(3, m);
+    for (int comp = 0; comp < 3; ++comp)
+      for (int a = 0; a < 8; ++a) {
+        const auto row = A.row(s[comp].idx[a]);
+        Lm.row(comp).noalias() += s[comp].w[a] * row;
+        const double val = row.dot(coeff);
+        loc[comp] += s[comp].w[a] * val;
+        dloc(comp, 0) += s[comp].dx[a] * val;
+        dloc(comp, 1) += s[comp].dy[a] * val;
+        dloc(comp, 2) += s[comp].dz[a] * val;
+      }
+    v += P.R * loc;
+    if (dv_dz) dv_dz->noalias() += P.R * (Lm.leftCols(p) * F_[std::size_t(i)]);
+    if (dv_dx) *dv_dx += P.R * dloc * P.R.transpose();
+  }
+}
+
+bool SceneAtPoses3D::push_out(Eigen::Vector3d& x) const {
+  const MACGrid3D& g = scene_->reduced().grid();
+  bool moved = false;
+  for (Index i = 0; i < scene_->objects(); ++i) {
+    const Shape3D& s = scene_->coupling(i).boundary().shape();
+    const Pose3D& P = pose_list_[std::size_t(i)];
+    const Eigen::Vector3d l = P.to_local(x);
+    if (!s.inside(l)) continue;
+    Eigen::Vector3d n;
+    const Eigen::Vector3d q = s.closest_point(l, n);
+    x = P.to_world(q + 1e-3 * g.h() * n);
+    g.clamp(x);
+    moved = true;
+  }
+  return moved;
+}
+
 }  // namespace directable

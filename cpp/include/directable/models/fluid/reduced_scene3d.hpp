@@ -84,4 +84,31 @@ class ReducedScene3D {
   Index max_m_ = 0;
 };
 
+//! A 3D scene with its objects held at fixed poses: the boundary terms of
+//! the particle velocity u'(p) = Psi(p) z + sum_i R_i L_i(p_i) [F_i z; v_i]
+//! (L_i: the local fields interpolated at the object-frame point p_i), a
+//! linear function of z (FluidParticles3D on a scene).
+class SceneAtPoses3D {
+ public:
+  //! poses, velocities: K x 6 each (world frame), checked finite.
+  SceneAtPoses3D(std::shared_ptr<const ReducedScene3D> scene, const Eigen::Ref<const RowMatrix>& poses,
+                 const Eigen::Ref<const RowMatrix>& velocities);
+  const ReducedScene3D& scene() const { return *scene_; }
+  const RowMatrix& poses() const { return poses_; }
+  const RowMatrix& velocities() const { return velocities_; }
+  //! Adds the boundary terms at the world point x: to v, to dv_dz (3 x r)
+  //! and to dv_dx (3 x 3, d v / d x) when given.
+  void add_terms(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z, Eigen::Vector3d& v,
+                 RowMatrix* dv_dz, Eigen::Matrix3d* dv_dx) const;
+  //! Pushes x out of every object along its surface normal; returns whether it moved.
+  bool push_out(Eigen::Vector3d& x) const;
+
+ private:
+  std::shared_ptr<const ReducedScene3D> scene_;
+  RowMatrix poses_, velocities_;        //!< K x 6
+  std::vector<Pose3D> pose_list_;       //!< K
+  std::vector<Eigen::MatrixXd> F_;      //!< p_i x r, feedforward at the fixed pose
+  std::vector<Eigen::VectorXd> rigid_;  //!< 6: the object's velocity and angular velocity in its own frame
+};
+
 }  // namespace directable
