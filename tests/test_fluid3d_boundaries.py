@@ -330,7 +330,7 @@ def test_fluid_particles_on_a_scene_jacobian_and_push_out(reduced, bb, train_pos
     assert isinstance(model, F.FluidParticles3D) and model.has_scene
     R = rotation(pose[0])
     rng = np.random.default_rng(5)
-    local = np.array([[0.05, 0.08, 0.12], [-0.1, 0.0, -0.13], [0.3, 0.3, 0.3]])  # two in the box, one outside
+    local = np.array([[0.05, 0.08, 0.12], [-0.1, 0.013, -0.13], [0.3, 0.3, 0.3]])  # two in the box (off its lattice lines), one outside
     P = local @ R.T + pose[0, :3]
     z = rng.standard_normal(reduced.r)
     x = np.r_[P.ravel(), z]
