@@ -479,9 +479,9 @@ def run_leaves(scene, path=0, leaves=4000, steps=None, speed=1.0, drift=(0.0, -0
     Z, X, C = [z], [L] if record_leaves else [], [car_pose(P, 0.0)[:3]]
     pushed, removed, tv, tb, tm = (np.zeros(steps) for _ in range(5))
     for i in range(steps):
-        s = min(i * rate * dt, 1.0)
+        s = min((i + 1) * rate * dt, 1.0)  # the car where this step leaves it: the leaves are pushed out of it there
         pose = car_pose(P, s)[None]
-        moving = i * rate * dt <= 1.0
+        moving = i * rate * dt < 1.0
         ob = car_obstacle(scene.car, P, s, rate if moving else 0.0)
         vel = np.r_[ob.velocity, 0.0, 0.0, 0.0][None]
         t0 = time.perf_counter()
