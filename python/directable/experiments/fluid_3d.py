@@ -86,7 +86,7 @@ class PlateScene:
         return np.vstack([p[::every] for p, _ in self.paths])
 
 
-def plate_scene(n=32, r=16, p=24, steps=24, dt=0.02, heights=(0.35, 0.5, 0.65), updraft=6.0, amplitude=0.1,
+def plate_scene(n=32, r=16, p=24, steps=24, dt=0.02, heights=(0.35, 0.5, 0.65), updraft=6.0, amplitude=0.03,
                 viscosity=0.0, threads=0, progress=None) -> PlateScene:
     """Trains the 3D Boundaries scene on an n^3 grid (paper 64^3, r = 64).
 
