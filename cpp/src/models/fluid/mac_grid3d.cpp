@@ -466,6 +466,18 @@ void MACGrid3D::project_rows(Eigen::Ref<RowMatrix> fields, double tol) const {
   }
 }
 
+void MACGrid3D::cell_order(const Eigen::Ref<const RowMatrix>& points, std::vector<std::pair<Index, Index>>& order) const {
+  order.resize(std::size_t(points.rows()));
+  const double ih = 1.0 / h_;
+  for (Index k = 0; k < points.rows(); ++k) {
+    const Index i = std::clamp<Index>(Index(points(k, 0) * ih), 0, nx_ - 1),
+                j = std::clamp<Index>(Index(points(k, 1) * ih), 0, ny_ - 1),
+                c = std::clamp<Index>(Index(points(k, 2) * ih), 0, nz_ - 1);
+    order[std::size_t(k)] = {cell(i, j, c), k};
+  }
+  std::sort(order.begin(), order.end());
+}
+
 void MACGrid3D::clamp(Eigen::Vector3d& p) const {
   p[0] = std::clamp(p[0], 0.0, width());
   p[1] = std::clamp(p[1], 0.0, height());

@@ -130,9 +130,13 @@ Index ReducedFluid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& 
   const Index chunks = std::min<Index>(P, 4 * Index(team));
   const double margin = 1e-3 * grid_->h();
   std::atomic<Index> pushed{0};
+  std::vector<std::pair<Index, Index>> own_order;
+  auto& order = data ? data->particle_order : own_order;
+  grid_->cell_order(points, order);
   parallel_steps(chunks, team, nullptr, chunks, [] { return 0; }, [&](Index c, int&) {
     Index moved = 0;
-    for (Index k = c * P / chunks; k < (c + 1) * P / chunks; ++k) {
+    for (Index q = c * P / chunks; q < (c + 1) * P / chunks; ++q) {
+      const Index k = order[std::size_t(q)].second;
       Eigen::Vector3d x = points.row(k).transpose();
       grid_->clamp(x);
       Eigen::Vector3d m = x + 0.5 * dt * (velocity(x, z) + drift);

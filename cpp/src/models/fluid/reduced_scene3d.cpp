@@ -194,9 +194,11 @@ Index ReducedScene3D::advect_particles(Eigen::Ref<RowMatrix> points, const Eigen
   const Index chunks = std::max<Index>(1, std::min<Index>(P, 4 * Index(team)));
   const double margin = 1e-3 * g.h();
   std::atomic<Index> pushed{0};
+  g.cell_order(points, d.particle_order);
   parallel_steps(chunks, team, nullptr, chunks, [] { return 0; }, [&](Index c, int&) {
     Index moved = 0;
-    for (Index k = c * P / chunks; k < (c + 1) * P / chunks; ++k) {
+    for (Index q = c * P / chunks; q < (c + 1) * P / chunks; ++q) {
+      const Index k = d.particle_order[std::size_t(q)].second;
       Eigen::Vector3d x = points.row(k).transpose();
       g.clamp(x);
       Eigen::Vector3d m = x + 0.5 * dt * (velocity(x, z, d) + drift);

@@ -135,6 +135,10 @@ class MACGrid3D {
   //! out (P x 3). Checks the shapes and that u and the points are finite.
   void velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const RowMatrix>& points,
                      Eigen::Ref<RowMatrix> out) const;
+  //! The rows of points (P x 3) ordered by the cell they lie in (cell index,
+  //! row): particle loops visited in this order reuse the interpolation rows
+  //! of their neighbours from cache. order is resized to P.
+  void cell_order(const Eigen::Ref<const RowMatrix>& points, std::vector<std::pair<Index, Index>>& order) const;
   //! Clamps a point into the closed domain.
   void clamp(Eigen::Vector3d& p) const;
 

@@ -23,6 +23,7 @@ struct ReducedScene3DData {
   std::vector<Eigen::VectorXd> local;                      //!< N_local_i: object i's combined local field
   std::vector<Pose3D> poses;                               //!< K, the poses of the last query
   TeamChooser particle_team;                               //!< team of the particle advection, chosen by measurement
+  std::vector<std::pair<Index, Index>> particle_order;     //!< P: (cell, particle), the visiting order
 };
 
 class ReducedScene3D {
