@@ -7,6 +7,10 @@ solver with moving obstacles, the reduced model and immersed particles.
     run = dr.fluid.full_run3d(grid, steps, dt, force=..., obstacles=lambda i: [ob])
     basis = dr.fluid.velocity_basis(grid, run.velocities, r=32)  # streamed PCA
     fluid = dr.ReducedFluid(grid, basis, viscosity)     # a ReducedFluid3D
+    poses = np.array([dr.fluid.pose6((0.5, 0.5, 0.5), (np.pi / 2, 0, 0))])  # (n, 6): position, rotation vector
+    bb = dr.fluid.BoundaryBasis3D.build(fluid, plate, poses, p=24)          # sec. 3.5.1 in 3D, 6 rigid fields
+    scene = dr.fluid.ReducedScene3D(fluid, [dr.fluid.Coupling3D(fluid, bb)])
+    z, coeffs = scene.step(z, w, dt, poses[:1], velocities)                # Fig. 3.7; velocities (K, 6)
 
 Velocity fields are flat MAC vectors (x-faces, y-faces, z-faces, i fastest;
 see ``MACGrid3D``); cell fields are (nz ny nx,) with i fastest. Memory: a
