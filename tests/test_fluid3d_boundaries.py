@@ -128,6 +128,8 @@ def test_surface_speeds_orthonormal_eq_3_10(bb):
     assert SB.shape == (bb.q, bb.p) and bb.p == 12
     np.testing.assert_allclose(SB.T @ SB, np.eye(bb.p), atol=1e-10)
     assert np.all(np.diff(bb.energy) <= 1e-15) and 0 < bb.energy.sum() <= 1 + 1e-12
+    a, b = bb.surface_points, bb.surface_points  # read-only views of the basis's own buffer
+    assert np.shares_memory(a, b) and not a.flags.writeable and a.shape == (bb.q, 3)
 
 
 def test_numpy_surface_operator_reproduces_surface_speeds(bb):
