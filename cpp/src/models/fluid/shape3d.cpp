@@ -207,6 +207,17 @@ void Shape3D::surface(double spacing, RowMatrix& points, RowMatrix& normals) con
   };
   std::vector<Cube> bucket;
   std::vector<Eigen::Vector3d> P, N;
+  double candidates = 0.0;  // m^2 per triangle: refuse a spacing that would take more than memory allows
+  for (Index f = 0; f < triangles_.rows(); ++f) {
+    const Eigen::Vector3d a = vertices_.row(triangles_(f, 0)), b = vertices_.row(triangles_(f, 1)),
+                          c = vertices_.row(triangles_(f, 2));
+    const double m = std::ceil(2.0 * std::max({(b - a).norm(), (c - b).norm(), (a - c).norm()}) / spacing);
+    candidates += m * m;
+  }
+  if (!(candidates <= 5e7))
+    throw std::invalid_argument("spacing " + std::to_string(spacing) + " is too fine for a shape of radius " +
+                                std::to_string(radius_) + ": it would take about " + std::to_string(candidates) +
+                                " candidate samples (at most 5e7)");
   for (Index f = 0; f < triangles_.rows(); ++f) {
     const Eigen::Vector3d a = vertices_.row(triangles_(f, 0)), b = vertices_.row(triangles_(f, 1)),
                           c = vertices_.row(triangles_(f, 2));
