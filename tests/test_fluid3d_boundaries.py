@@ -292,6 +292,8 @@ def test_bad_input(grid, reduced, bb, train_poses):
         F.BoundaryBasis3D.build(reduced, plate, train_poses[:, :3], 4)
     with pytest.raises(ValueError, match="spacing .* is too fine"):
         F.BoundaryBasis3D.build(reduced, plate, train_poses, 4, surface_spacing=1e-300)
+    with pytest.raises(MemoryError, match="local grid"):
+        F.BoundaryBasis3D.build(reduced, plate, train_poses, 4, local_size=1e300)
     with pytest.raises(ValueError, match="local_size must contain the shape"):
         F.BoundaryBasis3D.build(reduced, plate, train_poses, 4, local_size=0.1)
     with pytest.raises(ValueError, match="spacing > 0"):

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "directable/core/allocation.hpp"
 #include "directable/core/errors.hpp"
 #include "directable/models/fluid/boundary_tools.hpp"
 
@@ -63,6 +64,10 @@ BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Ei
   if (!local_half.allFinite()) throw std::domain_error("local_size must be finite");
   const Eigen::Vector3d extent = shape_->lower().cwiseAbs().cwiseMax(shape_->upper().cwiseAbs());
   Index n[3];
+  double want_cells = 1.0;
+  for (int a = 0; a < 3; ++a)
+    want_cells *= 2.0 * std::ceil((local_half[a] > 0.0 ? local_half[a] : extent[a] + 4.0 * h) / h);
+  check_allocation("the local grid of " + std::to_string(want_cells) + " cells (local_size)", 3.0 * 8.0 * 10.0 * want_cells);
   for (int a = 0; a < 3; ++a) {
     const double want = local_half[a] > 0.0 ? local_half[a] : extent[a] + 4.0 * h;
     if (!(want > extent[a] + h))

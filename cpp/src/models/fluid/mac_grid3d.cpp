@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "directable/core/allocation.hpp"
 #include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
 
@@ -69,6 +70,9 @@ MACGrid3D::MACGrid3D(Index nx, Index ny, Index nz, double h, const CellMask& sol
     throw std::invalid_argument("grid size (nx, ny, nz) must be at least (2, 2, 2), got (" + std::to_string(nx) + ", " +
                                 std::to_string(ny) + ", " + std::to_string(nz) + ")");
   if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
+  // faces, the face Laplacian (7 entries of 12 bytes each) and the solver buffers: about 10 doubles per face
+  check_allocation("a 3D MAC grid of " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
+                       " cells", 3.0 * 8.0 * 10.0 * double(nx) * double(ny) * double(nz));
   const bool shape_ok = solid_shape.empty() ? solid.size() == n_cells()
                                              : solid_shape == std::vector<Index>{nz, ny, nx};
   if (solid.size() != 0 && !shape_ok) {
