@@ -1,6 +1,6 @@
 """The Leaves scene (Treuille thesis Fig. 3.1) at CI size: a box car along
-four precomputed paths, tables along the paths, leaves with a drift that
-never enter the car, the per-step split."""
+four precomputed paths coupled through its boundary basis with tables along
+the paths, leaves with a drift that never enter the car, the per-step split."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,21 +11,30 @@ from directable.experiments import fluid_3d
 
 @pytest.fixture(scope="module")
 def scene():
-    return fluid_3d.leaves_scene((32, 8, 16), r=16, steps=16, dt=0.02)
+    return fluid_3d.leaves_scene((32, 8, 16), r=16, p=12, steps=16, dt=0.02)
 
 
 def test_scene_is_trained_on_four_paths(scene):
-    assert len(scene.paths) == 4 and len(scene.tables) == 4
-    assert all(T.shape == (scene.steps + 1, scene.r) for T in scene.tables)
+    assert len(scene.paths) == 4 and len(scene.couplings) == 4
+    bb = scene.boundary
+    assert 0 < bb.p <= 12 and bb.rigid_fields.shape[1] == 6
+    p, r, m = bb.p, scene.r, bb.p + 6
+    assert all(c.table_nodes == scene.steps + 1 for c in scene.couplings)
+    assert scene.table_bytes == 4 * (scene.steps + 1) * (p * r + r * m) * 8
     assert scene.fluid.divergence_error < 1e-8 and scene.fluid.orthonormality_error < 1e-10
-    assert scene.table_bytes == 4 * (scene.steps + 1) * scene.r * 8
     assert np.all(np.diff(scene.energy) <= 1e-15) and scene.energy.sum() > 0.9
+    # the path tables hold the exact operators at the car's poses along the path
+    c = scene.couplings[2]
+    for i in (0, scene.steps // 2, scene.steps):
+        pose = fluid_3d.car_pose(scene.paths[2], i / scene.steps)
+        np.testing.assert_allclose(c.feedback(pose), c.feedback(pose, exact=True), atol=1e-10)
+        np.testing.assert_allclose(c.feedforward(pose), c.feedforward(pose, exact=True), atol=1e-10)
 
 
-def test_tables_reproduce_the_training_run_at_training_speed(scene):
-    """At the training speed, table forces drive the reduced model along the projected training run."""
-    run = fluid_3d.run_leaves(scene, path=1, leaves=50, speed=1.0, steps=scene.steps)
+def test_car_moves_the_air_and_its_surface_flow_is_removed(scene):
+    run = fluid_3d.run_leaves(scene, path=1, leaves=50, speed=1.0, steps=scene.steps, removal=True)
     assert np.linalg.norm(run.z[-1]) > 1e-3  # the car set the flow moving
+    assert np.median(run.removed) > 0.5  # the boundary fields cancel most of the flow through the car
     # a slower car moves less air: smaller reduced velocities
     slow = fluid_3d.run_leaves(scene, path=1, leaves=50, speed=0.5, steps=scene.steps)
     assert np.linalg.norm(slow.z, axis=1).max() < np.linalg.norm(run.z, axis=1).max()

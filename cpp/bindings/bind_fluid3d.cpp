@@ -1,8 +1,11 @@
 #include "common.hpp"
 #include "galerkin_fluid.hpp"
+#include "directable/models/fluid/boundary_basis3d.hpp"
+#include "directable/models/fluid/coupling3d.hpp"
 #include "directable/models/fluid/fluid_sim3d.hpp"
 #include "directable/models/fluid/mac_grid3d.hpp"
 #include "directable/models/fluid/reduced_fluid3d.hpp"
+#include "directable/models/fluid/reduced_scene3d.hpp"
 #include "directable/models/fluid/shape3d.hpp"
 
 namespace directable::py_bind {
@@ -10,6 +13,9 @@ namespace directable::py_bind {
 namespace {
 
 using G3 = MACGrid3D;
+
+RowMatrix coeffs3(const Array& a) { return rows_view(a, "boundary_coeffs", -1, -1, false, "K", "m"); }
+Eigen::Map<const RowMatrix> poses6(const Array& a, const char* name) { return rows_view(a, name, -1, -1, false, "K", "6"); }
 
 Eigen::Vector3d vec3(const Array& a, const char* name) { return vector(a, name, 3); }
 Eigen::Vector3d opt_vec3(const OptArray& a, const char* name) {
@@ -329,11 +335,234 @@ control w (r,), B = [0; I], p_i' = Psi(p_i) z + drift, z' = A(z) z + nu D z + w.
       .def(py::init([](std::shared_ptr<ReducedFluid3D> fluid, Index particles, const OptArray& drift) {
         return std::make_shared<FluidParticles3D>(fluid, particles, opt_vec3(drift, "drift"));
       }), py::arg("fluid"), py::arg("particles"), py::arg("drift") = py::none())
+      .def(py::init([](std::shared_ptr<ReducedScene3D> scene, Index particles, const Array& poses,
+                       const Array& velocities, const OptArray& drift) {
+        auto sp = std::make_shared<SceneAtPoses3D>(scene, poses6(poses, "poses"), poses6(velocities, "velocities"));
+        return std::make_shared<FluidParticles3D>(sp, particles, opt_vec3(drift, "drift"));
+      }), py::arg("scene"), py::arg("particles"), py::arg("poses"), py::arg("velocities"), py::arg("drift") = py::none(),
+         R"doc(Particles in a ReducedScene3D whose K objects stay at poses (K, 6) moving with
+velocities (K, 6): p_i' = u'(p_i) + drift (eq. 3.9, linear in z: the Jacobian
+holds the boundary terms); step() advances z by the scene's step (Fig. 3.7)
+and pushes particles out of the objects.)doc")
+      .def_property_readonly("has_scene", [](const FluidParticles3D& p) { return p.scene() != nullptr; })
       .def_property_readonly("particles", &FluidParticles3D::particles)
       .def_property_readonly("drift", [](const FluidParticles3D& p) { return Eigen::Vector3d(p.drift()); })
       .def_property_readonly("fluid", [](const FluidParticles3D& p) {
         return std::const_pointer_cast<ReducedFluid3D>(p.fluid_ptr());
       });
+}
+
+
+
+std::shared_ptr<ReducedFluid3D> reduced_arg(const py::object& reduced) {
+  if (reduced.is_none()) throw std::invalid_argument("reduced must be a 3D ReducedFluid, got None");
+  return reduced.cast<std::shared_ptr<ReducedFluid3D>>();
+}
+
+void bind_boundaries3d(py::module_& m) {
+  py::class_<BoundaryBasis3D, std::shared_ptr<BoundaryBasis3D>>(m, "BoundaryBasis3D", R"doc(
+Boundary basis of one 3D object (Treuille thesis sec. 3.5.1, 3.5.5, "3D
+Boundaries"): p divergence-free fields on a local MAC grid in the object
+frame whose surface speeds are the principal directions of the reduced
+basis's surface speeds over the training poses, and 6 rigid fields (unit
+translations along x, y, z and unit rotations about x, y, z). Build with
+BoundaryBasis3D.build. Poses are rows (position (3) m, rotation vector (3)
+rad): world = R local + position.)doc")
+      .def_static("build", [](py::object reduced, std::shared_ptr<Shape3D> shape, const Array& poses, Index p,
+                              std::optional<double> surface_spacing, const OptArray& local_size, bool rigid, int threads,
+                              py::object progress) {
+        auto rf = reduced_arg(reduced);
+        auto P = rows_view(poses, "poses", -1, -1, false, "n", "6");
+        const Eigen::VectorXd half = broadcast_vector(local_size, "local_size", 3);
+        const Eigen::Vector3d lh = half.size() ? Eigen::Vector3d(half) : Eigen::Vector3d::Zero();
+        Progress prog(progress);
+        auto b = prog.run([&](const ProgressFn* fn) {
+          return std::make_shared<BoundaryBasis3D>(rf->grid_ptr(), rf->basis(), shape, P, p,
+                                                   surface_spacing.value_or(0.0), lh, rigid, threads, fn);
+        });
+        if (b->p() < b->requested_p())
+          PyErr_WarnEx(PyExc_UserWarning,
+                       ("p = " + std::to_string(b->requested_p()) + " exceeds the rank " + std::to_string(b->rank()) +
+                        " of the collected surface speeds: reduced to p = " + std::to_string(b->p()))
+                           .c_str(),
+                       1);
+        return b;
+      }, py::arg("reduced"), py::arg("shape"), py::arg("poses"), py::arg("p"), py::arg("surface_spacing") = py::none(),
+         py::arg("local_size") = py::none(), py::arg("rigid") = true, py::arg("threads") = 0,
+         py::arg("progress") = py::none(),
+         "Builds the basis from a 3D ReducedFluid and training poses (n, 6) (parallel over poses, GIL released). "
+         "surface_spacing: default h; local_size: half-size (m) of the local box, a scalar or (3,) along the "
+         "object's axes (default: the shape's extent + 4 h).")
+      .def_property_readonly("p", &BoundaryBasis3D::p)
+      .def_property_readonly("q", &BoundaryBasis3D::q)
+      .def_property_readonly("rank", &BoundaryBasis3D::rank, "Rank of the collected surface speeds.")
+      .def_property_readonly("half_size", [](const BoundaryBasis3D& b) { return Eigen::Vector3d(b.half_size()); },
+                             "(3,) half-sizes (m): object point x is at x + half_size in local-grid coordinates.")
+      .def_property_readonly("shape", [](const BoundaryBasis3D& b) { return std::const_pointer_cast<Shape3D>(b.shape_ptr()); })
+      .def_property_readonly("local_grid", [](const BoundaryBasis3D& b) {
+        return std::const_pointer_cast<MACGrid3D>(b.local_grid_ptr());
+      })
+      .def_property_readonly("surface_points", [](py::object self) {
+        return view(self.cast<const BoundaryBasis3D&>().surface_points(), self);
+      }, "(q, 3), object frame (m).")
+      .def_property_readonly("surface_normals", [](py::object self) {
+        return view(self.cast<const BoundaryBasis3D&>().surface_normals(), self);
+      }, "(q, 3), object frame, outward.")
+      .def_property_readonly("fields", [](const BoundaryBasis3D& b) { return b.fields(); }, "(N_local, p).")
+      .def_property_readonly("rigid_fields", [](const BoundaryBasis3D& b) { return b.rigid_fields(); }, "(N_local, 6).")
+      .def_property_readonly("surface_speeds", [](const BoundaryBasis3D& b) { return b.surface_speeds(); },
+                             "(q, p) = S Btilde, orthonormal columns (eq. 3.10).")
+      .def_property_readonly("energy", [](const BoundaryBasis3D& b) { return b.energy(); },
+                             "(p,) fraction of the collected surface speeds' energy per mode.")
+      .def_property_readonly("constraint_error", &BoundaryBasis3D::constraint_error,
+                             "Largest residual of the field constraints (divergence, surface speeds).");
+
+  py::class_<Coupling3D, std::shared_ptr<Coupling3D>>(m, "Coupling3D", R"doc(
+Feedforward F = -(S Btilde)' S R^-1 B (p, r) and feedback G = B' R [Btilde,
+rigid] (r, p+6) of one 3D object (eq. 3.11-3.12), on the fly or tabulated:
+over a pose grid (xs, ys, zs[, rxs, rys, rzs]) interpolated multilinearly,
+or along a path of poses (n, 6) interpolated linearly at the path point
+closest to the object's position.)doc")
+      .def(py::init([](py::object reduced, std::shared_ptr<BoundaryBasis3D> basis, std::optional<py::tuple> pose_table,
+                       const std::string& precompute, std::optional<Index> compress, const OptArray& path, int threads,
+                       py::object progress) {
+        auto rf = reduced_arg(reduced);
+        Precompute pc;
+        if (precompute == "none")
+          pc = Precompute::None;
+        else if (precompute == "feedback")
+          pc = Precompute::Feedback;
+        else if (precompute == "both")
+          pc = Precompute::Both;
+        else
+          throw std::invalid_argument("precompute must be \"none\", \"feedback\" or \"both\", got \"" + precompute + "\"");
+        PoseTable3D table;
+        if (pose_table)
+          for (std::size_t a = 0; a < pose_table->size(); ++a)
+            table.axes.push_back(vector((*pose_table)[a].cast<Array>(), "pose_table axis " + std::to_string(a)));
+        if (path) table.path = rows_view(*path, "path", -1, -1, false, "n", "6");
+        if (compress && *compress < 1) throw std::invalid_argument("compress must be >= 1 or None, got " + std::to_string(*compress));
+        Progress prog(progress);
+        return prog.run([&](const ProgressFn* fn) {
+          return std::make_shared<Coupling3D>(rf, basis, (pose_table || path) ? &table : nullptr, pc,
+                                              compress.value_or(0), threads, fn);
+        });
+      }), py::arg("reduced"), py::arg("boundary_basis"), py::arg("pose_table") = py::none(),
+         py::arg("precompute") = "none", py::arg("compress") = py::none(), py::arg("path") = py::none(),
+         py::arg("threads") = 0, py::arg("progress") = py::none(),
+         "pose_table: (xs, ys, zs) or (xs, ys, zs, rxs, rys, rzs), uniformly spaced nodes; path: (n, 6) poses; "
+         "precompute: \"none\", \"feedback\" or \"both\"; compress: k PCA modes over the nodes (None: plain tables).")
+      .def_property_readonly("p", &Coupling3D::p)
+      .def_property_readonly("m", &Coupling3D::m, "p + rigid fields.")
+      .def_property_readonly("table_bytes", &Coupling3D::table_bytes)
+      .def_property_readonly("table_nodes", &Coupling3D::table_nodes)
+      .def("node_pose", [](const Coupling3D& c, Index n) { return Eigen::VectorXd(c.node_pose(n).transpose()); },
+           py::arg("n"), "The pose (6,) of table node n.")
+      .def_property_readonly("boundary_basis", [](const Coupling3D& c) {
+        return std::const_pointer_cast<BoundaryBasis3D>(c.boundary_ptr());
+      })
+      .def("feedforward", [](const Coupling3D& c, const Array& pose, bool exact) {
+        auto P = vector(pose, "pose", 6, true);
+        Eigen::MatrixXd F(c.p(), c.r());
+        auto d = c.create_data();
+        if (exact) c.feedforward_exact(Pose3D(P.data()), F, *d); else c.feedforward(P.data(), F, *d);
+        return F;
+      }, py::arg("pose"), py::arg("exact") = false, "F (p, r) at pose (6,) (the table when tabulated unless exact).")
+      .def("feedback", [](const Coupling3D& c, const Array& pose, bool exact) {
+        auto P = vector(pose, "pose", 6, true);
+        Eigen::MatrixXd G(c.r(), c.m());
+        auto d = c.create_data();
+        if (exact) c.feedback_exact(Pose3D(P.data()), G, *d); else c.feedback(P.data(), G, *d);
+        return G;
+      }, py::arg("pose"), py::arg("exact") = false, "G (r, p+6) at pose (6,) (the table unless precompute is none or exact).");
+
+  py::class_<ReducedScene3DData, std::shared_ptr<ReducedScene3DData>>(m, "ReducedScene3DData",
+                                                                     "Buffers of a ReducedScene3D (one per thread).");
+  py::class_<ReducedScene3D, std::shared_ptr<ReducedScene3D>>(m, "ReducedScene3D", R"doc(
+A 3D reduced fluid with moving objects (Fig. 3.7): advect, diffuse, add
+forces, then per object r~ = F z and the rigid coefficients (the object's
+velocity and angular velocity in its own frame), and z += sum G [r~; v; w].
+Poses and velocities are (K, 6): (position m, rotation vector rad) and
+(velocity m/s, angular velocity rad/s), world frame.)doc")
+      .def(py::init([](py::object reduced, const std::vector<std::shared_ptr<Coupling3D>>& couplings) {
+        std::vector<std::shared_ptr<const Coupling3D>> c(couplings.begin(), couplings.end());
+        return std::make_shared<ReducedScene3D>(reduced_arg(reduced), c);
+      }), py::arg("reduced"), py::arg("couplings"))
+      .def_property_readonly("objects", &ReducedScene3D::objects)
+      .def_property_readonly("max_m", &ReducedScene3D::max_m, "Columns of boundary_coeffs.")
+      .def("create_data", [](const ReducedScene3D& s) { return std::shared_ptr<ReducedScene3DData>(s.create_data()); })
+      .def("step", [](const ReducedScene3D& s, const Array& z, const Array& w, double dt, const Array& poses,
+                      const Array& velocities, std::shared_ptr<ReducedScene3DData> data, bool return_flow) -> py::tuple {
+        auto zv = vector(z, "z");
+        auto wv = vector(w, "w");
+        auto P = poses6(poses, "poses");
+        auto V = poses6(velocities, "velocities");
+        Eigen::VectorXd zn(s.reduced().r()), flow;
+        RowMatrix c(s.objects(), s.max_m());
+        {
+          py::gil_scoped_release release;
+          if (!data) data = s.create_data();
+          s.step(zv, wv, dt, P, V, zn, c, *data);
+          flow = data->z_flow;
+        }
+        if (return_flow) return py::make_tuple(zn, c, flow);
+        return py::make_tuple(zn, c);
+      }, py::arg("z"), py::arg("w"), py::arg("dt"), py::arg("poses"), py::arg("velocities"),
+         py::arg("data") = py::none(), py::arg("return_flow") = false,
+         "(z_next (r,), boundary_coeffs (K, max_m)) [, z_flow (r,): the state the coefficients cancel, when return_flow].")
+      .def("velocity_at", [](const ReducedScene3D& s, const Array& points, const Array& z, const Array& coeffs,
+                             const Array& poses) {
+        auto X = rows_view(points, "points", -1);
+        RowMatrix out(X.rows(), 3);
+        auto d = s.create_data();
+        s.velocity_at(X, vector(z, "z"), coeffs3(coeffs), poses6(poses, "poses"), out, *d);
+        return out;
+      }, py::arg("points"), py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"),
+         "u' (eq. 3.9) at points (P, 3): (P, 3) m/s.")
+      .def("velocity_field", [](const ReducedScene3D& s, const Array& z, const Array& coeffs, const Array& poses) {
+        Eigen::VectorXd u(s.reduced().grid().n_faces());
+        auto d = s.create_data();
+        s.velocity_field(vector(z, "z"), coeffs3(coeffs), poses6(poses, "poses"), u, *d);
+        return u;
+      }, py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"), "u' on the world grid's faces (N,).")
+      .def("surface_speed", [](const ReducedScene3D& s, Index object, const Array& z, const Array& coeffs,
+                               const Array& poses, bool boundary) {
+        if (object < 0 || object >= s.objects())
+          throw std::invalid_argument("object must be in [0, " + std::to_string(s.objects()) + "), got " + std::to_string(object));
+        Eigen::VectorXd out(s.coupling(object).boundary().q());
+        auto d = s.create_data();
+        s.surface_speed(object, vector(z, "z"), coeffs3(coeffs), poses6(poses, "poses"), boundary, out, *d);
+        return out;
+      }, py::arg("object"), py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"), py::arg("boundary") = true,
+         "Normal speeds (q,) of u' (or of B z without boundary) at the object's surface points.")
+      .def("surface_energy_removed", [](const ReducedScene3D& s, const Array& z, const Array& coeffs, const Array& poses,
+                                        const Array& velocities) {
+        Eigen::VectorXd out(s.objects());
+        auto d = s.create_data();
+        s.surface_energy_removed(vector(z, "z"), coeffs3(coeffs), poses6(poses, "poses"),
+                                 poses6(velocities, "velocities"), out, *d);
+        return out;
+      }, py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"), py::arg("velocities"),
+         "(K,) 1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object (z: the flow state the coefficients cancel).")
+      .def("advect_particles", [](const ReducedScene3D& s, const Array& points, const Array& z, const Array& coeffs,
+                                  const Array& poses, double dt, const OptArray& drift, int threads,
+                                  std::shared_ptr<ReducedScene3DData> data) {
+        RowMatrix X = rows_view(points, "points", -1);
+        auto zv = vector(z, "z");
+        RowMatrix C = coeffs3(coeffs);
+        auto P = poses6(poses, "poses");
+        const Eigen::Vector3d dr = opt_vec3(drift, "drift");
+        Index pushed;
+        {
+          py::gil_scoped_release release;
+          if (!data) data = s.create_data();
+          pushed = s.advect_particles(X, zv, C, P, dt, dr, threads, *data);
+        }
+        return py::make_tuple(X, pushed);
+      }, py::arg("points"), py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"), py::arg("dt"),
+         py::arg("drift") = py::none(), py::arg("threads") = 0, py::arg("data") = py::none(),
+         "(points (P, 3) after one RK2 step through u' + drift (3,) m/s, pushed out of the objects; number pushed). "
+         "Parallel over particles, GIL released; threads <= 0 with data: the team chosen by measurement.");
 }
 
 }  // namespace
@@ -343,6 +572,7 @@ void bind_fluid3d(py::module_& m) {
   bind_shapes3d(m);
   bind_sim3d(m);
   bind_reduced3d(m);
+  bind_boundaries3d(m);
 }
 
 }  // namespace directable::py_bind

@@ -7,6 +7,7 @@ import numpy
 import numpy.typing
 import typing
 __all__: list[str] = ['Articulated', 'BoundaryBasis', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'MujocoData', 'MujocoLibrary', 'MujocoModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'mujoco_run_lqr', 'mujoco_run_servo', 'mujoco_spd', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
+__all__: list[str] = ['Articulated', 'BoundaryBasis', 'BoundaryBasis3D', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Coupling3D', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedScene3D', 'ReducedScene3DData', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1971,8 +1972,17 @@ class FluidParticles3D(Model):
     P particles in a 3D reduced fluid as a Model: state [p_1 .. p_P (3 each), z (r)],
     control w (r,), B = [0; I], p_i' = Psi(p_i) z + drift, z' = A(z) z + nu D z + w.
     """
+    @typing.overload
     def __init__(self, fluid: ReducedFluid3D, particles: int, drift: numpy.ndarray[numpy.float64] | None = None) -> None:
         ...
+    @typing.overload
+    def __init__(self, scene: ..., particles: int, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], drift: numpy.ndarray[numpy.float64] | None = None) -> None:
+        """
+        Particles in a ReducedScene3D whose K objects stay at poses (K, 6) moving with
+        velocities (K, 6): p_i' = u'(p_i) + drift (eq. 3.9, linear in z: the Jacobian
+        holds the boundary terms); step() advances z by the scene's step (Fig. 3.7)
+        and pushes particles out of the objects.
+        """
     def __repr__(self) -> str:
         ...
     @property
@@ -1982,7 +1992,179 @@ class FluidParticles3D(Model):
     def fluid(self) -> ReducedFluid3D:
         ...
     @property
+    def has_scene(self) -> bool:
+        ...
+    @property
     def particles(self) -> int:
+        ...
+class BoundaryBasis3D:
+    """
+    Boundary basis of one 3D object (Treuille thesis sec. 3.5.1, 3.5.5, "3D
+    Boundaries"): p divergence-free fields on a local MAC grid in the object
+    frame whose surface speeds are the principal directions of the reduced
+    basis's surface speeds over the training poses, and 6 rigid fields (unit
+    translations along x, y, z and unit rotations about x, y, z). Build with
+    BoundaryBasis3D.build. Poses are rows (position (3) m, rotation vector (3)
+    rad): world = R local + position.
+    """
+    @staticmethod
+    def build(reduced: typing.Any, shape: Shape3D, poses: numpy.ndarray[numpy.float64], p: int, surface_spacing: typing.SupportsFloat | typing.SupportsIndex | None = None, local_size: numpy.ndarray[numpy.float64] | None = None, rigid: bool = True, threads: int = 0, progress: typing.Any = None) -> BoundaryBasis3D:
+        """
+        Builds the basis from a 3D ReducedFluid and training poses (n, 6) (parallel over poses, GIL released). surface_spacing: default h; local_size: half-size (m) of the local box, a scalar or (3,) along the object's axes (default: the shape's extent + 4 h).
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def constraint_error(self) -> float:
+        """
+        Largest residual of the field constraints (divergence, surface speeds).
+        """
+    @property
+    def energy(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (p,) fraction of the collected surface speeds' energy per mode.
+        """
+    @property
+    def fields(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (N_local, p).
+        """
+    @property
+    def half_size(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (3,) half-sizes (m): object point x is at x + half_size in local-grid coordinates.
+        """
+    @property
+    def local_grid(self) -> MACGrid3D:
+        ...
+    @property
+    def p(self) -> int:
+        ...
+    @property
+    def q(self) -> int:
+        ...
+    @property
+    def rank(self) -> int:
+        """
+        Rank of the collected surface speeds.
+        """
+    @property
+    def rigid_fields(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (N_local, 6).
+        """
+    @property
+    def shape(self) -> Shape3D:
+        ...
+    @property
+    def surface_normals(self) -> numpy.ndarray:
+        """
+        (q, 3), object frame, outward.
+        """
+    @property
+    def surface_points(self) -> numpy.ndarray:
+        """
+        (q, 3), object frame (m).
+        """
+    @property
+    def surface_speeds(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (q, p) = S Btilde, orthonormal columns (eq. 3.10).
+        """
+class Coupling3D:
+    """
+    Feedforward F = -(S Btilde)' S R^-1 B (p, r) and feedback G = B' R [Btilde,
+    rigid] (r, p+6) of one 3D object (eq. 3.11-3.12), on the fly or tabulated:
+    over a pose grid (xs, ys, zs[, rxs, rys, rzs]) interpolated multilinearly,
+    or along a path of poses (n, 6) interpolated linearly at the path point
+    closest to the object's position.
+    """
+    def __init__(self, reduced: typing.Any, boundary_basis: BoundaryBasis3D, pose_table: tuple | None = None, precompute: str = 'none', compress: int | None = None, path: numpy.ndarray[numpy.float64] | None = None, threads: int = 0, progress: typing.Any = None) -> None:
+        """
+        pose_table: (xs, ys, zs) or (xs, ys, zs, rxs, rys, rzs), uniformly spaced nodes; path: (n, 6) poses; precompute: "none", "feedback" or "both"; compress: k PCA modes over the nodes (None: plain tables).
+        """
+    def __repr__(self) -> str:
+        ...
+    def feedback(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        G (r, p+6) at pose (6,) (the table unless precompute is none or exact).
+        """
+    def feedforward(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        F (p, r) at pose (6,) (the table when tabulated unless exact).
+        """
+    def node_pose(self, n: int) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The pose (6,) of table node n.
+        """
+    @property
+    def boundary_basis(self) -> BoundaryBasis3D:
+        ...
+    @property
+    def m(self) -> int:
+        """
+        p + rigid fields.
+        """
+    @property
+    def p(self) -> int:
+        ...
+    @property
+    def table_bytes(self) -> int:
+        ...
+    @property
+    def table_nodes(self) -> int:
+        ...
+class ReducedScene3DData:
+    """
+    Buffers of a ReducedScene3D (one per thread).
+    """
+    def __repr__(self) -> str:
+        ...
+class ReducedScene3D:
+    """
+    A 3D reduced fluid with moving objects (Fig. 3.7): advect, diffuse, add
+    forces, then per object r~ = F z and the rigid coefficients (the object's
+    velocity and angular velocity in its own frame), and z += sum G [r~; v; w].
+    Poses and velocities are (K, 6): (position m, rotation vector rad) and
+    (velocity m/s, angular velocity rad/s), world frame.
+    """
+    def __init__(self, reduced: typing.Any, couplings: collections.abc.Sequence[Coupling3D]) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def advect_particles(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None, threads: int = 0, data: ReducedScene3DData = None) -> tuple[numpy.typing.NDArray[numpy.float64], int]:
+        """
+        (points (P, 3) after one RK2 step through u' + drift (3,) m/s, pushed out of the objects; number pushed). Parallel over particles, GIL released; threads <= 0 with data: the team chosen by measurement.
+        """
+    def create_data(self) -> ReducedScene3DData:
+        ...
+    def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], data: ReducedScene3DData = None, return_flow: bool = False) -> tuple:
+        """
+        (z_next (r,), boundary_coeffs (K, max_m)) [, z_flow (r,): the state the coefficients cancel, when return_flow].
+        """
+    def surface_energy_removed(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (K,) 1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object (z: the flow state the coefficients cancel).
+        """
+    def surface_speed(self, object: int, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], boundary: bool = True) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Normal speeds (q,) of u' (or of B z without boundary) at the object's surface points.
+        """
+    def velocity_at(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        u' (eq. 3.9) at points (P, 3): (P, 3) m/s.
+        """
+    def velocity_field(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        u' on the world grid's faces (N,).
+        """
+    @property
+    def max_m(self) -> int:
+        """
+        Columns of boundary_coeffs.
+        """
+    @property
+    def objects(self) -> int:
         ...
 class TetMesh:
     """

@@ -7,6 +7,10 @@ solver with moving obstacles, the reduced model and immersed particles.
     run = dr.fluid.full_run3d(grid, steps, dt, force=..., obstacles=lambda i: [ob])
     basis = dr.fluid.velocity_basis(grid, run.velocities, r=32)  # streamed PCA
     fluid = dr.ReducedFluid(grid, basis, viscosity)     # a ReducedFluid3D
+    poses = np.array([dr.fluid.pose6((0.5, 0.5, 0.5), (np.pi / 2, 0, 0))])  # (n, 6): position, rotation vector
+    bb = dr.fluid.BoundaryBasis3D.build(fluid, plate, poses, p=24)          # sec. 3.5.1 in 3D, 6 rigid fields
+    scene = dr.fluid.ReducedScene3D(fluid, [dr.fluid.Coupling3D(fluid, bb)])
+    z, coeffs = scene.step(z, w, dt, poses[:1], velocities)                # Fig. 3.7; velocities (K, 6)
 
 Velocity fields are flat MAC vectors (x-faces, y-faces, z-faces, i fastest;
 see ``MACGrid3D``); cell fields are (nz ny nx,) with i fastest. Memory: a
@@ -30,9 +34,12 @@ MACGrid3D = _core.MACGrid3D
 Shape3D = _core.Shape3D
 Obstacle3D = _core.Obstacle3D
 FluidParticles3D = _core.FluidParticles3D
+BoundaryBasis3D = _core.BoundaryBasis3D
+Coupling3D = _core.Coupling3D
 
 __all__ = ["MACGrid3D", "FluidSim3D", "Shape3D", "Obstacle3D", "ReducedFluid3D", "FluidParticles3D", "FullRun3D",
-           "full_run3d", "velocity_basis3d", "face_positions3d", "cell_volume", "sphere", "plate", "basis_bytes"]
+           "full_run3d", "velocity_basis3d", "face_positions3d", "cell_volume", "sphere", "plate", "basis_bytes",
+           "BoundaryBasis3D", "Coupling3D", "ReducedScene3D", "pose6", "rigid_velocity3d"]
 
 
 def sphere(r, subdivisions=2) -> Shape3D:
@@ -88,6 +95,87 @@ def _thread_data(fluid):
     if data is None:
         data = local.data = fluid.create_data()
     return data
+
+
+class ReducedScene3D(_core.ReducedScene3D):
+    __doc__ = _core.ReducedScene3D.__doc__
+
+    def step(self, z, w, dt, poses, velocities, data=None, return_flow=False):
+        """One step of Fig. 3.7 in 3D: advect, diffuse, add forces, feedforward, feedback.
+
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        w : (r,) array
+            Reduced force (acceleration), added after advection and diffusion.
+        dt : float
+            Step length (s), > 0.
+        poses : (K, 6) array
+            Each object's position (m) and rotation vector (rad): world = R local + position.
+        velocities : (K, 6) array
+            Each object's velocity (m/s) and angular velocity (rad/s), world frame.
+        data : ReducedScene3DData, optional
+            Buffers from ``create_data()``; by default one per calling thread.
+        return_flow : bool
+            Also return the flow state the coefficients were computed from.
+
+        Returns
+        -------
+        z_next : (r,) array
+        boundary_coeffs : (K, max_m) array
+            Row i = [F_i z_flow (p_i), R_i' v_i (3), R_i' omega_i (3)], zero-padded.
+        z_flow : (r,) array, only with ``return_flow``
+        """
+        return super().step(z, w, dt, poses, velocities, _thread_data(self) if data is None else data, return_flow)
+
+    def advect_particles(self, points, z, boundary_coeffs, poses, dt, drift=None, threads=0, data=None):
+        """One RK2 (midpoint) step of particles through u' (eq. 3.9) plus a drift.
+
+        Parameters
+        ----------
+        points : (P, 3) array
+            Particle positions (m).
+        z : (r,) array
+            The flow state the coefficients cancel (``step(..., return_flow=True)``).
+        boundary_coeffs : (K, max_m) array
+            From ``step``.
+        poses : (K, 6) array
+            The objects' poses of this step.
+        dt : float
+            Step (s).
+        drift : (3,) array, optional
+            Constant drift (m/s), e.g. the leaves' small fall speed.
+        threads : int
+            Threads (<= 0: the team chosen by measurement over the calls sharing ``data``).
+        data : ReducedScene3DData, optional
+            By default one per calling thread.
+
+        Returns
+        -------
+        points : (P, 3) array
+            Moved, clamped to the domain and pushed out of the objects.
+        pushed : int
+            Particles pushed out of an object in this step.
+        """
+        return super().advect_particles(points, z, boundary_coeffs, poses, dt, drift, threads,
+                                        _thread_data(self) if data is None else data)
+
+
+def pose6(position, rotation=None) -> np.ndarray:
+    """A pose row (6,): position (3,) in m and a rotation vector (3,) in rad (axis times angle; None: identity)."""
+    out = np.zeros(6)
+    out[:3] = as_float_array(position, "position").reshape(3)
+    if rotation is not None:
+        out[3:] = as_float_array(rotation, "rotation").reshape(3)
+    return out
+
+
+def rigid_velocity3d(pose, velocity, points) -> np.ndarray:
+    """Rigid velocities (P, 3) in m/s at world points (P, 3) of an object at ``pose`` (6,) moving with
+    ``velocity`` (6,): linear (m/s) and angular (rad/s) parts."""
+    pose, velocity = np.asarray(pose, float), np.asarray(velocity, float)
+    return velocity[:3] + np.cross(velocity[3:], np.asarray(points, float) - pose[:3])
 
 
 class FluidSim3D(_core.FluidSim3D):

@@ -33,7 +33,7 @@ class FluidParticles(_core.FluidParticles):
     __doc__ = _core.FluidParticles.__doc__
 
     def __new__(cls, fluid=None, *args, **kwargs):
-        if isinstance(fluid, _core.ReducedFluid3D):  # particles in 3D (directable.fluid.FluidParticles3D)
+        if isinstance(fluid, (_core.ReducedFluid3D, _core.ReducedScene3D)):  # 3D (directable.fluid.FluidParticles3D)
             return FluidParticles3D(fluid, *args, **kwargs)
         return super().__new__(cls)
 

@@ -135,7 +135,7 @@ void FluidSim3D::step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vec
     if (c0 >= 0 && c1 >= 0 && (g.solid()[c0] || g.solid()[c1])) velocity_[face] = 0.0;
   }
   apply_obstacle_velocities(g, obstacles, owner_, velocity_);
-  g.project_with(velocity_, solid_, pressure_, tol_, obstacles.empty(), progress);
+  g.project_with(velocity_, solid_, pressure_, tol_, obstacles.empty(), progress, true);
   if (!velocity_.allFinite()) throw std::domain_error("fluid step: the velocity became non-finite");
   g.advect_cells(velocity_, density_, dt_, updraft_, advected_density_);
   density_.swap(advected_density_);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "directable/core/allocation.hpp"
 #include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
 
@@ -69,6 +70,9 @@ MACGrid3D::MACGrid3D(Index nx, Index ny, Index nz, double h, const CellMask& sol
     throw std::invalid_argument("grid size (nx, ny, nz) must be at least (2, 2, 2), got (" + std::to_string(nx) + ", " +
                                 std::to_string(ny) + ", " + std::to_string(nz) + ")");
   if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
+  // faces, the face Laplacian (7 entries of 12 bytes each) and the solver buffers: about 10 doubles per face
+  check_allocation("a 3D MAC grid of " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
+                       " cells", 3.0 * 8.0 * 10.0 * double(nx) * double(ny) * double(nz));
   const bool shape_ok = solid_shape.empty() ? solid.size() == n_cells()
                                              : solid_shape == std::vector<Index>{nz, ny, nx};
   if (solid.size() != 0 && !shape_ok) {
@@ -286,7 +290,7 @@ void MACGrid3D::make_compatible(const CellMask& solid, PressureWorkspace3D& ws) 
 // each). The neighbour pattern is packed once per solve into one byte per
 // cell (bit a: the +a neighbour is fluid, bit 3 + a: the -a neighbour, bit
 // 6: the cell itself), so the sweeps do no index arithmetic.
-void MACGrid3D::solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol,
+void MACGrid3D::solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol, bool warm,
                           const ProgressFn* progress) const {
   const Index C = n_cells();
   const Index stride[3] = {1, nx_, nx_ * ny_};
@@ -367,12 +371,21 @@ void MACGrid3D::solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double
       z[c] = (q[c] + precon[c] * t) * precon[c];
     }
   };
-  ws.p.setZero();
-  ws.r = ws.rhs;
   const double bnorm = ws.rhs.cwiseAbs().maxCoeff();
   ws.iterations = 0;
   ws.residual = 0.0;
-  if (bnorm == 0.0) return;
+  if (bnorm == 0.0 || !warm) {
+    ws.p.setZero();
+    ws.r = ws.rhs;
+    if (bnorm == 0.0) return;
+  } else {  // the last solve's pressure as the initial guess: r = b - A p0 (zero on solid cells)
+    for (Index c = 0; c < C; ++c)
+      if (!(fl[std::size_t(c)] & kFluid)) ws.p[c] = 0.0;
+    apply_A(ws.p, ws.r);
+    ws.r = ws.rhs - ws.r;
+    ws.residual = ws.r.cwiseAbs().maxCoeff() / bnorm;
+    if (ws.residual <= tol) return;
+  }
   apply_M(ws.r, ws.z);
   ws.s = ws.z;
   double rho = ws.z.dot(ws.r);
@@ -410,7 +423,7 @@ void MACGrid3D::project(Eigen::Ref<Eigen::VectorXd> u, PressureWorkspace3D& ws, 
 }
 
 void MACGrid3D::project_with(Eigen::Ref<Eigen::VectorXd> u, const CellMask& solid, PressureWorkspace3D& ws, double tol,
-                             bool fixed_mask, const ProgressFn* progress) const {
+                             bool fixed_mask, const ProgressFn* progress, bool warm_start) const {
   check_positive("tol", tol);
   if (ws.p.size() != n_cells()) ws.resize(n_cells());
   // walls are closed
@@ -433,7 +446,7 @@ void MACGrid3D::project_with(Eigen::Ref<Eigen::VectorXd> u, const CellMask& soli
     ws.iterations = 0;
     ws.residual = 0.0;
   } else {
-    solve_pcg(solid, ws, tol, progress);
+    solve_pcg(solid, ws, tol, warm_start && ws.p.allFinite(), progress);
   }
   for (Index f = 0; f < n_faces(); ++f) {
     Index c0, c1;
@@ -455,6 +468,18 @@ void MACGrid3D::project_rows(Eigen::Ref<RowMatrix> fields, double tol) const {
     project(u, ws, tol);
     fields.row(k) = u.transpose();
   }
+}
+
+void MACGrid3D::cell_order(const Eigen::Ref<const RowMatrix>& points, std::vector<std::pair<Index, Index>>& order) const {
+  order.resize(std::size_t(points.rows()));
+  const double ih = 1.0 / h_;
+  for (Index k = 0; k < points.rows(); ++k) {
+    const Index i = std::clamp<Index>(Index(points(k, 0) * ih), 0, nx_ - 1),
+                j = std::clamp<Index>(Index(points(k, 1) * ih), 0, ny_ - 1),
+                c = std::clamp<Index>(Index(points(k, 2) * ih), 0, nz_ - 1);
+    order[std::size_t(k)] = {cell(i, j, c), k};
+  }
+  std::sort(order.begin(), order.end());
 }
 
 void MACGrid3D::clamp(Eigen::Vector3d& p) const {
@@ -491,15 +516,36 @@ void MACGrid3D::cell_stencil(double x, double y, double z, Stencil8& s) const {
   lattice_stencil(f, m, g, [this](Index i, Index j, Index k) { return cell(i, j, k); }, s);
 }
 
+void MACGrid3D::weights(int axis, const Eigen::Vector3d& p, Stencil8& s) const {
+  // component a's lattice: nodes at i h along a (0..n_a), (j + 1/2) h across; cells: (i + 1/2) h along all
+  const Index n[3] = {nx_, ny_, nz_};
+  Index lo[3], m[3];
+  double t[3];
+  for (int a = 0; a < 3; ++a) {
+    const bool on_nodes = a == axis;
+    m[a] = on_nodes ? n[a] : n[a] - 1;
+    const double f = std::clamp(p[a] / h_ - (on_nodes ? 0.0 : 0.5), 0.0, double(m[a]));
+    lo[a] = std::min<Index>(Index(f), std::max<Index>(m[a] - 1, 0));
+    t[a] = m[a] > 0 ? f - double(lo[a]) : 0.0;
+  }
+  const Index sx = 1, sy = axis == 0 ? nx_ + 1 : nx_, sz = sy * (axis == 1 ? ny_ + 1 : ny_);
+  const Index base = (axis == 0 ? 0 : axis == 1 ? n_xfaces() : axis == 2 ? n_xfaces() + n_yfaces() : 0) +
+                     lo[0] * sx + lo[1] * sy + lo[2] * sz;
+  const Index step[3] = {lo[0] < m[0] ? sx : 0, lo[1] < m[1] ? sy : 0, lo[2] < m[2] ? sz : 0};
+  for (int c = 0; c < 8; ++c) {
+    const int bx = c & 1, by = (c >> 1) & 1, bz = (c >> 2) & 1;
+    s.idx[c] = base + bx * step[0] + by * step[1] + bz * step[2];
+    s.w[c] = (bx ? t[0] : 1 - t[0]) * (by ? t[1] : 1 - t[1]) * (bz ? t[2] : 1 - t[2]);
+  }
+}
+
 Eigen::Vector3d MACGrid3D::velocity_at(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Vector3d& p) const {
   Stencil8 s;
   Eigen::Vector3d v;
-  x_stencil(p[0], p[1], p[2], s);
-  v[0] = apply(s, u);
-  y_stencil(p[0], p[1], p[2], s);
-  v[1] = apply(s, u);
-  z_stencil(p[0], p[1], p[2], s);
-  v[2] = apply(s, u);
+  for (int a = 0; a < 3; ++a) {
+    weights(a, p, s);
+    v[a] = apply(s, u);
+  }
   return v;
 }
 
@@ -546,9 +592,7 @@ void MACGrid3D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, doub
                        clamp(m);
                        Eigen::Vector3d b = x - dt * velocity_at(u, m);
                        clamp(b);
-                       if (axis == 0) x_stencil(b[0], b[1], b[2], s);
-                       else if (axis == 1) y_stencil(b[0], b[1], b[2], s);
-                       else z_stencil(b[0], b[1], b[2], s);
+                       weights(axis, b, s);
                        out[f] = apply(s, u);
                      }
                  });
@@ -563,7 +607,7 @@ void MACGrid3D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const E
       clamp(m);
       Eigen::Vector3d b = x - dt * (velocity_at(u, m) + drift);
       clamp(b);
-      cell_stencil(b[0], b[1], b[2], s);
+      weights(3, b, s);
       out[c] = apply(s, q);
     }
   });

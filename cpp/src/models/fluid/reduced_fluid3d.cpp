@@ -5,6 +5,7 @@
 #include "directable/core/clock.hpp"
 #include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
+#include "directable/models/fluid/reduced_scene3d.hpp"
 
 namespace directable {
 
@@ -91,14 +92,10 @@ void ReducedFluid3D::modes(const Eigen::Vector3d& x, Eigen::Ref<RowMatrix> Psi, 
 }
 
 Eigen::Vector3d ReducedFluid3D::velocity(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z) const {
-  Eigen::Vector3d p = x;
-  grid_->clamp(p);
   Stencil8 s;
   Eigen::Vector3d v;
   for (int c = 0; c < 3; ++c) {
-    if (c == 0) grid_->x_stencil(p[0], p[1], p[2], s);
-    else if (c == 1) grid_->y_stencil(p[0], p[1], p[2], s);
-    else grid_->z_stencil(p[0], p[1], p[2], s);
+    grid_->weights(c, x, s);  // clamps
     double vc = 0.0;
     for (int a = 0; a < 8; ++a) vc += s.w[a] * basis_.row(s.idx[a]).dot(z);
     v[c] = vc;
@@ -133,9 +130,13 @@ Index ReducedFluid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& 
   const Index chunks = std::min<Index>(P, 4 * Index(team));
   const double margin = 1e-3 * grid_->h();
   std::atomic<Index> pushed{0};
+  std::vector<std::pair<Index, Index>> own_order;
+  auto& order = data ? data->particle_order : own_order;
+  grid_->cell_order(points, order);
   parallel_steps(chunks, team, nullptr, chunks, [] { return 0; }, [&](Index c, int&) {
     Index moved = 0;
-    for (Index k = c * P / chunks; k < (c + 1) * P / chunks; ++k) {
+    for (Index q = c * P / chunks; q < (c + 1) * P / chunks; ++q) {
+      const Index k = order[std::size_t(q)].second;
       Eigen::Vector3d x = points.row(k).transpose();
       grid_->clamp(x);
       Eigen::Vector3d m = x + 0.5 * dt * (velocity(x, z) + drift);
@@ -163,11 +164,34 @@ FluidParticles3D::FluidParticles3D(std::shared_ptr<const ReducedFluid3D> fluid, 
   control_.bottomRows(r).setIdentity();
 }
 
+namespace {
+std::shared_ptr<const ReducedFluid3D> scene_fluid(const std::shared_ptr<const SceneAtPoses3D>& scene) {
+  if (!scene) throw std::invalid_argument("scene must be a ReducedScene3D, got None");
+  return scene->scene().reduced_ptr();
+}
+}  // namespace
+
+FluidParticles3D::FluidParticles3D(std::shared_ptr<const SceneAtPoses3D> scene, Index particles,
+                                   const Eigen::Vector3d& drift)
+    : FluidParticles3D(scene_fluid(scene), particles, drift) {
+  scene_ = std::move(scene);
+}
+
+Eigen::Vector3d FluidParticles3D::particle_velocity(const Eigen::Vector3d& p,
+                                                    const Eigen::Ref<const Eigen::VectorXd>& z) const {
+  Eigen::Vector3d v = fluid_->velocity(p, z) + drift_;
+  if (scene_) {
+    Eigen::Vector3d q = p;
+    fluid_->grid().clamp(q);
+    scene_->add_terms(q, z, v, nullptr, nullptr);
+  }
+  return v;
+}
+
 void FluidParticles3D::dynamics(const Eigen::Ref<const Eigen::VectorXd>& x, double,
                                 Eigen::Ref<Eigen::VectorXd> F) const {
   const auto z = x.tail(fluid_->r());
-  for (Index i = 0; i < particles_; ++i)
-    F.segment<3>(3 * i) = fluid_->velocity(x.segment<3>(3 * i), z) + drift_;
+  for (Index i = 0; i < particles_; ++i) F.segment<3>(3 * i) = particle_velocity(x.segment<3>(3 * i), z);
   fluid_->dynamics(z, F.tail(fluid_->r()));
 }
 
@@ -178,8 +202,15 @@ void FluidParticles3D::jacobian(const Eigen::Ref<const Eigen::VectorXd>& x, doub
   RowMatrix Psi(3, r), dPsi[3];
   for (Index i = 0; i < particles_; ++i) {
     fluid_->modes(x.segment<3>(3 * i), Psi, dPsi);
+    Eigen::Matrix3d dp;
+    for (int d = 0; d < 3; ++d) dp.col(d) = dPsi[d] * z;
+    if (scene_) {
+      Eigen::Vector3d p = x.segment<3>(3 * i), v = Eigen::Vector3d::Zero();
+      fluid_->grid().clamp(p);
+      scene_->add_terms(p, z, v, &Psi, &dp);
+    }
     J.block(3 * i, 3 * particles_, 3, r) = Psi;
-    for (int d = 0; d < 3; ++d) J.block(3 * i, 3 * i + d, 3, 1) = dPsi[d] * z;
+    J.block(3 * i, 3 * i, 3, 3) = dp;
   }
   fluid_->add_jacobian(z, J.bottomRightCorner(r, r));
 }
@@ -189,11 +220,18 @@ struct FluidParticles3DData : ModelData {
   explicit FluidParticles3DData(Index r) : fluid(r), zmid(r) {}
   ReducedFluidData fluid;
   Eigen::VectorXd zmid;
+  std::unique_ptr<ReducedScene3DData> scene;  //!< with a scene
+  RowMatrix coeffs;                           //!< K x max_m, with a scene
 };
 }  // namespace
 
 std::unique_ptr<ModelData> FluidParticles3D::create_data() const {
-  return std::make_unique<FluidParticles3DData>(fluid_->r());
+  auto d = std::make_unique<FluidParticles3DData>(fluid_->r());
+  if (scene_) {
+    d->scene = scene_->scene().create_data();
+    d->coeffs.resize(scene_->scene().objects(), scene_->scene().max_m());
+  }
+  return d;
 }
 
 void FluidParticles3D::step(const Eigen::Ref<const Eigen::VectorXd>& x, double, double dt,
@@ -202,16 +240,20 @@ void FluidParticles3D::step(const Eigen::Ref<const Eigen::VectorXd>& x, double, 
   auto& d = static_cast<FluidParticles3DData&>(data);
   const Index r = fluid_->r();
   const auto z = x.tail(r);
-  fluid_->advance(z, w, dt, x_next.tail(r), d.fluid);
+  if (scene_)
+    scene_->scene().step(z, w, dt, scene_->poses(), scene_->velocities(), x_next.tail(r), d.coeffs, *d.scene);
+  else
+    fluid_->advance(z, w, dt, x_next.tail(r), d.fluid);
   d.zmid = 0.5 * (z + x_next.tail(r));
   const MACGrid3D& g = fluid_->grid();
   for (Index i = 0; i < particles_; ++i) {
     Eigen::Vector3d p = x.segment<3>(3 * i);
     g.clamp(p);
-    Eigen::Vector3d m = p + 0.5 * dt * (fluid_->velocity(p, z) + drift_);
+    Eigen::Vector3d m = p + 0.5 * dt * particle_velocity(p, z);
     g.clamp(m);
-    p += dt * (fluid_->velocity(m, d.zmid) + drift_);
+    p += dt * particle_velocity(m, d.zmid);
     g.clamp(p);
+    if (scene_) scene_->push_out(p);
     x_next.segment<3>(3 * i) = p;
   }
 }

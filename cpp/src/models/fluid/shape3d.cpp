@@ -2,6 +2,7 @@
 
 #include <Eigen/Geometry>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -194,25 +195,65 @@ Eigen::Vector3d Shape3D::closest_point(const Eigen::Vector3d& p, Eigen::Vector3d
 
 void Shape3D::surface(double spacing, RowMatrix& points, RowMatrix& normals) const {
   check_size("spacing", spacing);
+  // Dense candidates (centroids of a regular subdivision of each triangle into
+  // pieces at most spacing / 2 across), then one sample per plane and cube of
+  // side `spacing`: the candidate nearest the mean of its cube's candidates.
+  // Long thin triangles (a plate's sides) get the density of the others.
+  std::map<std::array<long long, 4>, Index> planes;
+  std::map<std::array<long long, 4>, std::size_t> cubes;
+  struct Cube {
+    Eigen::Vector3d sum = Eigen::Vector3d::Zero();
+    std::vector<std::size_t> members;
+  };
+  std::vector<Cube> bucket;
   std::vector<Eigen::Vector3d> P, N;
+  double candidates = 0.0;  // m^2 per triangle: refuse a spacing that would take more than memory allows
+  for (Index f = 0; f < triangles_.rows(); ++f) {
+    const Eigen::Vector3d a = vertices_.row(triangles_(f, 0)), b = vertices_.row(triangles_(f, 1)),
+                          c = vertices_.row(triangles_(f, 2));
+    const double m = std::ceil(2.0 * std::max({(b - a).norm(), (c - b).norm(), (a - c).norm()}) / spacing);
+    candidates += m * m;
+  }
+  if (!(candidates <= 5e7))
+    throw std::invalid_argument("spacing " + std::to_string(spacing) + " is too fine for a shape of radius " +
+                                std::to_string(radius_) + ": it would take about " + std::to_string(candidates) +
+                                " candidate samples (at most 5e7)");
   for (Index f = 0; f < triangles_.rows(); ++f) {
     const Eigen::Vector3d a = vertices_.row(triangles_(f, 0)), b = vertices_.row(triangles_(f, 1)),
                           c = vertices_.row(triangles_(f, 2));
     const Eigen::Vector3d n = (b - a).cross(c - a).normalized();
+    const std::array<long long, 4> pk = {std::llround(n[0] * 1e6), std::llround(n[1] * 1e6), std::llround(n[2] * 1e6),
+                                         std::llround(n.dot(a) / spacing * 1e6)};
+    const Index plane = planes.emplace(pk, Index(planes.size())).first->second;
     const double edge = std::max({(b - a).norm(), (c - b).norm(), (a - c).norm()});
-    const int m = std::max(1, int(std::ceil(edge / spacing)));
-    // centroids of the m^2 sub-triangles of a regular subdivision
+    const int m = std::max(1, int(std::ceil(2.0 * edge / spacing)));
+    auto add = [&](const Eigen::Vector3d& x) {
+      const std::array<long long, 4> key = {plane, (long long)std::floor(x[0] / spacing),
+                                            (long long)std::floor(x[1] / spacing), (long long)std::floor(x[2] / spacing)};
+      const auto it = cubes.emplace(key, bucket.size()).first;
+      if (it->second == bucket.size()) bucket.emplace_back();
+      Cube& cube = bucket[it->second];
+      cube.sum += x;
+      cube.members.push_back(P.size());
+      P.push_back(x), N.push_back(n);
+    };
+    auto pt = [&](double s, double t) { return a + (s / m) * (b - a) + (t / m) * (c - a); };
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < m - i; ++j) {
         const double u = double(i), v = double(j);
-        auto pt = [&](double s, double t) { return a + (s / m) * (b - a) + (t / m) * (c - a); };
-        P.push_back((pt(u, v) + pt(u + 1, v) + pt(u, v + 1)) / 3.0), N.push_back(n);
-        if (j < m - i - 1) P.push_back((pt(u + 1, v) + pt(u + 1, v + 1) + pt(u, v + 1)) / 3.0), N.push_back(n);
+        add((pt(u, v) + pt(u + 1, v) + pt(u, v + 1)) / 3.0);
+        if (j < m - i - 1) add((pt(u + 1, v) + pt(u + 1, v + 1) + pt(u, v + 1)) / 3.0);
       }
   }
-  points.resize(Index(P.size()), 3);
-  normals.resize(Index(P.size()), 3);
-  for (std::size_t i = 0; i < P.size(); ++i) points.row(Index(i)) = P[i].transpose(), normals.row(Index(i)) = N[i].transpose();
+  points.resize(Index(bucket.size()), 3);
+  normals.resize(Index(bucket.size()), 3);
+  for (std::size_t q = 0; q < bucket.size(); ++q) {
+    const Eigen::Vector3d mean = bucket[q].sum / double(bucket[q].members.size());
+    std::size_t best = bucket[q].members[0];
+    for (std::size_t k : bucket[q].members)
+      if ((P[k] - mean).squaredNorm() < (P[best] - mean).squaredNorm()) best = k;
+    points.row(Index(q)) = P[best].transpose(), normals.row(Index(q)) = N[best].transpose();
+  }
 }
 
 Obstacle3D::Obstacle3D(std::shared_ptr<const Shape3D> shape, const Eigen::Vector3d& position,

@@ -30,6 +30,7 @@ struct ReducedFluidData {
   Eigen::MatrixXd diffusion_exp;         //!< r x r, exp(dt nu Dhat) for diffusion_dt
   double diffusion_dt = -1.0;            //!< dt of diffusion_exp (< 0: not computed yet)
   TeamChooser particle_team;             //!< team of the particle advection, chosen by measurement
+  std::vector<std::pair<Index, Index>> particle_order;  //!< P: (cell, particle), the visiting order of the particles
 };
 
 //! out = A(flux) q for the full advection stencil of a grid (all vectors N).

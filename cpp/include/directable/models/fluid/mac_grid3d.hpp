@@ -38,7 +38,7 @@ struct Stencil8 {
 struct PressureWorkspace3D {
   explicit PressureWorkspace3D(Index cells = 0);
   void resize(Index cells);
-  Eigen::VectorXd rhs, p, r, z, s, q, precon;  //!< n_cells each
+  Eigen::VectorXd rhs, p, r, z, s, q, precon;  //!< n_cells each; p: the last pressure (a warm start's guess)
   std::vector<Index> component;                //!< n_cells: connected fluid component (-1 solid)
   std::vector<Index> queue;                    //!< n_cells: flood-fill buffer
   std::vector<unsigned char> flags;            //!< n_cells: fluid neighbours of each cell (PCG)
@@ -113,9 +113,10 @@ class MACGrid3D {
   //! the other cells with MIC(0)-PCG (or the direct factor when `solid` is the
   //! fixed mask), with the boundary fluxes in the right-hand side.
   //! progress: polled every PCG iteration (throttled); returning false
-  //! (Ctrl-C) throws Cancelled.
+  //! (Ctrl-C) throws Cancelled. warm_start: PCG starts from ws.p, the last
+  //! solve's pressure (a simulator's pressure changes little per step).
   void project_with(Eigen::Ref<Eigen::VectorXd> u, const CellMask& solid, PressureWorkspace3D& ws, double tol,
-                    bool fixed_mask, const ProgressFn* progress = nullptr) const;
+                    bool fixed_mask, const ProgressFn* progress = nullptr, bool warm_start = false) const;
   //! The projection of every row of fields (k x N), in place; checks the shape
   //! and that the fields are finite (named u in messages).
   void project_rows(Eigen::Ref<RowMatrix> fields, double tol) const;
@@ -125,12 +126,19 @@ class MACGrid3D {
   void y_stencil(double x, double y, double z, Stencil8& s) const;
   void z_stencil(double x, double y, double z, Stencil8& s) const;
   void cell_stencil(double x, double y, double z, Stencil8& s) const;
+  //! Indices and weights only (no derivatives: the particle kernels' stencil)
+  //! of component axis (0, 1, 2) or of a cell quantity (3) at p (clamped).
+  void weights(int axis, const Eigen::Vector3d& p, Stencil8& s) const;
   //! Interpolated velocity (3) at a point (clamped to the domain).
   Eigen::Vector3d velocity_at(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Vector3d& p) const;
   //! Interpolated velocities of u (N) at the rows of points (P x 3), written to
   //! out (P x 3). Checks the shapes and that u and the points are finite.
   void velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const RowMatrix>& points,
                      Eigen::Ref<RowMatrix> out) const;
+  //! The rows of points (P x 3) ordered by the cell they lie in (cell index,
+  //! row): particle loops visited in this order reuse the interpolation rows
+  //! of their neighbours from cache. order is resized to P.
+  void cell_order(const Eigen::Ref<const RowMatrix>& points, std::vector<std::pair<Index, Index>>& order) const;
   //! Clamps a point into the closed domain.
   void clamp(Eigen::Vector3d& p) const;
 
@@ -164,7 +172,7 @@ class MACGrid3D {
   //! Fills ws.component (flood fill of the fluid cells) and removes the mean
   //! of ws.rhs on each component (the compatibility of the Neumann problem).
   void make_compatible(const CellMask& solid, PressureWorkspace3D& ws) const;
-  void solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol, const ProgressFn* progress) const;
+  void solve_pcg(const CellMask& solid, PressureWorkspace3D& ws, double tol, bool warm, const ProgressFn* progress) const;
 
   Index nx_, ny_, nz_;
   double h_;

@@ -58,6 +58,8 @@ class ReducedFluid3D : public GalerkinFluid {
   std::shared_ptr<const MACGrid3D> grid_;
 };
 
+class SceneAtPoses3D;
+
 //! Particles p_1..p_P in a 3D reduced fluid: state x = [p (3P), z (r)],
 //!   p_i' = Psi(p_i) z + d,  z' = Ahat(z) z + nu Dhat z + w,  B = [0; I],
 //! with d a constant drift (the leaves' small gravitational force).
@@ -65,6 +67,13 @@ class FluidParticles3D final : public Model {
  public:
   FluidParticles3D(std::shared_ptr<const ReducedFluid3D> fluid, Index particles,
                    const Eigen::Vector3d& drift = Eigen::Vector3d::Zero());
+  //! Particles in a scene whose objects stay at fixed poses: they move with
+  //! u' (eq. 3.9, linear in z, so the Jacobian holds the boundary terms);
+  //! step() advances z by the scene's step (feedforward, feedback) and
+  //! pushes particles out of the objects.
+  FluidParticles3D(std::shared_ptr<const SceneAtPoses3D> scene, Index particles,
+                   const Eigen::Vector3d& drift = Eigen::Vector3d::Zero());
+  const SceneAtPoses3D* scene() const { return scene_.get(); }
 
   Index state_dim() const override { return 3 * particles_ + fluid_->r(); }
   Index control_dim() const override { return fluid_->r(); }
@@ -85,10 +94,13 @@ class FluidParticles3D final : public Model {
             Eigen::Ref<Eigen::VectorXd> x_next, ModelData& data) const override;
 
  private:
+  Eigen::Vector3d particle_velocity(const Eigen::Vector3d& p, const Eigen::Ref<const Eigen::VectorXd>& z) const;
+
   std::shared_ptr<const ReducedFluid3D> fluid_;
   Index particles_;
   Eigen::Vector3d drift_;
-  Eigen::MatrixXd control_;  //!< B = [0; I], (3P + r) x r
+  Eigen::MatrixXd control_;                      //!< B = [0; I], (3P + r) x r
+  std::shared_ptr<const SceneAtPoses3D> scene_;  //!< null: no objects
 };
 
 }  // namespace directable

@@ -43,7 +43,7 @@ class Shape3D {
   bool inside(const Eigen::Vector3d& p) const;
   //! The closest surface point to p (object frame) and its outward normal.
   Eigen::Vector3d closest_point(const Eigen::Vector3d& p, Eigen::Vector3d& normal) const;
-  //! Surface samples about `spacing` apart: points (q x 3) and outward normals (q x 3).
+  //! Surface samples about `spacing` apart (one per plane and cube of that side), with outward normals: points (q x 3), normals (q x 3).
   void surface(double spacing, RowMatrix& points, RowMatrix& normals) const;
 
  private:
