@@ -122,11 +122,11 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
   RowMatrix& V = grid.values();
   V.setZero();
   ValueIterationResult out;
+  constexpr Index kBlock = 256;  // grid points per work item (see value_learning.cpp)
+  const Index nblocks = (N + kBlock - 1) / kBlock;
   ProgressThrottle throttle(progress, max_sweeps);
   for (out.sweeps = 1; out.sweeps <= max_sweeps; ++out.sweeps) {
     // full Bellman sweep: greedy policy under V, its successors' weights
-    constexpr Index kBlock = 64;  // grid points per work item (see value_learning.cpp)
-    const Index nblocks = (N + kBlock - 1) / kBlock;
     parallel_steps(nblocks, threads, nullptr, nblocks, [&] { return std::make_pair(DecisionData(p), Eigen::VectorXd(p.dim)); },
                    [&](Index blk, std::pair<DecisionData, Eigen::VectorXd>& w) {
                     for (Index n = blk * kBlock; n < std::min(N, (blk + 1) * kBlock); ++n) {
@@ -162,19 +162,28 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
     Eigen::Map<Eigen::VectorXd>(V.data(), N) = next_values;
     if (!throttle.report(out.sweeps)) throw Cancelled();
     if (residual <= tol) break;
-    // evaluate the fixed policy on the stored weights until it settles
+    // evaluate the fixed policy on the stored weights (modified policy
+    // iteration): only as far as the outer residual warrants, since the next
+    // full sweep changes the policy anyway; in parallel, in fixed blocks
+    const double settle = std::max(0.1 * tol, 0.01 * residual);
+    std::vector<double> block_change(std::size_t(nblocks), 0.0);
     for (Index e = 0; e < 1000; ++e) {
-      double change = 0.0;
       const double* Vc = V.data();
-      for (Index n = 0; n < N; ++n) {
-        double v = 0.0;
-        for (Index c = 0; c < C; ++c) v += corner_weight[std::size_t(n * C + c)] * Vc[corner_index[std::size_t(n * C + c)]];
-        next_values[n] = cost[n] + alpha * v;
-        change = std::max(change, std::abs(next_values[n] - Vc[n]));
-      }
+      parallel_steps(nblocks, threads, nullptr, nblocks, [] { return 0; }, [&](Index blk, int&) {
+        double change = 0.0;
+        for (Index n = blk * kBlock; n < std::min(N, (blk + 1) * kBlock); ++n) {
+          const int* ci = &corner_index[std::size_t(n * C)];
+          const double* cw = &corner_weight[std::size_t(n * C)];
+          double v = 0.0;
+          for (Index c = 0; c < C; ++c) v += cw[c] * Vc[ci[c]];
+          next_values[n] = cost[n] + alpha * v;
+          change = std::max(change, std::abs(next_values[n] - Vc[n]));
+        }
+        block_change[std::size_t(blk)] = change;
+      });
       Eigen::Map<Eigen::VectorXd>(V.data(), N) = next_values;
       ++out.evaluations;
-      if (change <= 0.1 * tol) break;
+      if (*std::max_element(block_change.begin(), block_change.end()) <= settle) break;
     }
   }
   if (out.sweeps > max_sweeps) out.sweeps = max_sweeps;
