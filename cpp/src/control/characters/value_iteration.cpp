@@ -22,6 +22,11 @@ GridValue::GridValue(Index clips, std::vector<Eigen::VectorXd> axes, std::vector
     for (Index j = 1; j < a.size(); ++j)
       if (!(a[j] > a[j - 1])) throw std::invalid_argument("grid axis " + std::to_string(i) + " must be increasing");
     points_ *= a.size();
+    const double step = (a[a.size() - 1] - a[0]) / double(a.size() - 1);
+    bool even = true;
+    for (Index j = 1; j < a.size(); ++j) even = even && std::abs((a[j] - a[j - 1]) - step) <= 1e-12 * std::abs(step);
+    uniform_.push_back(even);
+    inv_step_.push_back(1.0 / step);
   }
   values_ = RowMatrix::Zero(clips_, points_);
 }
@@ -47,6 +52,12 @@ Index GridValue::corners(const double* x, Index* index, double* weight) const {
       lo[i] = hi[i] = 0, t[i] = 0.0;
     } else if (v >= a[n - 1]) {
       lo[i] = hi[i] = n - 1, t[i] = 0.0;
+    } else if (uniform_[i]) {
+      // an evenly spaced axis: the cell by one division, not a search
+      Index l = std::min(Index((v - a[0]) * inv_step_[i]), n - 2);
+      if (a[l] > v) --l;
+      else if (a[l + 1] <= v) ++l;
+      lo[i] = l, hi[i] = l + 1, t[i] = (v - a[l]) / (a[l + 1] - a[l]);
     } else {
       Index l = 0, r = n - 1;  // a[l] <= v < a[r]
       while (r - l > 1) {
@@ -165,7 +176,7 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
     // evaluate the fixed policy on the stored weights (modified policy
     // iteration): only as far as the outer residual warrants, since the next
     // full sweep changes the policy anyway; in parallel, in fixed blocks
-    const double settle = std::max(0.1 * tol, 0.01 * residual);
+    const double settle = std::max(0.1 * tol, 1e-3 * residual);
     std::vector<double> block_change(std::size_t(nblocks), 0.0);
     for (Index e = 0; e < 1000; ++e) {
       const double* Vc = V.data();
