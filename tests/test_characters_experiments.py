@@ -65,3 +65,11 @@ def test_gait_switch_is_continuous():
     for s, e in zip(starts, np.r_[starts[1:], len(foot)]):
         assert np.ptp(anim.frames[s:e, foot[s]], axis=0).max() < 1e-12
     assert r["table"].nbytes < 13 * 1024 * 2
+
+
+@pytest.mark.xfail(strict=True, reason="FOA is not met yet: the LP value function does not learn to pass the "
+                   "obstacle (measured at 16 steps: LP policy 0-3 %, value iteration on a 21 x 21 x 24 grid 52 %, "
+                   "greedy 0 %); see benchmarks/RESULTS.md, characters")
+def test_fixed_obstacle_avoidance(motion):
+    r = ex.fixed_obstacle(motion, per_dim=4, episodes=20, steps=16)
+    assert r["value"] >= 0.95
