@@ -16,12 +16,15 @@ Index choose_by_value(const DecisionProblem& p, const double* r, double alpha, c
   p.expand(state, data.next.data(), data.costs.data());
   // V at every successor in one batched pass (forbidden clips included: cheaper than compacting)
   p.values_of(data.next.data(), p.clips, r, data.values.data(), data.batch.data());
+  return argmin_value(data.costs.data(), data.values.data(), p.clips, alpha, best_out);
+}
+
+Index argmin_value(const double* costs, const double* values, Index K, double alpha, double* best_out) {
   Index best = -1;
   double best_value = std::numeric_limits<double>::infinity();
-  for (Index k = 0; k < p.clips; ++k) {
-    const double c = data.costs[k];
-    if (!std::isfinite(c)) continue;  // a forbidden clip
-    const double v = c + alpha * data.values[k];
+  for (Index k = 0; k < K; ++k) {
+    if (!std::isfinite(costs[k])) continue;  // a forbidden clip
+    const double v = costs[k] + alpha * values[k];
     if (v < best_value) best_value = v, best = k;
   }
   if (best_out) *best_out = best_value;

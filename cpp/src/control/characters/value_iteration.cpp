@@ -176,7 +176,7 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
     // evaluate the fixed policy on the stored weights (modified policy
     // iteration): only as far as the outer residual warrants, since the next
     // full sweep changes the policy anyway; in parallel, in fixed blocks
-    const double settle = std::max(0.1 * tol, 1e-3 * residual);
+    const double settle = std::max(0.1 * tol, 1e-4 * residual);
     std::vector<double> block_change(std::size_t(nblocks), 0.0);
     for (Index e = 0; e < 1000; ++e) {
       const double* Vc = V.data();

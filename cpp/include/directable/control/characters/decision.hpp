@@ -39,6 +39,10 @@ struct DecisionData {
   Eigen::VectorXd batch;    //!< (K value_scratch,)
 };
 
+//! argmin_k costs[k] + alpha values[k] over the finite costs (-1 when none
+//! is finite: every clip forbidden); *best_out receives the minimum.
+Index argmin_value(const double* costs, const double* values, Index K, double alpha, double* best_out = nullptr);
+
 //! V(X) = Phi(X) r[C]; r is (K, nb) row-major.
 double basis_value(const DecisionProblem& p, const double* r, const double* state, DecisionData& data);
 
