@@ -24,6 +24,37 @@ from reference import characters as ref
 QUICK = "--quick" in sys.argv
 
 
+NOTES = """
+Times are CPU seconds of the process (`time.process_time`): with load averages of 12-20 on the 2 cores the wall
+time is 5-10x larger and mostly waiting for a core. Single-threaded rows pass `threads=1`.
+
+Changes behind the table (found by timing the pieces; perf was not run; before: table 3.3 s, decision 28 us, scan 1.4x NumPy, value iteration
+8.9 s wall): Psi's rotation hoisted out of the per-joint loop (it took a sin and cos per joint and frame); the
+transition table also stored as (K, K) arrays per quantity so a state's K successors and costs are straight
+passes; the angle wrap without `fmod`; V at all K successors (or a whole block of samples' successors) from one
+batched basis call; value iteration's policy evaluation in parallel and settled only to 1e-4 of the outer
+residual, with evenly spaced axes located by a division. The LP: HiGHS dual simplex, warm-started, is 93 % of
+the learning's wall time but about 1.3 s of CPU; its `threads=1` or `presolve="off"` did not reduce the CPU time.
+
+Experiments (`directable.experiments.characters`, measured in this session, same load):
+- sample deletion (degree 4, 8 d x 24 theta samples, 30 starts, 3 deletion seeds): cost ratios 1.018, 1.011,
+  0.991 -- within 5 % both ways; with 8 theta-samples they were 0.92, 1.11, 1.07.
+- spinning navigation (60 walking clips: spins 0, +-1.5, +-3 rad/s x 10 side-step directions): the table learned
+  at omega-hat = 0, 1.5, 3 and interpolated at 2 costs 31.55 against 31.38 learned at 2 directly (greedy 34.0);
+  direction error 0.21 rad, but the mean |omega - omega-hat| of the played clips is 1.3 rad/s: continuing a
+  synthetic spin costs Psi 2-10, stopping it 0-2.5, so the controller spins only part of the time.
+- torso separable (tau-hat learned at -0.4, 0, 0.4, asked 0.2): 10.31 against 10.29 learned directly.
+- fixed obstacle (NOT MET, the test is an expected failure): sigma_O 0.5 m, gamma_O 20, 16 steps, 40 episodes,
+  success = the synthesised pelvis track stays >= sigma_O away and ends within 0.2 m of the path: value iteration
+  on a 21 x 21 x 24 grid 52 %, the LP policy (Fig. 5.6 basis, 6 samples per axis) 2.5 %, greedy 0 %.
+- moving obstacles / crowd (NOT MET): 16 characters crossing, 5 close encounters with and without avoidance. The
+  learned V at an obstacle 1.5 m ahead is 0.3 where value iteration gives 10.6: the bases' obstacle bumps do not
+  depend on the heading theta, so the LP cannot raise V where the character heads into the obstacle without
+  breaking the constraints where it heads away. The next step is bumps x P2(theta) (about 1,000 LP variables;
+  such a learn took over 40 s of CPU here).
+"""
+
+
 def cpu(fn, repeats=3):
     """Least CPU time (s) of fn() over `repeats` runs after a warm-up: on a shared, loaded machine the
     wall time mostly measures waiting for a core, the CPU time what the work costs. Single-threaded
@@ -143,7 +174,7 @@ def main():
     print(table)
     publish("characters", "Characters: clip blending, LP-learned value functions, runtime control",
             f", load average {load:.1f} at the start (the machine is shared: CPU times measure the work, "
-            f"wall times also the wait for a core){' (--quick)' if QUICK else ''}", table)
+            f"wall times also the wait for a core){' (--quick)' if QUICK else ''}", table + "\n" + NOTES)
 
 
 if __name__ == "__main__":
