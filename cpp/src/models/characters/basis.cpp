@@ -49,7 +49,7 @@ void Basis::evaluate(const double* x, double* phi, double* scratch) const {
         g[0] = 1.0;
         if (s > 1) g[1] = t;
         for (Index k = 1; k + 1 < s; ++k)
-          g[k + 1] = monomial_ ? g[k] * t : ((2.0 * double(k) + 1.0) * t * g[k] - double(k) * g[k - 1]) / double(k + 1);
+          g[k + 1] = monomial_ ? g[k] * t : ((2.0 * double(k) + 1.0) * t * g[k] - double(k) * g[k - 1]) * (1.0 / double(k + 1));
       } else {
         const double step = f.n > 1 ? (f.b - f.a) / double(f.n - 1) : 0.0;
         for (Index i = 0; i < s; ++i) {
@@ -84,7 +84,7 @@ void Basis::family_values(const BasisFamily& f, const double* X, Index n, Index 
         for (Index i = 0; i < n; ++i) gn[i] = gk[i] * t[i];
       else
         for (Index i = 0; i < n; ++i)
-          gn[i] = ((2.0 * double(k) + 1.0) * t[i] * gk[i] - double(k) * gm[i]) / double(k + 1);
+          gn[i] = ((2.0 * double(k) + 1.0) * t[i] * gk[i] - double(k) * gm[i]) * (1.0 / double(k + 1));
     }
   } else {
     const double step = f.n > 1 ? (f.b - f.a) / double(f.n - 1) : 0.0;
@@ -100,34 +100,46 @@ void Basis::family_values(const BasisFamily& f, const double* X, Index n, Index 
 }
 
 void Basis::values(const double* X, Index n, Index stride, const double* r, double* out, double* scratch) const {
-  double* P = scratch;                   // (max_product, n): the product so far
+  double* P = scratch;                     // (max_product, n): the product of all families but the last
   double* Q = scratch + max_product_ * n;  // (max_product, n): the next one
   double* G = Q + max_product_ * n;        // (max_family, n)
-  for (Index i = 0; i < n; ++i) out[i] = 0.0;
+  // each state's row of r as an offset, so the loops below run over states
+  // (contiguous in P and G, a gather in r)
+  double* base = Q + max_product_ * n + max_family_ * n;  // (n,): exact integers
+  for (Index i = 0; i < n; ++i) out[i] = 0.0, base[i] = double(Index(X[i * stride]) * size_);
   Index offset = 0;
   for (const auto& prod : products_) {
     Index cur = 1;
     for (Index i = 0; i < n; ++i) P[i] = 1.0;
-    for (const auto& f : prod) {
+    const Index F = Index(prod.size());
+    for (Index q = 0; q + 1 < F; ++q) {
+      const BasisFamily& f = prod[q];
       const Index s = f.size();
       family_values(f, X, n, stride, G);
       // row order as evaluate(): the last family fastest
       for (Index a = 0; a < cur; ++a)
         for (Index j = 0; j < s; ++j) {
           const double *pa = P + a * n, *gj = G + j * n;
-          double* q = Q + (a * s + j) * n;
-          for (Index i = 0; i < n; ++i) q[i] = pa[i] * gj[i];
+          double* qa = Q + (a * s + j) * n;
+          for (Index i = 0; i < n; ++i) qa[i] = pa[i] * gj[i];
         }
       std::swap(P, Q);
       cur *= s;
     }
-    for (Index i = 0; i < n; ++i) {
-      const double* rc = r + Index(X[i * stride]) * size_ + offset;
-      double v = 0.0;
-      for (Index t = 0; t < cur; ++t) v += P[t * n + i] * rc[t];
-      out[i] += v;
+    // the last family multiplied in while accumulating: its product is never stored
+    Index s = 1;
+    if (F > 0) {
+      s = prod[F - 1].size();
+      family_values(prod[F - 1], X, n, stride, G);
+    } else {
+      for (Index i = 0; i < n; ++i) G[i] = 1.0;
     }
-    offset += cur;
+    for (Index a = 0; a < cur; ++a)
+      for (Index j = 0; j < s; ++j) {
+        const double *pa = P + a * n, *gj = G + j * n, *rt = r + offset + a * s + j;
+        for (Index i = 0; i < n; ++i) out[i] += pa[i] * gj[i] * rt[Index(base[i])];
+      }
+    offset += cur * s;
   }
 }
 

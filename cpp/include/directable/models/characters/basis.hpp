@@ -40,7 +40,7 @@ class Basis {
   //! families are evaluated for all n states at once and the outer products
   //! never materialise Phi; scratch holds batch_scratch() * n doubles.
   void values(const double* X, Index n, Index stride, const double* r, double* out, double* scratch) const;
-  Index batch_scratch() const { return 2 * max_product_ + max_family_; }
+  Index batch_scratch() const { return 2 * max_product_ + max_family_ + 1; }  // + each state's row of r
   const std::vector<std::vector<BasisFamily>>& products() const { return products_; }
 
  private:
