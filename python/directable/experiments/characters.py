@@ -189,14 +189,25 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=8, seed=0, solver
     return result
 
 
-def crowd_crossing(characters=16, per_dim=4, steps=14, velocities=(-1.0, 0.0, 1.0), radius=3.0, seed=0,
-                   solver="highspy", bounds=100.0):
-    """Moving obstacle avoidance in a crowd on crossing courses (Fig. 5.5):
-    close encounters (< 0.5 m) with and without avoidance."""
-    motion = walking_motion(5)
+def moa_basis():
+    """A basis for moving-obstacle avoidance: bumps around the obstacle (3 across, 4 over the 1.5 m ahead, width
+    0.5 m) and a bilinear trend, all times P2(theta). The bumps must depend on the heading: without theta the LP
+    cannot raise V where the character walks into the obstacle without breaking the constraints where it walks
+    away (measured: V 0.3 instead of value iteration's 10.6 at an obstacle 1.5 m ahead, and no avoidance)."""
     b = ch.basis
-    basis = b.polynomial("u", 2, scale=2.0) * b.polynomial("v", 2, scale=2.0) * b.polynomial("theta", 2, scale=np.pi)
-    basis = basis + b.gaussian("u", -1.0, 1.0, 3, sigma2=0.5) * b.gaussian("v", 0.0, 1.0, 2, sigma2=0.5)
+    return ((b.polynomial("u", 1, scale=2.0) * b.polynomial("v", 1, scale=2.0)
+             + b.gaussian("u", -0.6, 0.6, 3, sigma2=0.25) * b.gaussian("v", 0.0, 1.5, 4, sigma2=0.25))
+            * b.polynomial("theta", 2, scale=np.pi))
+
+
+def crowd_crossing(characters=16, per_dim=6, steps=14, velocities=(0.0,), radius=3.0, seed=0,
+                   solver="highspy", bounds=None):
+    """Moving obstacle avoidance in a crowd on crossing courses (Fig. 5.5):
+    close encounters (< 0.5 m) with and without avoidance. ``velocities``
+    spans the (u_dot, v_dot) grid of the tabulated value functions (the
+    default, one at rest, treats every neighbour as standing still)."""
+    motion = walking_motion(5)
+    basis = moa_basis()
     grid = [(u, v) for u in velocities for v in velocities]
 
     def make(vel):
