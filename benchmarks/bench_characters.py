@@ -53,6 +53,8 @@ Experiments (`directable.experiments.characters`, measured in this session, same
   and without avoidance, on identical tracks. With `moa_basis()` (bumps x P2(theta), 48 terms, 12 s CPU to
   learn) V there is 4.6 and a single character turns away at 1.0 and 0.6 m, but the 16-character crossing
   (`crowd_crossing()`, neighbours modelled at rest) still has 6 close encounters against 5 without avoidance.
+- the thesis-scale controller (`thesis_scale(per_dim=6)`: 384 clips, walk gait, 13,824 samples, 5,760 LP
+  variables) did NOT finish: stopped by its 40-minute limit after 7.4 min of CPU (load 12-20), inside the LP.
 """
 
 
