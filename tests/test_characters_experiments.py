@@ -32,10 +32,25 @@ def test_degree_study_fig_5_7(motion):
 
 
 def test_deleting_half_the_samples(motion):
-    r = ex.sample_deletion(motion, per_dim=8, drop=0.5, starts=20)
+    r = ex.sample_deletion(motion, drop=0.5, starts=20)
     assert r["samples"][1] == r["samples"][0] // 2
-    # the thesis: no appreciable detriment (measured here: the reduced set does no worse)
-    assert r["ratio"] <= 1.05
+    # the thesis: no appreciable change, both ways
+    assert abs(r["ratio"] - 1.0) <= 0.05
+
+
+def test_spinning_navigation_spin_separable():
+    r = ex.spinning_navigation(starts=6, steps=20)
+    assert r["K"] == 60
+    # the hat-interpolated table (learned at 0, 1.5, 3 rad/s) acts like a function learned at 2 rad/s
+    assert r["interpolated"] <= 1.05 * r["direct"]
+    assert r["interpolated"] < r["greedy"]
+    assert r["direction_error"] < 0.4  # rad: the spinning character keeps its direction
+
+
+def test_torso_separable():
+    r = ex.torso_separable(starts=6, steps=20, per_dim=6)
+    assert r["interpolated"] <= 1.05 * r["direct"]
+    assert 0.0 < r["torso"] <= 0.4  # the played torso angles lean towards the desired 0.2 rad
 
 
 def test_gait_switch_is_continuous():
@@ -50,3 +65,11 @@ def test_gait_switch_is_continuous():
     for s, e in zip(starts, np.r_[starts[1:], len(foot)]):
         assert np.ptp(anim.frames[s:e, foot[s]], axis=0).max() < 1e-12
     assert r["table"].nbytes < 13 * 1024 * 2
+
+
+@pytest.mark.xfail(strict=True, reason="FOA is not met yet: the LP value function does not learn to pass the "
+                   "obstacle (measured at 16 steps: LP policy 0-3 %, value iteration on a 21 x 21 x 24 grid 52 %, "
+                   "greedy 0 %); see benchmarks/RESULTS.md, characters")
+def test_fixed_obstacle_avoidance(motion):
+    r = ex.fixed_obstacle(motion, per_dim=4, episodes=20, steps=16)
+    assert r["value"] >= 0.95

@@ -1,5 +1,6 @@
 #include "directable/sim/characters.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -20,8 +21,31 @@ DecisionProblem decision_problem(std::shared_ptr<const Task> task, std::shared_p
       throw std::invalid_argument("basis uses state column " + std::to_string(basis->max_column()) +
                                   " but the task's states have " + std::to_string(task->dim()) + " columns");
     p.features = basis->size();
-    p.scratch = basis->scratch_size();
-    p.features_of = [basis](const double* x, double* phi, double* scratch) { basis->evaluate(x, phi, scratch); };
+    const Index dim = task->dim();
+    if (!task->clamps_values()) {
+      p.scratch = basis->scratch_size();
+      p.value_scratch = basis->batch_scratch();
+      p.features_of = [basis](const double* x, double* phi, double* scratch) { basis->evaluate(x, phi, scratch); };
+      p.values_of = [basis, dim](const double* X, Index n, const double* r, double* out, double* scratch) {
+        basis->values(X, n, dim, r, out, scratch);
+      };
+    } else {
+      // the basis sees the state clamped into the task's value domain
+      p.scratch = basis->scratch_size() + dim;
+      p.value_scratch = basis->batch_scratch() + dim;
+      p.features_of = [basis, task, dim](const double* x, double* phi, double* scratch) {
+        double* y = scratch + basis->scratch_size();
+        std::copy(x, x + dim, y);
+        task->clamp_to_domain(y, 1);
+        basis->evaluate(y, phi, scratch);
+      };
+      p.values_of = [basis, task, dim](const double* X, Index n, const double* r, double* out, double* scratch) {
+        double* Y = scratch + basis->batch_scratch() * n;
+        std::copy(X, X + n * dim, Y);
+        task->clamp_to_domain(Y, n);
+        basis->values(Y, n, dim, r, out, scratch);
+      };
+    }
   }
   return p;
 }

@@ -36,12 +36,14 @@ import numpy as np
 from .. import _core
 from .._validate import as_float_array, integer, progress_callback, real
 from . import basis
+from ._bvh import BVHClip, load_bvh, write_bvh
 from ._lp import LPStatus, make_solver, require_highspy
 
 __all__ = ["Skeleton", "synthetic_walker", "synthetic_clips", "ClipSet", "ClipParams", "MotionModel", "Animation",
            "Navigation", "SpinningNavigation", "FixedObstacle", "MovingObstacle", "basis", "samples", "learn",
            "ValueFunction", "value_iteration", "GridValueFunction", "tabulate", "ValueFunctionTable", "Controller",
-           "Episode", "crowd", "CrowdResult", "mirror_poses", "GAITS", "THESIS_COUNTS"]
+           "Episode", "crowd", "CrowdResult", "mirror_poses", "GAITS", "THESIS_COUNTS", "load_bvh", "write_bvh",
+           "BVHClip"]
 
 Skeleton = _core.CharacterSkeleton
 Animation = _core.CharacterAnimation

@@ -22,6 +22,11 @@ GridValue::GridValue(Index clips, std::vector<Eigen::VectorXd> axes, std::vector
     for (Index j = 1; j < a.size(); ++j)
       if (!(a[j] > a[j - 1])) throw std::invalid_argument("grid axis " + std::to_string(i) + " must be increasing");
     points_ *= a.size();
+    const double step = (a[a.size() - 1] - a[0]) / double(a.size() - 1);
+    bool even = true;
+    for (Index j = 1; j < a.size(); ++j) even = even && std::abs((a[j] - a[j - 1]) - step) <= 1e-12 * std::abs(step);
+    uniform_.push_back(even);
+    inv_step_.push_back(1.0 / step);
   }
   values_ = RowMatrix::Zero(clips_, points_);
 }
@@ -47,6 +52,12 @@ Index GridValue::corners(const double* x, Index* index, double* weight) const {
       lo[i] = hi[i] = 0, t[i] = 0.0;
     } else if (v >= a[n - 1]) {
       lo[i] = hi[i] = n - 1, t[i] = 0.0;
+    } else if (uniform_[i]) {
+      // an evenly spaced axis: the cell by one division, not a search
+      Index l = std::min(Index((v - a[0]) * inv_step_[i]), n - 2);
+      if (a[l] > v) --l;
+      else if (a[l + 1] <= v) ++l;
+      lo[i] = l, hi[i] = l + 1, t[i] = (v - a[l]) / (a[l + 1] - a[l]);
     } else {
       Index l = 0, r = n - 1;  // a[l] <= v < a[r]
       while (r - l > 1) {
@@ -122,11 +133,11 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
   RowMatrix& V = grid.values();
   V.setZero();
   ValueIterationResult out;
+  constexpr Index kBlock = 256;  // grid points per work item (see value_learning.cpp)
+  const Index nblocks = (N + kBlock - 1) / kBlock;
   ProgressThrottle throttle(progress, max_sweeps);
   for (out.sweeps = 1; out.sweeps <= max_sweeps; ++out.sweeps) {
     // full Bellman sweep: greedy policy under V, its successors' weights
-    constexpr Index kBlock = 64;  // grid points per work item (see value_learning.cpp)
-    const Index nblocks = (N + kBlock - 1) / kBlock;
     parallel_steps(nblocks, threads, nullptr, nblocks, [&] { return std::make_pair(DecisionData(p), Eigen::VectorXd(p.dim)); },
                    [&](Index blk, std::pair<DecisionData, Eigen::VectorXd>& w) {
                     for (Index n = blk * kBlock; n < std::min(N, (blk + 1) * kBlock); ++n) {
@@ -162,19 +173,28 @@ ValueIterationResult value_iteration(const DecisionProblem& p, GridValue& grid, 
     Eigen::Map<Eigen::VectorXd>(V.data(), N) = next_values;
     if (!throttle.report(out.sweeps)) throw Cancelled();
     if (residual <= tol) break;
-    // evaluate the fixed policy on the stored weights until it settles
+    // evaluate the fixed policy on the stored weights (modified policy
+    // iteration): only as far as the outer residual warrants, since the next
+    // full sweep changes the policy anyway; in parallel, in fixed blocks
+    const double settle = std::max(0.1 * tol, 1e-4 * residual);
+    std::vector<double> block_change(std::size_t(nblocks), 0.0);
     for (Index e = 0; e < 1000; ++e) {
-      double change = 0.0;
       const double* Vc = V.data();
-      for (Index n = 0; n < N; ++n) {
-        double v = 0.0;
-        for (Index c = 0; c < C; ++c) v += corner_weight[std::size_t(n * C + c)] * Vc[corner_index[std::size_t(n * C + c)]];
-        next_values[n] = cost[n] + alpha * v;
-        change = std::max(change, std::abs(next_values[n] - Vc[n]));
-      }
+      parallel_steps(nblocks, threads, nullptr, nblocks, [] { return 0; }, [&](Index blk, int&) {
+        double change = 0.0;
+        for (Index n = blk * kBlock; n < std::min(N, (blk + 1) * kBlock); ++n) {
+          const int* ci = &corner_index[std::size_t(n * C)];
+          const double* cw = &corner_weight[std::size_t(n * C)];
+          double v = 0.0;
+          for (Index c = 0; c < C; ++c) v += cw[c] * Vc[ci[c]];
+          next_values[n] = cost[n] + alpha * v;
+          change = std::max(change, std::abs(next_values[n] - Vc[n]));
+        }
+        block_change[std::size_t(blk)] = change;
+      });
       Eigen::Map<Eigen::VectorXd>(V.data(), N) = next_values;
       ++out.evaluations;
-      if (change <= 0.1 * tol) break;
+      if (*std::max_element(block_change.begin(), block_change.end()) <= settle) break;
     }
   }
   if (out.sweeps > max_sweeps) out.sweeps = max_sweeps;

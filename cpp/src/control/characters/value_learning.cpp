@@ -43,15 +43,36 @@ Eigen::VectorXd ValueLearning::objective(int threads) const {
   return c;
 }
 
+namespace {
+//! A block's buffers for the scan: the K successors and costs of every
+//! sample of a block, and V at all of them from one batched call.
+struct ScanBlock {
+  explicit ScanBlock(const DecisionProblem& p)
+      : next(kBlock * p.clips, p.dim), costs(kBlock * p.clips), values(kBlock * p.clips),
+        batch(kBlock * p.clips * p.value_scratch) {}
+  RowMatrix next;          //!< (block K, dim)
+  Eigen::VectorXd costs;   //!< (block K,)
+  Eigen::VectorXd values;  //!< (block K,)
+  Eigen::VectorXd batch;   //!< (block K value_scratch,)
+};
+}  // namespace
+
 std::vector<Index> ValueLearning::best_clips(const Eigen::Ref<const RowMatrix>& r, int threads,
                                              const ProgressFn* progress) const {
   check_r(problem_, r);
-  const Index S = samples_.rows();
+  const DecisionProblem& p = problem_;
+  const Index S = samples_.rows(), K = p.clips;
   std::vector<Index> best(S, -1);
-  parallel_steps(blocks(S), threads, progress, blocks(S), [&] { return DecisionData(problem_); },
-                 [&](Index b, DecisionData& d) {
-                   for (Index s = b * kBlock; s < std::min(S, (b + 1) * kBlock); ++s)
-                     best[s] = choose_by_value(problem_, r.data(), alpha_, &samples_(s, 0), d);
+  // eq. 5.10 for a block of samples at once: V at the block's K successors
+  // per sample in one batched call (long vectors for the basis families)
+  parallel_steps(blocks(S), threads, progress, blocks(S), [&] { return ScanBlock(p); },
+                 [&](Index b, ScanBlock& w) {
+                   const Index first = b * kBlock, n = std::min(S, first + kBlock) - first;
+                   for (Index i = 0; i < n; ++i)
+                     p.expand(&samples_(first + i, 0), &w.next(i * K, 0), &w.costs[i * K]);
+                   p.values_of(w.next.data(), n * K, r.data(), w.values.data(), w.batch.data());
+                   for (Index i = 0; i < n; ++i)
+                     best[first + i] = argmin_value(&w.costs[i * K], &w.values[i * K], K, alpha_);
                  });
   return best;
 }

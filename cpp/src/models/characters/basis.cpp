@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace directable {
 
@@ -24,9 +25,11 @@ Basis::Basis(std::vector<std::vector<BasisFamily>> products, bool monomial)
       }
       size *= f.size();
       scratch += f.size();
+      if (f.size() > max_family_) max_family_ = f.size();
       if (f.column > max_column_) max_column_ = f.column;
     }
     size_ += size;
+    if (size > max_product_) max_product_ = size;
     if (scratch > scratch_) scratch_ = scratch;
   }
 }
@@ -46,7 +49,7 @@ void Basis::evaluate(const double* x, double* phi, double* scratch) const {
         g[0] = 1.0;
         if (s > 1) g[1] = t;
         for (Index k = 1; k + 1 < s; ++k)
-          g[k + 1] = monomial_ ? g[k] * t : ((2.0 * double(k) + 1.0) * t * g[k] - double(k) * g[k - 1]) / double(k + 1);
+          g[k + 1] = monomial_ ? g[k] * t : ((2.0 * double(k) + 1.0) * t * g[k] - double(k) * g[k - 1]) * (1.0 / double(k + 1));
       } else {
         const double step = f.n > 1 ? (f.b - f.a) / double(f.n - 1) : 0.0;
         for (Index i = 0; i < s; ++i) {
@@ -61,6 +64,82 @@ void Basis::evaluate(const double* x, double* phi, double* scratch) const {
       cur *= s;
     }
     out += cur;
+  }
+}
+
+void Basis::family_values(const BasisFamily& f, const double* X, Index n, Index stride, double* g) const {
+  const Index s = f.size();
+  if (f.kind == BasisFamily::Kind::kPolynomial) {
+    double* t = s > 1 ? g + n : g;  // row 1 holds t = x / scale
+    for (Index i = 0; i < n; ++i) g[i] = 1.0, t[i] = X[i * stride + f.column] / f.scale;
+    if (s == 1) {
+      for (Index i = 0; i < n; ++i) g[i] = 1.0;
+      return;
+    }
+    // the same recurrence (and so the same bits) as evaluate()
+    for (Index k = 1; k + 1 < s; ++k) {
+      const double *gk = g + k * n, *gm = g + (k - 1) * n;
+      double* gn = g + (k + 1) * n;
+      if (monomial_)
+        for (Index i = 0; i < n; ++i) gn[i] = gk[i] * t[i];
+      else
+        for (Index i = 0; i < n; ++i)
+          gn[i] = ((2.0 * double(k) + 1.0) * t[i] * gk[i] - double(k) * gm[i]) * (1.0 / double(k + 1));
+    }
+  } else {
+    const double step = f.n > 1 ? (f.b - f.a) / double(f.n - 1) : 0.0;
+    for (Index j = 0; j < s; ++j) {
+      const double centre = f.a + double(j) * step;
+      double* gj = g + j * n;
+      for (Index i = 0; i < n; ++i) {
+        const double e = X[i * stride + f.column] - centre;
+        gj[i] = std::exp(-e * e / f.sigma2);
+      }
+    }
+  }
+}
+
+void Basis::values(const double* X, Index n, Index stride, const double* r, double* out, double* scratch) const {
+  double* P = scratch;                     // (max_product, n): the product of all families but the last
+  double* Q = scratch + max_product_ * n;  // (max_product, n): the next one
+  double* G = Q + max_product_ * n;        // (max_family, n)
+  // each state's row of r as an offset, so the loops below run over states
+  // (contiguous in P and G, a gather in r)
+  double* base = Q + max_product_ * n + max_family_ * n;  // (n,): exact integers
+  for (Index i = 0; i < n; ++i) out[i] = 0.0, base[i] = double(Index(X[i * stride]) * size_);
+  Index offset = 0;
+  for (const auto& prod : products_) {
+    Index cur = 1;
+    for (Index i = 0; i < n; ++i) P[i] = 1.0;
+    const Index F = Index(prod.size());
+    for (Index q = 0; q + 1 < F; ++q) {
+      const BasisFamily& f = prod[q];
+      const Index s = f.size();
+      family_values(f, X, n, stride, G);
+      // row order as evaluate(): the last family fastest
+      for (Index a = 0; a < cur; ++a)
+        for (Index j = 0; j < s; ++j) {
+          const double *pa = P + a * n, *gj = G + j * n;
+          double* qa = Q + (a * s + j) * n;
+          for (Index i = 0; i < n; ++i) qa[i] = pa[i] * gj[i];
+        }
+      std::swap(P, Q);
+      cur *= s;
+    }
+    // the last family multiplied in while accumulating: its product is never stored
+    Index s = 1;
+    if (F > 0) {
+      s = prod[F - 1].size();
+      family_values(prod[F - 1], X, n, stride, G);
+    } else {
+      for (Index i = 0; i < n; ++i) G[i] = 1.0;
+    }
+    for (Index a = 0; a < cur; ++a)
+      for (Index j = 0; j < s; ++j) {
+        const double *pa = P + a * n, *gj = G + j * n, *rt = r + offset + a * s + j;
+        for (Index i = 0; i < n; ++i) out[i] += pa[i] * gj[i] * rt[Index(base[i])];
+      }
+    offset += cur * s;
   }
 }
 

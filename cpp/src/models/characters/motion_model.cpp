@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
@@ -43,9 +45,25 @@ MotionModel::MotionModel(std::shared_ptr<const ClipSet> clips, const Eigen::Ref<
   mirrored_.reserve(K);
   for (Index k = 0; k < K; ++k) mirrored_.push_back(mirror_poses(clips_->skeleton(), clips_->poses()[k]));
   table_.resize(K * K);
-  parallel_steps(K, threads, progress, K, [] { return 0; }, [&](Index c, int&) {
-    for (Index n = 0; n < K; ++n) table_[c * K + n] = compute(c, play(c, n));
-  });
+  parallel_steps(K, threads, progress, K, [J] { return std::vector<double>(std::size_t(6 * J)); },
+                 [&](Index c, std::vector<double>& work) {
+                   for (Index n = 0; n < K; ++n) table_[c * K + n] = compute(c, play(c, n), work.data());
+                 });
+  TransitionArrays& T = arrays_;
+  for (RowMatrix* m : {&T.dx, &T.dz, &T.dtheta, &T.duration, &T.psi, &T.direction, &T.torso, &T.spin, &T.next_state})
+    m->resize(K, K);
+  T.gait.resize(std::size_t(K * K));
+  for (Index c = 0; c < K; ++c)
+    for (Index n = 0; n < K; ++n) {
+      const Transition& t = table_[c * K + n];
+      const Index o = t.played;
+      T.dx(c, n) = t.move.x, T.dz(c, n) = t.move.z, T.dtheta(c, n) = t.move.theta;
+      T.duration(c, n) = t.duration, T.psi(c, n) = t.psi;
+      T.direction(c, n) = t.move.theta + param(o, kRho);
+      T.torso(c, n) = param(o, kTorso), T.spin(c, n) = param(o, kSpin);
+      T.next_state(c, n) = double(state_clip(o));
+      T.gait[std::size_t(c * K + n)] = gait(o);
+    }
 }
 
 double MotionModel::param(Index o, ClipParam p) const {
@@ -71,7 +89,7 @@ Index MotionModel::play(Index from, Index next) const {
   return twin >= 0 ? twin : next + K();
 }
 
-Transition MotionModel::compute(Index from, Index o2) const {
+Transition MotionModel::compute(Index from, Index o2, double* work) const {
   const ClipSet& cs = *clips_;
   const Index J = joints();
   const RowMatrix& A = oriented_poses(from);
@@ -93,21 +111,32 @@ Transition MotionModel::compute(Index from, Index o2) const {
   spin.apply(&B(a2, 3 * foot), moved);
   t.move = {A(b, 3 * foot) - moved[0], A(b, 3 * foot + 2) - moved[2], rotation};
   t.duration = double(b - a2) * cs.dt();
-  // Psi: weighted squared position and velocity differences over the overlap
+  // Psi: weighted squared position and velocity differences over the
+  // overlap; C''s frames are moved by t.move (rotation hoisted out of the loops)
   const Index n = t.before + t.after + 1;
+  const double c = std::cos(rotation), s = std::sin(rotation), mx = t.move.x, mz = t.move.z;
+  const double vw = velocity_weight_ / (cs.dt() * cs.dt());
+  const double* w = weights_.data();
+  double* prev = work;        // (3 J) differences of the previous overlap frame
+  double* diff = work + 3 * J;  // (3 J) differences of this frame
   double psi = 0.0;
-  Eigen::Matrix<double, 3, Eigen::Dynamic> prev_diff(3, J), diff(3, J);
-  const double inv_dt2 = 1.0 / (cs.dt() * cs.dt());
   for (Index j = 0; j < n; ++j) {
-    const Index fa = b - t.before + j, fb = a2 - t.before + j;
-    for (Index q = 0; q < J; ++q) {
-      double p[3];
-      t.move.apply(&B(fb, 3 * q), p);
-      for (int d = 0; d < 3; ++d) diff(d, q) = A(fa, 3 * q + d) - p[d];
-      psi += weights_[q] * diff.col(q).squaredNorm();
-      if (j > 0) psi += velocity_weight_ * weights_[q] * (diff.col(q) - prev_diff.col(q)).squaredNorm() * inv_dt2;
+    const double* a = &A(b - t.before + j, 0);
+    const double* q = &B(a2 - t.before + j, 0);
+    double pos = 0.0, vel = 0.0;
+    for (Index i = 0; i < J; ++i) {
+      const double dx = a[3 * i] - (c * q[3 * i] - s * q[3 * i + 2] + mx);
+      const double dy = a[3 * i + 1] - q[3 * i + 1];
+      const double dz = a[3 * i + 2] - (s * q[3 * i] + c * q[3 * i + 2] + mz);
+      diff[3 * i] = dx, diff[3 * i + 1] = dy, diff[3 * i + 2] = dz;
+      pos += w[i] * (dx * dx + dy * dy + dz * dz);
+      if (j > 0) {
+        const double ex = dx - prev[3 * i], ey = dy - prev[3 * i + 1], ez = dz - prev[3 * i + 2];
+        vel += w[i] * (ex * ex + ey * ey + ez * ez);
+      }
     }
-    prev_diff = diff;
+    psi += pos + vw * vel;
+    std::swap(prev, diff);
   }
   t.psi = psi;
   return t;
@@ -171,12 +200,14 @@ Animation MotionModel::synthesize(const std::vector<Index>& sequence, const Grou
   anim.played.resize(n);
   anim.played[0] = sequence[0];
   std::vector<Transition> trans(std::max<Index>(n - 1, 0));
+  std::vector<double> work(std::size_t(6 * J));
   std::vector<GroundPose> world(n);
   world[0] = start;
   Index F = 0;
   for (Index i = 0; i + 1 < n; ++i) {
     anim.played[i + 1] = play(anim.played[i], sequence[i + 1]);
-    trans[i] = anim.played[i] < K ? transition(anim.played[i], sequence[i + 1]) : compute(anim.played[i], anim.played[i + 1]);
+    trans[i] = anim.played[i] < K ? transition(anim.played[i], sequence[i + 1])
+                                  : compute(anim.played[i], anim.played[i + 1], work.data());
     world[i + 1] = world[i] * trans[i].move;
   }
   // frames of clip i: [first_i, last_i] outside the overlaps, then its overlap with i+1

@@ -1,5 +1,6 @@
 #include "directable/models/characters/task.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -7,14 +8,6 @@
 #include "directable/core/errors.hpp"
 
 namespace directable {
-
-double wrap_angle(double a) {
-  const double two_pi = 2.0 * M_PI;
-  double w = std::fmod(a + M_PI, two_pi);
-  if (w < 0.0) w += two_pi;
-  w -= M_PI;
-  return w >= M_PI ? w - two_pi : w;
-}
 
 namespace {
 void check_weight(const char* name, double v) {
@@ -96,27 +89,52 @@ void Task::check_states(const std::string& name, const Eigen::Ref<const RowMatri
   }
 }
 
+void Task::clamp_to_domain(double* X, Index n) const {
+  if (!clamps_values()) return;
+  const Index d = dim();
+  const double ulo = ranges_(0, 0), uhi = ranges_(0, 1), vlo = ranges_(1, 0), vhi = ranges_(1, 1);
+  for (Index s = 0; s < n; ++s) {
+    double* x = X + s * d;
+    x[1] = std::min(std::max(x[1], ulo), uhi);
+    x[2] = std::min(std::max(x[2], vlo), vhi);
+  }
+}
+
 void Task::successors(const double* x, double* next) const {
-  const MotionModel& mm = *motion_;
-  const Index K = mm.K(), d = dim(), c = Index(x[0]);
+  const TransitionArrays& T = motion_->arrays();
+  const Index K = motion_->K(), d = dim(), c = Index(x[0]);
   const double theta = x[theta_], ct = std::cos(theta), st = std::sin(theta);
-  for (Index k = 0; k < K; ++k) {
-    const Transition& t = mm.transition(c, k);
-    double* y = next + k * d;
-    const double wx = ct * t.move.x - st * t.move.z, wz = st * t.move.x + ct * t.move.z;  // world displacement
-    y[0] = double(mm.state_clip(t.played));
-    y[theta_] = wrap_angle(theta + t.move.theta);
-    switch (kind_) {
-      case TaskKind::kNavigation: y[1] = x[1] + wx; break;
-      case TaskKind::kSpinningNavigation: break;
-      case TaskKind::kFixedObstacle:
-        y[1] = x[1] - wx;
-        y[2] = x[2] - wz;
-        break;
-      case TaskKind::kMovingObstacle:
-        y[1] = x[1] + params_.u_dot * t.duration - wx;
-        y[2] = x[2] + params_.v_dot * t.duration - wz;
-        break;
+  const double *dx = &T.dx(c, 0), *dz = &T.dz(c, 0), *dth = &T.dtheta(c, 0), *dur = &T.duration(c, 0),
+               *clip = &T.next_state(c, 0);
+  // one loop per task kind, so each is a straight pass over the row
+  switch (kind_) {
+    case TaskKind::kNavigation:
+      for (Index k = 0; k < K; ++k) {
+        double* y = next + k * d;
+        y[0] = clip[k];
+        y[1] = x[1] + (ct * dx[k] - st * dz[k]);
+        y[2] = wrap_angle(theta + dth[k]);
+      }
+      break;
+    case TaskKind::kSpinningNavigation:
+      for (Index k = 0; k < K; ++k) {
+        next[k * d] = clip[k];
+        next[k * d + 1] = wrap_angle(theta + dth[k]);
+      }
+      break;
+    case TaskKind::kFixedObstacle:
+    case TaskKind::kMovingObstacle: {
+      // the obstacle moves by (u_dot, v_dot) dt (zero for a fixed one), the character by its world displacement
+      const double ud = kind_ == TaskKind::kMovingObstacle ? params_.u_dot : 0.0;
+      const double vd = kind_ == TaskKind::kMovingObstacle ? params_.v_dot : 0.0;
+      for (Index k = 0; k < K; ++k) {
+        double* y = next + k * d;
+        y[0] = clip[k];
+        y[1] = x[1] + ud * dur[k] - (ct * dx[k] - st * dz[k]);
+        y[2] = x[2] + vd * dur[k] - (st * dx[k] + ct * dz[k]);
+        y[3] = wrap_angle(theta + dth[k]);
+      }
+      break;
     }
   }
 }
@@ -138,22 +156,21 @@ double Task::state_cost(const double* x) const {
 }
 
 void Task::transition_costs(const double* x, double* costs) const {
-  const MotionModel& mm = *motion_;
+  const TransitionArrays& T = motion_->arrays();
   const TaskParams& p = params_;
-  const Index K = mm.K(), c = Index(x[0]);
+  const Index K = motion_->K(), c = Index(x[0]);
   const double theta = x[theta_];
-  for (Index k = 0; k < K; ++k) {
-    const Transition& t = mm.transition(c, k);
-    const Index o = t.played;
-    if (!p.gait.empty() && !p.gait[mm.gait(o)]) {
-      costs[k] = std::numeric_limits<double>::infinity();
-      continue;
-    }
-    // direction: the next clip's motion direction, relative to the path
-    double ct = p.gamma_psi * t.psi + p.gamma_rho * std::abs(wrap_angle(theta + t.move.theta + mm.param(o, kRho)));
-    if (p.gamma_tau != 0.0) ct += p.gamma_tau * std::abs(mm.param(o, kTorso) - p.torso);
-    if (p.gamma_omega != 0.0) ct += p.gamma_omega * std::abs(mm.param(o, kSpin) - p.spin);
-    costs[k] = ct;
+  const double *psi = &T.psi(c, 0), *dir = &T.direction(c, 0), *tau = &T.torso(c, 0), *omega = &T.spin(c, 0);
+  // direction: the next clip's motion direction, relative to the path
+  for (Index k = 0; k < K; ++k) costs[k] = p.gamma_psi * psi[k] + p.gamma_rho * std::abs(wrap_angle(theta + dir[k]));
+  if (p.gamma_tau != 0.0)
+    for (Index k = 0; k < K; ++k) costs[k] += p.gamma_tau * std::abs(tau[k] - p.torso);
+  if (p.gamma_omega != 0.0)
+    for (Index k = 0; k < K; ++k) costs[k] += p.gamma_omega * std::abs(omega[k] - p.spin);
+  if (!p.gait.empty()) {
+    const Index* g = &T.gait[std::size_t(c * K)];
+    for (Index k = 0; k < K; ++k)
+      if (!p.gait[g[k]]) costs[k] = std::numeric_limits<double>::infinity();
   }
 }
 

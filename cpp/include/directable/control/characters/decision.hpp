@@ -17,19 +17,31 @@ struct DecisionProblem {
   //! next (K, dim) and costs (K,) from one state (dim,)
   std::function<void(const double* state, double* next, double* costs)> expand;
   std::function<double(const double* state)> state_cost;
+  Index value_scratch = 0;  //!< doubles per state that `values_of` needs as scratch
   //! phi (features,) from one state
   std::function<void(const double* state, double* phi, double* scratch)> features_of;
+  //! V(X_s) = Phi(X_s) . r[C_s] at n states (n, dim) row-major under r (K,
+  //! nb): out (n,); the same value as features_of and a dot product, but
+  //! each basis family is evaluated for all n states in one pass
+  std::function<void(const double* states, Index n, const double* r, double* out, double* scratch)> values_of;
 };
 
 //! Per-thread buffers of one decision.
 struct DecisionData {
   explicit DecisionData(const DecisionProblem& p)
-      : next(p.clips, p.dim), costs(p.clips), phi(p.features), scratch(p.scratch) {}
+      : next(p.clips, p.dim), costs(p.clips), phi(p.features), scratch(p.scratch), values(p.clips),
+        batch(p.clips * p.value_scratch) {}
   RowMatrix next;           //!< (K, dim)
   Eigen::VectorXd costs;    //!< (K,)
   Eigen::VectorXd phi;      //!< (nb,)
   Eigen::VectorXd scratch;
+  Eigen::VectorXd values;   //!< (K,) V at the K successors
+  Eigen::VectorXd batch;    //!< (K value_scratch,)
 };
+
+//! argmin_k costs[k] + alpha values[k] over the finite costs (-1 when none
+//! is finite: every clip forbidden); *best_out receives the minimum.
+Index argmin_value(const double* costs, const double* values, Index K, double alpha, double* best_out = nullptr);
 
 //! V(X) = Phi(X) r[C]; r is (K, nb) row-major.
 double basis_value(const DecisionProblem& p, const double* r, const double* state, DecisionData& data);

@@ -34,6 +34,8 @@ class GridValue {
   Index clips_, points_;
   std::vector<Eigen::VectorXd> axes_;
   std::vector<bool> cyclic_;
+  std::vector<bool> uniform_;      //!< per axis: evenly spaced (the cell found by a division)
+  std::vector<double> inv_step_;   //!< per axis: 1 / spacing of an even axis
   RowMatrix values_;  //!< (K, points)
 };
 

@@ -35,12 +35,21 @@ class Basis {
   Index scratch_size() const { return scratch_; }
   //! Phi(x) (nb,) for one state; scratch holds scratch_size() doubles.
   void evaluate(const double* state, double* phi, double* scratch) const;
+  //! V = Phi(X_s) . r[C_s] at n states (rows of X, `stride` doubles apart,
+  //! the clip in column 0) under r (K, nb) row-major: out (n,). The
+  //! families are evaluated for all n states at once and the outer products
+  //! never materialise Phi; scratch holds batch_scratch() * n doubles.
+  void values(const double* X, Index n, Index stride, const double* r, double* out, double* scratch) const;
+  Index batch_scratch() const { return 2 * max_product_ + max_family_ + 1; }  // + each state's row of r
   const std::vector<std::vector<BasisFamily>>& products() const { return products_; }
 
  private:
   std::vector<std::vector<BasisFamily>> products_;
   bool monomial_;
+  //! g (f.size(), n): family f at n states, g[j n + s]
+  void family_values(const BasisFamily& f, const double* X, Index n, Index stride, double* g) const;
   Index size_ = 0, scratch_ = 0, max_column_ = 0;
+  Index max_product_ = 1, max_family_ = 1;  //!< largest product and family sizes
 };
 
 }  // namespace directable

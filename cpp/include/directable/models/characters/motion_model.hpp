@@ -51,6 +51,18 @@ struct BlendFrames {
   RowMatrix blended, from, to;  //!< (n, 3 J) each
 };
 
+//! The transition table as (K, K) row-major arrays, rows C and columns the
+//! asked-for C', for the scans over every next clip (contiguous per row).
+struct TransitionArrays {
+  RowMatrix dx, dz, dtheta;  //!< (K, K) C''s root frame in C's, m, m, rad
+  RowMatrix duration;        //!< (K, K) s
+  RowMatrix psi;             //!< (K, K) physics cost of the blend, m^2
+  RowMatrix direction;       //!< (K, K) dtheta + rho of the clip that plays: its motion direction in C's frame, rad
+  RowMatrix torso, spin;     //!< (K, K) tau (rad) and omega (rad/s) of the clip that plays
+  RowMatrix next_state;      //!< (K, K) the clip the state holds next, as a double (the state's column 0)
+  std::vector<Index> gait;   //!< (K K) gait of the clip that plays
+};
+
 class MotionModel {
  public:
   //! joint_weights (J,) or empty (ones) and velocity_weight (s^2) weigh the
@@ -63,6 +75,7 @@ class MotionModel {
   Index K() const { return clips_->clips(); }
   Index joints() const { return clips_->joints(); }
   const Transition& transition(Index c, Index next) const { return table_[c * K() + next]; }
+  const TransitionArrays& arrays() const { return arrays_; }
   //! Clip parameters of an oriented clip (mirrored for o >= K).
   double param(Index oriented, ClipParam p) const;
   Index gait(Index oriented) const { return clips_->gait()[oriented % K()]; }
@@ -79,7 +92,8 @@ class MotionModel {
   double velocity_weight() const { return velocity_weight_; }
 
  private:
-  Transition compute(Index from, Index next_oriented) const;
+  //! work: 6 J doubles of scratch (the caller's, one per thread).
+  Transition compute(Index from, Index next_oriented, double* work) const;
   Index in_frame(Index o) const;
   Index out_frame(Index o) const;
   Index in_foot(Index o) const;
@@ -92,6 +106,7 @@ class MotionModel {
   Eigen::VectorXd weights_;          //!< (J,)
   double velocity_weight_;
   std::vector<Transition> table_;    //!< (K * K)
+  TransitionArrays arrays_;
 };
 
 }  // namespace directable

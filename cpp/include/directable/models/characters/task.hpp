@@ -6,6 +6,7 @@
 // faces +z at theta = 0; so Navigation's d is the thesis's x, and (u, v) is
 // the obstacle's position relative to the character in the path frame
 // (lateral, along).
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,14 @@ class Task {
   const std::vector<bool>& cyclic() const { return cyclic_; }
   const RowMatrix& ranges() const { return ranges_; }  //!< (d-1, 2)
 
+  //! Whether the value function sees states clamped into the ranges: the
+  //! obstacle tasks clamp (u, v), so an obstacle beyond the sampled square
+  //! counts as one at its edge (where its cost has vanished) and the
+  //! polynomials are never extrapolated.
+  bool clamps_values() const { return kind_ == TaskKind::kFixedObstacle || kind_ == TaskKind::kMovingObstacle; }
+  //! Clamps the obstacle columns of n states (n, d) in place (see clamps_values).
+  void clamp_to_domain(double* states, Index n) const;
+
   //! Checks a (S, d) state array: shape, finiteness, clip indices and, when
   //! in_ranges, the task's ranges (cyclic variables must lie in [-pi, pi]).
   void check_states(const std::string& name, const Eigen::Ref<const RowMatrix>& states, bool in_ranges) const;
@@ -70,7 +79,14 @@ class Task {
   Index theta_;       //!< column of theta
 };
 
-//! Angle wrapped into [-pi, pi).
-double wrap_angle(double a);
+//! Angle wrapped into [-pi, pi) (inline: the scans call it per candidate).
+inline double wrap_angle(double a) {
+  if (a >= -M_PI && a < M_PI) return a;
+  const double two_pi = 2.0 * M_PI;
+  double w = a - two_pi * std::floor((a + M_PI) / two_pi);
+  if (w >= M_PI) w -= two_pi;
+  if (w < -M_PI) w += two_pi;
+  return w;
+}
 
 }  // namespace directable
