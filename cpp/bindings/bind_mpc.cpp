@@ -120,13 +120,14 @@ std::pair<Eigen::VectorXd, Eigen::VectorXd> vjp_call(const PredictionModel& self
   Eigen::VectorXd gx(self.n()), gu(self.s());
   std::unique_ptr<PredictionData> fresh;
   PredictionData& d = data_or_fresh(self, data, fresh);
-  {
-    py::gil_scoped_release release;
+  Progress prog{py::none()};  // Ctrl-C inside one step (Substeps of a huge count)
+  prog.run_checked([&] {
     if (controls_only)
       self.vjp_controls(xv, uv, lv, gx, gu, i, d);
     else
       self.vjp(xv, uv, lv, gx, gu, i, d);
-  }
+    return 0;
+  });
   return {gx, gu};
 }
 
@@ -158,8 +159,11 @@ The C++ models are immutable: one may be used from several threads at once.)doc"
         Eigen::VectorXd out(self.n());
         std::unique_ptr<PredictionData> fresh;
         PredictionData& d = data_or_fresh(self, data, fresh);
-        py::gil_scoped_release release;
-        self.step(xv, uv, out, i, d);
+        Progress prog{py::none()};  // Ctrl-C inside one step (Substeps of a huge count)
+        prog.run_checked([&] {
+          self.step(xv, uv, out, i, d);
+          return 0;
+        });
         return out;
       }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
          "x (n,), u (s,) -> x+ (n,) at window step i; data: from create_data() (None: a fresh one).")
@@ -178,7 +182,12 @@ The C++ models are immutable: one may be used from several threads at once.)doc"
         self.check_arguments(xv, "x", uv, "u");
         RowMatrix A(self.n(), self.n()), B(self.n(), self.s());
         std::unique_ptr<PredictionData> fresh;
-        self.jacobians(xv, uv, A, B, i, data_or_fresh(self, data, fresh));
+        PredictionData& d = data_or_fresh(self, data, fresh);
+        Progress prog{py::none()};
+        prog.run_checked([&] {
+          self.jacobians(xv, uv, A, B, i, d);
+          return 0;
+        });
         return py::make_tuple(A, B);
       }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
          "x (n,), u (s,) -> (A (n, n), B (n, s)) = (dx+/dx, dx+/du).");

@@ -341,19 +341,28 @@ class Progress {
   //! re-raises the Python error (KeyboardInterrupt, the callback's).
   template <class F>
   auto run_checked(F&& f) -> decltype(f()) {
-    auto result = [&] {
-      py::gil_scoped_release release;
-      return f();
-    }();
-    if (error_) throw py::error_already_set(*error_);
-    return result;
+    try {
+      auto result = [&] {
+        py::gil_scoped_release release;
+        CancelScope scope(&check_);
+        return f();
+      }();
+      if (error_) throw py::error_already_set(*error_);
+      return result;
+    } catch (const Cancelled&) {
+      if (error_) throw py::error_already_set(*error_);
+      throw;
+    }
   }
 
-  //! Runs f(progress_fn) without the GIL; a cancel re-raises the Python error.
+  //! Runs f(progress_fn) without the GIL; a cancel re-raises the Python
+  //! error. Loops inside one unit of work (cancellation_point()) are
+  //! checked too.
   template <class F>
   auto run(F&& f) -> decltype(f(static_cast<const ProgressFn*>(nullptr))) {
     try {
       py::gil_scoped_release release;
+      CancelScope scope(&check_);
       return f(&fn_);
     } catch (const Cancelled&) {
       if (error_) throw py::error_already_set(*error_);
@@ -365,6 +374,20 @@ class Progress {
   py::object callback_;
   ProgressFn fn_;
   std::unique_ptr<py::error_already_set> error_;
+  //! cancellation_point()'s check while run() runs: Ctrl-C only (the
+  //! callback is for progress with a count), at most every 20 ms
+  std::function<bool()> check_ = [this, last = now_seconds()]() mutable {
+    if (error_) return false;
+    const double t = now_seconds();
+    if (t - last < 0.02) return true;
+    last = t;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      error_ = std::make_unique<py::error_already_set>();
+      return false;
+    }
+    return true;
+  };
 };
 
 }  // namespace directable::py_bind

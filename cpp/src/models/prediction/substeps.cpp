@@ -1,5 +1,7 @@
 #include "directable/models/prediction/substeps.hpp"
 
+#include "directable/core/progress.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -29,7 +31,10 @@ std::unique_ptr<PredictionData> SubstepPrediction::make_data() const {
 void SubstepPrediction::inner_states(const CRefVec& x, const CRefVec& u, Index i, Index last,
                                      SubstepPredictionData& d) const {
   d.states[0] = x;
-  for (Index j = 0; j < last; ++j) inner_->step(d.states[j], u, d.states[j + 1], i * count_ + j, *d.inner);
+  for (Index j = 0; j < last; ++j) {
+    cancellation_point();  // one step may be millions of inner steps
+    inner_->step(d.states[j], u, d.states[j + 1], i * count_ + j, *d.inner);
+  }
 }
 
 void SubstepPrediction::step(const CRefVec& x, const CRefVec& u, RefVec x_next, Index i, PredictionData& data) const {
@@ -46,6 +51,7 @@ void SubstepPrediction::vjp(const CRefVec& x, const CRefVec& u, const CRefVec& l
   d.lam = lam;
   gu.setZero();
   for (Index j = count_ - 1; j >= 0; --j) {
+    cancellation_point();
     inner_->vjp(d.states[j], u, d.lam, d.gx, d.gu, i * count_ + j, *d.inner);
     gu += d.gu;
     d.lam.swap(d.gx);
@@ -60,6 +66,7 @@ void SubstepPrediction::jacobians(const CRefVec& x, const CRefVec& u, Eigen::Ref
   A.setIdentity();
   B.setZero();
   for (Index j = 0; j < count_; ++j) {
+    cancellation_point();
     inner_->jacobians(d.states[j], u, d.A_inner, d.B_inner, i * count_ + j, *d.inner);
     B = (d.A_inner * B + d.B_inner).eval();
     A = (d.A_inner * A).eval();
