@@ -53,7 +53,8 @@ cl = cloth.ClothGrid(3, 3, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
 # options: "long": counts of a run or a size that may legitimately take as long as asked (10**12 steps
 # run and stop on Ctrl-C: tests/test_interrupt.py; a 10**6-node cloth is built in seconds; sizes beyond
 # the memory are MemoryError: tests/test_hardening.py), so huge integers are not tried there; "allow_inf": +inf is a
-# documented value of the result (an eikonal's unreachable cells).
+# documented value of the result (an eikonal's unreachable cells); "aliases": {argument: names} other names
+# an error message may use for the argument (the paper's symbol, the core's name for it).
 TABLE = {
     "lqr.solve_discrete": ("lqr.solve_discrete(A=A, B=B, Q=Q, R=R, Q_final=Q_final)",
                            dict(A="A3", B="B3", Q="np.eye(3)", R="np.eye(2)", Q_final="np.eye(3)")),
@@ -213,6 +214,19 @@ def _finite(result, depth=0, allow_inf=False):
     return True
 
 
+def names_argument(message, arg, aliases=()):
+    """Whether an error message names the argument that was mutated: its
+    name (or the name the maths gives it, ``aliases``) as a word, or
+    pybind11's refusal of the call, which prints the signature with every
+    argument's name and type next to what it received."""
+    import re
+
+    if "incompatible function arguments" in message or "incompatible constructor arguments" in message:
+        return True
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message)
+               for name in (arg, *aliases))
+
+
 def _function(env, entry):
     """The entry's call as a function of its named arguments."""
     call, valid = TABLE[entry][:2]
@@ -255,13 +269,18 @@ def run_entry(entry, hypothesis_examples, timeout, env):
     values = {k: eval(v, env) for k, v in valid.items()}
     f = _function(env, entry)
 
-    def one(label, args):
+    aliases = options.get("aliases", {})
+
+    def one(label, args, arg=None):
         label = f"{entry}: {label}"
         print(json.dumps({"start": label}), flush=True)
         faulthandler.dump_traceback_later(timeout, exit=True)
         status, detail = _classify(lambda: f(**args), options.get("allow_inf", False))
         faulthandler.cancel_dump_traceback_later()
-        print(json.dumps({"label": label, "status": status, "detail": detail[:300]}), flush=True)
+        line = {"label": label, "status": status, "detail": detail[:300]}
+        if status == "raised" and arg is not None:
+            line["named"] = names_argument(detail, arg, aliases.get(arg, ()))
+        print(json.dumps(line), flush=True)
         return status
 
     if one("valid", dict(values)) != "ok":
@@ -274,7 +293,7 @@ def run_entry(entry, hypothesis_examples, timeout, env):
                 bad = eval(expr, {"np": np, "V": values[arg]})
             except Exception:  # noqa: BLE001 - a mutation that does not apply to this value
                 continue
-            one(f"{arg}={label}", dict(values, **{arg: bad}))
+            one(f"{arg}={label}", dict(values, **{arg: bad}), arg)
 
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -293,7 +312,7 @@ def run_entry(entry, hypothesis_examples, timeout, env):
                 and not isinstance(bad, (bool, np.bool_)) and isinstance(bad, (int, np.integer)) and bad > 10**5:
             return  # a legitimately long run (see "long")
         one(f"{arg}=hypothesis {type(bad).__name__} {getattr(bad, 'dtype', '')} {np.shape(bad)}",
-            dict(values, **{arg: bad}))
+            dict(values, **{arg: bad}), arg)
 
     random_argument()
 
