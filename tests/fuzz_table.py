@@ -47,6 +47,35 @@ mesh = fem.box_mesh((2, 1, 1), h=0.1)
 stvk = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))
 cgrid = crowds.CrowdGrid(8, 8)
 cl = cloth.ClothGrid(3, 3, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
+grid3 = fluid.MACGrid3D(4, 3, 3, h=0.25)
+basis3 = fluid.velocity_basis3d(grid3, np.stack([grid3.project(np.sin(np.arange(grid3.n_faces) * (k + 1)))
+                                                for k in range(4)]), r=3)
+red3 = fluid.ReducedFluid3D(grid3, basis3, 0.01)
+ball = fluid.sphere(0.2, 1)
+cparams = crowds.Params()
+cgoal = np.zeros((8, 8), bool)
+cgoal[:, -1] = True
+ccost = np.ones((4, 8, 8))
+cphi = crowds.eikonal(ccost, cgoal)
+from directable import characters
+walker = characters.synthetic_walker()
+clips = characters.synthetic_clips(walker, gaits=("walk",), turns=(-0.5, 0.5))
+motion = characters.MotionModel(clips)
+nav = characters.Navigation(motion)
+try:
+    import mujoco as _mj
+    from directable import mujoco as dmj
+    mjm = _mj.MjModel.from_xml_string('''<mujoco><option timestep="0.01" integrator="Euler"/>
+        <worldbody><body pos="0 0 1"><joint name="b" type="ball" damping="0.3"/>
+        <geom type="capsule" fromto="0 0 0 0.1 0 -0.5" size="0.04" mass="1.5"/>
+        <body pos="0.1 0 -0.5"><joint name="e" type="hinge" axis="0 1 0" damping="0.2"/>
+        <geom type="capsule" fromto="0 0 0 0 0.1 -0.4" size="0.03" mass="1"/></body></body></worldbody>
+        <actuator><motor joint="e" gear="2"/></actuator></mujoco>''')
+    mjd = _mj.MjData(mjm)
+    _mj.mj_forward(mjm, mjd)
+    mjx = dmj.state(mjm, mjd)
+except ImportError:  # the MuJoCo entries are skipped without the optional dependency
+    mjm = None
 """
 
 # name -> (the call, written with the argument names, {argument: valid expression}[, options]);
@@ -150,6 +179,78 @@ TABLE = {
                                     dict(positions="[[1.0, 1.0], [1.1, 1.0]]", delta_min="0.5")),
     "cloth.ClothGrid": ("cloth.ClothGrid(nx, ny, spacing, mass, k_struct, 0.0, 0.0, 0.0)",
                         dict(nx="3", ny="3", spacing="0.1", mass="0.02", k_struct="10.0"), {"long": {"nx", "ny"}}),
+    "cloth.Sphere": ("cloth.Sphere(center, radius, stiffness, friction=friction)",
+                     dict(center="(0.0, 0.0, 0.0)", radius="0.1", stiffness="100.0", friction="0.1")),
+    "cloth.Plane": ("cloth.Plane(point, normal, stiffness)",
+                    dict(point="(0.0, 0.0, 0.0)", normal="(0.0, 0.0, 1.0)", stiffness="100.0")),
+    "cloth.blend_path": ("cloth.blend_path(path, control_points, weight)",
+                         dict(path="np.zeros((5, 3))", control_points="np.ones((5, 3))", weight="0.5")),
+    "cloth.retime": ("cloth.retime(path, reference)", dict(path="np.zeros((5, 3))", reference="np.ones((7, 3))")),
+    "fluid.MACGrid3D": ("fluid.MACGrid3D(nx, ny, nz, h=h)", dict(nx="4", ny="3", nz="3", h="0.25")),
+    "MACGrid3D.project": ("grid3.project(u)", dict(u="np.ones(grid3.n_faces)")),
+    "MACGrid3D.advect_velocity": ("grid3.advect_velocity(u, dt)", dict(u="np.ones(grid3.n_faces)", dt="0.05")),
+    "MACGrid3D.advect_cells": ("grid3.advect_cells(u, q, dt, drift=drift)",
+                               dict(u="np.ones(grid3.n_faces)", q="np.ones(grid3.n_cells)", dt="0.05",
+                                    drift="np.zeros(3)")),
+    "MACGrid3D.advect_particles": ("grid3.advect_particles(u, points, dt)",
+                                   dict(u="np.ones(grid3.n_faces)", points="np.array([[0.5, 0.3, 0.3]])",
+                                        dt="0.05")),
+    "MACGrid3D.wind": ("grid3.wind(center, direction, magnitude, width)",
+                       dict(center="np.zeros(3)", direction="np.array([1.0, 0.0, 0.0])", magnitude="2.0",
+                            width="0.3")),
+    "fluid.FluidSim3D": ("fluid.FluidSim3D(grid3, viscosity=viscosity, dt=dt, buoyancy=buoyancy)",
+                         dict(viscosity="0.01", dt="0.02", buoyancy="(0.0, 1.0, 0.0)")),
+    "FluidSim3D.step": ("fluid.FluidSim3D(grid3, dt=0.02).step(force=force, obstacles=obstacles)",
+                        dict(force="np.ones(grid3.n_faces)",
+                             obstacles="[fluid.Obstacle3D(ball, np.array([0.5, 0.4, 0.4]))]")),
+    "fluid.ReducedFluid3D": ("fluid.ReducedFluid3D(grid3, basis, viscosity)", dict(basis="basis3", viscosity="0.01")),
+    "ReducedFluid3D.step": ("red3.step(z, w, dt)", dict(z="np.ones(3)", w="np.zeros(3)", dt="0.01")),
+    "ReducedFluid3D.advect_particles": ("red3.advect_particles(z, z_next, points, dt)",
+                                        dict(z="np.ones(3)", z_next="np.ones(3)",
+                                             points="np.array([[0.5, 0.3, 0.3]])", dt="0.01")),
+    "fluid.FluidParticles3D": ("fluid.FluidParticles3D(red3, particles, drift=drift)",
+                               dict(particles="2", drift="np.zeros(3)")),
+    "fluid.velocity_basis3d": ("fluid.velocity_basis3d(grid3, snapshots, r)",
+                               dict(snapshots="rng.standard_normal((5, grid3.n_faces))", r="2")),
+    "fluid.sphere": ("fluid.sphere(r, subdivisions)", dict(r="0.2", subdivisions="1"), {"long": {"subdivisions"}}),
+    "fluid.Obstacle3D": ("fluid.Obstacle3D(ball, position, velocity=velocity)",
+                         dict(position="np.array([0.5, 0.4, 0.4])", velocity="np.zeros(3)")),
+    "crowds.CrowdGrid": ("crowds.CrowdGrid(nx, ny, h)", dict(nx="8", ny="6", h="1.0"), {"long": {"nx", "ny"}}),
+    "crowds.speed_field": ("crowds.speed_field(cgrid, rho, ubar, cparams)",
+                           dict(rho="np.ones((8, 8))", ubar="np.zeros((8, 8, 2))")),
+    "crowds.unit_cost": ("crowds.unit_cost(cgrid, speed, discomfort, cparams)",
+                         dict(speed="np.ones((4, 8, 8))", discomfort="np.zeros((8, 8))")),
+    "crowds.velocity_field": ("crowds.velocity_field(cgrid, phi, cost, speed)",
+                              dict(phi="cphi", cost="ccost", speed="np.ones((4, 8, 8))")),
+    "crowds.close_pairs": ("crowds.close_pairs(positions, delta_min)",
+                           dict(positions="[[1.0, 1.0], [1.1, 1.0]]", delta_min="0.5")),
+    "crowds.Crowd": ("crowds.Crowd(cgrid, cparams, [crowds.Group(goal, positions)]).step()",
+                     dict(goal="cgoal", positions="[[1.5, 1.5], [2.5, 4.5]]")),
+    "characters.synthetic_clips": ("characters.synthetic_clips(walker, gaits=gaits, turns=turns)",
+                                   dict(gaits="('walk',)", turns="(-0.5, 0.5)")),
+    "characters.MotionModel": ("characters.MotionModel(clips, joint_weights=joint_weights, "
+                               "velocity_weight=velocity_weight)",
+                               dict(joint_weights="np.ones(19)", velocity_weight="0.01")),
+    "MotionModel.synthesize": ("motion.synthesize(clip_sequence, start_pose=start_pose)",
+                               dict(clip_sequence="[0, 1, 0]", start_pose="(0.0, 0.0, 0.0)")),
+    "characters.Navigation": ("characters.Navigation(motion, gamma_x=gamma_x, torso=torso)",
+                              dict(gamma_x="0.1", torso="0.0")),
+    "Navigation.successors": ("nav.successors(states)", dict(states="np.array([[0.0, 0.1, 0.2]])")),
+    "Navigation.state_costs": ("nav.state_costs(states)", dict(states="np.array([[0.0, 0.1, 0.2]])")),
+    "characters.samples": ("characters.samples(nav, per_dim=per_dim, drop=drop)", dict(per_dim="3", drop="0.0")),
+    "characters.value_iteration": ("characters.value_iteration(nav, grid, alpha=alpha, max_sweeps=max_sweeps)",
+                                   dict(grid="4", alpha="0.5", max_sweeps="20"), {"long": {"grid", "max_sweeps"}}),
+    "mujoco.difference": ("dmj.difference(mjm, x, x_ref)", dict(x="mjx", x_ref="mjx")),
+    "mujoco.linearize": ("dmj.linearize(mjm, reference, ctrl_ref, eps=eps, threads=1)",
+                         dict(reference="np.tile(mjx, (3, 1))", ctrl_ref="np.zeros((2, 1))", eps="1e-6")),
+    "mujoco.spd": ("dmj.spd(mjm, mjd, q_ref_next, qd_ref_next, kp, kd)",
+                   dict(q_ref_next="mjd.qpos.copy()", qd_ref_next="np.zeros(mjm.nv)", kp="10.0", kd="1.0")),
+    "mujoco.inverse_dynamics": ("dmj.inverse_dynamics(mjm, qpos, qvel, qacc)",
+                                dict(qpos="mjd.qpos.copy()", qvel="np.zeros(mjm.nv)", qacc="np.ones(mjm.nv)")),
+    "mujoco.reference_velocities": ("dmj.reference_velocities(mjm, qpos_ref, dt)",
+                                    dict(qpos_ref="np.tile(mjd.qpos, (4, 1))", dt="0.01")),
+    "mujoco.gain_schedule": ("dmj.gain_schedule(k, steps, nv)", dict(k="2.0", steps="4", nv="4"),
+                             {"long": {"steps", "nv"}}),
     "ClothGrid.rollout": ("cl.rollout(x0, v0, dt, steps)",
                           dict(x0="cl.positions0", v0="np.zeros_like(cl.positions0)", dt="0.001", steps="3")),
 }
@@ -266,6 +367,9 @@ def run_entry(entry, hypothesis_examples, timeout, env):
 
     _, valid, *rest = TABLE[entry]
     options = rest[0] if rest else {}
+    if entry.startswith("mujoco.") and env.get("mjm") is None:
+        print(json.dumps({"label": f"{entry}: skipped", "status": "skipped", "detail": "mujoco not installed"}))
+        return
     values = {k: eval(v, env) for k, v in valid.items()}
     f = _function(env, entry)
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import directable as dr
-from directable import fluid, lqr, models, mpc, sph
+from directable import chain, cloth, crowds, fem, fluid, lqr, models, mpc, reduce, sph
 
 LIMIT_MB = 5.0
 
@@ -36,6 +36,20 @@ def _makers():
     dx = 0.1
     pts, walls = sph.block((0.2, 0.0), (0.5, 0.3), dx), sph.box_walls((0, 0), (1, 1), dx)
     lin = mpc.LinearModel(0.9 * np.eye(6), B)
+    sphf = sph.SPHFluid2D(pts, walls, spacing=dx, h=1.3 * dx)
+    mesh = fem.box_mesh((2, 1, 1), h=0.1)
+    stvk = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))
+    snaps = rng.standard_normal((6, stvk.dofs))
+    snaps[:, stvk.fixed_dofs] = 0.0
+    U = reduce.pca(snaps, 3, mass=stvk.mass).U
+    g3 = fluid.MACGrid3D(4, 4, 4)
+    basis3 = fluid.velocity_basis3d(g3, np.stack([g3.project(rng.standard_normal(g3.n_faces)) for _ in range(4)]), r=3)
+    cgrid = crowds.CrowdGrid(8, 8)
+    goal = np.zeros((8, 8), bool)
+    goal[:, -1] = True
+    from directable import characters
+
+    clips = characters.synthetic_clips(characters.synthetic_walker(), gaits=("walk",), turns=(-0.5, 0.5))
     return {
         "SpringChain": lambda: models.spring_chain(masses=3),
         "Tracker": lambda: lqr.tracker(K, z_ref),
@@ -48,6 +62,22 @@ def _makers():
         "FluidSim2D": lambda: fluid.FluidSim2D(grid, 0.01, 0.01),
         "ReducedFluid": lambda: fluid.ReducedFluid(grid, basis, 0.01, threads=1),
         "SPHFluid2D": lambda: sph.SPHFluid2D(pts, walls, spacing=dx, h=1.3 * dx),
+        "SPHPrediction": lambda: sphf.prediction_model(),
+        "LinearModel": lambda: mpc.LinearModel(0.9 * np.eye(6), B),
+        "Substeps": lambda: mpc.Substeps(lin, 4),
+        "EulerModel": lambda: mpc.EulerModel(chain, 0.01),
+        "PlanarChain": lambda: chain.PlanarChain(np.ones(3), np.ones(3)),
+        "TetMesh": lambda: fem.box_mesh((2, 1, 1), h=0.1),
+        "StVKModel": lambda: fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0)),
+        "fem.Simulator": lambda: fem.Simulator(stvk, 0.01),
+        "ReducedStVK": lambda: dr.ReducedStVK(stvk, U),
+        "MACGrid3D": lambda: fluid.MACGrid3D(4, 4, 4),
+        "FluidSim3D": lambda: fluid.FluidSim3D(g3, dt=0.02),
+        "ReducedFluid3D": lambda: fluid.ReducedFluid3D(g3, basis3, 0.01),
+        "CrowdGrid": lambda: crowds.CrowdGrid(8, 8),
+        "Crowd": lambda: crowds.Crowd(cgrid, crowds.Params(), [crowds.Group(goal, [[1.5, 1.5], [2.5, 4.5]])]),
+        "ClothGrid": lambda: cloth.ClothGrid(3, 3, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0),
+        "MotionModel": lambda: characters.MotionModel(clips),
     }
 
 
