@@ -129,6 +129,8 @@ for cname, cls in sorted(vars(_core).items()):
     for name, member in sorted(vars(cls).items()):
         if name in ("__new__", "__init__", "__init_subclass__", "__subclasshook__", "__class_getitem__"):
             continue  # pybind11 checks the instance of a constructor itself
+        if type(member).__name__ == "pybind11_static_property":
+            continue  # a class-level property: its accessor gets the class, not an instance
         if isinstance(member, property):
             funcs = [(name + ".fget", member.fget), (name + ".fset", member.fset)]
         elif isinstance(member, (staticmethod, classmethod)) or not callable(member):

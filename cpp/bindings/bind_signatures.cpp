@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <regex>
 #include <string>
 
@@ -59,7 +60,10 @@ void refuse_none_self(PyObject* f) {
     if (!rec->is_method || rec->is_constructor || rec->has_args || rec->has_kwargs || !rec->args.empty() ||
         rec->nargs == 0)
       continue;
-    rec->args.emplace_back("self", nullptr, py::handle(), /*convert=*/true, /*none=*/false);
+    // pybind11 frees the names of a live function's records with std::free
+    char* self = strdup("self");
+    if (!self) throw std::bad_alloc();
+    rec->args.emplace_back(self, nullptr, py::handle(), /*convert=*/true, /*none=*/false);
     for (std::uint16_t k = 1; k < rec->nargs; ++k)
       rec->args.emplace_back(nullptr, nullptr, py::handle(), /*convert=*/true, /*none=*/true);
   }
