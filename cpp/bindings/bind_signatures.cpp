@@ -13,6 +13,10 @@
 // method a null object (a crash). The pass gives each such method the
 // records pybind11 gives annotated ones: `self` refuses None (TypeError),
 // the other arguments stay as they were.
+//
+// Array arguments refused by their caster (None, complex, object, str) are
+// named: each function's dispatch is wrapped once so that the caster's
+// TypeError says which argument it refused.
 #include <Python.h>
 
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include <new>
 #include <regex>
 #include <string>
+#include <unordered_map>
 
 #include "common.hpp"
 
@@ -69,6 +74,43 @@ void refuse_none_self(PyObject* f) {
   }
 }
 
+using Impl = py::handle (*)(py::detail::function_call&);
+
+//! Each function's own dispatch, by record; filled once at import, read-only after.
+std::unordered_map<const py::detail::function_record*, Impl>& original_impls() {
+  static std::unordered_map<const py::detail::function_record*, Impl> impls;
+  return impls;
+}
+
+//! A function's dispatch that names the argument the Array caster refused.
+py::handle naming_impl(py::detail::function_call& call) {
+  const Impl impl = original_impls().at(&call.func);
+  try {
+    return impl(call);
+  } catch (const ArrayArgumentError& e) {
+    for (std::size_t k = 0; k < call.args.size(); ++k) {
+      if (call.args[k].ptr() != e.src()) continue;
+      const bool named = k < call.func.args.size() && call.func.args[k].name;
+      const std::string name = named ? std::string(call.func.args[k].name)
+                                     : "argument " + std::to_string(k + 1 - (call.func.is_method ? 1 : 0));
+      throw py::type_error(name + " must be a real numeric array, got " + e.received());
+    }
+    throw;  // inside a container argument: the caster's own message
+  }
+}
+
+void name_array_arguments(PyObject* f) {
+  if (PyInstanceMethod_Check(f)) f = PyInstanceMethod_GET_FUNCTION(f);
+  if (!PyCFunction_Check(f)) return;
+  PyObject* owner = PyCFunction_GET_SELF(f);
+  if (!owner) return;
+  for (auto* rec = py::detail::function_record_ptr_from_PyObject(owner); rec; rec = rec->next) {
+    if (!rec->impl || rec->impl == naming_impl) continue;
+    original_impls().emplace(rec, rec->impl);
+    rec->impl = naming_impl;
+  }
+}
+
 //! f(function) for every function in owner's namespace (a module or a class).
 template <class F>
 void for_each_function(py::handle owner, F&& f) {
@@ -101,6 +143,7 @@ void for_each_function_of_module(py::module_& m, F&& f) {
 void finish_functions(py::module_& m) {
   for_each_function_of_module(m, tidy_function);
   for_each_function_of_module(m, refuse_none_self);
+  for_each_function_of_module(m, name_array_arguments);
 }
 
 }  // namespace directable::py_bind

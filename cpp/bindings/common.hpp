@@ -37,6 +37,23 @@ struct Array : py::array_t<double, py::array::c_style | py::array::forcecast> {
 };
 using OptArray = std::optional<Array>;
 
+//! The Array caster's refusal of an argument (None, complex, object or
+//! string data). The caster does not know the argument's name; the module's
+//! last pass (finish_functions) finds it among the call's arguments and
+//! re-raises the TypeError with it.
+class ArrayArgumentError : public py::type_error {
+ public:
+  ArrayArgumentError(py::handle src, std::string received)
+      : py::type_error("expected a real numeric array, got " + received), src_(src.ptr()),
+        received_(std::move(received)) {}
+  PyObject* src() const { return src_; }  //!< the refused object (borrowed: valid during the call)
+  const std::string& received() const { return received_; }
+
+ private:
+  PyObject* src_;
+  std::string received_;
+};
+
 }  // namespace directable::py_bind
 
 namespace pybind11::detail {
@@ -82,12 +99,13 @@ struct type_caster<directable::py_bind::Array> {
     if (!convert && !Base::check_(src)) return false;
     array a = array::ensure(src);
     if (!a) return false;
-    // (the caster does not know the argument's name; the Python layer names it)
-    if (src.is_none()) throw type_error("expected a real numeric array, got None");
+    // (the caster does not know the argument's name: finish_functions adds it)
+    if (src.is_none()) throw directable::py_bind::ArrayArgumentError(src, "None");
     const char kind = a.dtype().kind();
     if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f')
-      throw type_error("expected a real numeric array, got dtype " + std::string(pybind11::str(a.dtype())) + " (" +
-                       std::string(pybind11::str(src.get_type().attr("__name__"))) + ")");
+      throw directable::py_bind::ArrayArgumentError(
+          src, "dtype " + std::string(pybind11::str(a.dtype())) + " (" +
+                   std::string(pybind11::str(src.get_type().attr("__name__"))) + ")");
     Base b = Base::ensure(a);
     if (!b) return false;
     value = directable::py_bind::Array(std::move(b));
