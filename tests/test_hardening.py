@@ -168,3 +168,25 @@ def test_none_as_self_of_every_bound_method_is_a_type_error():
     assert lines[-1].startswith("DONE") and int(lines[-1].split()[1]) > 1000, lines[-3:]
     odd = [line for line in lines if line.startswith(("UNEXPECTED", "ACCEPTED"))]
     assert not odd, odd
+
+
+@pytest.mark.parametrize("bad, got", [(None, "None"), (np.ones((1, 2)) + 1j, "dtype complex128"),
+                                      (np.array([None, 1.0], dtype=object), "dtype object"), ("abc", "dtype <U3")])
+def test_refused_array_arguments_are_named(bad, got):
+    """The array caster's refusal names the argument, for Python-layer and raw extension calls alike."""
+    g = fluid.MACGrid2D(4, 4)
+    with pytest.raises(TypeError, match=rf"^points must be a real numeric array, got {got}"):
+        g.advect_particles(np.zeros(g.n_faces), bad, 0.1)
+    with pytest.raises(TypeError, match=rf"^control_points must be a real numeric array, got {got}"):
+        dr._core.cloth_blend(np.zeros((5, 3)), bad, 0.5)
+
+
+def test_substeps_of_a_huge_count_step_without_a_tape():
+    """A step keeps two inner states; only the VJP records the count inner states, and a count whose
+    tape cannot fit is a MemoryError with the size."""
+    lin = mpc.LinearModel(0.5 * np.eye(2), np.ones((2, 1)))
+    few, many = mpc.Substeps(lin, 3), mpc.Substeps(lin, 10**13)
+    x, u = np.ones(2), np.zeros(1)
+    np.testing.assert_allclose(few.step(x, u), 0.125 * x)
+    with pytest.raises(MemoryError, match="inner states"):
+        many.vjp(x, u, np.ones(2))
