@@ -116,3 +116,77 @@ def test_sizes_beyond_the_memory_are_memory_errors():
         dr.cloth.ClothGrid(3, 10**12, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="too large"):
         fluid.MACGrid2D(10**7, 10**7)
+
+
+_NONE_SELF = """
+import inspect, sys
+import directable
+from directable import _core
+seen = 0
+for cname, cls in sorted(vars(_core).items()):
+    if not isinstance(cls, type):
+        continue
+    for name, member in sorted(vars(cls).items()):
+        if name in ("__new__", "__init__", "__init_subclass__", "__subclasshook__", "__class_getitem__"):
+            continue  # pybind11 checks the instance of a constructor itself
+        if type(member).__name__ == "pybind11_static_property":
+            continue  # a class-level property: its accessor gets the class, not an instance
+        if isinstance(member, property):
+            funcs = [(name + ".fget", member.fget), (name + ".fset", member.fset)]
+        elif isinstance(member, (staticmethod, classmethod)) or not callable(member):
+            continue
+        else:
+            funcs = [(name, member)]
+        for label, f in funcs:
+            if f is None or type(f).__name__ not in ("builtin_function_or_method", "instancemethod"):
+                continue
+            f = getattr(f, "__func__", f)
+            for nargs in range(5):  # whatever the arity: None as self must be refused
+                print(cname, label, nargs, flush=True)
+                try:
+                    f(None, *[None] * nargs)
+                except TypeError:
+                    pass
+                except Exception as e:  # noqa: BLE001
+                    print("UNEXPECTED", cname, label, type(e).__name__, e, flush=True)
+                else:
+                    if not (label.startswith("__") and nargs == 1):  # comparison operators: NotImplemented
+                        print("ACCEPTED", cname, label, nargs, flush=True)
+                seen += 1
+print("DONE", seen)
+"""
+
+
+def test_none_as_self_of_every_bound_method_is_a_type_error():
+    """``Class.method(None, ...)`` (an unbound method called with None as
+    self) is a TypeError for every method and property of every bound class,
+    never a null object handed to C++."""
+    r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _NONE_SELF], capture_output=True, text=True,
+                       timeout=120)
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0, f"crashed (exit {r.returncode}) at {lines[-1:]}: {r.stderr[-1500:]}"
+    assert lines[-1].startswith("DONE") and int(lines[-1].split()[1]) > 1000, lines[-3:]
+    odd = [line for line in lines if line.startswith(("UNEXPECTED", "ACCEPTED"))]
+    assert not odd, odd
+
+
+@pytest.mark.parametrize("bad, got", [(None, "None"), (np.ones((1, 2)) + 1j, "dtype complex128"),
+                                      (np.array([None, 1.0], dtype=object), "dtype object"), ("abc", "dtype <U3")])
+def test_refused_array_arguments_are_named(bad, got):
+    """The array caster's refusal names the argument, for Python-layer and raw extension calls alike."""
+    g = fluid.MACGrid2D(4, 4)
+    with pytest.raises(TypeError, match=rf"^points must be a real numeric array, got {got}"):
+        g.advect_particles(np.zeros(g.n_faces), bad, 0.1)
+    with pytest.raises(TypeError, match=rf"^control_points must be a real numeric array, got {got}"):
+        dr._core.cloth_blend(np.zeros((5, 3)), bad, 0.5)
+
+
+def test_substeps_of_a_huge_count_step_without_a_tape():
+    """A step keeps two inner states; only the VJP records the count inner states, and a count whose
+    tape cannot fit is a MemoryError with the size."""
+    lin = mpc.LinearModel(0.5 * np.eye(2), np.ones((2, 1)))
+    few, many = mpc.Substeps(lin, 3), mpc.Substeps(lin, 10**13)
+    x, u = np.ones(2), np.zeros(1)
+    np.testing.assert_allclose(few.step(x, u), 0.125 * x)
+    with pytest.raises(MemoryError, match="inner states"):
+        many.vjp(x, u, np.ones(2))

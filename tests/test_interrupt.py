@@ -270,6 +270,18 @@ _LONG_CALLS = {
     "chain_track": ("pc = chain.PlanarChain(np.ones(20), np.ones(20))\nT = 2 * 10**5\nq = np.zeros((T + 1, 20))",
                     "chain.track(pc, q, None, 1e-4, 10.0, 1.0, integrator='rk4')",
                     "chain.track(pc, q[:4], None, 1e-4, 10.0, 1.0, integrator='rk4')"),
+    # one prediction step of 10^10 inner steps (no step count to report: a cancellation point per inner step)
+    "substeps_step": ("lin = mpc.LinearModel(0.5 * np.eye(2), np.ones((2, 1)))\nsub = mpc.Substeps(lin, 10**10)",
+                      "sub.step(np.ones(2), np.zeros(1))", "mpc.Substeps(lin, 3).step(np.ones(2), np.zeros(1))"),
+    "substeps_solve": ("lin = mpc.LinearModel(0.5 * np.eye(2), np.ones((2, 1)))\n"
+                       "opt = mpc.HorizonOptimizer(mpc.Substeps(lin, 10**7), 3, 1.0, 0.1, 1.0, iterations=10**6)",
+                       "opt.solve(np.ones(2), np.zeros((4, 2)))",
+                       "mpc.Substeps(lin, 3).vjp(np.ones(2), np.zeros(1), np.ones(2))"),
+    "galerkin_rollout": ("g = fluid.MACGrid2D(8, 8)\nrng = np.random.default_rng(0)\n"
+                         "U = fluid.velocity_basis(g, np.stack([g.project(rng.standard_normal(g.n_faces))"
+                         " for _ in range(12)]), r=8)\nred = fluid.ReducedFluid(g, U, 0.01)\n"
+                         "W = np.zeros((2 * 10**6, 8))",
+                         "red.rollout(np.ones(8), W, 0.01)", "red.rollout(np.ones(8), W[:3], 0.01)"),
     "fluid_run": ("g = fluid.MACGrid2D(24, 24)\nsim = fluid.FluidSim2D(g, 0.01, 0.01)\n"
                   "F = np.zeros((20000, g.n_faces))",
                   "sim.run(F)", "sim.run(F[:2])"),

@@ -75,8 +75,8 @@ ones for this call). GIL released.)doc")
       .def("rollout", [](const GalerkinFluid& f, const Array& z0, const Array& w, double dt) {
         auto zz = vector(z0, "z0");
         auto W = rows_view(w, "w", f.r(), -1, false, "T");
-        py::gil_scoped_release release;
-        return f.rollout(zz, W, dt);
+        Progress prog{py::none()};  // Ctrl-C between steps
+        return prog.run_checked([&] { return f.rollout(zz, W, dt); });
       }, py::arg("z0"), py::arg("w"), py::arg("dt"), "States (T+1, r) from z0 (r,) under controls w (T, r).");
 }
 

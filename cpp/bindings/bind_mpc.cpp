@@ -120,13 +120,14 @@ std::pair<Eigen::VectorXd, Eigen::VectorXd> vjp_call(const PredictionModel& self
   Eigen::VectorXd gx(self.n()), gu(self.s());
   std::unique_ptr<PredictionData> fresh;
   PredictionData& d = data_or_fresh(self, data, fresh);
-  {
-    py::gil_scoped_release release;
+  Progress prog{py::none()};  // Ctrl-C inside one step (Substeps of a huge count)
+  prog.run_checked([&] {
     if (controls_only)
       self.vjp_controls(xv, uv, lv, gx, gu, i, d);
     else
       self.vjp(xv, uv, lv, gx, gu, i, d);
-  }
+    return 0;
+  });
   return {gx, gu};
 }
 
@@ -162,8 +163,11 @@ PredictionData)doc")
         Eigen::VectorXd out(self.n());
         std::unique_ptr<PredictionData> fresh;
         PredictionData& d = data_or_fresh(self, data, fresh);
-        py::gil_scoped_release release;
-        self.step(xv, uv, out, i, d);
+        Progress prog{py::none()};  // Ctrl-C inside one step (Substeps of a huge count)
+        prog.run_checked([&] {
+          self.step(xv, uv, out, i, d);
+          return 0;
+        });
         return out;
       }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
          R"doc(One step x+ = f(x, u).
@@ -236,7 +240,12 @@ Returns
         self.check_arguments(xv, "x", uv, "u");
         RowMatrix A(self.n(), self.n()), B(self.n(), self.s());
         std::unique_ptr<PredictionData> fresh;
-        self.jacobians(xv, uv, A, B, i, data_or_fresh(self, data, fresh));
+        PredictionData& d = data_or_fresh(self, data, fresh);
+        Progress prog{py::none()};
+        prog.run_checked([&] {
+          self.jacobians(xv, uv, A, B, i, d);
+          return 0;
+        });
         return py::make_tuple(A, B);
       }, py::arg("x"), py::arg("u"), py::arg("i") = 0, py::arg("data") = py::none(),
          R"doc(Jacobians of one step (Gauss-Newton method).

@@ -37,6 +37,23 @@ struct Array : py::array_t<double, py::array::c_style | py::array::forcecast> {
 };
 using OptArray = std::optional<Array>;
 
+//! The Array caster's refusal of an argument (None, complex, object or
+//! string data). The caster does not know the argument's name; the module's
+//! last pass (finish_functions) finds it among the call's arguments and
+//! re-raises the TypeError with it.
+class ArrayArgumentError : public py::type_error {
+ public:
+  ArrayArgumentError(py::handle src, std::string received)
+      : py::type_error("expected a real numeric array, got " + received), src_(src.ptr()),
+        received_(std::move(received)) {}
+  PyObject* src() const { return src_; }  //!< the refused object (borrowed: valid during the call)
+  const std::string& received() const { return received_; }
+
+ private:
+  PyObject* src_;
+  std::string received_;
+};
+
 }  // namespace directable::py_bind
 
 namespace pybind11::detail {
@@ -82,12 +99,13 @@ struct type_caster<directable::py_bind::Array> {
     if (!convert && !Base::check_(src)) return false;
     array a = array::ensure(src);
     if (!a) return false;
-    // (the caster does not know the argument's name; the Python layer names it)
-    if (src.is_none()) throw type_error("expected a real numeric array, got None");
+    // (the caster does not know the argument's name: finish_functions adds it)
+    if (src.is_none()) throw directable::py_bind::ArrayArgumentError(src, "None");
     const char kind = a.dtype().kind();
     if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f')
-      throw type_error("expected a real numeric array, got dtype " + std::string(pybind11::str(a.dtype())) + " (" +
-                       std::string(pybind11::str(src.get_type().attr("__name__"))) + ")");
+      throw directable::py_bind::ArrayArgumentError(
+          src, "dtype " + std::string(pybind11::str(a.dtype())) + " (" +
+                   std::string(pybind11::str(src.get_type().attr("__name__"))) + ")");
     Base b = Base::ensure(a);
     if (!b) return false;
     value = directable::py_bind::Array(std::move(b));
@@ -341,19 +359,28 @@ class Progress {
   //! re-raises the Python error (KeyboardInterrupt, the callback's).
   template <class F>
   auto run_checked(F&& f) -> decltype(f()) {
-    auto result = [&] {
-      py::gil_scoped_release release;
-      return f();
-    }();
-    if (error_) throw py::error_already_set(*error_);
-    return result;
+    try {
+      auto result = [&] {
+        py::gil_scoped_release release;
+        CancelScope scope(&check_);
+        return f();
+      }();
+      if (error_) throw py::error_already_set(*error_);
+      return result;
+    } catch (const Cancelled&) {
+      if (error_) throw py::error_already_set(*error_);
+      throw;
+    }
   }
 
-  //! Runs f(progress_fn) without the GIL; a cancel re-raises the Python error.
+  //! Runs f(progress_fn) without the GIL; a cancel re-raises the Python
+  //! error. Loops inside one unit of work (cancellation_point()) are
+  //! checked too.
   template <class F>
   auto run(F&& f) -> decltype(f(static_cast<const ProgressFn*>(nullptr))) {
     try {
       py::gil_scoped_release release;
+      CancelScope scope(&check_);
       return f(&fn_);
     } catch (const Cancelled&) {
       if (error_) throw py::error_already_set(*error_);
@@ -365,6 +392,20 @@ class Progress {
   py::object callback_;
   ProgressFn fn_;
   std::unique_ptr<py::error_already_set> error_;
+  //! cancellation_point()'s check while run() runs: Ctrl-C only (the
+  //! callback is for progress with a count), at most every 20 ms
+  std::function<bool()> check_ = [this, last = now_seconds()]() mutable {
+    if (error_) return false;
+    const double t = now_seconds();
+    if (t - last < 0.02) return true;
+    last = t;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      error_ = std::make_unique<py::error_already_set>();
+      return false;
+    }
+    return true;
+  };
 };
 
 }  // namespace directable::py_bind

@@ -20,7 +20,7 @@ void bind_cloth(py::module_& m);
 void bind_characters(py::module_& m);
 void bind_mujoco(py::module_& m);
 void bind_pickle(py::module_& m);      // after the classes: repr and pickling of every one
-void tidy_signatures(py::module_& m);  // last: the signatures help() and the stub show
+void finish_functions(py::module_& m);  // last: tidy signatures (help(), the stub), self never None
 }  // namespace directable::py_bind
 
 PYBIND11_MODULE(_core, m) {
@@ -42,5 +42,5 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_characters(m);
   directable::py_bind::bind_mujoco(m);
   directable::py_bind::bind_pickle(m);
-  directable::py_bind::tidy_signatures(m);
+  directable::py_bind::finish_functions(m);
 }

@@ -300,7 +300,10 @@ def box_mesh(cells, h=1.0, origin=(0.0, 0.0, 0.0)) -> TetMesh:
     uniq, inv = np.unique(pts, axis=0, return_inverse=True)
     inv = inv.reshape(len(cells), 8)
     tets = np.concatenate([inv[:, k] for k in kuhn], axis=0)
-    X = uniq * real(h, "h") + as_float_array(origin, "origin")
+    h = real(h, "h")
+    if not (0.0 < h < 1e100):
+        raise ValueError(f"h (the voxel size, m) must be finite and > 0, got {h}")
+    X = uniq * h + as_float_array(origin, "origin")
     D = X[tets[:, 1:]] - X[tets[:, :1]]
     neg = np.linalg.det(D) < 0
     tets[neg] = tets[neg][:, [0, 2, 1, 3]]

@@ -189,7 +189,7 @@ def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads):
     A = as_float_array(A, "A")
     B = as_float_array(B, "B")
     n, s = _dims(A, B)
-    if method not in _METHODS:
+    if not isinstance(method, str) or method not in _METHODS:
         raise ValueError(f"method must be 'exact' or 'simpson', got {method!r}")
     args = dict(A=A, B=B, dt=real(dt, "dt"), Q=_weight(Q, n, "Q"), R=_weight(R, s, "R"), method=_METHODS[method],
                 horizon=_horizon(horizon), intervals=integer(intervals, "intervals"),

@@ -485,6 +485,9 @@ def gain_schedule(k, steps, nv, name="kp"):
     steps = integer(steps, "steps")
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
+    nv = integer(nv, "nv")
+    if nv < 1:
+        raise ValueError(f"nv must be >= 1, got {nv}")
     if k is None:
         raise ValueError(f"{name} must be a scalar, ({nv},) or ({steps}, {nv}), got None")
     k = as_float_array(k, name)

@@ -22,4 +22,20 @@ void ProgressThrottle::finish(Index done) {
   if (cancelled_) throw Cancelled();
 }
 
+namespace {
+// the check of the innermost CancelScope on this thread (null: none)
+thread_local const std::function<bool()>* current_check = nullptr;
+}  // namespace
+
+CancelScope::CancelScope(const std::function<bool()>* keep_going) : previous_(current_check) {
+  current_check = keep_going && *keep_going ? keep_going : previous_;
+}
+
+CancelScope::~CancelScope() { current_check = previous_; }
+
+void cancellation_point() {
+  const std::function<bool()>* check = current_check;
+  if (check && !(*check)()) throw Cancelled();
+}
+
 }  // namespace directable

@@ -326,6 +326,8 @@ class MotionModel:
         seq = np.asarray(clip_sequence)
         if seq.ndim != 1 or seq.dtype.kind not in "iu":
             raise ValueError(f"clip_sequence must be a 1-D sequence of clip indices, got {clip_sequence!r}")
+        if np.shape(start_pose) != (3,):
+            raise ValueError(f"start_pose must be (x, z, theta), got {start_pose!r}")
         x, z, th = (real(v, "start_pose") for v in start_pose)
         return self._core.synthesize([int(c) for c in seq], x, z, th)
 

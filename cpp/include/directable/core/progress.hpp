@@ -35,4 +35,27 @@ class ProgressThrottle {
   bool cancelled_ = false;
 };
 
+//! Cancellation inside one unit of work that has no step count of its own
+//! to report (the inner steps of one prediction step, which may be
+//! millions): a long call installs a check for its thread with a
+//! CancelScope, and such loops call cancellation_point() between pieces of
+//! work. The check is the caller's (time-throttled) "keep going?"; without a
+//! scope on the thread cancellation_point() costs one thread-local read.
+//! Never call it inside an OpenMP region that does not catch (core/parallel.hpp does).
+class CancelScope {
+ public:
+  //! keep_going: asked by cancellation_point() on this thread while the
+  //! scope lives (not copied: it must outlive the scope); false stops.
+  explicit CancelScope(const std::function<bool()>* keep_going);
+  ~CancelScope();
+  CancelScope(const CancelScope&) = delete;
+  CancelScope& operator=(const CancelScope&) = delete;
+
+ private:
+  const std::function<bool()>* previous_;  //!< the enclosing scope's check (scopes nest)
+};
+
+//! Throws Cancelled when the calling thread's CancelScope says stop.
+void cancellation_point();
+
 }  // namespace directable

@@ -249,6 +249,16 @@ void velocity_field(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorX
   const double h = grid.h(), ih = 1.0 / h;
   const auto& blocked = grid.blocked();
   const MACGrid2D& mac = grid.mac();
+  // +inf is a value of phi (unreachable) and of cost (a closed direction); NaN and -inf are not
+  for (Index c = 0; c < phi.size(); ++c)
+    if (std::isnan(phi[c]) || phi[c] == -kInf)
+      throw std::domain_error("phi must be a number or +inf (unreachable), got " + std::to_string(phi[c]) +
+                              " at cell " + std::to_string(c));
+  for (Index k = 0; k < cost.size(); ++k)
+    if (std::isnan(cost.data()[k]) || cost.data()[k] < 0.0)
+      throw std::domain_error("cost must be >= 0 (or +inf), got " + std::to_string(cost.data()[k]) +
+                              " at flat index " + std::to_string(k));
+  check_finite("speed", speed.data(), speed.size());
   auto usable = [&](Index c) { return !blocked[c] && phi[c] < kInf; };
   // Upwind difference of cell c along one axis (lo = W or S neighbour, hi =
   // E or N): the neighbour the march would pick, counted only below phi_c.

@@ -6,6 +6,7 @@
 
 #include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
+#include "directable/core/progress.hpp"
 
 namespace directable {
 
@@ -127,6 +128,7 @@ RowMatrix GalerkinFluid::rollout(const Eigen::Ref<const Eigen::VectorXd>& z0, co
   Eigen::VectorXd z(r_), z_next(r_), w(r_);
   z = z0;
   for (Index i = 0; i < W.rows(); ++i) {
+    cancellation_point();  // Ctrl-C: a rollout may be long
     w = W.row(i).transpose();
     advance(z, w, dt, z_next, *data);
     Z.row(i + 1) = z_next.transpose();

@@ -45,7 +45,10 @@ MACGrid2D::MACGrid2D(Index nx, Index ny, double h, const Mask& solid) : nx_(nx),
   if (nx < 2 || ny < 2)
     throw std::invalid_argument("grid size (nx, ny) must be at least (2, 2), got (" + std::to_string(nx) + ", " +
                                 std::to_string(ny) + ")");
-  if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
+  // the pressure and diffusion operators scale with 1/h^2: it must be finite and nonzero
+  if (!(h >= 1e-100 && h <= 1e100))
+    throw std::domain_error("h must be finite and lie in [1e-100, 1e100] (operators scale with 1/h^2), got " +
+                            std::to_string(h));
   // the sparse factorizations index with int: an honest limit, not an allocation that never ends
   if (nx > (1 << 20) || ny > (1 << 20) || (nx + 1) * (ny + 1) > Index(std::numeric_limits<int>::max() / 8))
     throw std::invalid_argument("grid size (nx, ny) = (" + std::to_string(nx) + ", " + std::to_string(ny) +

@@ -69,7 +69,10 @@ MACGrid3D::MACGrid3D(Index nx, Index ny, Index nz, double h, const CellMask& sol
   if (nx < 2 || ny < 2 || nz < 2)
     throw std::invalid_argument("grid size (nx, ny, nz) must be at least (2, 2, 2), got (" + std::to_string(nx) + ", " +
                                 std::to_string(ny) + ", " + std::to_string(nz) + ")");
-  if (!(h > 0.0) || !std::isfinite(h)) throw std::domain_error("h must be finite and > 0, got " + std::to_string(h));
+  // the pressure and diffusion operators scale with 1/h^2: it must be finite and nonzero
+  if (!(h >= 1e-100 && h <= 1e100))
+    throw std::domain_error("h must be finite and lie in [1e-100, 1e100] (operators scale with 1/h^2), got " +
+                            std::to_string(h));
   // faces, the face Laplacian (7 entries of 12 bytes each) and the solver buffers: about 10 doubles per face
   check_allocation("a 3D MAC grid of " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
                        " cells", 3.0 * 8.0 * 10.0 * double(nx) * double(ny) * double(nz));
@@ -574,6 +577,7 @@ void MACGrid3D::velocities_at(const Eigen::Ref<const Eigen::VectorXd>& u, const 
 
 void MACGrid3D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double dt, Eigen::Ref<Eigen::VectorXd> out,
                                 const ProgressFn* progress) const {
+  check_finite("dt", &dt, 1);
   // one task per (axis, k) slab of faces: the slabs write disjoint faces
   const Index slabs[3] = {nz_, nz_, nz_ + 1};
   parallel_steps(slabs[0] + slabs[1] + slabs[2], 0, progress, slabs[0] + slabs[1] + slabs[2], [] { return Stencil8(); },
@@ -600,6 +604,8 @@ void MACGrid3D::advect_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, doub
 
 void MACGrid3D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const Eigen::Ref<const Eigen::VectorXd>& q,
                              double dt, const Eigen::Vector3d& drift, Eigen::Ref<Eigen::VectorXd> out) const {
+  check_finite("dt", &dt, 1);
+  check_finite("drift", drift.data(), 3);
   parallel_steps(nz_, 0, nullptr, nz_, [] { return Stencil8(); }, [&](Index k, Stencil8& s) {
     for (Index c = k * nx_ * ny_; c < (k + 1) * nx_ * ny_; ++c) {
       const Eigen::Vector3d x = cell_center(c);
@@ -615,6 +621,8 @@ void MACGrid3D::advect_cells(const Eigen::Ref<const Eigen::VectorXd>& u, const E
 
 void MACGrid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Ref<RowMatrix> p, double dt,
                                  const Eigen::Vector3d& drift) const {
+  check_finite("dt", &dt, 1);
+  check_finite("drift", drift.data(), 3);
   for (Index k = 0; k < p.rows(); ++k) {
     Eigen::Vector3d x = p.row(k).transpose();
     clamp(x);

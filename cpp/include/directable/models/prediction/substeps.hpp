@@ -14,9 +14,15 @@ namespace directable {
 
 struct SubstepPredictionData : PredictionData {
   std::unique_ptr<PredictionData> inner;  //!< the inner model's data
-  VectorSeq states;                       //!< count x n: the inner states of one step
-  Eigen::VectorXd lam, gx, gu;            //!< n, n, s: the chained adjoint
-  RowMatrix A_inner, B_inner;             //!< n x n, n x s: one inner step's Jacobians
+  Eigen::VectorXd x_a, x_b;               //!< n, n: the inner state and the next (step, jacobians)
+  //! count x n: the inner states X_0 .. X_{count-1} of one step, which the
+  //! adjoint pass walks backwards; sized by the first vjp (a step needs two
+  //! states, so a model of a huge count steps without this tape)
+  VectorSeq states;
+  Eigen::VectorXd lam, gx, gu;  //!< n, n, s: the chained adjoint
+  RowMatrix A_inner, B_inner;   //!< n x n, n x s: one inner step's Jacobians
+  RowMatrix A_acc, B_acc;       //!< n x n, n x s: the chained Jacobians so far
+  RowMatrix A_next, B_next;     //!< n x n, n x s: the chained Jacobians one inner step further
 };
 
 class SubstepPrediction : public PredictionModel {
@@ -38,8 +44,8 @@ class SubstepPrediction : public PredictionModel {
   std::unique_ptr<PredictionData> make_data() const override;
 
  private:
-  //! The inner states X_0 = x .. X_{last} of window step i into data.states.
-  void inner_states(const CRefVec& x, const CRefVec& u, Index i, Index last, SubstepPredictionData& d) const;
+  //! The inner states X_0 = x .. X_{count-1} of window step i into data.states.
+  void tape(const CRefVec& x, const CRefVec& u, Index i, SubstepPredictionData& d) const;
   std::shared_ptr<const PredictionModel> inner_;
   Index count_;
 };
