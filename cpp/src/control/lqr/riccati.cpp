@@ -127,11 +127,21 @@ void check_step_finite(const char* name, const SeqView& v, Index i, Index T) {
 // sequential in time, so for large n its products are what can use the
 // cores (Eigen's own GEMM threading stays off: it would also fire inside the
 // per-step parallel loops).
+//
+// The blocks depend on `count` only, never on `threads`: a kernel's
+// rounding can depend on its block's shape (Eigen's AVX-512 GEMM and
+// triangular kernels do), so one thread walks the same blocks a team
+// shares out, and the sweep's results stay independent of the team.
+constexpr int kProductBlocks = 4;  // the largest team a step uses
+
+inline int product_blocks(Index count) { return count < 32 * kProductBlocks ? 1 : kProductBlocks; }
+
 template <class F>
 void split_range(Index count, int threads, F f) {
-  if (threads <= 1 || count < 32 * threads) return f(Index(0), count);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) f(count * t / threads, count * (t + 1) / threads);
+  const int blocks = product_blocks(count);
+  if (blocks == 1) return f(Index(0), count);
+#pragma omp parallel for num_threads(std::max(1, std::min(threads, blocks))) schedule(static)
+  for (int b = 0; b < blocks; ++b) f(count * b / blocks, count * (b + 1) / blocks);
 }
 
 // Lower triangle of Z += alpha X' Y (X, Y: k x m, Z: m x m), the upper one
@@ -152,12 +162,13 @@ void lower_product(ZType& Z, const XType& X, const YType& Y, double alpha, bool 
       if (c1 < m) S.noalias() = alpha * X.rightCols(m - c1).transpose() * Y.middleCols(c0, w);
     }
   };
-  if (threads <= 1 || m < 32 * threads) return block(0, m);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) {
+  const int blocks = product_blocks(m);
+  if (blocks == 1) return block(0, m);
+#pragma omp parallel for num_threads(std::max(1, std::min(threads, blocks))) schedule(static)
+  for (int b = 0; b < blocks; ++b) {
     // column c has m - c entries: equal shares of m^2 / 2
-    auto cut = [&](int k) { return k == threads ? m : Index(m * (1.0 - std::sqrt(1.0 - double(k) / threads))); };
-    block(cut(t), cut(t + 1));
+    auto cut = [&](int k) { return k == blocks ? m : Index(m * (1.0 - std::sqrt(1.0 - double(k) / blocks))); };
+    block(cut(b), cut(b + 1));
   }
 }
 
