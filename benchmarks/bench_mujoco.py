@@ -92,8 +92,8 @@ def main():
     q_ref = ms.keyframe_reference(h, "volleyball", hold=20.0)[:T + 1]
     ref = dm.tangent_of(h, q_ref)
     ctrl = np.zeros((T, 0))
-    t_serial, cores_serial = best_cpu(lambda: serial_linearize(h, ref, ctrl), repeats=2)
-    t_par, cores_par = best_cpu(lambda: dm.linearize(h, ref, ctrl), repeats=2)
+    t_serial, cores_serial = best_cpu(lambda: serial_linearize(h, ref, ctrl), repeats=5)
+    t_par, cores_par = best_cpu(lambda: dm.linearize(h, ref, ctrl), repeats=5)
     A1, _ = serial_linearize(h, ref, ctrl)
     A2, _ = dm.linearize(h, ref, ctrl)
     assert np.array_equal(A1, A2)

@@ -331,7 +331,7 @@ def linearize(model, reference, ctrl_ref, eps=1e-6, centered=True, threads=None)
     eps = real(eps, "eps")
     if not eps > 0:
         raise ValueError(f"eps must be > 0, got {eps}")
-    threads = os.cpu_count() or 1 if threads is None else integer(threads, "threads")
+    threads = (os.cpu_count() or 1) if threads is None else integer(threads, "threads")
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
     A = np.zeros((T, n, n))
