@@ -150,6 +150,10 @@ void split_range(Index count, int threads, F f) {
 template <class ZType, class XType, class YType>
 void lower_product(ZType& Z, const XType& X, const YType& Y, double alpha, bool accumulate, int threads) {
   const Index m = Z.cols();
+  if (X.rows() == 0) {  // k = 0 (no control): X' Y = 0, and Eigen's product would bind a null reference
+    if (!accumulate) Z.template triangularView<Eigen::Lower>().setZero();
+    return;
+  }
   auto block = [&](Index c0, Index c1) {
     const Index w = c1 - c0;
     auto D = Z.block(c0, c0, w, w).template triangularView<Eigen::Lower>();
