@@ -17,7 +17,7 @@ ServoWorkspace::ServoWorkspace(const Articulated& model) : model_ws(model.create
   const Index n = model.dofs();
   M.setZero(n, n);
   A.setZero(n, n);
-  llt = Eigen::LLT<Eigen::MatrixXd>(n);
+  llt.compute(Eigen::MatrixXd::Identity(n, n));  // sized, with its info set (a size-only LLT leaves it unset)
   for (auto* v : {&C, &e, &rhs, &qdd, &tau}) v->setZero(n);
 }
 

@@ -91,7 +91,8 @@ std::unique_ptr<ModelData> PlanarChain::create_data() const {
   d->zq.setZero(2 * dofs_);
   d->state.setZero(2 * dofs_);
   d->M.setZero(dofs_, dofs_);
-  d->llt = Eigen::LLT<Eigen::MatrixXd>(dofs_);
+  // sized by a factorisation (an LLT made with a size only leaves its info unset; UBSan)
+  d->llt.compute(Eigen::MatrixXd::Identity(dofs_, dofs_));
   d->subtree_mass.setZero(links_ + 1);
   d->subtree_moment.setZero(2, links_ + 1);
   d->subtree_inertia.setZero(links_ + 1);
