@@ -229,7 +229,7 @@ std::unique_ptr<ModelData> ReducedStVK::create_data() const {
   d->stiffness.setZero(r_, r_);
   d->stiffness_change.setZero(r_, r_);
   d->system.setZero(r_, r_);
-  d->ldlt = Eigen::LDLT<Eigen::MatrixXd>(r_);
+  d->ldlt.compute(Eigen::MatrixXd::Identity(r_, r_));  // sized, with its info set (a size-only LDLT leaves it unset)
   return d;
 }
 
