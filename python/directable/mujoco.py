@@ -90,7 +90,18 @@ def _check_model(model, data=None):
 
 
 def nx(model) -> int:
-    """Size of the tangent state ``2 nv + na`` of ``model``."""
+    """Size of the tangent state of ``model``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+
+    Returns
+    -------
+    int
+        ``nx = 2 nv + na`` (see the module docstring for the layout).
+    """
     _check_model(model)
     return 2 * model.nv + model.na
 
@@ -122,10 +133,24 @@ def _quat_slices(model):
 
 
 def normalize_quaternions(model, qpos, name="qpos"):
-    """``qpos`` (nq,) or (T, nq) with each ball / free joint quaternion made unit length.
+    """``qpos`` with each ball / free joint quaternion made unit length.
 
     A deviation of the norm from 1 beyond 1e-6 warns (``UserWarning``); a
     zero or non-finite quaternion raises ``ValueError`` naming ``name``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+    qpos : (nq,) or (T, nq) array_like
+        Generalized positions (m, rad; quaternions of ball and free joints).
+    name : str
+        The argument's name in error messages and warnings.
+
+    Returns
+    -------
+    (nq,) or (T, nq) ndarray
+        A normalised copy (the input is not modified).
     """
     _check_model(model)
     q = np.array(_array(qpos, name, (-1, model.nq)) if np.ndim(qpos) == 2 else _array(qpos, name, (model.nq,)))
@@ -188,9 +213,18 @@ def _loaded_libraries():
 
 
 def compiled_loop_available():
-    """``(True, path)`` when ``run`` and ``spd`` use the compiled path (MuJoCo's C API found at run
-    time in the installed ``mujoco`` package and of the release it was written for, 4.0),
-    else ``(False, reason)``."""
+    """Whether ``run`` and ``spd`` use the compiled path, and why not.
+
+    The compiled path needs MuJoCo's C API, found at run time in the
+    installed ``mujoco`` package, of the release it was written for (4.0).
+
+    Returns
+    -------
+    available : bool
+        True when the compiled loops run.
+    detail : str
+        The shared library's path when available, else the reason.
+    """
     lib = _library()
     return (True, lib.path) if lib is not None else (False, _LIBRARY[0])
 
@@ -240,7 +274,20 @@ def _data_view(model, data):
 # ----------------------------------------------------------------------------- state
 
 def qpos_of(model, x) -> np.ndarray:
-    """``qpos`` (nq,) or (T, nq) of tangent states ``x`` (nx,) or (T, nx)."""
+    """Generalized positions of tangent states (``mj_integratePos`` from ``qpos0``).
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+    x : (nx,) or (T, nx) array_like
+        Tangent states ``[dq, qvel, act]``.
+
+    Returns
+    -------
+    (nq,) or (T, nq) ndarray
+        ``qpos`` of each state (m, rad; unit quaternions).
+    """
     _check_model(model)
     n = nx(model)
     x = _array(x, "x", (-1, n)) if np.ndim(x) == 2 else _array(x, "x", (n,))
@@ -253,7 +300,25 @@ def qpos_of(model, x) -> np.ndarray:
 
 
 def tangent_of(model, qpos, qvel=None, act=None) -> np.ndarray:
-    """Tangent states ``x`` (nx,) or (T, nx) of ``qpos`` (nq,) / (T, nq), ``qvel`` and ``act`` (zero if None)."""
+    """Tangent states of positions, velocities and actuator states.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+    qpos : (nq,) or (T, nq) array_like
+        Generalized positions (quaternions normalised, see
+        ``normalize_quaternions``).
+    qvel : (nv,) or (T, nv) array_like, optional
+        Generalized velocities (zero if None).
+    act : (na,) or (T, na) array_like, optional
+        Actuator states (zero if None).
+
+    Returns
+    -------
+    (nx,) or (T, nx) ndarray
+        ``x = [qpos (-) qpos0, qvel, act]``.
+    """
     _check_model(model)
     q = normalize_quaternions(model, qpos, "qpos")
     flat = np.atleast_2d(q)
@@ -269,7 +334,20 @@ def tangent_of(model, qpos, qvel=None, act=None) -> np.ndarray:
 
 
 def state(model, data) -> np.ndarray:
-    """Tangent state ``x = [dq, qvel, act]`` (nx,) of ``data`` (see the module docstring)."""
+    """Tangent state of ``data`` (see the module docstring).
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+    data : mujoco.MjData
+        The simulation state of ``model``.
+
+    Returns
+    -------
+    (nx,) ndarray
+        ``x = [dq, qvel, act]`` with ``dq = qpos (-) qpos0``.
+    """
     _check_model(model, data)
     x = np.empty(nx(model))
     _mj.mj_differentiatePos(model, x[:model.nv], 1.0, model.qpos0, data.qpos)
@@ -279,7 +357,20 @@ def state(model, data) -> np.ndarray:
 
 
 def set_state(model, data, x) -> None:
-    """Write the tangent state ``x`` (nx,) into ``data`` (qpos, qvel, act; derived quantities not recomputed)."""
+    """Write a tangent state into ``data``.
+
+    Sets ``qpos``, ``qvel`` and ``act``; derived quantities (positions of
+    bodies, contacts) are not recomputed.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+    data : mujoco.MjData
+        Written in place.
+    x : (nx,) array_like
+        Tangent state ``[dq, qvel, act]``.
+    """
     _check_model(model, data)
     x = _array(x, "x", (nx(model),))
     data.qpos[:] = model.qpos0
@@ -289,7 +380,21 @@ def set_state(model, data, x) -> None:
 
 
 def difference(model, x, x_ref) -> np.ndarray:
-    """``x (-) x_ref`` (nx,): the tangent vector from ``x_ref`` to ``x`` (positions by mj_differentiatePos)."""
+    """``x (-) x_ref``: the tangent vector from ``x_ref`` to ``x``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+    x, x_ref : (nx,) array_like
+        Tangent states.
+
+    Returns
+    -------
+    (nx,) ndarray
+        Positions by ``mj_differentiatePos(qpos_ref, qpos)`` (not a vector
+        subtraction), velocities and actuator states subtracted.
+    """
     _check_model(model)
     n = nx(model)
     x, x_ref = _array(x, "x", (n,)), _array(x_ref, "x_ref", (n,))
@@ -306,17 +411,26 @@ def linearize(model, reference, ctrl_ref, eps=1e-6, centered=True, threads=None)
     Parameters
     ----------
     model : mujoco.MjModel
-    reference : (T+1, nx) tangent states (or (T, nx): the last is not needed)
-    ctrl_ref : (T, nu) controls
-    eps : finite-difference step (> 0), in tangent units
-    centered : centred (True) or forward differences
-    threads : worker threads, each stepping its own copy of ``MjData``
-        (MuJoCo releases the GIL); default ``os.cpu_count()``
+        The plant.
+    reference : (T+1, nx) or (T, nx) array_like
+        Tangent states (the last one is not needed).
+    ctrl_ref : (T, nu) array_like
+        Controls along the reference.
+    eps : float
+        Finite-difference step (> 0), in tangent units.
+    centered : bool
+        Centred (True) or forward differences.
+    threads : int, optional
+        Worker threads, each stepping its own copy of ``MjData`` (MuJoCo
+        releases the GIL); default ``os.cpu_count()``.
 
     Returns
     -------
-    A : (T, nx, nx), B : (T, nx, nu) with ``dx_{i+1} = A_i dx_i + B_i du_i``,
-    ``dx`` in the tangent space of the module docstring.
+    A : (T, nx, nx) ndarray
+        State Jacobians: ``dx_{i+1} = A_i dx_i + B_i du_i``, ``dx`` in the
+        tangent space of the module docstring.
+    B : (T, nx, nu) ndarray
+        Control Jacobians.
     """
     _check_model(model)
     n = nx(model)
@@ -360,14 +474,25 @@ def reference_rollout(model, x0, ctrl, data=None):
     Parameters
     ----------
     model : mujoco.MjModel
-    x0 : (nx,) tangent initial state
-    ctrl : (T, nu) controls
-    data : optional MjData to roll out with (a new one if None)
+        The plant.
+    x0 : (nx,) array_like
+        Tangent initial state.
+    ctrl : (T, nu) array_like
+        Controls.
+    data : mujoco.MjData, optional
+        The MjData to roll out with (a new one if None); it ends in the last
+        state.
 
     Returns
     -------
-    (T+1, nx) tangent states, ``x[0] = x0``. Raises ``RuntimeError`` naming
-    the step if the rollout goes non-finite or MuJoCo flags it unstable.
+    (T+1, nx) ndarray
+        Tangent states, ``x[0] = x0``.
+
+    Raises
+    ------
+    RuntimeError
+        Naming the step, if the rollout goes non-finite or MuJoCo flags it
+        unstable.
     """
     _check_model(model, data)
     n = nx(model)
@@ -415,10 +540,14 @@ class LQRTracker:
     Parameters
     ----------
     model : mujoco.MjModel
-    x_ref : (T+1, nx) tangent reference states
-    K : (T, nu, nx) gains (``directable`` sign convention: K carries the
-        minus sign), one (nu, nx) gain, or an ``lqr.LQRSolution``
-    ctrl_ref : (T, nu) feed-forward controls ``w_ff`` (zero if None)
+        The plant.
+    x_ref : (T+1, nx) array_like
+        Tangent reference states.
+    K : (T, nu, nx) or (nu, nx) array_like, or lqr.LQRSolution
+        Gains (``directable`` sign convention: K carries the minus sign);
+        one (nu, nx) gain holds for every step.
+    ctrl_ref : (T, nu) array_like, optional
+        Feed-forward controls ``w_ff`` (zero if None).
 
     The feedback product runs in the C++ ``lqr.Tracker`` on the tangent
     difference, which is taken with ``mj_differentiatePos``.
@@ -455,9 +584,34 @@ class LQRTracker:
 
     @classmethod
     def from_linearization(cls, model, x_ref, ctrl_ref, Q, R, Q_final=None, eps=1e-6, threads=None):
-        """Linearize along ``(x_ref (T+1, nx), ctrl_ref (T, nu))`` with ``linearize`` and solve the
-        Riccati sweep (``lqr.solve_discrete``) for the weights ``Q`` (nx, nx or scalar), ``R``
-        (nu, nu or scalar), ``Q_final`` (default ``Q``)."""
+        """A tracker whose gains come from linearizing the model along the reference.
+
+        ``linearize`` along ``(x_ref, ctrl_ref)``, then the Riccati sweep
+        (``lqr.solve_discrete``).
+
+        Parameters
+        ----------
+        model : mujoco.MjModel
+            The plant.
+        x_ref : (T+1, nx) array_like
+            Tangent reference states.
+        ctrl_ref : (T, nu) array_like
+            Feed-forward controls.
+        Q : scalar, (nx,) or (nx, nx) array_like
+            State weight (any form ``lqr.solve_discrete`` takes).
+        R : scalar, (nu,) or (nu, nu) array_like
+            Control weight.
+        Q_final : scalar or (nx, nx) array_like, optional
+            Final state weight (default ``Q``).
+        eps : float
+            Finite-difference step of the linearization (tangent units).
+        threads : int, optional
+            Threads of the linearization (default: all cores).
+
+        Returns
+        -------
+        LQRTracker
+        """
         A, B = linearize(model, x_ref, ctrl_ref, eps=eps, threads=threads)
         sol = _lqr.solve_discrete(A, B, Q, R, Q if Q_final is None else Q_final)
         return cls(model, x_ref, sol, ctrl_ref)
@@ -467,7 +621,21 @@ class LQRTracker:
         self._tracker.rewind()
 
     def control(self, i, data) -> np.ndarray:
-        """Control (nu,) at step ``i`` for the state in ``data`` (a view, overwritten by the next call)."""
+        """Control at step ``i`` for the state in ``data``.
+
+        Parameters
+        ----------
+        i : int
+            Step index, 0 <= i < T.
+        data : mujoco.MjData
+            The current state.
+
+        Returns
+        -------
+        (nu,) ndarray
+            ``w_ff[i] + K_i (x (-) x_ref[i])``: a view of the tracker's
+            buffer, overwritten by the next call.
+        """
         _mj.mj_differentiatePos(self.model, self._dq, 1.0, self.qpos_ref[i], data.qpos)
         np.subtract(data.qvel, self._qvel_ref[i], out=self._dv)
         if self._na:
@@ -481,7 +649,24 @@ class LQRTracker:
 # ----------------------------------------------------------------------------- SPD
 
 def gain_schedule(k, steps, nv, name="kp"):
-    """A gain as a per-step, per-DOF schedule ``(steps, nv)`` from a scalar, (nv,) or (steps, nv); >= 0."""
+    """A gain as a per-step, per-DOF schedule.
+
+    Parameters
+    ----------
+    k : scalar, (nv,) or (steps, nv) array_like
+        The gain, >= 0 (N m / rad or N m s / rad).
+    steps : int
+        Number of steps, >= 1.
+    nv : int
+        Number of DOFs, >= 1.
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    (steps, nv) ndarray
+        The gain broadcast to every step and DOF (a contiguous copy).
+    """
     steps = integer(steps, "steps")
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
@@ -508,15 +693,22 @@ def zordan_hodgins_schedule(steps, dt, contact_steps, k_t, k_r, t_e, t_f):
 
     Parameters
     ----------
-    steps : number of steps
-    dt : step (s), > 0
-    contact_steps : iterable of step indices where a contact starts
-    k_t, k_r : tracking and reaction gains, >= 0
-    t_e, t_f : reaction and recovery durations (s), >= 0
+    steps : int
+        Number of steps, >= 1.
+    dt : float
+        Time step (s), > 0.
+    contact_steps : iterable of int
+        Step indices where a contact starts.
+    k_t, k_r : float
+        Tracking and reaction gains, >= 0.
+    t_e, t_f : float
+        Reaction and recovery durations (s), >= 0.
 
     Returns
     -------
-    (steps,) gains; multiply by a per-DOF scale (e.g. the mass each joint supports).
+    (steps,) ndarray
+        Gains; multiply by a per-DOF scale (e.g. the mass each joint
+        supports).
     """
     steps = integer(steps, "steps")
     if steps < 1:
@@ -543,7 +735,18 @@ def zordan_hodgins_schedule(steps, dt, contact_steps, k_t, k_r, t_e, t_f):
 
 
 def supported_mass(model) -> np.ndarray:
-    """Mass (kg) each DOF supports: the subtree mass of the body the DOF moves, (nv,)."""
+    """Mass each DOF supports: the subtree mass of the body the DOF moves.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+
+    Returns
+    -------
+    (nv,) ndarray
+        Masses (kg), for gains that scale with the load a joint carries.
+    """
     _check_model(model)
     return np.asarray(model.body_subtreemass[model.dof_bodyid], dtype=float).copy()
 
@@ -617,22 +820,35 @@ def spd(model, data, q_ref_next, qd_ref_next, kp, kd, dt=None, actuated=None, fo
 
     Parameters
     ----------
-    model, data : mujoco.MjModel, mujoco.MjData (the current state)
-    q_ref_next : (nq,) reference ``qpos`` at the next step (quaternions normalised, see module doc)
-    qd_ref_next : (nv,) reference velocity at the next step, or None (zero)
-    kp, kd : scalar or (nv,) gains (N m / rad, N m s / rad; N/m, N s/m for slides), >= 0
-    dt : step (s), > 0; default ``model.opt.timestep``
-    actuated : (nv,) bool mask of the DOFs that get a torque (None: all);
-        the others get zero torque, and still enter the coupled prediction.
-    forward : compute ``M`` and ``C`` at the current state first
+    model : mujoco.MjModel
+        The plant.
+    data : mujoco.MjData
+        The current state.
+    q_ref_next : (nq,) array_like
+        Reference ``qpos`` at the next step (quaternions normalised, see
+        the module docstring).
+    qd_ref_next : (nv,) array_like or None
+        Reference velocity at the next step (zero if None).
+    kp, kd : scalar or (nv,) array_like
+        Gains, >= 0 (N m / rad, N m s / rad; N/m, N s/m for slides).
+    dt : float, optional
+        Time step (s), > 0; default ``model.opt.timestep``.
+    actuated : (nv,) bool array_like, optional
+        DOFs that get a torque (None: all); the others get zero torque, and
+        still enter the coupled prediction.
+    forward : bool
+        Compute ``M`` and ``C`` at the current state first
         (``mj_fwdPosition`` + ``mj_fwdVelocity``); False when ``mj_step1``
         has just done it.
-    return_qacc : also return the predicted acceleration (nv,)
+    return_qacc : bool
+        Also return the predicted acceleration.
 
     Returns
     -------
-    tau : (nv,) generalized forces to apply (e.g. ``data.qfrc_applied``);
-    with ``return_qacc`` the tuple ``(tau, qacc)``.
+    tau : (nv,) ndarray
+        Generalized forces to apply (e.g. to ``data.qfrc_applied``).
+    qacc : (nv,) ndarray
+        The predicted acceleration; only with ``return_qacc``.
     """
     if type(model) is not _mj.MjModel or type(data) is not _mj.MjData:
         _check_model(model, data)
@@ -705,16 +921,27 @@ def _gain(k, nv, name):
 class SPDTracker:
     """Stable PD tracking of a ``qpos`` reference, for ``run``.
 
+    The torques go to ``data.qfrc_applied``.
+
     Parameters
     ----------
     model : mujoco.MjModel
-    qpos_ref : (T+1, nq) reference positions; qvel_ref (T+1, nv) or None (zero)
-    kp, kd : scalar, (nv,) or (T, nv) gains (a schedule), >= 0
-    actuated : (nv,) bool mask (None: all DOFs)
-    controller : "spd" (eq. 11) or "pd" (explicit: ``-kp (q (-) qbar_n) - kd (qd - qdbar_n)``)
-    tau_ff : (T, nv) feed-forward torques added to the servo's (e.g. ``inverse_dynamics`` of the
-        reference); None for none
-    method : how "spd" solves eq. 11. "solve": ``spd``'s explicit ``(M + dt D + dt Kd)``
+        The plant.
+    qpos_ref : (T+1, nq) array_like
+        Reference positions (quaternions normalised).
+    qvel_ref : (T+1, nv) array_like or None
+        Reference velocities (zero if None).
+    kp, kd : scalar, (nv,) or (T, nv) array_like
+        Gains (a schedule), >= 0 (N m / rad, N m s / rad).
+    actuated : (nv,) bool array_like, optional
+        DOFs that get a torque (None: all).
+    controller : {"spd", "pd"}
+        "spd" (eq. 11) or "pd" (explicit: ``-kp (q (-) qbar_n) - kd (qd - qdbar_n)``).
+    tau_ff : (T, nv) array_like, optional
+        Feed-forward torques added to the servo's (e.g. ``inverse_dynamics``
+        of the reference); None for none.
+    method : {"auto", "solve", "damping"}
+        How "spd" solves eq. 11. "solve": ``spd``'s explicit ``(M + dt D + dt Kd)``
         solve (mj_fullM, C++ Cholesky) after ``mj_step1``. "damping": eq. 11 is the servo
         ``-Kp p + Kd qdbar`` applied explicitly plus ``Kd`` as joint damping that MuJoCo's
         integrator already treats implicitly: ``(M + dt (D + Kd)) qdd = -C - D qd - Kd qd
@@ -723,8 +950,6 @@ class SPDTracker:
         ``run``); the torque ``-Kp p - Kd (qd + dt qdd - qdbar)`` is recovered from the next
         velocity. "auto" (default): "damping" where the integrator treats damping
         implicitly (Euler with eulerdamp, implicit, implicitfast), else "solve".
-
-    The torques go to ``data.qfrc_applied``.
     """
 
     target = "qfrc"
@@ -771,9 +996,23 @@ class SPDTracker:
         self._tau = np.zeros(model.nv)
 
     def control(self, i, data) -> np.ndarray:
-        """Servo input (nv,) for step ``i``: the torque ("pd", "spd" by "solve"; ``M`` and ``C``
-        current, after ``mj_step1``), or for "spd" by "damping" the explicit part ``-Kp p + Kd
-        qdbar (+ tau_ff)`` with ``model.dof_damping`` set to ``D + Kd`` for the step."""
+        """Servo input for step ``i``.
+
+        Parameters
+        ----------
+        i : int
+            Step index, 0 <= i < T.
+        data : mujoco.MjData
+            The current state (for "spd" by "solve", ``M`` and ``C``
+            current: after ``mj_step1``).
+
+        Returns
+        -------
+        (nv,) ndarray
+            The torque (N m) for "pd" and "spd" by "solve"; for "spd" by
+            "damping" the explicit part ``-Kp p + Kd qdbar (+ tau_ff)``, with
+            ``model.dof_damping`` set to ``D + Kd`` for the step.
+        """
         if self._fast:
             m, qpred, e, tau = self.model, self._qpred, self._e, self._tau
             qpred[:] = data.qpos
@@ -788,8 +1027,21 @@ class SPDTracker:
         """Nothing to rewind (the step index comes with each call)."""
 
     def finish(self, u, qvel_next):
-        """After a run: restore ``model.dof_damping``; turn the inputs ``u`` (T, nv) of the
-        "damping" method into the torques ``u - Kd qvel_next``."""
+        """After a run: restore ``model.dof_damping`` and recover the torques.
+
+        Parameters
+        ----------
+        u : (T, nv) ndarray
+            The inputs ``control`` returned, per step.
+        qvel_next : (T, nv) ndarray
+            The velocity after each step (rad/s, m/s).
+
+        Returns
+        -------
+        (T, nv) ndarray
+            The applied torques (N m): ``u - Kd qvel_next`` for the "damping"
+            method, ``u`` itself otherwise.
+        """
         self._damp_view[:] = self._damp0
         if self.controller == "spd" and self.method == "damping":
             kd = self._kd_used if self._custom_kd else self.kd
@@ -821,8 +1073,26 @@ class SPDTracker:
 
 
 def reference_velocities(model, qpos_ref, dt):
-    """Velocities (T+1, nv) and accelerations (T+1, nv) of a ``qpos`` sequence (T+1, nq) sampled
-    every ``dt`` s: centred tangent differences (one-sided at the ends)."""
+    """Velocities and accelerations of a ``qpos`` sequence by tangent differences.
+
+    Centred differences (one-sided at the ends) of ``mj_differentiatePos``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+    qpos_ref : (T+1, nq) array_like
+        Positions sampled every ``dt``, T >= 1.
+    dt : float
+        Sampling step (s), > 0.
+
+    Returns
+    -------
+    qvel : (T+1, nv) ndarray
+        Velocities (rad/s, m/s).
+    qacc : (T+1, nv) ndarray
+        Accelerations (rad/s^2, m/s^2).
+    """
     _check_model(model)
     q = normalize_quaternions(model, qpos_ref, "qpos_ref")
     if q.ndim != 2 or q.shape[0] < 2:
@@ -842,8 +1112,27 @@ def reference_velocities(model, qpos_ref, dt):
 
 
 def inverse_dynamics(model, qpos, qvel, qacc) -> np.ndarray:
-    """Generalized forces (T, nv) that produce ``qacc`` at ``(qpos, qvel)`` (``mj_inverse``,
-    contacts included as MuJoCo computes them): feed-forward torques of a reference."""
+    """Generalized forces that produce given accelerations (``mj_inverse``).
+
+    Contacts are included as MuJoCo computes them; the result serves as the
+    feed-forward torque of a reference.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The MuJoCo model.
+    qpos : (nq,) or (T, nq) array_like
+        Positions.
+    qvel : (nv,) or (T, nv) array_like
+        Velocities.
+    qacc : (nv,) or (T, nv) array_like
+        Accelerations wanted.
+
+    Returns
+    -------
+    (T, nv) ndarray
+        Generalized forces (N m, N), one row per state (T = 1 for 1-D input).
+    """
     _check_model(model)
     q = np.atleast_2d(normalize_quaternions(model, qpos, "qpos"))
     T = q.shape[0]
@@ -862,10 +1151,21 @@ def inverse_dynamics(model, qpos, qvel, qacc) -> np.ndarray:
 
 @dataclass
 class RunResult:
-    """A closed-loop run: ``x`` (T+1, nx) tangent states, ``qpos`` (T+1, nq),
-    ``u`` (T, nu or nv) the applied controls (ctrl) or torques (qfrc),
-    ``diverged`` and ``diverged_at`` (the step whose result was bad, -1 if
-    none); rows after a divergence are NaN."""
+    """A closed-loop run of ``run``; rows after a divergence are NaN.
+
+    Parameters
+    ----------
+    x : (T+1, nx) ndarray
+        Tangent states.
+    qpos : (T+1, nq) ndarray
+        Generalized positions.
+    u : (T, nu) or (T, nv) ndarray
+        The applied controls (``ctrl``) or torques (``qfrc_applied``, N m).
+    diverged : bool
+        Whether the run diverged.
+    diverged_at : int
+        The step whose result was bad, -1 if none.
+    """
     x: np.ndarray
     qpos: np.ndarray
     u: np.ndarray
@@ -879,30 +1179,43 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
 
     Parameters
     ----------
-    model, data : mujoco.MjModel, mujoco.MjData (the initial state; advanced in place)
-    tracker : an object with ``control(i, data) -> (nu,) or (nv,)``, ``target``
-        ("ctrl" or "qfrc") and ``steps`` (the reference length)
-    steps : number of steps, 1 <= steps <= tracker.steps
-    disturbance : (steps, nv) generalized force added to ``qfrc_applied``
+    model : mujoco.MjModel
+        The plant.
+    data : mujoco.MjData
+        The initial state; advanced in place.
+    tracker : LQRTracker, SPDTracker or object
+        Anything with ``control(i, data) -> (nu,) or (nv,)``, ``target``
+        ("ctrl" or "qfrc") and ``steps`` (the reference length).
+    steps : int
+        Number of steps, 1 <= steps <= tracker.steps.
+    disturbance : array_like, callable or None
+        (steps, nv) generalized force added to ``qfrc_applied``
         (N, N m); or (steps, nbody, 6) Cartesian forces and torques on the
         bodies (N, N m, in world axes at each body's centre of mass, as
         ``data.xfrc_applied``), written to ``xfrc_applied`` before each step;
         or a callable ``f(i, model, data)`` that sets anything before step
         ``i`` (Python loop); None for none
-    callback : optional ``f(i, model, data)`` after each step (e.g. to record)
-    max_state : ``|qpos|`` or ``|qvel|`` beyond this counts as divergence
-    engine : "auto" (default): one C++ call (GIL released, Ctrl-C checked)
+    callback : callable, optional
+        ``f(i, model, data)`` after each step (e.g. to record).
+    max_state : float
+        ``|qpos|`` or ``|qvel|`` beyond this counts as divergence.
+    engine : {"auto", "compiled", "python"}
+        "auto" (default): one C++ call (GIL released, Ctrl-C checked)
         for an ``LQRTracker`` or ``SPDTracker`` with an array or no
         disturbance and no callback, where ``compiled_loop_available()``;
         else the Python loop. "compiled": the C++ call or ``ValueError``
         saying why not. "python": the Python loop (same results to rounding).
-    progress : None, True (a tqdm bar) or ``f(done, total)``, called at most every 50 ms
+    progress : None, bool or callable
+        True for a tqdm bar, or ``f(done, total)``, called at most every
+        50 ms.
 
     Returns
     -------
-    RunResult; a divergence (a control or torque beyond 1e10 or not finite,
-    MuJoCo's reset after a bad acceleration / state, or ``max_state``) is reported
-    with its step index in ``diverged_at`` and as a ``RuntimeWarning``.
+    RunResult
+        A divergence (a control or torque beyond 1e10 or not finite,
+        MuJoCo's reset after a bad acceleration / state, or ``max_state``)
+        is reported with its step index in ``diverged_at`` and as a
+        ``RuntimeWarning``.
     """
     _check_model(model, data)
     if tracker is None or not hasattr(tracker, "control"):

@@ -58,7 +58,33 @@ Q_FINAL = 1e3
 
 @dataclass
 class Scenario:
-    """Everything a controlled run needs: model, reference, push."""
+    """Everything a controlled run needs: model, reference, push.
+
+    Parameters
+    ----------
+    model : directable.models.Model
+        The spring chain (n = 2 m states, s = m forces).
+    dt : float
+        Time step (s).
+    z0 : (n,) ndarray
+        Initial state (positions m, velocities m/s).
+    w_ff : (T, s) ndarray
+        Feed-forward force program (N).
+    z_ref : (T+1, n) ndarray
+        Its open-loop rollout: the reference.
+    disturbance : (T, s) ndarray
+        The user's push (N).
+    push_steps : (int, int)
+        First step and one-past-last step of the push.
+    pushed : list of int
+        Indices of the pushed masses.
+    push_force : float
+        Force of the push (N).
+    masses : int
+        Number of masses m.
+    info : dict
+        Free-form notes of the scenario's construction.
+    """
 
     model: object
     dt: float

@@ -28,8 +28,28 @@ DTS = (1 / 30, 1 / 60, 1 / 120)
 
 
 def fixed_humanoid(controller, kp=None, kv=None, dt=1 / 30):
-    """The humanoid with its root welded at 1 m; for "position" with a position actuator per
-    DOF (gains ``kp``, ``kv`` (24,)) and ``implicitfast``, else Euler and no actuators."""
+    """The humanoid of ``mujoco_scenes`` with its root welded at 1 m.
+
+    Parameters
+    ----------
+    controller : {"pd", "spd", "position"}
+        "position" adds one MuJoCo ``position`` actuator per DOF (gains
+        ``kp``, ``kv``) and integrates with ``implicitfast``; otherwise
+        MuJoCo's Euler integrator and no actuators (the servo writes
+        ``qfrc_applied``).
+    kp : (24,) array_like, optional
+        Position gains of the actuators (N m / rad), one per DOF; only for
+        "position".
+    kv : (24,) array_like, optional
+        Velocity gains of the actuators (N m s / rad); only for "position".
+    dt : float
+        Time step (s).
+
+    Returns
+    -------
+    mujoco.MjModel
+        The welded humanoid, 24 DOFs, ``opt.timestep = dt``.
+    """
     mujoco = dm._mj
     xml = ms.humanoid_xml().replace('<freejoint name="root"/>', "")
     if controller == "position":
@@ -62,9 +82,27 @@ class _PositionServo:
 
 @dataclass
 class PeerRun:
-    """``qpos`` (T+1, 24) and ``qpos_ref``, ``tau`` (T, 24) joint torques (N m), ``error`` (T+1,)
-    max joint error (rad), ``diverged_at`` (-1 if none). ``stable``: no divergence and the error
-    stays below pi (a limp, sagging body is stable; an oscillation that grows is not)."""
+    """One tracking run of the welded humanoid (``track``).
+
+    Parameters
+    ----------
+    controller : str
+        "pd", "spd" or "position".
+    dt : float
+        Time step (s).
+    k : float
+        Gain per supported mass: ``kp = k m_sup`` (N m / (rad kg)).
+    qpos : (T+1, 24) ndarray
+        Joint positions of the run (rad); rows after a divergence are NaN.
+    qpos_ref : (T+1, 24) ndarray
+        The reference positions (rad).
+    tau : (T, 24) ndarray
+        Joint torques applied (N m).
+    error : (T+1,) ndarray
+        Largest joint error per step (rad), on the joint manifold.
+    diverged_at : int
+        The first bad step, -1 if none.
+    """
     controller: str
     dt: float
     k: float
@@ -76,6 +114,8 @@ class PeerRun:
 
     @property
     def stable(self):
+        """No divergence and the error stays below pi (a limp, sagging body is stable; an
+        oscillation that grows is not)."""
         return self.diverged_at < 0 and np.nanmax(self.error) < np.pi
 
     @property
@@ -87,8 +127,27 @@ class PeerRun:
 
 
 def track(controller, k, dt=1 / 30, c=2.0, hold=0.5):
-    """Track the kick motion with ``controller`` ("pd", "spd", "position") at gain ``k``
-    (``kp = k m_sup``), ``kd = c kp dt``, step ``dt`` (s). Returns a ``PeerRun``."""
+    """Track the kick motion with one servo on the welded humanoid.
+
+    Parameters
+    ----------
+    controller : {"pd", "spd", "position"}
+        Explicit PD, Stable PD (eq. 11), or MuJoCo's position actuators.
+    k : float
+        Gain per supported mass (N m / (rad kg)): ``kp = k m_sup``, >= 0.
+    dt : float
+        Time step (s), > 0.
+    c : float
+        Damping ratio of the gains: ``kd = c kp dt``, >= 0.
+    hold : float
+        Seconds the first keyframe is held before the motion starts.
+
+    Returns
+    -------
+    PeerRun
+        Positions, torques and errors of the run; a divergence is in
+        ``diverged_at`` (no warning).
+    """
     mujoco = dm._mj
     if controller not in CONTROLLERS:
         raise ValueError(f"controller must be one of {CONTROLLERS}, got {controller!r}")
@@ -134,9 +193,29 @@ def track(controller, k, dt=1 / 30, c=2.0, hold=0.5):
 
 
 def largest_stable_gain(controller, dt, c=2.0, lo=1.0, hi=1e8, iters=12, hold=0.0):
-    """Largest ``k`` (``kp = k m_sup``) in ``[lo, hi]`` at which ``track`` stays stable (no
-    divergence, error < pi), by bisection on ``log k``; ``hi`` itself if stable there, 0 if
-    ``lo`` is not."""
+    """Largest gain at which ``track`` stays stable, by bisection on ``log k``.
+
+    Parameters
+    ----------
+    controller : {"pd", "spd", "position"}
+        The servo (see ``track``).
+    dt : float
+        Time step (s).
+    c : float
+        Damping ratio: ``kd = c kp dt``.
+    lo, hi : float
+        The bracket of ``k`` (N m / (rad kg)).
+    iters : int
+        Bisection steps (each one ``track`` run).
+    hold : float
+        Seconds the first keyframe is held.
+
+    Returns
+    -------
+    float
+        The largest stable ``k`` found (stable: no divergence, error < pi);
+        ``hi`` itself if stable there, 0 if ``lo`` is not.
+    """
     if track(controller, hi, dt, c, hold).stable:
         return float(hi)
     if not track(controller, lo, dt, c, hold).stable:
@@ -152,8 +231,28 @@ def largest_stable_gain(controller, dt, c=2.0, lo=1.0, hi=1e8, iters=12, hold=0.
 
 
 def compare(dts=DTS, k_equal=300.0, c=2.0, iters=12, hold=0.5):
-    """The comparison table: per controller and dt, the largest stable gain, and at the equal gain
-    ``k_equal`` the max tracking error (rad) and RMS torque rate (N m/s). Returns a list of dicts."""
+    """The comparison of the three servos over time steps.
+
+    Parameters
+    ----------
+    dts : sequence of float
+        Time steps (s).
+    k_equal : float
+        The gain (N m / (rad kg)) at which error and smoothness are compared.
+    c : float
+        Damping ratio: ``kd = c kp dt``.
+    iters : int
+        Bisection steps of ``largest_stable_gain``.
+    hold : float
+        Seconds the first keyframe is held in the equal-gain runs.
+
+    Returns
+    -------
+    list of dict
+        One row per (dt, controller): ``controller``, ``dt`` (s), ``k_max``
+        (largest stable k), ``error`` (max tracking error at ``k_equal``,
+        rad; inf if unstable) and ``smoothness`` (RMS torque rate, N m/s).
+    """
     rows = []
     for dt in dts:
         for ctrl in CONTROLLERS:
@@ -166,7 +265,18 @@ def compare(dts=DTS, k_equal=300.0, c=2.0, iters=12, hold=0.5):
 
 
 def table(rows) -> str:
-    """Markdown table of ``compare``'s rows."""
+    """Markdown table of ``compare``'s rows.
+
+    Parameters
+    ----------
+    rows : list of dict
+        What ``compare`` returns.
+
+    Returns
+    -------
+    str
+        A Markdown table, one line per row.
+    """
     out = ["| controller | dt (s) | largest stable k (kp = k m_sup) | max error at equal k (rad) | "
            "RMS torque rate (N m/s) |", "|---|---|---|---|---|"]
     for r in rows:
@@ -176,8 +286,19 @@ def table(rows) -> str:
 
 
 def verdict(rows) -> str:
-    """Plain sentences from ``compare``'s rows: where MuJoCo's implicit position actuators are as good
-    as SPD or better (largest stable gain, error and torque rate at the equal gain), and where not."""
+    """Plain sentences on where MuJoCo's implicit position actuators match SPD, and where not.
+
+    Parameters
+    ----------
+    rows : list of dict
+        What ``compare`` returns.
+
+    Returns
+    -------
+    str
+        One sentence per time step: largest stable gain, error and torque
+        rate at the equal gain, position actuators against SPD.
+    """
     out = []
     for dt in sorted({r["dt"] for r in rows}, reverse=True):
         by = {r["controller"]: r for r in rows if r["dt"] == dt}
@@ -204,7 +325,19 @@ def verdict(rows) -> str:
 
 
 def plot(rows, ax=None):
-    """Largest stable gain against dt per controller (log-log); returns the Axes."""
+    """Largest stable gain against the time step, per controller (log-log).
+
+    Parameters
+    ----------
+    rows : list of dict
+        What ``compare`` returns.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.5))

@@ -80,13 +80,31 @@ SCENES = {
 
 
 def humanoid_xml() -> str:
-    """The humanoid's MJCF text (``assets/humanoid.xml`` in the package)."""
+    """The humanoid's MJCF text (``assets/humanoid.xml`` in the package).
+
+    Returns
+    -------
+    str
+        The MJCF document: 74 kg, a free root joint and 30 DOFs (lengths m,
+        masses kg).
+    """
     return (files(__package__) / "assets" / "humanoid.xml").read_text()
 
 
 def humanoid(ball=None):
-    """The humanoid ``MjModel``; ``ball = (mass kg, radius m)`` adds a floating ball body "ball"
-    (a free joint after the humanoid's DOFs, hitting the body parts)."""
+    """The humanoid as a MuJoCo model, optionally with a ball.
+
+    Parameters
+    ----------
+    ball : (float, float), optional
+        ``(mass kg, radius m)``: adds a floating (``gravcomp``) body "ball"
+        with a free joint after the humanoid's DOFs, which collides with the
+        body parts. None: the humanoid alone.
+
+    Returns
+    -------
+    mujoco.MjModel
+    """
     mujoco = dm._mj
     xml = humanoid_xml()
     if ball is not None:
@@ -99,16 +117,52 @@ def humanoid(ball=None):
 
 
 def joint_dofs(model, name) -> np.ndarray:
-    """DOF indices (nv) of joint ``name``."""
+    """Indices of joint ``name``'s DOFs in ``qvel``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The model holding the joint.
+    name : str
+        The joint's name.
+
+    Returns
+    -------
+    (d,) ndarray of int
+        Indices into the nv DOFs: 6 for a free joint, 3 for a ball joint, 1
+        for a hinge or slide.
+    """
     j = model.joint(name)
     n = {0: 6, 1: 3}.get(int(j.type[0]), 1)
     return np.arange(int(j.dofadr[0]), int(j.dofadr[0]) + n)
 
 
 def keyframe_reference(model, motion, dt=DT, hold=0.0, power=2):
-    """Reference ``qpos`` (T+1, nq) of ``KEYFRAMES[motion]`` by ``chain.crossfade`` of the
-    keyframes' tangent vectors (ease-in / ease-out between keyframes), then ``hold`` s of the
-    last keyframe. DOFs of bodies other than the humanoid (a ball) stay at ``qpos0``."""
+    """A smooth reference motion from the keyframes of ``KEYFRAMES[motion]``.
+
+    The keyframes' tangent vectors are blended by ``chain.crossfade``
+    (ease-in / ease-out between keyframes); DOFs of bodies other than the
+    humanoid (a ball) stay at ``qpos0``.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The humanoid (with or without a ball).
+    motion : str
+        A key of ``KEYFRAMES`` ("kick", "volleyball", "basketball").
+    dt : float
+        Sampling step (s).
+    hold : float
+        Seconds the last keyframe is held at the end.
+    power : float
+        Exponent of the crossfade's easing.
+
+    Returns
+    -------
+    (T+1, nq) ndarray
+        Reference ``qpos``; ``T`` is the last keyframe's time (plus ``hold``)
+        over ``dt``.
+    """
     if motion not in KEYFRAMES:
         raise ValueError(f"motion must be one of {sorted(KEYFRAMES)}, got {motion!r}")
     keys = KEYFRAMES[motion]
@@ -128,10 +182,37 @@ def keyframe_reference(model, motion, dt=DT, hold=0.0, power=2):
 
 @dataclass
 class SceneRun:
-    """One scene: ``qpos`` / ``qpos_ref`` (T+1, nq), ``error`` (T+1,) max joint error (rad, root
-    excluded), ``limb_speed`` / ``limb_speed_free`` (T+1,) speed (m/s) of the hit limb with the
-    ball and in a run without it, ``elbow`` (T+1, 2) elbow angles (rad), ``gain`` (T,) the
-    schedule's k(t), ``contact_step`` (-1 if none), ``diverged_at`` (-1 if none)."""
+    """One run of a ball scene (``run_scene``).
+
+    Parameters
+    ----------
+    name : str
+        The scene ("kick", "volleyball", "basketball").
+    controller : str
+        "spd" or "pd".
+    dt : float
+        Time step (s).
+    qpos : (T+1, nq) ndarray
+        Positions of the run (humanoid and ball); NaN after a divergence.
+    qpos_ref : (T+1, nq) ndarray
+        The reference positions.
+    error : (T+1,) ndarray
+        Largest joint error per step (rad), the root excluded.
+    limb_speed : (T+1,) ndarray
+        Speed of the hit limb with the ball (m/s).
+    limb_speed_free : (T+1,) ndarray
+        Speed of the hit limb in a run without the ball (m/s).
+    elbow : (T+1, 2) ndarray
+        Right and left elbow angles (rad).
+    gain : (T,) ndarray
+        The schedule's k(t) (Table 3).
+    contact_step : int
+        The ball's first contact, -1 if none.
+    diverged_at : int
+        The first bad step, -1 if none.
+    table : tuple
+        The Table 3 row used: ``(k_t, k_r, kd / (kp dt), t_e, t_f)``.
+    """
     name: str
     controller: str
     dt: float
@@ -148,6 +229,7 @@ class SceneRun:
 
     @property
     def diverged(self):
+        """Whether the run diverged (``diverged_at >= 0``)."""
         return self.diverged_at >= 0
 
 
@@ -209,8 +291,32 @@ def _limb_speed(model, qpos, body):
 
 
 def scene_setup(name, dt=DT, seconds_after=1.0):
-    """The model (humanoid + ball), reference ``qpos`` / ``qvel`` (T+1, ...), feed-forward torque
-    (T, nv) and the ball's initial ``qpos`` / ``qvel`` (7,), (6,) of scene ``name``."""
+    """Everything a ball scene needs before it runs.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``SCENES`` ("kick", "volleyball", "basketball").
+    dt : float
+        Time step (s), > 0.
+    seconds_after : float
+        Seconds simulated after the last keyframe.
+
+    Returns
+    -------
+    model : mujoco.MjModel
+        Humanoid and ball, ``opt.timestep = dt``.
+    qpos_ref : (T+1, nq) ndarray
+        Reference positions (the ball's rows at its start).
+    qvel_ref : (T+1, nv) ndarray
+        Reference velocities (rad/s, m/s).
+    tau_ff : (T, nv) ndarray
+        Inverse-dynamics feed-forward torques of the reference (N m, N).
+    ball_qpos : (7,) ndarray
+        The ball's initial position (m) and quaternion.
+    ball_qvel : (6,) ndarray
+        The ball's initial linear (m/s) and angular (rad/s) velocity.
+    """
     if name not in SCENES:
         raise ValueError(f"name must be one of {sorted(SCENES)}, got {name!r}")
     dt = real(dt, "dt")
@@ -249,10 +355,31 @@ def scene_setup(name, dt=DT, seconds_after=1.0):
 
 
 def run_scene(name, controller="spd", dt=DT, ball=True, seconds_after=1.0, gain_scale=1.0, table=None):
-    """Simulate scene ``name`` ("kick", "volleyball", "basketball") with "spd" or explicit "pd"
-    servos at step ``dt`` (s); ``ball=False`` runs the motion without the ball. ``gain_scale``
-    multiplies every gain; ``table`` names another row of ``TABLE3`` than the scene's.
-    Returns a ``SceneRun``."""
+    """Simulate a ball scene with reactive servos (Table 3's gain schedule).
+
+    Parameters
+    ----------
+    name : str
+        "kick", "volleyball" or "basketball".
+    controller : {"spd", "pd"}
+        Stable PD (eq. 11) or explicit PD servos.
+    dt : float
+        Time step (s), > 0.
+    ball : bool
+        False runs the motion without the ball (the ball is moved away).
+    seconds_after : float
+        Seconds simulated after the last keyframe.
+    gain_scale : float
+        Factor on every gain (root anchor included).
+    table : str, optional
+        Another row of ``TABLE3`` than the scene's own.
+
+    Returns
+    -------
+    SceneRun
+        The run; with ``ball`` its ``limb_speed_free`` comes from a second
+        run without the ball.
+    """
     mujoco = dm._mj
     model, qpos_ref, qvel_ref, tau_ff, ball_q, ball_v = scene_setup(name, dt, seconds_after)
     sc = SCENES[name]
@@ -301,8 +428,19 @@ def run_scene(name, controller="spd", dt=DT, ball=True, seconds_after=1.0, gain_
 
 
 def plot_scene(run: SceneRun, ax=None):
-    """Hit-limb speed with and without the ball, the tracking error and the gain schedule over time;
-    returns the Axes."""
+    """Hit-limb speed with and without the ball and the tracking error over time.
+
+    Parameters
+    ----------
+    run : SceneRun
+        What ``run_scene`` returned.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5))
@@ -325,8 +463,25 @@ STICKS = [("pelvis", "torso"), ("torso", "head"), ("torso", "upper_arm_r"), ("up
 
 
 def plot_stick(model, qpos, ax=None, color="C0", ball=True):
-    """Side view (x-z plane, m) of the humanoid at ``qpos`` as a stick figure of its joint
-    positions (and the ball); returns the Axes."""
+    """Side view (x-z plane, m) of the humanoid as a stick figure of its joint positions.
+
+    Parameters
+    ----------
+    model : mujoco.MjModel
+        The humanoid (with or without a ball).
+    qpos : (nq,) array_like
+        The pose.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+    color : str
+        Matplotlib colour of the sticks.
+    ball : bool
+        Draw the ball too, where the model has one.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(figsize=(3, 4))
@@ -354,9 +509,21 @@ UPPER_BODY = ("spine", "neck", "shoulder_r", "elbow_r", "shoulder_l", "elbow_l")
 
 
 def balance_model(dt=0.01):
-    """The humanoid with its pelvis welded at 1 m and a torque motor (N m) on each upper-body DOF
-    (spine, neck, shoulders, elbows: 14); the legs hang unactuated. Upright, the trunk is an
-    inverted pendulum on the ball joint of the spine."""
+    """The humanoid welded at the pelvis, with a torque motor on each upper-body DOF.
+
+    The pelvis is fixed at 1 m; spine, neck, shoulders and elbows get one
+    motor (N m) per DOF (14); the legs hang unactuated. Upright, the trunk
+    is an inverted pendulum on the ball joint of the spine.
+
+    Parameters
+    ----------
+    dt : float
+        Time step (s).
+
+    Returns
+    -------
+    mujoco.MjModel
+    """
     xml = humanoid_xml().replace('<freejoint name="root"/>', "")
     base = dm._mj.MjModel.from_xml_string(xml)
     motors = []
@@ -372,11 +539,39 @@ def balance_model(dt=0.01):
 
 
 def balance_run(steps=300, push=150.0, push_steps=(50, 60), dt=0.01, Q_pos=100.0, R=1e-3, feedback=True):
-    """LQR balance of the upper body: linearize (``directable.mujoco.linearize``) at the upright
-    pose with the gravity-holding torques as ``ctrl_ref``, solve the Riccati sweep and run it
-    (``directable.mujoco.run``) with a horizontal push of ``push`` N on the torso (+x) during
-    ``push_steps``; ``feedback=False`` applies ``ctrl_ref`` alone. Returns ``(model, RunResult, x_ref)``; the torso's lean is ``x[:, 1]``
-    (spine rotation about y, rad)."""
+    """LQR balance of the upper body against a push.
+
+    Linearizes (``directable.mujoco.linearize``) at the upright pose with the
+    gravity-holding torques as ``ctrl_ref``, solves the Riccati sweep and
+    runs it (``directable.mujoco.run``, one compiled call).
+
+    Parameters
+    ----------
+    steps : int
+        Steps simulated.
+    push : float
+        Horizontal force on the torso (N, world +x).
+    push_steps : (int, int)
+        First and one-past-last step of the push.
+    dt : float
+        Time step (s).
+    Q_pos : float
+        State weight of each position DOF (velocities weigh 1).
+    R : float
+        Control weight (per motor, 1 / (N m)^2 scale).
+    feedback : bool
+        False applies ``ctrl_ref`` alone (no feedback), for comparison.
+
+    Returns
+    -------
+    model : mujoco.MjModel
+        The ``balance_model``.
+    run : directable.mujoco.RunResult
+        The closed-loop run; the torso's lean is ``run.x[:, 1]`` (spine
+        rotation about y, rad).
+    x_ref : (steps+1, nx) ndarray
+        The reference (upright, zero).
+    """
     mujoco = dm._mj
     m = balance_model(dt)
     steps = int(steps)
