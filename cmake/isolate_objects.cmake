@@ -20,7 +20,9 @@
 #    level as suffix, so each side keeps its own.
 #
 # Run as: cmake -DLD=... -DNM=... -DOBJCOPY=... -DOUTPUT=merged.o -DTAG=level
-#               -DOBJECTS="a.o|b.o|..." -P isolate_objects.cmake
+#               -DOBJECTS="a.o|b.o|..." [-DONLY="cpp/src/x.cpp|..."] -P isolate_objects.cmake
+# ONLY keeps the objects of those sources (a level that borrows the level
+# below's copies of the files it does not compile itself).
 foreach(var LD NM OBJCOPY OUTPUT OBJECTS TAG)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "isolate_objects.cmake: ${var} is not set")
@@ -31,6 +33,29 @@ endforeach()
 # $<TARGET_OBJECTS> also names the precompiled header (.gch): objects only.
 string(REPLACE "|" ";" OBJECTS "${OBJECTS}")
 list(FILTER OBJECTS INCLUDE REGEX "\\.(o|obj)$")
+if(DEFINED ONLY AND NOT ONLY STREQUAL "")
+  string(REPLACE "|" ";" ONLY "${ONLY}")
+  set(kept "")
+  foreach(object IN LISTS OBJECTS)
+    foreach(source IN LISTS ONLY)
+      string(LENGTH "${object}" n_object)
+      string(LENGTH "/${source}.o" n_suffix)
+      if(n_object GREATER_EQUAL n_suffix)
+        math(EXPR start "${n_object} - ${n_suffix}")
+        string(SUBSTRING "${object}" ${start} -1 tail)
+        if(tail STREQUAL "/${source}.o")
+          list(APPEND kept "${object}")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+  list(LENGTH ONLY n_wanted)
+  list(LENGTH kept n_kept)
+  if(NOT n_kept EQUAL n_wanted)
+    message(FATAL_ERROR "isolate_objects.cmake: ${n_wanted} sources asked for, ${n_kept} objects found")
+  endif()
+  set(OBJECTS ${kept})
+endif()
 set(raw "${OUTPUT}.raw.o")
 # --force-group-allocation: the COMDAT groups become ordinary sections, so the
 # final link cannot discard the baseline's copy of a group in favour of ours
