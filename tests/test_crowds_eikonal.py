@@ -38,6 +38,36 @@ def test_eikonal_matches_python_reference(seed, heap):
     assert (phi[goal] == 0).all()
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_eikonal_ties_follow_the_rule(seed):
+    """Integer costs make many exactly equal tentative values: the order of
+    acceptance (smaller flat index first) and the per-axis ties (W, S) decide
+    which neighbours are KNOWN: a wrong tie would change phi by far more than
+    rounding (FMA contraction in C++ leaves ~1e-14). Both heaps must agree
+    bit for bit."""
+    rng = np.random.default_rng(100 + seed)
+    nx, ny = 31, 26
+    cost = rng.integers(1, 4, (4, ny, nx)).astype(float)
+    blocked = rng.random((ny, nx)) < 0.08
+    goal = np.zeros((ny, nx), bool)
+    goal[rng.integers(ny, size=3), rng.integers(nx, size=3)] = True
+    blocked &= ~goal
+    cost[ref.neighbour_arrays(blocked, True) | blocked[None]] = np.inf
+    phi_ref = ref.eikonal(cost, goal, blocked)
+    phi = crowds.eikonal(cost, goal, blocked)
+    np.testing.assert_array_equal(np.isinf(phi), np.isinf(phi_ref))
+    fin = np.isfinite(phi_ref)
+    np.testing.assert_allclose(phi[fin], phi_ref[fin], rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(crowds.eikonal(cost, goal, blocked, heap="lazy"), phi)
+
+
+def test_eikonal_heaps_agree_bit_for_bit_on_a_large_grid():
+    rng = np.random.default_rng(11)
+    cost, goal, blocked = random_case(rng, 150, 130)
+    np.testing.assert_array_equal(crowds.eikonal(cost, goal, blocked, heap="indexed"),
+                                  crowds.eikonal(cost, goal, blocked, heap="lazy"))
+
+
 def test_eikonal_upper_bound_property():
     rng = np.random.default_rng(7)
     for _ in range(5):

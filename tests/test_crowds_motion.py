@@ -295,3 +295,28 @@ def test_run_arrays_are_read_only_views_and_progress_is_reported():
     assert run.stage_times.shape == (20, 4) and (run.stage_times >= 0).all() and not run.stage_times.flags.writeable
     assert np.shares_memory(run.stage_times, run.stage_times)
     assert (run.stage_times.sum(axis=1) <= run.step_times * 1.01 + 1e-5).all()
+
+
+def test_a_step_moves_people_with_the_whole_velocity_field():
+    """A step computes only the MAC faces its people's stencils read; they must
+    move exactly as the whole field of Crowd.fields makes them move."""
+    rng = np.random.default_rng(3)
+    n = 40
+    blocked = np.zeros((n, n), bool)
+    blocked[10:30, 20] = True
+    grid = crowds.CrowdGrid(n, n, blocked=blocked)
+    p = crowds.Params.table_4_1("city")
+    goal = np.zeros((n, n), bool)
+    goal[:, -1] = True
+    X = rng.uniform(2, 18, (300, 2))
+    crowd = crowds.Crowd(grid, p, [crowds.Group(goal, X)], min_distance_iterations=0, threads=1)
+    for _ in range(5):
+        crowd.step()
+    before, active = crowd.positions, crowd.active
+    u = crowd.fields(0)["velocity"]
+    v = MACGrid2D(n, n, 1.0).velocity_at(u, before)
+    norm = np.sqrt((v * v).sum(axis=1))
+    v = np.where((norm > p.f_max)[:, None], v * (p.f_max / np.maximum(norm, 1e-300))[:, None], v)
+    crowd.step()
+    np.testing.assert_allclose(crowd.positions[active], (before + v)[active], rtol=0, atol=1e-14)
+    assert np.abs(v[active]).sum() > 0

@@ -75,15 +75,35 @@ struct PyCrowd {
 void bind_crowds(py::module_& m) {
   using P = CrowdParams;
   py::class_<P>(m, "CrowdParams", R"doc(
-Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.8): unobstructed
-speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
-inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
-cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
-[0, f_max], the slope range s_min < s_max, and flow_floor in [0, 1]: the
-flow speed of eq. 4.9 never falls below flow_floor x f_T (0: as printed; a
-small floor keeps a dense crowd standing still from locking for ever).
-Immutable; invalid values raise
-ValueError naming the parameter.)doc")
+Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.4, 4.8-4.10).
+
+Immutable; invalid values raise ValueError naming the parameter. Units of
+Table 4.1: lengths in cells (h = 1), time in steps (dt = 1).
+
+Parameters
+----------
+f_max : float
+    Unobstructed speed (cells/step) on flat or downhill ground, > 0.
+rho_min, rho_max : float
+    Densities (people per cell, as splatted) between which the speed blends
+    from the terrain speed to the flow speed (eq. 4.10); 0 <= rho_min <
+    rho_max. rho_max = inf removes the flow-speed term.
+lam : float
+    Density exponent lambda of the splat (sec. 4.2.1), > 0.
+delta_min : float
+    Minimum distance between people (cells), >= 0.
+alpha, beta, gamma : float
+    Weights of path length, time and discomfort per unit time in the unit
+    cost of eq. 4.4, >= 0 and not all zero.
+f_min : float
+    Speed (cells/step) on the steepest uphill slope s_max, in [0, f_max].
+s_min, s_max : float
+    Slope range of eq. 4.8 (height difference per cell length): slopes are
+    clamped into it, s_min giving f_max and s_max giving f_min; s_min < s_max.
+flow_floor : float
+    In [0, 1]: the flow speed of eq. 4.9 never falls below flow_floor x f_T.
+    0 is the formula as printed; a small floor keeps a dense crowd standing
+    still (rho >= rho_max, ubar = 0) from locking for ever.)doc")
       .def(py::init([](double f_max, double rho_min, double rho_max, double lam, double delta_min, double alpha,
                        double beta, double gamma, double f_min, double s_min, double s_max, double flow_floor) {
              P p;
@@ -96,20 +116,31 @@ ValueError naming the parameter.)doc")
            py::arg("f_max"), py::arg("rho_min"), py::arg("rho_max"), py::arg("lam"), py::arg("delta_min"),
            py::arg("alpha"), py::arg("beta"), py::arg("gamma"), py::arg("f_min") = 0.0, py::arg("s_min") = 0.0,
            py::arg("s_max") = 1.0, py::arg("flow_floor") = 0.0)
-      .def_static("table_4_1", &P::table_4_1, py::arg("name"),
-                  "Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.")
-      .def_readonly("f_max", &P::f_max)
-      .def_readonly("rho_min", &P::rho_min)
-      .def_readonly("rho_max", &P::rho_max)
-      .def_readonly("lam", &P::lam)
-      .def_readonly("delta_min", &P::delta_min)
-      .def_readonly("alpha", &P::alpha)
-      .def_readonly("beta", &P::beta)
-      .def_readonly("gamma", &P::gamma)
-      .def_readonly("f_min", &P::f_min)
-      .def_readonly("s_min", &P::s_min)
-      .def_readonly("s_max", &P::s_max)
-      .def_readonly("flow_floor", &P::flow_floor)
+      .def_static("table_4_1", &P::table_4_1, py::arg("name"), R"doc(A row of Table 4.1.
+
+Parameters
+----------
+name : str
+    "lanes", "vortex", "armies" (which also sets s_min, s_max = -0.3, 0.3,
+    sec. 4.4), "quad" or "city".
+
+Returns
+-------
+CrowdParams
+    f_max, rho_min, rho_max, delta_min, lam, alpha, beta, gamma of that row;
+    f_min = 0 and flow_floor = 0.)doc")
+      .def_readonly("f_max", &P::f_max, "Unobstructed speed, cells/step.")
+      .def_readonly("rho_min", &P::rho_min, "Density (people per cell) where the flow speed starts to count.")
+      .def_readonly("rho_max", &P::rho_max, "Density (people per cell) from which people move with the flow (inf: never).")
+      .def_readonly("lam", &P::lam, "Density exponent lambda of the splat.")
+      .def_readonly("delta_min", &P::delta_min, "Minimum distance between people, cells.")
+      .def_readonly("alpha", &P::alpha, "Weight of path length in the unit cost (eq. 4.4).")
+      .def_readonly("beta", &P::beta, "Weight of time in the unit cost (eq. 4.4).")
+      .def_readonly("gamma", &P::gamma, "Weight of discomfort per unit time in the unit cost (eq. 4.4).")
+      .def_readonly("f_min", &P::f_min, "Speed on the steepest uphill slope s_max, cells/step.")
+      .def_readonly("s_min", &P::s_min, "Slope (height per cell length) giving f_max; gentler slopes are clamped to it.")
+      .def_readonly("s_max", &P::s_max, "Slope (height per cell length) giving f_min; steeper slopes are clamped to it.")
+      .def_readonly("flow_floor", &P::flow_floor, "Lower bound of the flow speed as a share of the terrain speed, in [0, 1].")
       .def("to_dict", [](const P& p) {
         py::dict d;
         d["f_max"] = p.f_max, d["rho_min"] = p.rho_min, d["rho_max"] = p.rho_max, d["lam"] = p.lam;
@@ -117,7 +148,13 @@ ValueError naming the parameter.)doc")
         d["f_min"] = p.f_min, d["s_min"] = p.s_min, d["s_max"] = p.s_max;
         d["flow_floor"] = p.flow_floor;
         return d;
-      }, "The parameters as a dict (Params(**{**p.to_dict(), 'gamma': 0.0}) makes a variant).")
+      }, R"doc(The parameters as a dict.
+
+Returns
+-------
+dict of str to float
+    Every constructor argument by name: ``Params(**{**p.to_dict(), "gamma":
+    0.0})`` makes a variant.)doc")
       .def("__repr__", [](const P& p) {
         return "Params(f_max=" + std::to_string(p.f_max) + ", rho_min=" + std::to_string(p.rho_min) +
                ", rho_max=" + std::to_string(p.rho_max) + ", lam=" + std::to_string(p.lam) +
@@ -128,10 +165,25 @@ ValueError naming the parameter.)doc")
 
   using G = CrowdGrid;
   py::class_<G, std::shared_ptr<G>>(m, "CrowdGrid", R"doc(
-The crowd's world: nx x ny cells of size h, cell (i, j) (row j, column i)
-centred at ((i + 1/2) h, (j + 1/2) h), domain [0, nx h] x [0, ny h] (the
-layout of MACGrid2D). height and discomfort are (ny, nx) floats (None: zero),
-blocked a (ny, nx) bool mask of walls and obstacles.)doc")
+The crowd's world: size, height field, static discomfort, walls and
+periodic closures.
+
+Cell (i, j) is row j, column i of every (ny, nx) array, centred at
+((i + 1/2) h, (j + 1/2) h); the domain is [0, nx h] x [0, ny h] (the layout
+of MACGrid2D). Anisotropic fields are (4, ny, nx) in the order E, N, W, S.
+
+Parameters
+----------
+nx, ny : int
+    Cells along x and y, >= 1.
+h : float
+    Cell size (length units), > 0.
+height : (ny, nx) array_like, optional
+    Terrain height (length units) of eq. 4.8; None: flat.
+discomfort : (ny, nx) array_like, optional
+    Static discomfort g >= 0 (eq. 4.4); None: zero.
+blocked : (ny, nx) bool array_like, optional
+    Walls and obstacles: nobody moves into or out of them.)doc")
       .def(py::init([](Index nx, Index ny, double h, const OptArray& height, const OptArray& discomfort,
                        const py::object& blocked) {
              const Eigen::VectorXd none;
@@ -142,9 +194,9 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
            }),
            py::arg("nx"), py::arg("ny"), py::arg("h") = 1.0, py::arg("height") = py::none(),
            py::arg("discomfort") = py::none(), py::arg("blocked") = py::none())
-      .def_property_readonly("nx", &G::nx)
-      .def_property_readonly("ny", &G::ny)
-      .def_property_readonly("h", &G::h)
+      .def_property_readonly("nx", &G::nx, "Cells along x.")
+      .def_property_readonly("ny", &G::ny, "Cells along y.")
+      .def_property_readonly("h", &G::h, "Cell size (length units).")
       .def_property_readonly("n_faces", [](const G& g) { return g.mac().n_faces(); }, "N, the size of a MAC velocity vector.")
       .def_property_readonly("height", [](const G& g) { return image(g.height(), g.ny(), g.nx()); }, "(ny, nx) height field (a copy).")
       .def_property_readonly("discomfort", [](const G& g) { return image(g.discomfort(), g.ny(), g.nx()); },
@@ -155,12 +207,38 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
       .def("set_periodic", [](G& g, const py::object& msk, double green_fraction, double period, double phase) {
              g.add_periodic(mask(msk, "mask", g.ny(), g.nx()), green_fraction, period, phase);
            }, py::arg("mask"), py::arg("green_fraction"), py::arg("period"), py::arg("phase") = 0.0,
-           "Adds a periodic closure (traffic light): cells of mask (ny, nx) are closed while red, i.e. outside the first green_fraction of each period (time + phase, steps). Configure before building a Crowd.")
+           R"doc(Adds a periodic closure (a traffic light, a door opening and closing), sec. 4.1.3.
+
+The cells of the mask are closed (nobody moves into them) while red: outside
+the first green_fraction of each period of time + phase. A crowd plans with
+the expected speed green_fraction x f into them. Configure before building
+a Crowd: the crowd shares the grid as it is then.
+
+Parameters
+----------
+mask : (ny, nx) bool array_like
+    Cells closed while red.
+green_fraction : float
+    Share of each period that is green, in [0, 1].
+period : float
+    Period (steps), > 0.
+phase : float
+    Time (steps) added before taking the time modulo the period.)doc")
       .def("red", [](const G& g, double time) {
              Mask r;
              g.red_cells(time, r);
              return bool_image(r, g.ny(), g.nx());
-           }, py::arg("time"), "(ny, nx) bool: cells closed by a red closure at `time` (steps).");
+           }, py::arg("time"), R"doc(Cells closed by a red periodic closure.
+
+Parameters
+----------
+time : float
+    Time (steps).
+
+Returns
+-------
+(ny, nx) bool ndarray
+    True where some closure is red at that time.)doc");
 
   m.def("crowd_splat", [](const G& grid, const Array& positions, const Array& velocities, double lam) {
         auto X = rows_view(positions, "positions", 2, -1, true, "P");
@@ -246,10 +324,26 @@ blocked a (ny, nx) bool mask of walls and obstacles.)doc")
       }, py::arg("positions"), py::arg("delta_min"), "(K, 2) pairs i < j at distance <= delta_min (cell binning).");
 
   py::class_<CrowdAgent>(m, "CrowdAgent", R"doc(
-A moving obstacle (car, flying saucer) at path[step mod T] (path (T, 2)):
-closes the cells within radius and, over the next lookahead path points,
-adds discomfort_ahead to the discomfort and speed_ahead to the speed of
-moves out of the cells within radius of them.)doc")
+A moving obstacle driven by a rule (a car, a flying saucer; sec. 4.3).
+
+At step t it sits at path[t mod T] and closes the cells whose centres lie
+within radius; over the next lookahead path points it adds
+discomfort_ahead to the discomfort and speed_ahead to the speed of the
+moves out of the cells within radius of them, so people get out of its way
+quickly.
+
+Parameters
+----------
+path : (T, 2) array_like
+    Positions (length units) per step, looped.
+radius : float
+    Radius of the closed disc (length units), >= 0.
+discomfort_ahead : float
+    Discomfort added ahead of the agent, >= 0.
+speed_ahead : float
+    Speed (length per step) added to moves out of the cells ahead, >= 0.
+lookahead : int
+    Path points ahead that receive discomfort and speed, >= 0.)doc")
       .def(py::init([](const Array& path, double radius, double discomfort_ahead, double speed_ahead, Index lookahead) {
              CrowdAgent a;
              a.path = rows_view(path, "path", 2, -1, false, "T");
@@ -260,10 +354,10 @@ moves out of the cells within radius of them.)doc")
            py::arg("path"), py::arg("radius"), py::arg("discomfort_ahead") = 0.0, py::arg("speed_ahead") = 0.0,
            py::arg("lookahead") = 0)
       .def_property_readonly("path", [](const CrowdAgent& a) { return RowMatrix(a.path); }, "(T, 2) positions (a copy).")
-      .def_readonly("radius", &CrowdAgent::radius)
-      .def_readonly("discomfort_ahead", &CrowdAgent::discomfort_ahead)
-      .def_readonly("speed_ahead", &CrowdAgent::speed_ahead)
-      .def_readonly("lookahead", &CrowdAgent::lookahead);
+      .def_readonly("radius", &CrowdAgent::radius, "Radius of the closed disc (length units).")
+      .def_readonly("discomfort_ahead", &CrowdAgent::discomfort_ahead, "Discomfort added ahead of the agent.")
+      .def_readonly("speed_ahead", &CrowdAgent::speed_ahead, "Speed (length per step) added to moves out of the cells ahead.")
+      .def_readonly("lookahead", &CrowdAgent::lookahead, "Path points ahead that receive discomfort and speed.");
 
   py::class_<CrowdRun, std::shared_ptr<CrowdRun>>(m, "CrowdRun", "Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stage_times (T, 4) s, stuck (K,) person indices.")
       .def_property_readonly("positions", [](py::object self) {

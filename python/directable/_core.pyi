@@ -3084,20 +3084,52 @@ class SPHPlant3D(Plant):
         """
 class CrowdParams:
     """
-    Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.8): unobstructed
-    speed f_max (cells/step), density thresholds rho_min < rho_max (rho_max may be
-    inf: no flow-speed term), splat exponent lam > 0, minimum distance delta_min,
-    cost weights alpha, beta, gamma >= 0 (not all zero), slowest speed f_min in
-    [0, f_max], the slope range s_min < s_max, and flow_floor in [0, 1]: the
-    flow speed of eq. 4.9 never falls below flow_floor x f_T (0: as printed; a
-    small floor keeps a dense crowd standing still from locking for ever).
-    Immutable; invalid values raise
-    ValueError naming the parameter.
+    Continuum-crowd parameters (Treuille thesis Table 4.1, eq. 4.4, 4.8-4.10).
+    
+    Immutable; invalid values raise ValueError naming the parameter. Units of
+    Table 4.1: lengths in cells (h = 1), time in steps (dt = 1).
+    
+    Parameters
+    ----------
+    f_max : float
+        Unobstructed speed (cells/step) on flat or downhill ground, > 0.
+    rho_min, rho_max : float
+        Densities (people per cell, as splatted) between which the speed blends
+        from the terrain speed to the flow speed (eq. 4.10); 0 <= rho_min <
+        rho_max. rho_max = inf removes the flow-speed term.
+    lam : float
+        Density exponent lambda of the splat (sec. 4.2.1), > 0.
+    delta_min : float
+        Minimum distance between people (cells), >= 0.
+    alpha, beta, gamma : float
+        Weights of path length, time and discomfort per unit time in the unit
+        cost of eq. 4.4, >= 0 and not all zero.
+    f_min : float
+        Speed (cells/step) on the steepest uphill slope s_max, in [0, f_max].
+    s_min, s_max : float
+        Slope range of eq. 4.8 (height difference per cell length): slopes are
+        clamped into it, s_min giving f_max and s_max giving f_min; s_min < s_max.
+    flow_floor : float
+        In [0, 1]: the flow speed of eq. 4.9 never falls below flow_floor x f_T.
+        0 is the formula as printed; a small floor keeps a dense crowd standing
+        still (rho >= rho_max, ubar = 0) from locking for ever.
     """
     @staticmethod
     def table_4_1(name: str) -> CrowdParams:
         """
-        Table 4.1's row 'lanes', 'vortex', 'armies' (s_min, s_max = -0.3, 0.3), 'quad' or 'city'.
+        A row of Table 4.1.
+        
+        Parameters
+        ----------
+        name : str
+            "lanes", "vortex", "armies" (which also sets s_min, s_max = -0.3, 0.3,
+            sec. 4.4), "quad" or "city".
+        
+        Returns
+        -------
+        CrowdParams
+            f_max, rho_min, rho_max, delta_min, lam, alpha, beta, gamma of that row;
+            f_min = 0 and flow_floor = 0.
         """
     def __init__(self, f_max: typing.SupportsFloat | typing.SupportsIndex, rho_min: typing.SupportsFloat | typing.SupportsIndex, rho_max: typing.SupportsFloat | typing.SupportsIndex, lam: typing.SupportsFloat | typing.SupportsIndex, delta_min: typing.SupportsFloat | typing.SupportsIndex, alpha: typing.SupportsFloat | typing.SupportsIndex, beta: typing.SupportsFloat | typing.SupportsIndex, gamma: typing.SupportsFloat | typing.SupportsIndex, f_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_min: typing.SupportsFloat | typing.SupportsIndex = 0.0, s_max: typing.SupportsFloat | typing.SupportsIndex = 1.0, flow_floor: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         ...
@@ -3109,50 +3141,95 @@ class CrowdParams:
         ...
     def to_dict(self) -> dict:
         """
-        The parameters as a dict (Params(**{**p.to_dict(), 'gamma': 0.0}) makes a variant).
+        The parameters as a dict.
+        
+        Returns
+        -------
+        dict of str to float
+            Every constructor argument by name: ``Params(**{**p.to_dict(), "gamma":
+            0.0})`` makes a variant.
         """
     @property
     def alpha(self) -> float:
-        ...
+        """
+        Weight of path length in the unit cost (eq. 4.4).
+        """
     @property
     def beta(self) -> float:
-        ...
+        """
+        Weight of time in the unit cost (eq. 4.4).
+        """
     @property
     def delta_min(self) -> float:
-        ...
+        """
+        Minimum distance between people, cells.
+        """
     @property
     def f_max(self) -> float:
-        ...
+        """
+        Unobstructed speed, cells/step.
+        """
     @property
     def f_min(self) -> float:
-        ...
+        """
+        Speed on the steepest uphill slope s_max, cells/step.
+        """
     @property
     def flow_floor(self) -> float:
-        ...
+        """
+        Lower bound of the flow speed as a share of the terrain speed, in [0, 1].
+        """
     @property
     def gamma(self) -> float:
-        ...
+        """
+        Weight of discomfort per unit time in the unit cost (eq. 4.4).
+        """
     @property
     def lam(self) -> float:
-        ...
+        """
+        Density exponent lambda of the splat.
+        """
     @property
     def rho_max(self) -> float:
-        ...
+        """
+        Density (people per cell) from which people move with the flow (inf: never).
+        """
     @property
     def rho_min(self) -> float:
-        ...
+        """
+        Density (people per cell) where the flow speed starts to count.
+        """
     @property
     def s_max(self) -> float:
-        ...
+        """
+        Slope (height per cell length) giving f_min; steeper slopes are clamped to it.
+        """
     @property
     def s_min(self) -> float:
-        ...
+        """
+        Slope (height per cell length) giving f_max; gentler slopes are clamped to it.
+        """
 class CrowdGrid:
     """
-    The crowd's world: nx x ny cells of size h, cell (i, j) (row j, column i)
-    centred at ((i + 1/2) h, (j + 1/2) h), domain [0, nx h] x [0, ny h] (the
-    layout of MACGrid2D). height and discomfort are (ny, nx) floats (None: zero),
-    blocked a (ny, nx) bool mask of walls and obstacles.
+    The crowd's world: size, height field, static discomfort, walls and
+    periodic closures.
+    
+    Cell (i, j) is row j, column i of every (ny, nx) array, centred at
+    ((i + 1/2) h, (j + 1/2) h); the domain is [0, nx h] x [0, ny h] (the layout
+    of MACGrid2D). Anisotropic fields are (4, ny, nx) in the order E, N, W, S.
+    
+    Parameters
+    ----------
+    nx, ny : int
+        Cells along x and y, >= 1.
+    h : float
+        Cell size (length units), > 0.
+    height : (ny, nx) array_like, optional
+        Terrain height (length units) of eq. 4.8; None: flat.
+    discomfort : (ny, nx) array_like, optional
+        Static discomfort g >= 0 (eq. 4.4); None: zero.
+    blocked : (ny, nx) bool array_like, optional
+        Walls and obstacles: nobody moves into or out of them.
     """
     def __init__(self, nx: int, ny: int, h: typing.SupportsFloat | typing.SupportsIndex = 1.0, height: numpy.ndarray[numpy.float64] | None = None, discomfort: numpy.ndarray[numpy.float64] | None = None, blocked: typing.Any = None) -> None:
         ...
@@ -3164,11 +3241,37 @@ class CrowdGrid:
         ...
     def red(self, time: typing.SupportsFloat | typing.SupportsIndex) -> numpy.ndarray:
         """
-        (ny, nx) bool: cells closed by a red closure at `time` (steps).
+        Cells closed by a red periodic closure.
+        
+        Parameters
+        ----------
+        time : float
+            Time (steps).
+        
+        Returns
+        -------
+        (ny, nx) bool ndarray
+            True where some closure is red at that time.
         """
     def set_periodic(self, mask: typing.Any, green_fraction: typing.SupportsFloat | typing.SupportsIndex, period: typing.SupportsFloat | typing.SupportsIndex, phase: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
         """
-        Adds a periodic closure (traffic light): cells of mask (ny, nx) are closed while red, i.e. outside the first green_fraction of each period (time + phase, steps). Configure before building a Crowd.
+        Adds a periodic closure (a traffic light, a door opening and closing), sec. 4.1.3.
+        
+        The cells of the mask are closed (nobody moves into them) while red: outside
+        the first green_fraction of each period of time + phase. A crowd plans with
+        the expected speed green_fraction x f into them. Configure before building
+        a Crowd: the crowd shares the grid as it is then.
+        
+        Parameters
+        ----------
+        mask : (ny, nx) bool array_like
+            Cells closed while red.
+        green_fraction : float
+            Share of each period that is green, in [0, 1].
+        period : float
+            Period (steps), > 0.
+        phase : float
+            Time (steps) added before taking the time modulo the period.
         """
     @property
     def blocked(self) -> numpy.ndarray:
@@ -3187,7 +3290,9 @@ class CrowdGrid:
         """
     @property
     def h(self) -> float:
-        ...
+        """
+        Cell size (length units).
+        """
     @property
     def height(self) -> numpy.ndarray:
         """
@@ -3200,16 +3305,36 @@ class CrowdGrid:
         """
     @property
     def nx(self) -> int:
-        ...
+        """
+        Cells along x.
+        """
     @property
     def ny(self) -> int:
-        ...
+        """
+        Cells along y.
+        """
 class CrowdAgent:
     """
-    A moving obstacle (car, flying saucer) at path[step mod T] (path (T, 2)):
-    closes the cells within radius and, over the next lookahead path points,
-    adds discomfort_ahead to the discomfort and speed_ahead to the speed of
-    moves out of the cells within radius of them.
+    A moving obstacle driven by a rule (a car, a flying saucer; sec. 4.3).
+    
+    At step t it sits at path[t mod T] and closes the cells whose centres lie
+    within radius; over the next lookahead path points it adds
+    discomfort_ahead to the discomfort and speed_ahead to the speed of the
+    moves out of the cells within radius of them, so people get out of its way
+    quickly.
+    
+    Parameters
+    ----------
+    path : (T, 2) array_like
+        Positions (length units) per step, looped.
+    radius : float
+        Radius of the closed disc (length units), >= 0.
+    discomfort_ahead : float
+        Discomfort added ahead of the agent, >= 0.
+    speed_ahead : float
+        Speed (length per step) added to moves out of the cells ahead, >= 0.
+    lookahead : int
+        Path points ahead that receive discomfort and speed, >= 0.
     """
     def __init__(self, path: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, discomfort_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, speed_ahead: typing.SupportsFloat | typing.SupportsIndex = 0.0, lookahead: int = 0) -> None:
         ...
@@ -3221,10 +3346,14 @@ class CrowdAgent:
         ...
     @property
     def discomfort_ahead(self) -> float:
-        ...
+        """
+        Discomfort added ahead of the agent.
+        """
     @property
     def lookahead(self) -> int:
-        ...
+        """
+        Path points ahead that receive discomfort and speed.
+        """
     @property
     def path(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -3232,10 +3361,14 @@ class CrowdAgent:
         """
     @property
     def radius(self) -> float:
-        ...
+        """
+        Radius of the closed disc (length units).
+        """
     @property
     def speed_ahead(self) -> float:
-        ...
+        """
+        Speed (length per step) added to moves out of the cells ahead.
+        """
 class CrowdRun:
     """
     Recorded run: positions (T+1, P, 2), active (T+1, P), step_times (T,) s, stage_times (T, 4) s, stuck (K,) person indices.

@@ -295,7 +295,17 @@ class Crowd:
     step_index = property(lambda self: self._sim.step_index, doc="Steps taken.")
 
     def occupied(self, group):
-        """(ny, nx) bool: cells holding a walking person of ``group``."""
+        """Cells holding a walking person of one group (a chasing group's goal).
+
+        Parameters
+        ----------
+        group : int
+            Group index, in the order of ``groups``.
+
+        Returns
+        -------
+        (ny, nx) bool ndarray
+        """
         return self._sim.occupied(integer(group, "group"))
 
     def _before_step(self, step):
@@ -351,15 +361,27 @@ class Crowd:
             close()
 
     def fields(self, group):
-        """The fields of the current state for one group.
+        """The fields of the current state for one group (stages 1-3 of a step, Fig. 4.3).
+
+        Computes every group's fields at the current positions and time
+        without moving anyone; the potential is complete over the grid.
+
+        Parameters
+        ----------
+        group : int
+            Group index, in the order of ``groups``.
 
         Returns
         -------
-        dict
-            ``rho`` (ny, nx), ``ubar`` (ny, nx, 2), ``discomfort`` (ny, nx)
-            total g, ``speed`` (4, ny, nx) planning speed, ``speed_actual``,
-            ``cost`` (4, ny, nx), ``phi`` (ny, nx), ``velocity`` (N,) MAC,
-            ``goal`` (ny, nx).
+        dict of ndarray
+            ``rho`` (ny, nx) density; ``ubar`` (ny, nx, 2) mean velocity
+            (cells/step); ``discomfort`` (ny, nx) total g the group plans
+            with (static, predictive, agents); ``speed`` (4, ny, nx) planning
+            speed (cells/step, E N W S); ``speed_actual`` (4, ny, nx) the
+            speed people move with (red closures 0); ``cost`` (4, ny, nx)
+            unit cost; ``phi`` (ny, nx) potential (+inf unreachable);
+            ``velocity`` (N,) MAC face velocities (cells/step); ``goal``
+            (ny, nx) bool.
         """
         return self._sim.fields(integer(group, "group"), self.threads)
 

@@ -23,10 +23,27 @@ def _variant(params, **changes):
 
 
 def scatter(rng, allowed, count, h=1.0, spacing=0.0):
-    """``count`` random points (count, 2) in the cells of ``allowed`` (ny, nx) bool.
+    """Random points in the allowed cells.
 
-    With spacing > 0 points are drawn by rejection so that no two are closer
-    than ``spacing`` (falling back to plain draws when the region is full).
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    allowed : (ny, nx) bool array_like
+        Cells the points may lie in.
+    count : int
+        Number of points.
+    h : float
+        Cell size (length units).
+    spacing : float
+        With spacing > 0 points are drawn by rejection so that no two are
+        closer than ``spacing`` (length units), falling back to plain draws
+        when the region is full.
+
+    Returns
+    -------
+    (count, 2) ndarray
+        Points (length units), each uniform in a random allowed cell (kept
+        0.05 h away from its edges).
     """
     cells = np.argwhere(np.asarray(allowed, bool))
     if len(cells) == 0:
@@ -55,9 +72,27 @@ def _band(ny, nx, x0, x1, y0=0, y1=None):
 def lanes(per_group=100, nx=60, ny=16, seed=0, params=None, flow_speed=True, **crowd_kw):
     """Two groups crossing in a corridor (Fig. 4.2a; Table 4.1 "lanes").
 
-    Group 0 starts at the west end and walks to the east end, group 1 the
-    reverse. ``flow_speed=False`` is the ablation without the flow-speed
-    term (rho_max = inf). The paper's example has 24 people (per_group=12).
+    Group 0 starts at the west end and walks to the east column, group 1
+    the reverse. The paper's example has 24 people (``per_group=12``).
+
+    Parameters
+    ----------
+    per_group : int
+        People per group.
+    nx, ny : int
+        Corridor size (cells).
+    seed : int
+        Seed of the start positions.
+    params : Params, optional
+        Defaults to Table 4.1 "lanes".
+    flow_speed : bool
+        False is the ablation without the flow-speed term (rho_max = inf).
+    **crowd_kw
+        Passed to :class:`~directable.crowds.Crowd`.
+
+    Returns
+    -------
+    Crowd
     """
     p = params or Params.table_4_1("lanes")
     if not flow_speed:
@@ -75,7 +110,29 @@ def vortex(per_group=150, n=30, corner=10, seed=0, params=None, min_distance_ite
     """Four groups crossing to the opposite corners (Fig. 4.2b; Table 4.1 "vortex").
 
     Whether the crossing turns into a vortex, and its sense, depends on the
-    random start (seed): it is an emergent symmetry breaking."""
+    random start (seed): it is an emergent symmetry breaking.
+
+    Parameters
+    ----------
+    per_group : int
+        People per group.
+    n : int
+        Square domain size (cells).
+    corner : int
+        Side (cells) of the start and goal corners.
+    seed : int
+        Seed of the start positions.
+    params : Params, optional
+        Defaults to Table 4.1 "vortex".
+    min_distance_iterations : int
+        Minimum-distance passes per step.
+    **crowd_kw
+        Passed to :class:`~directable.crowds.Crowd`.
+
+    Returns
+    -------
+    Crowd
+    """
     p = params or Params.table_4_1("vortex")
     rng = np.random.default_rng(seed)
     grid = CrowdGrid(n, n)
@@ -96,7 +153,24 @@ def vortex(per_group=150, n=30, corner=10, seed=0, params=None, min_distance_ite
 
 
 def mountains(n=60, seed=0, peaks=8, height=6.0):
-    """A smooth height field (n, n) of Gaussian hills (length units)."""
+    """A smooth height field of Gaussian hills (the armies' terrain, Fig. 4.8).
+
+    Parameters
+    ----------
+    n : int
+        Grid size (cells).
+    seed : int
+        Seed of the hills' centres, widths and heights.
+    peaks : int
+        Number of hills.
+    height : float
+        Largest hill height (length units).
+
+    Returns
+    -------
+    (n, n) ndarray
+        Height at the cell centres (length units).
+    """
     rng = np.random.default_rng(seed)
     y, x = np.mgrid[0:n, 0:n] + 0.5
     H = np.zeros((n, n))
@@ -113,6 +187,23 @@ def armies(retreating=2000, chasing=8001, n=60, seed=0, params=None, **crowd_kw)
 
     Group 0 retreats to the east edge; group 1's goal is the cells the
     retreating army occupies (``goal_fn``), or the east edge once it is gone.
+
+    Parameters
+    ----------
+    retreating, chasing : int
+        People in the retreating (group 0) and chasing (group 1) armies.
+    n : int
+        Grid size (cells).
+    seed : int
+        Seed of the terrain and the start positions.
+    params : Params, optional
+        Defaults to Table 4.1 "armies".
+    **crowd_kw
+        Passed to :class:`~directable.crowds.Crowd`.
+
+    Returns
+    -------
+    Crowd
     """
     p = params or Params.table_4_1("armies")
     rng = np.random.default_rng(seed)
@@ -136,10 +227,35 @@ def armies(retreating=2000, chasing=8001, n=60, seed=0, params=None, **crowd_kw)
 
 def quad(people=400, n=60, doors=8, seed=0, params=None, predictive_steps=10, predictive_scale=0.1,
          predictive_lambda=1.0, **crowd_kw):
-    """A school quad as classes get out (sec. 4.3; Table 4.1 "quad"): people
-    leave from ``doors`` doorways on the walls, each to a random other door;
-    one group per destination door. Predictive discomfort of
-    ``predictive_steps`` steps (scale 0.1, exponent 1, as in sec. 4.4)."""
+    """A school quad as classes get out (sec. 4.3; Table 4.1 "quad").
+
+    People leave from ``doors`` doorways on the walls, each to a random other
+    door; one group per destination door. Predictive discomfort of
+    ``predictive_steps`` steps (scale 0.1, exponent 1, as in sec. 4.4).
+
+    Parameters
+    ----------
+    people : int
+        People in all.
+    n : int
+        Square quad size (cells).
+    doors : int
+        Doorways, at most 8 (two per wall).
+    seed : int
+        Seed of the destinations and start positions.
+    params : Params, optional
+        Defaults to Table 4.1 "quad".
+    predictive_steps : int
+        K, steps of predictive discomfort (sec. 4.1.3); 0 turns it off.
+    predictive_scale, predictive_lambda : float
+        Density scale and exponent of the predicted splats.
+    **crowd_kw
+        Passed to :class:`~directable.crowds.Crowd`.
+
+    Returns
+    -------
+    Crowd
+    """
     p = params or Params.table_4_1("quad")
     rng = np.random.default_rng(seed)
     grid = CrowdGrid(n, n)
@@ -174,15 +290,23 @@ def quad(people=400, n=60, doors=8, seed=0, params=None, predictive_steps=10, pr
 
 
 def city_layout(n=120, blocks=4):
-    """Masks (ny, nx) of the city: buildings, sidewalks, streets, crosswalks,
-    and the crosswalks of the interior intersections split by the street they
-    cross ((blocks-1)^2 traffic lights, each a pair of masks).
+    """Masks of the city (Fig. 4.1): buildings, sidewalks, streets, crosswalks
+    and the traffic lights of the interior intersections.
+
+    Parameters
+    ----------
+    n : int
+        Grid size (cells).
+    blocks : int
+        Blocks per side.
 
     Returns
     -------
     dict of ndarray
-        ``building``, ``sidewalk``, ``street``, ``crosswalk`` (n, n) bool and
-        ``lights``: a list of (mask_ns, mask_ew) pairs.
+        ``building``, ``sidewalk``, ``street`` (outside crosswalks),
+        ``crosswalk`` (n, n) bool and ``lights``: (blocks - 1)^2 pairs
+        (mask_ns, mask_ew) of the crosswalks of each interior intersection,
+        split by the street they cross.
     """
     tile = n // blocks
     t = np.arange(n) % tile
@@ -210,11 +334,41 @@ def city_layout(n=120, blocks=4):
 
 def city(people=1500, n=120, blocks=4, seed=0, params=None, gamma=None, street_discomfort=1.0, light_period=60.0,
          lights=True, **crowd_kw):
-    """The 16-block city (Fig. 4.1, 4.5, 4.6; Table 4.1 "city"): buildings
-    blocked, discomfort on the streets outside crosswalks, traffic lights on
-    the crosswalks of the interior intersections (each direction green half
-    of ``light_period``). Two groups walk between opposite corners.
-    ``gamma`` overrides the discomfort weight (0 for the ablation)."""
+    """The 16-block city (Fig. 4.1, 4.5, 4.6; Table 4.1 "city").
+
+    Buildings are blocked, the streets outside crosswalks carry discomfort,
+    and traffic lights close the crosswalks of the interior intersections
+    (each direction green half of ``light_period``). Two groups walk between
+    opposite corners.
+
+    Parameters
+    ----------
+    people : int
+        People in all (half per group).
+    n : int
+        Grid size (cells).
+    blocks : int
+        Blocks per side.
+    seed : int
+        Seed of the start positions.
+    params : Params, optional
+        Defaults to Table 4.1 "city".
+    gamma : float, optional
+        Overrides the discomfort weight (0 for the ablation).
+    street_discomfort : float
+        Static discomfort of street cells.
+    light_period : float
+        Period of the traffic lights (steps).
+    lights : bool
+        False leaves the crossings always open.
+    **crowd_kw
+        Passed to :class:`~directable.crowds.Crowd` (``expected_periodic=False``
+        is the planning ablation).
+
+    Returns
+    -------
+    Crowd
+    """
     p = params or Params.table_4_1("city")
     if gamma is not None:
         p = _variant(p, gamma=gamma)
@@ -240,9 +394,8 @@ def city(people=1500, n=120, blocks=4, seed=0, params=None, gamma=None, street_d
 
 def evacuation(per_group=150, nx=40, ny=30, speeds=(0.08, 0.12, 0.16), seed=0, params=None, flow_floor=0.05,
                **crowd_kw):
-    """A building evacuation (Fig. 4.5): rooms along a corridor with doors,
-    one exit on the east wall; one group per walking speed ``speeds``
-    (cells/step). Uses Table 4.1 "city" otherwise.
+    """A building evacuation (Fig. 4.5): rooms along a corridor, one exit on
+    the east wall, one group per walking speed.
 
     ``flow_floor`` (see :class:`~directable.crowds.Params`) keeps the flow
     speed above that fraction of the terrain speed. With 0 (eq. 4.9 as
@@ -253,6 +406,27 @@ def evacuation(per_group=150, nx=40, ny=30, speeds=(0.08, 0.12, 0.16), seed=0, p
     and the jam is permanent. Whether a run falls into it depends on the
     last bits of rounding (with FMA or without); a floor of 0.05 makes every
     run empty the building (tests/test_crowds_experiments.py).
+
+    Parameters
+    ----------
+    per_group : int
+        People per group.
+    nx, ny : int
+        Building size (cells).
+    speeds : sequence of float
+        f_max of each group (cells/step).
+    seed : int
+        Seed of the start positions.
+    params : Params, optional
+        Defaults to Table 4.1 "city".
+    flow_floor : float or None
+        Flow floor of every group; None keeps that of ``params``.
+    **crowd_kw
+        Passed to :class:`~directable.crowds.Crowd`.
+
+    Returns
+    -------
+    Crowd
     """
     base = params or Params.table_4_1("city")
     if flow_floor is not None:
@@ -282,7 +456,24 @@ def evacuation(per_group=150, nx=40, ny=30, speeds=(0.08, 0.12, 0.16), seed=0, p
 
 
 def saucer_path(n, steps, speed, margin=0.2):
-    """A closed elliptical path (steps, 2) around the domain's centre at ``speed`` cells/step."""
+    """A closed elliptical path around the domain's centre.
+
+    Parameters
+    ----------
+    n : int
+        Domain size (cells).
+    steps : int
+        Path points (one per step).
+    speed : float
+        Approximate speed along the path (cells/step): sets the number of turns.
+    margin : float
+        Gap between the ellipse and the domain's edge, as a share of n.
+
+    Returns
+    -------
+    (steps, 2) ndarray
+        Positions (length units).
+    """
     r = (0.5 - margin) * n
     turns = max(1, int(round(speed * steps / (2 * np.pi * r))))
     a = np.linspace(0, 2 * np.pi * turns, steps, endpoint=False)
@@ -290,10 +481,40 @@ def saucer_path(n, steps, speed, margin=0.2):
 
 
 def saucer(people=600, n=60, seed=0, params=None, radius=3.0, speed_factor=3.0, lookahead=12,
-           discomfort_ahead=2.0, speed_ahead=None, steps=600, **crowd_kw):
-    """A flying saucer at ``speed_factor`` x f_max (Fig. 4.6) through two groups
-    crossing an open square; it closes its disc and adds discomfort and speed
-    ahead of itself over ``lookahead`` path points."""
+           discomfort_ahead=2.0, speed_ahead=None, **crowd_kw):
+    """A flying saucer crossing two groups in an open square (Fig. 4.6).
+
+    The saucer moves at ``speed_factor`` x f_max, closes its disc and adds
+    discomfort and speed ahead of itself over ``lookahead`` path points. The
+    returned crowd carries its path as ``crowd.saucer_path``.
+
+    Parameters
+    ----------
+    people : int
+        People in all (half per group).
+    n : int
+        Square size (cells).
+    seed : int
+        Seed of the start positions.
+    params : Params, optional
+        Defaults to Table 4.1 "city".
+    radius : float
+        Radius of the saucer's disc (cells).
+    speed_factor : float
+        Saucer speed as a multiple of f_max.
+    lookahead : int
+        Path points ahead receiving discomfort and speed.
+    discomfort_ahead : float
+        Discomfort added ahead.
+    speed_ahead : float, optional
+        Speed (cells/step) added ahead; defaults to f_max.
+    **crowd_kw
+        Passed to :class:`~directable.crowds.Crowd`.
+
+    Returns
+    -------
+    Crowd
+    """
     p = params or Params.table_4_1("city")
     rng = np.random.default_rng(seed)
     grid = CrowdGrid(n, n)
@@ -314,11 +535,28 @@ def saucer(people=600, n=60, seed=0, params=None, radius=3.0, speed_factor=3.0, 
 # ---------------------------------------------------------------- metrics
 
 def lane_index(positions, group_of, active, nx, ny, h=1.0):
-    """Lane index per frame: over rows of the central third of the corridor,
-    sum |n_A - n_B| / sum (n_A + n_B) (the occupancy-weighted mean of
-    |n_A - n_B| / (n_A + n_B)); NaN where the central third is empty.
+    """Lane index per frame (the lanes experiment, Fig. 4.2a).
 
-    positions (T, P, 2), group_of (P,), active (T, P) -> (T,)."""
+    Over rows of the central third of the corridor, sum |n_A - n_B| / sum
+    (n_A + n_B): the occupancy-weighted mean of |n_A - n_B| / (n_A + n_B),
+    with n_A, n_B the walking people of groups 0 and 1 in a row.
+
+    Parameters
+    ----------
+    positions : (T, P, 2) array_like
+        Length units.
+    group_of : (P,) array_like of int
+    active : (T, P) bool array_like
+    nx, ny : int
+        Corridor size (cells).
+    h : float
+        Cell size.
+
+    Returns
+    -------
+    (T,) ndarray
+        In [0, 1]; NaN where the central third is empty.
+    """
     X = np.asarray(positions)
     A = np.asarray(active, bool)
     g = np.asarray(group_of)
@@ -336,8 +574,24 @@ def lane_index(positions, group_of, active, nx, ny, h=1.0):
 
 
 def angular_momentum(positions, active, center):
-    """Normalised angular momentum per frame, sum (x - c) x v / sum |x - c| |v|,
-    with v the displacement to the next frame. positions (T, P, 2) -> (T-1,)."""
+    """Normalised angular momentum per frame (the vortex experiment).
+
+    sum (x - c) x v / sum |x - c| |v| over the walking people, with v the
+    displacement to the next frame.
+
+    Parameters
+    ----------
+    positions : (T, P, 2) array_like
+        Length units.
+    active : (T, P) bool array_like
+    center : (2,) array_like
+        Centre c (length units).
+
+    Returns
+    -------
+    (T-1,) ndarray
+        In [-1, 1] (positive: counter-clockwise); NaN where nobody moves.
+    """
     X = np.asarray(positions)
     A = np.asarray(active, bool)
     r = X[:-1] - np.asarray(center)
@@ -350,7 +604,21 @@ def angular_momentum(positions, active, center):
 
 
 def heading_change(positions, active, min_speed=1e-6):
-    """Mean absolute heading change (radians) per person-step of walking people."""
+    """Mean absolute heading change per person-step of walking people (the quad experiment).
+
+    Parameters
+    ----------
+    positions : (T, P, 2) array_like
+        Length units.
+    active : (T, P) bool array_like
+    min_speed : float
+        Steps shorter than this (length units) are left out.
+
+    Returns
+    -------
+    float
+        Radians per person-step; NaN if no step counts.
+    """
     X = np.asarray(positions)
     A = np.asarray(active, bool)
     v = X[1:] - X[:-1]
@@ -368,7 +636,23 @@ def _cells(positions, h, nx, ny):
 
 
 def street_fraction(positions, active, street, h=1.0):
-    """Fraction of walking person-steps on ``street`` (ny, nx) cells."""
+    """Fraction of walking person-steps on street cells (the city experiment).
+
+    Parameters
+    ----------
+    positions : (T, P, 2) array_like
+        Length units.
+    active : (T, P) bool array_like
+    street : (ny, nx) bool array_like
+        The cells counted.
+    h : float
+        Cell size.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+    """
     X = np.asarray(positions)
     A = np.asarray(active, bool)
     ny, nx = street.shape
@@ -378,9 +662,24 @@ def street_fraction(positions, active, street, h=1.0):
 
 
 def red_entries(run, grid, masks, dt=1.0):
-    """Person-steps that moved into a red crossing: people whose cell at
-    step t+1 is red at time t (the time of the step) and differs from their
-    cell at step t. ``masks``: the closure masks (ny, nx) to check."""
+    """Person-steps that moved into a red crossing (the city experiment).
+
+    People whose cell at step t+1 is red at time t (the time of the step)
+    and differs from their cell at step t.
+
+    Parameters
+    ----------
+    run : CrowdRun
+    grid : CrowdGrid
+    masks : sequence of (ny, nx) bool arrays
+        The closure masks to check.
+    dt : float
+        Step length (steps of time).
+
+    Returns
+    -------
+    int
+    """
     X = np.asarray(run.positions)
     A = np.asarray(run.active, bool)
     union = np.zeros((grid.ny, grid.nx), bool)
@@ -396,7 +695,19 @@ def red_entries(run, grid, masks, dt=1.0):
 
 
 def path_lengths(positions, active):
-    """Length walked by each person while walking, (P,)."""
+    """Length walked by each person while walking.
+
+    Parameters
+    ----------
+    positions : (T, P, 2) array_like
+        Length units.
+    active : (T, P) bool array_like
+
+    Returns
+    -------
+    (P,) ndarray
+        Length units.
+    """
     X = np.asarray(positions)
     A = np.asarray(active, bool)
     step = np.linalg.norm(X[1:] - X[:-1], axis=2)
@@ -404,8 +715,21 @@ def path_lengths(positions, active):
 
 
 def detour_ratio(positions, active):
-    """Length walked over net displacement, summed over people (>= 1; 1 is a
-    straight walk): how much people go around rather than wait."""
+    """Length walked over net displacement, summed over people.
+
+    >= 1; 1 is a straight walk: how much people go around rather than wait
+    (the city's expected-speed experiment).
+
+    Parameters
+    ----------
+    positions : (T, P, 2) array_like
+        Length units.
+    active : (T, P) bool array_like
+
+    Returns
+    -------
+    float
+    """
     X = np.asarray(positions)
     A = np.asarray(active, bool)
     last = np.where(A.any(axis=0), A.shape[0] - 1 - np.argmax(A[::-1], axis=0), 0)
@@ -415,7 +739,17 @@ def detour_ratio(positions, active):
 
 
 def arrival_steps(active):
-    """First step at which each person is no longer walking (-1: never), (P,)."""
+    """First frame at which each person is no longer walking.
+
+    Parameters
+    ----------
+    active : (T, P) bool array_like
+
+    Returns
+    -------
+    (P,) ndarray of int
+        Frame index; -1 for people still walking at the end.
+    """
     A = np.asarray(active, bool)
     done = ~A
     first = np.argmax(done, axis=0)
@@ -423,7 +757,23 @@ def arrival_steps(active):
 
 
 def saucer_clearance(positions, active, path, radius):
-    """Fraction of walking person-steps farther than ``radius`` from the saucer."""
+    """Fraction of walking person-steps farther than ``radius`` from the saucer.
+
+    Parameters
+    ----------
+    positions : (T, P, 2) array_like
+        Length units.
+    active : (T, P) bool array_like
+    path : (L, 2) array_like
+        The saucer's positions per step, looped.
+    radius : float
+        Clearance (length units).
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 when nobody walks.
+    """
     X = np.asarray(positions)
     A = np.asarray(active, bool)
     T = len(X)

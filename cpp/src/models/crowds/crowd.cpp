@@ -173,6 +173,7 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
     if (!g.periodic().empty()) gd.speed_actual = RowMatrix::Zero(4, n);
     gd.phi = Eigen::VectorXd::Constant(n, kInf);
     gd.velocity = Eigen::VectorXd::Zero(g.mac().n_faces());
+    gd.face_stamp.assign(g.mac().n_faces(), 0u);
     gd.discomfort = Eigen::VectorXd::Zero(n);
     gd.eikonal.resize(n);
     gd.reachable.assign(n, 0);
@@ -271,7 +272,15 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
     const double t1 = now_seconds();
     eikonal_unchecked(g.nx(), g.ny(), g.h(), gd.cost, gd.goal, g.blocked(), gd.eikonal, gd.phi, EikonalHeap::kIndexed);
     const double t2 = now_seconds();
-    velocity_field(g, gd.phi, gd.cost, gd.actual_speed(), gd.velocity);
+    if (only_walking) {  // a step reads only the faces around the group's people
+      if (++gd.stamp == 0) std::fill(gd.face_stamp.begin(), gd.face_stamp.end(), 0u), gd.stamp = 1;
+      for (Index k = 0; k < P; ++k)
+        if (d.active[k] && d.group_of[k] == gi)
+          velocity_faces_at(g, gd.phi, gd.cost, gd.actual_speed(), d.positions(k, 0), d.positions(k, 1),
+                            gd.face_stamp, gd.stamp, gd.velocity);
+    } else {
+      velocity_field_unchecked(g, gd.phi, gd.cost, gd.actual_speed(), gd.velocity);
+    }
     gd.seconds_speed_cost = t1 - t0, gd.seconds_potential = t2 - t1, gd.seconds_velocity = now_seconds() - t2;
   };
   d.stage_seconds[0] = now_seconds() - t_start;

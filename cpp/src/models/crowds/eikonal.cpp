@@ -242,13 +242,82 @@ void eikonal(Index nx, Index ny, double h, const Eigen::Ref<const RowMatrix>& co
   eikonal_unchecked(nx, ny, h, cost, goal, blocked, ws, phi, kind);
 }
 
+namespace {
+
+// The faces of velocity_field (header comment), one at a time; unchecked.
+// Holds pointers into the caller's arrays for the duration of one call.
+class FaceVelocity {
+ public:
+  FaceVelocity(const CrowdGrid& grid, const double* phi, const double* cost, Index cost_stride, const double* speed,
+               Index speed_stride)
+      : nx_(grid.nx()), ny_(grid.ny()), h_(grid.h()), ih_(1.0 / grid.h()), blocked_(grid.blocked().data()),
+        phi_(phi), cost_(cost), cs_(cost_stride), speed_(speed), ss_(speed_stride) {}
+  bool usable(Index c) const { return !blocked_[c] && phi_[c] < kInf; }
+  // Upwind difference of cell c along one axis (lo = W or S neighbour, hi =
+  // E or N): the neighbour the march would pick, counted only below phi_c.
+  double upwind(Index c, Index lo, Index hi, int d_lo, int d_hi) const {
+    double best = kInf, g = 0.0;
+    const double c_lo = cost_[d_lo * cs_ + c], c_hi = cost_[d_hi * cs_ + c];
+    if (lo >= 0 && usable(lo) && c_lo < kInf) {
+      best = phi_[lo] + h_ * c_lo;
+      if (phi_[lo] < phi_[c]) g = (phi_[c] - phi_[lo]) * ih_;
+    }
+    if (hi >= 0 && usable(hi) && c_hi < kInf && phi_[hi] + h_ * c_hi < best)
+      g = phi_[hi] < phi_[c] ? (phi_[hi] - phi_[c]) * ih_ : 0.0;
+    return g;
+  }
+  double grad_y(Index i, Index j) const {
+    const Index c = j * nx_ + i;
+    return upwind(c, j > 0 ? c - nx_ : -1, j + 1 < ny_ ? c + nx_ : -1, kSouth, kNorth);
+  }
+  double grad_x(Index i, Index j) const {
+    const Index c = j * nx_ + i;
+    return upwind(c, i > 0 ? c - 1 : -1, i + 1 < nx_ ? c + 1 : -1, kWest, kEast);
+  }
+  // Normal component on the face between a (left/below) and b, with t the
+  // mean tangential difference.
+  double face(Index a, Index b, double t, int d_ab, int d_ba) const {
+    const double d = (phi_[b] - phi_[a]) * ih_;
+    if (d == 0.0) return 0.0;
+    const double f = d < 0.0 ? speed_[d_ab * ss_ + a] : speed_[d_ba * ss_ + b];
+    return -f * d / std::sqrt(d * d + t * t);
+  }
+  // x-face i (0..nx) of row j given the tangential differences of its two cells.
+  double xface(Index i, Index j, double t_left, double t_right) const {
+    if (i == 0 || i == nx_) return 0.0;
+    const Index a = j * nx_ + i - 1, b = a + 1;
+    return (usable(a) && usable(b)) ? face(a, b, 0.5 * (t_left + t_right), kEast, kWest) : 0.0;
+  }
+  double yface(Index i, Index j, double t_below, double t_above) const {
+    if (j == 0 || j == ny_) return 0.0;
+    const Index a = (j - 1) * nx_ + i, b = a + nx_;
+    return (usable(a) && usable(b)) ? face(a, b, 0.5 * (t_below + t_above), kNorth, kSouth) : 0.0;
+  }
+  double xface(Index i, Index j) const {
+    if (i == 0 || i == nx_) return 0.0;
+    return xface(i, j, grad_y(i - 1, j), grad_y(i, j));
+  }
+  double yface(Index i, Index j) const {
+    if (j == 0 || j == ny_) return 0.0;
+    return yface(i, j, grad_x(i, j - 1), grad_x(i, j));
+  }
+
+ private:
+  Index nx_, ny_;
+  double h_, ih_;
+  const std::uint8_t* blocked_;
+  const double* phi_;
+  const double* cost_;
+  Index cs_;
+  const double* speed_;
+  Index ss_;
+};
+
+}  // namespace
+
 void velocity_field(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorXd>& phi,
                     const Eigen::Ref<const RowMatrix>& cost, const Eigen::Ref<const RowMatrix>& speed,
                     Eigen::Ref<Eigen::VectorXd> u) {
-  const Index nx = grid.nx(), ny = grid.ny(), n = grid.n_cells();
-  const double h = grid.h(), ih = 1.0 / h;
-  const auto& blocked = grid.blocked();
-  const MACGrid2D& mac = grid.mac();
   // +inf is a value of phi (unreachable) and of cost (a closed direction); NaN and -inf are not
   for (Index c = 0; c < phi.size(); ++c)
     if (std::isnan(phi[c]) || phi[c] == -kInf)
@@ -259,56 +328,58 @@ void velocity_field(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorX
       throw std::domain_error("cost must be >= 0 (or +inf), got " + std::to_string(cost.data()[k]) +
                               " at flat index " + std::to_string(k));
   check_finite("speed", speed.data(), speed.size());
-  auto usable = [&](Index c) { return !blocked[c] && phi[c] < kInf; };
-  // Upwind difference of cell c along one axis (lo = W or S neighbour, hi =
-  // E or N): the neighbour the march would pick, counted only below phi_c.
-  auto upwind = [&](Index c, Index lo, Index hi, int d_lo, int d_hi) {
-    double best = kInf, g = 0.0;
-    if (lo >= 0 && usable(lo) && cost(d_lo, c) < kInf) {
-      best = phi[lo] + h * cost(d_lo, c);
-      if (phi[lo] < phi[c]) g = (phi[c] - phi[lo]) * ih;
-    }
-    if (hi >= 0 && usable(hi) && cost(d_hi, c) < kInf && phi[hi] + h * cost(d_hi, c) < best)
-      g = phi[hi] < phi[c] ? (phi[hi] - phi[c]) * ih : 0.0;
-    return g;
-  };
-  auto grad_y = [&](Index i, Index j) {
-    const Index c = j * nx + i;
-    return upwind(c, j > 0 ? c - nx : -1, j + 1 < ny ? c + nx : -1, kSouth, kNorth);
-  };
-  auto grad_x = [&](Index i, Index j) {
-    const Index c = j * nx + i;
-    return upwind(c, i > 0 ? c - 1 : -1, i + 1 < nx ? c + 1 : -1, kWest, kEast);
-  };
-  auto face = [&](Index a, Index b, double t, int d_ab, int d_ba) {
-    const double d = (phi[b] - phi[a]) * ih;
-    if (d == 0.0) return 0.0;
-    const double f = d < 0.0 ? speed(d_ab, a) : speed(d_ba, b);
-    return -f * d / std::sqrt(d * d + t * t);
-  };
+  velocity_field_unchecked(grid, phi, cost, speed, u);
+}
+
+void velocity_field_unchecked(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorXd>& phi,
+                              const Eigen::Ref<const RowMatrix>& cost, const Eigen::Ref<const RowMatrix>& speed,
+                              Eigen::Ref<Eigen::VectorXd> u) {
+  const Index nx = grid.nx(), ny = grid.ny();
+  const MACGrid2D& mac = grid.mac();
+  const FaceVelocity F(grid, phi.data(), cost.data(), cost.outerStride(), speed.data(), speed.outerStride());
   // Each cell's tangential difference serves the two faces beside it: carried
   // along the row (x-faces) or the column (y-faces) instead of computed twice.
   for (Index j = 0; j < ny; ++j) {
     u[mac.xface(0, j)] = u[mac.xface(nx, j)] = 0.0;
-    double t_prev = grad_y(0, j);
+    double t_prev = F.grad_y(0, j);
     for (Index i = 1; i < nx; ++i) {
-      const double t_next = grad_y(i, j);
-      const Index a = j * nx + i - 1, b = a + 1;
-      u[mac.xface(i, j)] = (usable(a) && usable(b)) ? face(a, b, 0.5 * (t_prev + t_next), kEast, kWest) : 0.0;
+      const double t_next = F.grad_y(i, j);
+      u[mac.xface(i, j)] = F.xface(i, j, t_prev, t_next);
       t_prev = t_next;
     }
   }
   for (Index i = 0; i < nx; ++i) {
     u[mac.yface(i, 0)] = u[mac.yface(i, ny)] = 0.0;
-    double t_prev = grad_x(i, 0);
+    double t_prev = F.grad_x(i, 0);
     for (Index j = 1; j < ny; ++j) {
-      const double t_next = grad_x(i, j);
-      const Index a = (j - 1) * nx + i, b = a + nx;
-      u[mac.yface(i, j)] = (usable(a) && usable(b)) ? face(a, b, 0.5 * (t_prev + t_next), kNorth, kSouth) : 0.0;
+      const double t_next = F.grad_x(i, j);
+      u[mac.yface(i, j)] = F.yface(i, j, t_prev, t_next);
       t_prev = t_next;
     }
   }
-  (void)n;
+}
+
+void velocity_faces_at(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorXd>& phi,
+                       const Eigen::Ref<const RowMatrix>& cost, const Eigen::Ref<const RowMatrix>& speed, double x,
+                       double y, std::vector<std::uint32_t>& stamp, std::uint32_t now, Eigen::Ref<Eigen::VectorXd> u) {
+  const MACGrid2D& mac = grid.mac();
+  const Index nx = grid.nx(), nxf = mac.n_xfaces();
+  const FaceVelocity F(grid, phi.data(), cost.data(), cost.outerStride(), speed.data(), speed.outerStride());
+  Stencil4 s;
+  mac.x_stencil(x, y, s);
+  for (int k = 0; k < 4; ++k) {
+    const Index f = s.idx[k];
+    if (stamp[f] == now) continue;
+    stamp[f] = now;
+    u[f] = F.xface(f % (nx + 1), f / (nx + 1));
+  }
+  mac.y_stencil(x, y, s);
+  for (int k = 0; k < 4; ++k) {
+    const Index f = s.idx[k];
+    if (stamp[f] == now) continue;
+    stamp[f] = now;
+    u[f] = F.yface((f - nxf) % nx, (f - nxf) / nx);
+  }
 }
 
 }  // namespace directable

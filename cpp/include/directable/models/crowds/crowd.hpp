@@ -94,7 +94,11 @@ struct CrowdGroupData {
   RowMatrix speed, cost;           //!< planning speed and unit cost
   RowMatrix speed_actual;          //!< speed people move with where it differs from `speed` (periodic closures), else empty
   Eigen::VectorXd phi;             //!< (ny nx) potential
-  Eigen::VectorXd velocity;        //!< (n_faces) MAC velocity
+  //! (n_faces) MAC velocity. crowd_fields computes every face; a step only
+  //! the faces its walking people read (the others keep older values).
+  Eigen::VectorXd velocity;
+  std::vector<std::uint32_t> face_stamp;  //!< (n_faces) the `stamp` at which each face was last computed
+  std::uint32_t stamp = 0;                //!< counts the steps' partial velocity fields
   Eigen::VectorXd discomfort;      //!< (ny nx) g this group plans with
   EikonalWorkspace eikonal;
   //! (ny nx) cells from which the goal can be reached through open moves

@@ -61,5 +61,17 @@ void eikonal_unchecked(Index nx, Index ny, double h, const Eigen::Ref<const RowM
 void velocity_field(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorXd>& phi,
                     const Eigen::Ref<const RowMatrix>& cost, const Eigen::Ref<const RowMatrix>& speed,
                     Eigen::Ref<Eigen::VectorXd> u);
+//! velocity_field without the checks (the crowd step's own fields).
+void velocity_field_unchecked(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorXd>& phi,
+                              const Eigen::Ref<const RowMatrix>& cost, const Eigen::Ref<const RowMatrix>& speed,
+                              Eigen::Ref<Eigen::VectorXd> u);
+//! The faces of velocity_field that the bilinear interpolation at (x, y)
+//! reads (MACGrid2D::x_stencil and y_stencil), each with the value
+//! velocity_field gives it; a face whose stamp (n_faces) is already `now`
+//! is skipped and marked faces get `now`. Other faces of u keep their
+//! values. A step needs only the faces around its people. Unchecked.
+void velocity_faces_at(const CrowdGrid& grid, const Eigen::Ref<const Eigen::VectorXd>& phi,
+                       const Eigen::Ref<const RowMatrix>& cost, const Eigen::Ref<const RowMatrix>& speed, double x,
+                       double y, std::vector<std::uint32_t>& stamp, std::uint32_t now, Eigen::Ref<Eigen::VectorXd> u);
 
 }  // namespace directable
