@@ -58,7 +58,33 @@ Q_FINAL = 1e3
 
 @dataclass
 class Scenario:
-    """Everything a controlled run needs: model, reference, push."""
+    """Everything a controlled run needs: model, reference, push.
+
+    Parameters
+    ----------
+    model : Model
+        The plant (state (n,), control (s,)).
+    dt : float
+        Step (s).
+    z0 : (n,) ndarray
+        Start state.
+    w_ff : (T, s) ndarray
+        Feed-forward force program (N).
+    z_ref : (T+1, n) ndarray
+        Its open-loop rollout: the reference.
+    disturbance : (T, s) ndarray
+        The user push (N).
+    push_steps : tuple of int
+        (first step, end step) of the push.
+    pushed : list of int
+        Indices of the pushed masses.
+    push_force : float
+        Size of the push (N).
+    masses : int
+        Number of masses of the chain.
+    info : dict, optional
+        Further facts about the scene.
+    """
 
     model: object
     dt: float
