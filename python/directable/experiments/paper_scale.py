@@ -159,7 +159,7 @@ def leaf_vertices(scene) -> np.ndarray:
     Parameters
     ----------
     scene : fem_scenes.Scene
-        A ``plant_scene`` (the stem's width is that of its driven top cell).
+        A ``plant_scene`` (the stem's width is that of its top face).
 
     Returns
     -------
@@ -167,9 +167,9 @@ def leaf_vertices(scene) -> np.ndarray:
         Vertex indices.
     """
     X = np.asarray(scene.mesh.vertices)
-    top = X[scene.top, 0]
+    top = X[np.abs(X[:, 2] - X[:, 2].max()) <= 1e-9 * max(1.0, np.ptp(X[:, 2])), 0]  # the stem's top face
     half = (top.max() - top.min()) / 2
-    return np.flatnonzero(np.abs(X[:, 0] - top.mean()) > 1.01 * half)
+    return np.flatnonzero(np.abs(X[:, 0] - (top.max() + top.min()) / 2) > 1.01 * half)
 
 
 def leaf_wind(scene, amplitude=2.0, seed=0, harmonics=4) -> np.ndarray:

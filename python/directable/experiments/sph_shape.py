@@ -207,9 +207,9 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     hover = np.tile(np.tile(m * g, N), (horizon, 1))
     if D == 2:  # from the left, through the fin's middle
         launch = ([0.05, ref[:, 1].mean()], 0.06, [sphere_speed, 0.0])
-    else:  # from the side, through the shark's body
+    else:  # from the side, through the shark's body, starting just clear of it
         mid = ref.mean(axis=0)
-        launch = ([mid[0], 0.05, mid[2]], 0.06, [0.0, sphere_speed, 0.0])
+        launch = ([mid[0], max(0.07, ref[:, 1].min() - 0.09), mid[2]], 0.06, [0.0, sphere_speed, 0.0])
     if controller == "mpc":
         # one closed-loop call: the prediction model refrozen at the fluid's
         # state every frame, the first window started hovering, later ones warm
