@@ -125,16 +125,19 @@ def timed(fn):
     return out, time.perf_counter() - t
 
 
-def lqr_precomputation(A, B, dt, Q, R, Q_final, stride):
+def lqr_precomputation(A, B, dt, Q, R, Q_final, stride, van_loan=False):
     """(our time, NumPy/SciPy time) of the same gains; the reference
     discretizes and sweeps every ``stride``-th step, its time scaled to all
-    T steps (both are O(T) with the same cost per step)."""
+    T steps (both are O(T) with the same cost per step). ``van_loan``: SciPy's
+    expm of the Van Loan matrix (the fluids: their particle block makes A
+    singular, which the eigen-decomposition form divides by) instead of the
+    closed-form eigen-decomposition (the stiff solids, where expm overflows)."""
     T = A.shape[0]
     t_ours = best_of(lambda: lqr.solve_continuous(A, B, dt, Q, R, Q_final), 2)
     idx = np.arange(0, T, stride)
     t0 = time.perf_counter()
     # per-step eigen-decomposition discretization: SciPy's Van Loan exponential overflows on the stiff reduced solids
-    steps = [ref.eig_discretize(A[i], B, Q, R, dt) for i in idx]
+    steps = [ref.van_loan_step(A[i], B, dt, Q, R) if van_loan else ref.eig_discretize(A[i], B, Q, R, dt) for i in idx]
     Phi, Gam, Qd, N, Rd = (np.array([st[k] for st in steps]) for k in range(5))
     ref.riccati_sweep(Phi, Gam, Qd, Rd, Q_final, N)
     return t_ours, (time.perf_counter() - t0) * T / len(idx)
@@ -244,7 +247,7 @@ def fluid_row(name, params, client, full_steps):
     Q = np.diag(np.r_[np.full(2 * scn.particles, 1e5), np.ones(r)])
     R, Qf = 1e-3 * np.eye(r), 10 * Q
     t_lin = timed(lambda: models.linearize(scn.model, scn.x_ref, dt))[1]
-    t_lqr, t_np = lqr_precomputation(A, B, dt, Q, R, Qf, stride=max(1, T // 15))
+    t_lqr, t_np = lqr_precomputation(A, B, dt, Q, R, Qf, stride=max(1, T // 15), van_loan=True)
     sol = lqr.solve_continuous(A, B, dt, Q, R, Qf)
     x0 = scn.x_ref[0]
     fs = best_of(lambda: dr.simulate(scn.model, x0, T, dt), 3) / T
