@@ -65,6 +65,51 @@ def fin_shape(spacing=0.02, centre=(0.5, 0.4), width=0.4, height=0.2) -> np.ndar
     return pts[pts[:, 1] < np.minimum(top, cy + height / 2)]
 
 
+# Spacing at which :func:`shark_shape` has the MPC paper's ~28,000 particles.
+PAPER_SPACING = 0.0089
+
+
+def shark_shape(spacing=0.04, centre=(0.55, 0.5, 0.45), length=0.6, radius=0.12) -> np.ndarray:
+    """Reference particles of a 3D shark: an ellipsoid body with a dorsal fin and a tail fin.
+
+    The MPC paper's shark has ~28,000 particles: ``spacing=PAPER_SPACING``
+    gives that many (the count grows as ``spacing**-3``; the default 0.04 m
+    gives a few hundred, for tests).
+
+    Parameters
+    ----------
+    spacing : float, optional
+        Particle spacing (m).
+    centre : (3,) sequence, optional
+        Centre of the body (m).
+    length : float, optional
+        Body length along x (m).
+    radius : float, optional
+        Body semi-axis in y and z (m).
+
+    Returns
+    -------
+    (N, 3) ndarray
+        Positions (m), on a cubic lattice of the given spacing.
+    """
+    c = np.asarray(centre, float)
+    a = length / 2
+    fin_h, tail = 0.9 * radius, 0.3 * length
+    lo = c - [a + tail, radius, radius]
+    hi = c + [a, radius, radius + fin_h]
+    pts = sph.block(lo, hi, spacing)
+    d = (pts - c) / [a, radius, radius]
+    body = (d**2).sum(axis=1) <= 1.0
+    x, y, z = (pts - c).T
+    thin = np.abs(y) <= max(1.01 * spacing, 0.15 * radius)
+    # dorsal fin: a triangle over the body's middle, leaning back
+    fin = thin & (z > 0) & (z <= radius + fin_h * (1 - np.abs(x + 0.1 * a) / (0.4 * a))) & (np.abs(x + 0.1 * a) < 0.4 * a)
+    # tail fin: a vertical fork behind the body
+    behind = -(x + a)
+    tailfin = thin & (behind >= -0.2 * a) & (behind <= tail) & (np.abs(z) <= 0.25 * radius + 0.6 * np.maximum(behind, 0))
+    return pts[body | fin | tailfin]
+
+
 @dataclass(frozen=True)
 class ShapeRun:
     """One run of :func:`shape_experiment`.
@@ -75,9 +120,9 @@ class ShapeRun:
         Mean particle distance to the reference after each frame (m).
     energy : float
         Sum over frames of |F|^2 times the frame time (N^2 s).
-    positions : (frames+1, N, 2) ndarray
+    positions : (frames+1, N, D) ndarray
         Particle positions (m).
-    forces : (frames, N, 2) ndarray
+    forces : (frames, N, D) ndarray
         Control forces (N).
     seconds : (frames,) ndarray
         The controller's time per frame (MPC: the window's solve; PD and none:
@@ -94,7 +139,7 @@ class ShapeRun:
 
 def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impact=20, spacing=0.02,
                      sphere_speed=6.0, q=1e4, r=1e-8, iterations=30, kp=400.0, kd=40.0, viscosity=0.2,
-                     reference=None, velocity_weight=1.0, prediction_substeps=None) -> ShapeRun:
+                     reference=None, velocity_weight=1.0, prediction_substeps=None, progress=None) -> ShapeRun:
     """Runs the experiment (see the module docstring).
 
     Parameters
@@ -124,13 +169,17 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
         Gains of the per-particle PD controller.
     viscosity : float, optional
         Fluid viscosity.
-    reference : (N, 2) array, optional
-        Reference shape (default :func:`fin_shape`).
+    reference : (N, 2) or (N, 3) array, optional
+        Reference shape (default :func:`fin_shape`); (N, 3) runs the 3D fluid
+        (e.g. :func:`shark_shape`, the MPC paper's shark), the sphere then
+        crossing the body sideways (+y).
     velocity_weight : float, optional
         Factor of the terminal velocity weight.
     prediction_substeps : int, optional
         Prediction steps per frame (None: ``substeps``, the simulation's own
         step; 1: the paper's one step per frame, unstable for the pressure term).
+    progress : None, bool or callable(done, total), optional
+        Progress report over the frames (``True``: a tqdm bar).
 
     Returns
     -------
@@ -144,37 +193,46 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     if not isinstance(ps, int) or isinstance(ps, bool) or ps < 1:
         raise ValueError(f"prediction_substeps must be None or an int >= 1, got {prediction_substeps!r}")
     ref = fin_shape(spacing) if reference is None else np.asarray(reference, float)
-    N = len(ref)
-    fluid = sph.SPHFluid2D(ref, np.zeros((0, 2)), spacing=spacing, h=1.3 * spacing, viscosity=viscosity)
+    if ref.ndim != 2 or ref.shape[1] not in (2, 3) or len(ref) == 0:
+        raise ValueError(f"reference must have shape (N, 2) or (N, 3), got {ref.shape}")
+    N, D = ref.shape
+    Fluid, Plant = (sph.SPHFluid2D, mpc.SPHPlant2D) if D == 2 else (sph.SPHFluid3D, mpc.SPHPlant3D)
+    fluid = Fluid(ref, np.zeros((0, D)), spacing=spacing, h=1.3 * spacing, viscosity=viscosity)
     m, dt = fluid.mass, fluid.dt
-    g = np.array([0.0, 9.81])
-    x_ref = np.concatenate([ref.ravel(), np.zeros(2 * N)])
-    Q = np.r_[q * np.ones(2 * N), np.zeros(2 * N)]
-    C = np.r_[q * np.ones(2 * N), velocity_weight * q * (substeps * dt) ** 2 * np.ones(2 * N)]
+    g = np.zeros(D)
+    g[-1] = 9.81  # gravity acts along -y in 2D, -z in 3D
+    x_ref = np.concatenate([ref.ravel(), np.zeros(D * N)])
+    Q = np.r_[q * np.ones(D * N), np.zeros(D * N)]
+    C = np.r_[q * np.ones(D * N), velocity_weight * q * (substeps * dt) ** 2 * np.ones(D * N)]
     hover = np.tile(np.tile(m * g, N), (horizon, 1))
-    launch = ([0.05, ref[:, 1].mean()], 0.06, [sphere_speed, 0.0])
+    if D == 2:  # from the left, through the fin's middle
+        launch = ([0.05, ref[:, 1].mean()], 0.06, [sphere_speed, 0.0])
+    else:  # from the side, through the shark's body, starting just clear of it
+        mid = ref.mean(axis=0)
+        launch = ([mid[0], max(0.07, ref[:, 1].min() - 0.09), mid[2]], 0.06, [0.0, sphere_speed, 0.0])
     if controller == "mpc":
         # one closed-loop call: the prediction model refrozen at the fluid's
         # state every frame, the first window started hovering, later ones warm
         model = fluid.prediction_model(dt=substeps * dt / ps)
         opt = mpc.HorizonOptimizer(mpc.Substeps(model, ps), horizon, Q, r, C, iterations=iterations)
-        plant = mpc.SPHPlant2D(fluid, substeps, prediction=model)
+        plant = Plant(fluid, substeps, prediction=model)
         plant.launch_sphere(impact, *launch)
-        run = opt.run(plant, None, np.tile(x_ref, (frames + horizon + 1, 1)), frames, u0=hover)
-        pos = run.states[:, :2 * N].reshape(frames + 1, N, 2)
-        forces = run.controls.reshape(frames, N, 2)
+        run = opt.run(plant, None, np.tile(x_ref, (frames + horizon + 1, 1)), frames, u0=hover, progress=progress)
+        pos = run.states[:, :D * N].reshape(frames + 1, N, D)
+        forces = run.controls.reshape(frames, N, D)
         secs = run.seconds
     else:
         # the same plant under a per-particle PD servo (zero gains: no
         # control), one closed-loop call as well
-        plant = mpc.SPHPlant2D(fluid, substeps)
+        plant = Plant(fluid, substeps)
         plant.launch_sphere(impact, *launch)
         gains = (m * kp, m * kd, np.tile(m * g, N)) if controller == "pd" else (0.0, 0.0, 0.0)
         t0 = time.perf_counter()
-        states, controls = mpc.run_servo(plant, ref.ravel(), gains[0], gains[1], frames, u_ff=gains[2])
+        states, controls = mpc.run_servo(plant, ref.ravel(), gains[0], gains[1], frames, u_ff=gains[2],
+                                         progress=progress)
         secs = np.full(frames, (time.perf_counter() - t0) / frames)
-        pos = states[:, :2 * N].reshape(frames + 1, N, 2)
-        forces = controls.reshape(frames, N, 2)
+        pos = states[:, :D * N].reshape(frames + 1, N, D)
+        forces = controls.reshape(frames, N, D)
     energy = 0.0
     for F in forces:
         energy += float((F**2).sum()) * substeps * dt
@@ -224,4 +282,4 @@ def prediction_error(horizon=10, substeps=10, spacing=0.02, settle_frames=10, vi
     return np.array(err)
 
 
-__all__ = ["fin_shape", "shape_experiment", "ShapeRun", "prediction_error"]
+__all__ = ["fin_shape", "shark_shape", "PAPER_SPACING", "shape_experiment", "ShapeRun", "prediction_error"]
