@@ -26,6 +26,28 @@ S_SCHEDULE = ((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, 1.0))
 
 @dataclass
 class FluidScenario:
+    """A trained leaf scenario: reduced model, reference run and reference state.
+
+    Attributes
+    ----------
+    grid : MACGrid2D
+        The world grid.
+    fluid : ReducedFluid
+        The reduced fluid.
+    model : FluidParticles
+        Particles in the reduced fluid, x = [p (2P), z (r)].
+    basis : (N, r) array
+        The velocity basis.
+    x_ref : (T+1, 2P + r) array
+        Reference states: the full run's particles (m) and its projected velocities.
+    full : FullRun
+        The reference full run.
+    dt : float
+        Step (s).
+    steps : int
+        Number of steps T.
+    """
+
     grid: object
     fluid: ReducedFluid
     model: FluidParticles
@@ -37,10 +59,12 @@ class FluidScenario:
 
     @property
     def particles(self) -> int:
+        """Number of particles P."""
         return self.model.particles
 
     @property
     def r(self) -> int:
+        """Basis size r."""
         return self.fluid.r
 
 
@@ -60,11 +84,41 @@ def _guided_run(grid, starts, steps, dt, schedule, magnitude, width, viscosity, 
 
 def make_scenario(n=32, r=16, steps=120, dt=0.01, particles=1, viscosity=0.0, magnitude=25.0, enrich=3,
                   seed=0, executor=None) -> FluidScenario:
-    """Reference full run (particles blown along an S path), basis from its
+    """Builds the leaf scenario of Barbic & Popovic sec. 5-6.
+
+    A reference full run (particles blown along an S path), a basis from its
     snapshots plus ``enrich`` enrichment runs with random winds at the
-    particles' reference positions (paper sec. 5.2), reduced model, and the
-    reference state x_ref = [particles, B' u] (sec. 5.3). The enrichment
-    runs go to ``executor`` (``directable.executors``; the same basis on any)."""
+    particles' reference positions (paper sec. 5.2), the reduced model, and
+    the reference state x_ref = [particles, B' u] (sec. 5.3).
+
+    Parameters
+    ----------
+    n : int
+        Grid cells per side (domain [0, 1]^2 m).
+    r : int
+        Basis size.
+    steps : int
+        Steps T of the reference run.
+    dt : float
+        Step (s).
+    particles : int
+        Number of particles P (1 to 3).
+    viscosity : float
+        Viscosity of the full runs and the reduced model (m^2/s).
+    magnitude : float
+        Strength of the guiding winds (m/s^2).
+    enrich : int
+        Number of enrichment runs.
+    seed : int
+        Seed of the winds.
+    executor : optional
+        Where the enrichment runs go (``directable.executors``; the same basis on any).
+
+    Returns
+    -------
+    FluidScenario
+        The trained scenario.
+    """
     grid = F.MACGrid2D(n, n)
     starts = np.array([[0.2, 0.2], [0.35, 0.15], [0.2, 0.35]])[:particles]
     width = 0.08
@@ -86,8 +140,28 @@ def make_scenario(n=32, r=16, steps=120, dt=0.01, particles=1, viscosity=0.0, ma
 
 def lqr_controller(scn: FluidScenario, particle_weight=1e5, velocity_weight=1.0, alpha_R=1e-3, final_weight=10.0,
                    progress=None):
-    """Time-varying LQR about the reference (appendix C linearization), no
-    feed-forward. Costs: particle weight >> velocity weight (sec. 4.4)."""
+    """Time-varying LQR about the reference (appendix C linearization), no feed-forward.
+
+    Parameters
+    ----------
+    scn : FluidScenario
+        The scenario.
+    particle_weight : float
+        State cost on the particle positions (1/m^2), >> velocity_weight (sec. 4.4).
+    velocity_weight : float
+        State cost on the reduced velocity.
+    alpha_R : float
+        Control cost (times the identity).
+    final_weight : float
+        Final cost, as a multiple of the state cost.
+    progress : None, bool or callable(done, total)
+        Progress report of the Riccati solve.
+
+    Returns
+    -------
+    LQRSolution
+        The gains (``lqr.tracker(sol.K, scn.x_ref)`` makes a controller).
+    """
     A = models.linearize(scn.model, scn.x_ref, scn.dt)
     P, r = scn.particles, scn.r
     q = np.r_[np.full(2 * P, particle_weight), np.full(r, velocity_weight)]
@@ -97,9 +171,28 @@ def lqr_controller(scn: FluidScenario, particle_weight=1e5, velocity_weight=1.0,
 
 
 def run_reduced(scn: FluidScenario, controller=None, noise=0.0, seed=0, period=0.3, pushes=None):
-    """Reduced run from x_ref[0] with a Perlin-noise force (amplitude ``noise``,
-    continuous in time) and optional pushes (steps, r); ``controller`` a
-    Tracker or None. Returns a SimulationResult."""
+    """Reduced run from x_ref[0] under a Perlin-noise force and optional pushes.
+
+    Parameters
+    ----------
+    scn : FluidScenario
+        The scenario.
+    controller : Tracker, optional
+        Closed loop; None runs open loop.
+    noise : float
+        Amplitude of the Perlin-noise force (reduced acceleration), continuous in time.
+    seed : int
+        Seed of the noise.
+    period : float
+        Time scale of the noise (s).
+    pushes : (steps, r) array, optional
+        Extra reduced forces per step.
+
+    Returns
+    -------
+    SimulationResult
+        States (T+1, 2P + r) and controls.
+    """
     d = PerlinForce(scn.r, noise, period, seed).series(scn.steps, scn.dt) if noise else np.zeros((scn.steps, scn.r))
     if pushes is not None:
         d = d + pushes
@@ -107,21 +200,63 @@ def run_reduced(scn: FluidScenario, controller=None, noise=0.0, seed=0, period=0
 
 
 def path_error(scn: FluidScenario, states) -> np.ndarray:
-    """(T+1, P): each particle's distance to its reference position."""
+    """Each particle's distance to its reference position.
+
+    Parameters
+    ----------
+    scn : FluidScenario
+        The scenario.
+    states : (T+1, 2P + r) array
+        A run's states.
+
+    Returns
+    -------
+    (T+1, P) array
+        Distances (m).
+    """
     P = scn.particles
     return np.linalg.norm((states[:, :2 * P] - scn.x_ref[:, :2 * P]).reshape(len(states), P, 2), axis=2)
 
 
 def p_gain(scn: FluidScenario, kp) -> np.ndarray:
-    """Proportional gain on the reduced velocity: w = -kp (z - z_ref)."""
+    """Proportional gain on the reduced velocity: w = -kp (z - z_ref).
+
+    Parameters
+    ----------
+    scn : FluidScenario
+        The scenario.
+    kp : float
+        Gain (1/s).
+
+    Returns
+    -------
+    (r, 2P + r) array
+        The gain matrix K of w = K (x - x_ref).
+    """
     K = np.zeros((scn.r, scn.model.state_dim()))
     K[:, 2 * scn.particles:] = -kp * np.eye(scn.r)
     return K
 
 
 def pd_gain(scn: FluidScenario, kp, kd) -> np.ndarray:
-    """PD on the particles through the modes at the reference position:
-    w = -kp Psi' (p - p_ref) - kd (z - z_ref) (the paper's PD for particles)."""
+    """PD on the particles through the modes at the reference start position.
+
+    w = -kp Psi' (p - p_ref) - kd (z - z_ref).
+
+    Parameters
+    ----------
+    scn : FluidScenario
+        The scenario.
+    kp : float
+        Gain on the particle error (1/s^2 per m, through Psi').
+    kd : float
+        Gain on the reduced-velocity error (1/s).
+
+    Returns
+    -------
+    (r, 2P + r) array
+        The gain matrix K of w = K (x - x_ref).
+    """
     K = p_gain(scn, kd)
     for i in range(scn.particles):
         Psi = scn.fluid.modes(scn.x_ref[0, 2 * i:2 * i + 2])
@@ -130,10 +265,35 @@ def pd_gain(scn: FluidScenario, kp, kd) -> np.ndarray:
 
 
 def gain_search(scn: FluidScenario, budget, noise, seed=0, grid_size=10, executor=None, progress=None):
-    """Systematic search over P (kp) and PD (kp, kd) gains (about 10 + 10x10
-    settings); among the runs whose control effort sum |w|^2 dt stays within
-    ``budget``, the one ending closest to the reference. The runs go to
-    ``executor`` (``directable.executors``; the same choice on any). Returns a dict."""
+    """Systematic search over P (kp) and PD (kp, kd) gains (Fig. 7's protocol).
+
+    About grid_size + grid_size^2 settings; among the runs whose control
+    effort sum |w|^2 dt stays within ``budget``, the one ending closest to
+    the reference.
+
+    Parameters
+    ----------
+    scn : FluidScenario
+        The scenario.
+    budget : float
+        Largest control effort sum |w|^2 dt allowed.
+    noise : float
+        Amplitude of the Perlin-noise disturbance.
+    seed : int
+        Seed of the noise.
+    grid_size : int
+        Gains per axis of the search.
+    executor : optional
+        Where the runs go (``directable.executors``; the same choice on any).
+    progress : None, bool or callable(done, total)
+        Progress report.
+
+    Returns
+    -------
+    dict
+        "P" and "PD": the best gains, final_error (m), effort and result
+        (SimulationResult); "settings" and "tried" counts.
+    """
     best = {}
     kps = np.geomspace(0.1, 300.0, grid_size)
     kds = np.geomspace(0.1, 100.0, grid_size)
