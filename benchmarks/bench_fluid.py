@@ -51,6 +51,27 @@ def expm_comparison(r=64):
     return dict(pade_us=float(out[1]), eig_us=float(out[2]), pade_orth=float(out[3]), eig_orth=float(out[4]))
 
 
+def coupling_kernels():
+    """benchmarks/coupling_kernels.cpp compiled (-O3 -march=native, the coupling sources with it) against the built
+    core and run: its printed lines, or None without a build tree or a compiler."""
+    lib = sorted(glob.glob(str(HERE.parent / "build" / "*" / "*" / "libdirectable_core.a")) +
+                 glob.glob(str(HERE.parent / "build" / "*" / "libdirectable_core.a")))
+    eigen = glob.glob(str(pathlib.Path(np.__file__).parents[1] / "cmeel.prefix" / "include" / "eigen3"))
+    if not lib or not eigen:
+        return None
+    exe = "/tmp/directable_coupling_kernels"
+    src = HERE.parent / "cpp" / "src" / "models" / "fluid"
+    cmd = ["g++", "-O3", "-march=native", "-DNDEBUG", "-DEIGEN_DONT_PARALLELIZE", "-DEIGEN_MAX_ALIGN_BYTES=32",
+           "-DEIGEN_MAX_STATIC_ALIGN_BYTES=32", "-std=gnu++17", "-fopenmp", f"-I{HERE.parent / 'cpp' / 'include'}",
+           f"-I{eigen[0]}", str(HERE / "coupling_kernels.cpp"), str(src / "coupling.cpp"),
+           str(src / "boundary_basis.cpp"), str(src / "boundary_tools.cpp"), lib[-1], "-o", exe]
+    try:
+        subprocess.run(cmd, check=True, capture_output=True)
+        return subprocess.run([exe], check=True, capture_output=True, text=True).stdout.strip().splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def numpy_feedforward(grid, B, bb, pose):
     """-(S Btilde)' S R^-1 B with S assembled as a SciPy sparse matrix at the
     transformed surface points (the reference of the on-the-fly feedforward)."""
@@ -193,6 +214,10 @@ def main(argv=None):
         rows = obstacle_rows(args.obstacle_n, r)
         table = "| measurement | value | unit | target / note |\n|---|---:|---|---|\n" + "\n".join(
             f"| {a} | {v:.4g} | {u} | {c} |" for a, v, u, c in rows)
+        kernels = coupling_kernels()
+        if kernels:
+            table += "\n\nCoupling kernels (benchmarks/coupling_kernels.cpp, -march=native, CPU time):\n\n" + "\n".join(
+                f"    {line}" for line in kernels)
         print(table)
         if not args.no_write:
             begin, end = "<!-- fluid-obstacles:begin -->", "<!-- fluid-obstacles:end -->"

@@ -483,8 +483,8 @@ def test_single_precision_tables(world, bbasis):
 
 
 def test_energy_projection(world, bbasis, cshape):
-    """The energy-weighted feedforward: W S Btilde = I (speeds in the span are cancelled as by eq. 3.11), W = (A'A)^-1
-    Y' with Y = M_ss S Btilde from an independent KKT solve, and z -> (I + G F) z at a still pose does not grow."""
+    """The energy-weighted feedforward (the tested alternative to eq. 3.11): W S Btilde = I (speeds in the span are
+    cancelled as by eq. 3.11), W = (A'A)^-1 Y' with Y = M_ss S Btilde from an independent KKT solve, F = -W S R^-1 B."""
     grid, B, red, _ = world
     W, SB, A = bbasis.energy_weights, bbasis.surface_speeds, bbasis.fields
     np.testing.assert_allclose(W @ SB, np.eye(bbasis.p), atol=1e-8)
@@ -495,17 +495,13 @@ def test_energy_projection(world, bbasis, cshape):
     W_ref = np.linalg.solve(A.T @ A, Y.T)
     np.testing.assert_allclose(W, W_ref, rtol=0, atol=1e-8 * np.abs(W_ref).max())
     pose = np.array([0.5, 0.5, 0.0])
-    growth = {}
     for proj in ("surface", "energy"):
         c = F.Coupling(red, bbasis, projection=proj)
         assert c.projection == proj
-        M = np.eye(red.r) + c.feedback(pose)[:, :bbasis.p] @ c.feedforward(pose)
-        growth[proj] = np.abs(np.linalg.eigvals(M)).max()
         Fm = c.feedforward(pose)
         X, Nw, _ = world_surface(bbasis, pose)
         SRB = np.stack([np.sum(grid.velocity_at(B[:, j].copy(), X) * Nw, axis=1) for j in range(B.shape[1])], axis=1)
         np.testing.assert_allclose(Fm, -(SB.T if proj == "surface" else W) @ SRB, atol=1e-9)
-    assert growth["energy"] <= 1.0 + 1e-2
     with pytest.raises(ValueError, match="projection"):
         F.Coupling(red, bbasis, projection="oblique")
 

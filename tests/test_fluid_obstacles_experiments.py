@@ -109,9 +109,9 @@ def test_c_shape_smoke_inside_reported(scene):
 
 
 def test_coupling_growth_at_still_poses(scene):
-    # eq. 3.11's feedforward is an oblique projection: I + G F can exceed 1 (measured 1.18 at this scene); the
-    # energy-weighted feedforward is an orthogonal one in the fields' energy, up to the resampling
+    # the thesis' coupling at a still pose, z -> (I + G F) z, grows (spectral radius 1.18 at this scene, 1.01 at the
+    # median pose): bounded here. Weighting the surface speeds by the boundary fields' energy instead of eq. 3.11's
+    # Euclidean projection does not remove it (1.28): the growth is not the projection's inner product
     surface, energy = E.coupling_growth(scene, "surface"), E.coupling_growth(scene, "energy")
-    assert surface.max() < 1.3
-    assert energy.max() <= 1.0 + 2e-2
-    assert energy.max() < surface.max()
+    assert 1.0 < surface.max() < 1.25 and np.median(surface) < 1.05
+    assert energy.max() > 1.05

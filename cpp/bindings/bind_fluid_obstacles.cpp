@@ -224,10 +224,10 @@ projection : {"surface", "energy"}
     The feedforward's projection of the flow's surface speeds: "surface" is
     eq. 3.11 as printed, (S Btilde)'; "energy" uses the basis'
     energy_weights, the least-energy field combination. Both cancel speeds
-    in the span of S Btilde exactly; for the rest, "surface" is an oblique
-    projection of the flow (at a still pose I + G F can have eigenvalues
-    above 1, the scene can gain energy), "energy" an orthogonal one in the
-    fields' energy (see DESIGN.md for the measurement).)doc")
+    in the span of S Btilde exactly. "energy" was the tested hypothesis for
+    the growth of I + G F at still poses (spectral radius up to 1.18 with
+    eq. 3.11) and measured worse (1.28, and half the surface energy
+    removed): kept to reproduce that measurement (DESIGN.md), not for use.)doc")
       .def(py::init([](py::object reduced, std::shared_ptr<BoundaryBasis> basis, std::optional<py::tuple> pose_table,
                        const std::string& precompute, std::optional<Index> compress, int threads, py::object progress,
                        const std::string& table_dtype, const std::string& projection) {

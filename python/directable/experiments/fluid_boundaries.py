@@ -562,10 +562,16 @@ def coupling_growth(sc: CShapeScene, projection="surface", poses=None, boundary=
 
     With the object at rest (zero rigid coefficients) the coupling maps z
     to (I + G_p F) z once per step (G_p: the feedback's first p columns).
-    For the thesis' feedforward (``projection="surface"``, eq. 3.11) this is
-    an oblique projection and can exceed 1, so an unforced scene at nu = 0
-    gains energy; with ``projection="energy"`` it is an orthogonal
-    projection in the fields' energy (up to the resampling) and does not.
+    With the thesis' feedforward (``projection="surface"``, eq. 3.11) its
+    spectral radius exceeds 1 at some poses (1.18 at most over the training
+    poses of the CI scene ``c_shape_scene(32, 16, 32)``), so an unforced
+    scene at nu = 0 with a still object gains energy. The energy-weighted
+    projection (``projection="energy"``), which would make the correction
+    an orthogonal projection for a flow divergence-free on the local grid,
+    measures 1.28 there: the growth comes from the discretisation (the
+    world field sampled at the surface, R^-1, and the local fields
+    resampled onto world faces, R, are not adjoint; the local box cuts the
+    flow), not from the inner product of eq. 3.11.
 
     Parameters
     ----------

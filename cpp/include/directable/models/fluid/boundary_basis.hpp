@@ -65,8 +65,8 @@ class BoundaryBasis {
   //! p x q: W = (A'A)^-1 (M_ss Stilde)' for the fields A (N_local x p) and
   //! the speed block M_ss of (K K')^-1. W s are the coefficients of the
   //! field combination whose surface speeds best match s in the energy of
-  //! the least-norm fields (W Stilde = I): the energy-consistent
-  //! alternative to Stilde' in the feedforward (Coupling's "energy" projection).
+  //! the least-norm fields (W Stilde = I): the alternative to Stilde' in
+  //! the feedforward (Coupling's "energy" projection).
   const Eigen::MatrixXd& energy_weights() const { return energy_weights_; }
   //! S on the local grid: q x N_local.
   const Eigen::SparseMatrix<double, Eigen::RowMajor>& local_surface_operator() const { return S_local_; }

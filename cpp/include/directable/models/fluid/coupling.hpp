@@ -43,8 +43,9 @@ enum class Precompute { None, Feedback, Both };
 //! fields: Surface is eq. 3.11 (Stilde', the Euclidean projection of the
 //! speeds at the samples); Energy uses the boundary basis' energy_weights()
 //! instead, the least-energy field combination (the same F where the speeds
-//! lie in the span of S Btilde, and z -> (I + G F) z does not add energy
-//! where they do not; see DESIGN.md).
+//! lie in the span of S Btilde). Energy was the tested hypothesis for the
+//! growth of I + G F at still poses and measured worse (DESIGN.md); it is
+//! kept to reproduce that measurement.
 enum class FeedforwardProjection { Surface, Energy };
 
 class Coupling {
