@@ -2043,10 +2043,10 @@ class Coupling:
         The feedforward's projection of the flow's surface speeds: "surface" is
         eq. 3.11 as printed, (S Btilde)'; "energy" uses the basis'
         energy_weights, the least-energy field combination. Both cancel speeds
-        in the span of S Btilde exactly; for the rest, "surface" is an oblique
-        projection of the flow (at a still pose I + G F can have eigenvalues
-        above 1, the scene can gain energy), "energy" an orthogonal one in the
-        fields' energy (see DESIGN.md for the measurement).
+        in the span of S Btilde exactly. "energy" was the tested hypothesis for
+        the growth of I + G F at still poses (spectral radius up to 1.18 with
+        eq. 3.11) and measured worse (1.28, and half the surface energy
+        removed): kept to reproduce that measurement (DESIGN.md), not for use.
     """
     def __init__(self, reduced: typing.Any, boundary_basis: BoundaryBasis, pose_table: tuple | None = None, precompute: str = 'none', compress: int | None = None, threads: int = 0, progress: typing.Any = None, table_dtype: str = 'float64', projection: str = 'surface') -> None:
         ...
