@@ -246,11 +246,22 @@ def test_boundary_basis_eq_3_10_and_surface_speeds(bbasis):
     assert np.all(np.diff(bbasis.energy) <= 0) and 0 < bbasis.energy.sum() <= 1 + 1e-12
 
 
-def test_boundary_fields_divergence_free_outside_and_least_norm(bbasis, cshape):
+def np_constraints(bbasis, cshape):
+    """K = [D; S] of the least-norm fields over the local grid's inner faces (NumPy/SciPy), the inner faces, the
+    outside cells."""
     L, h, hs = bbasis.local_grid, bbasis.local_grid.h, bbasis.half_size
     c = (np.arange(L.nx) + 0.5) * h - hs
     X, Y = np.meshgrid(c, c)
     outside = ~cshape.inside(np.stack([X.ravel(), Y.ravel()], axis=1))
+    inner = np.flatnonzero(~L.wall_mask())
+    D = np.stack([np_divergence(L.nx, L.ny, h, np.eye(L.n_faces)[f]) for f in inner], axis=1)[outside]
+    S = np_surface_operator(L, bbasis.surface_points + hs, bbasis.surface_normals)[:, inner]
+    return sp.csr_matrix(np.vstack([D, S])), D.shape[0], inner, outside
+
+
+def test_boundary_fields_divergence_free_outside_and_least_norm(bbasis, cshape):
+    L, h = bbasis.local_grid, bbasis.local_grid.h
+    K, n_div, inner, outside = np_constraints(bbasis, cshape)
     allf = np.hstack([bbasis.fields, bbasis.rigid_fields])
     for k in range(allf.shape[1]):
         div = np_divergence(L.nx, L.ny, h, allf[:, k])
@@ -258,15 +269,12 @@ def test_boundary_fields_divergence_free_outside_and_least_norm(bbasis, cshape):
     wall = L.wall_mask()
     assert np.abs(allf[wall]).max() == 0.0
     # independent least-norm solve: SciPy sparse KKT
-    inner = np.flatnonzero(~wall)
-    D = np.stack([np_divergence(L.nx, L.ny, h, np.eye(L.n_faces)[f]) for f in inner], axis=1)[outside]
-    S = np_surface_operator(L, bbasis.surface_points + hs, bbasis.surface_normals)[:, inner]
-    K = sp.csr_matrix(np.vstack([D, S]))
     n, m = K.shape[1], K.shape[0]
     KKT = sp.bmat([[sp.eye(n), K.T], [K, None]], format="csc")
+    S = K[n_div:].toarray()
     targets = np.hstack([bbasis.surface_speeds, S @ allf[inner, bbasis.p:]])
     for k in range(targets.shape[1]):
-        rhs = np.r_[np.zeros(n), np.zeros(D.shape[0]), targets[:, k]]
+        rhs = np.r_[np.zeros(n), np.zeros(n_div), targets[:, k]]
         u = spla.spsolve(KKT, rhs)[:n]
         np.testing.assert_allclose(allf[inner, k], u, rtol=0, atol=1e-8 * np.abs(u).max())
 
@@ -444,3 +452,74 @@ def test_fluid_particles_on_a_scene_jacobian_and_velocity(world, bbasis, rng):
     # a step pushes particles out of the object
     x1 = model.step(np.r_[0.5 - 0.09, 0.5, 0.3, 0.3, z], np.zeros(red.r), DT, 0.0)
     assert not bbasis.shape.inside(((x1[:2] - poses[0, :2]) @ np.array([[c, -s], [s, c]]))[None])[0]
+
+
+def test_single_precision_tables(world, bbasis):
+    """float32 tables: half the bytes, the nodes' operators rounded to float, the scene step within float rounding of
+    the float64 tables; not with compression."""
+    red = world[2]
+    table = (np.linspace(0.4, 0.6, 5), np.linspace(0.4, 0.6, 5), np.array([-0.2, 0.0, 0.2]))
+    c64 = F.Coupling(red, bbasis, pose_table=table, precompute="both")
+    c32 = F.Coupling(red, bbasis, pose_table=table, precompute="both", table_dtype="float32")
+    assert c32.table_dtype == "float32" and c64.table_dtype == "float64"
+    assert c32.table_bytes * 2 == c64.table_bytes
+    node = [0.45, 0.55, 0.2]
+    for op in ("feedforward", "feedback"):
+        exact = getattr(c64, op)(node, exact=True)
+        np.testing.assert_allclose(getattr(c32, op)(node), exact.astype(np.float32), rtol=0,
+                                   atol=1e-12 * np.abs(exact).max())  # the node's operator, rounded to float
+        between = [0.47, 0.52, 0.1]
+        np.testing.assert_allclose(getattr(c32, op)(between), getattr(c64, op)(between),
+                                   rtol=0, atol=1e-6 * np.abs(exact).max())
+    z = world[1].T @ world[3].velocities[40]
+    P, V = np.array([[0.47, 0.52, 0.1]]), np.array([[0.1, 0.2, 0.3]])
+    steps = [F.ReducedScene(red, [c]).step(z, np.zeros(red.r), DT, P, V) for c in (c64, c32)]
+    np.testing.assert_allclose(steps[1][0], steps[0][0], rtol=0, atol=1e-6 * np.abs(z).max())
+    np.testing.assert_allclose(steps[1][1], steps[0][1], rtol=0, atol=1e-6 * np.abs(steps[0][1]).max())
+    with pytest.raises(ValueError, match="single-precision table cannot be compressed"):
+        F.Coupling(red, bbasis, pose_table=table, precompute="feedback", compress=3, table_dtype="float32")
+    with pytest.raises(ValueError, match="table_dtype"):
+        F.Coupling(red, bbasis, pose_table=table, precompute="feedback", table_dtype="float16")
+
+
+def test_energy_projection(world, bbasis, cshape):
+    """The energy-weighted feedforward (the tested alternative to eq. 3.11): W S Btilde = I (speeds in the span are
+    cancelled as by eq. 3.11), W = (A'A)^-1 Y' with Y = M_ss S Btilde from an independent KKT solve, F = -W S R^-1 B."""
+    grid, B, red, _ = world
+    W, SB, A = bbasis.energy_weights, bbasis.surface_speeds, bbasis.fields
+    np.testing.assert_allclose(W @ SB, np.eye(bbasis.p), atol=1e-8)
+    # Y = M_ss S Btilde: the speed rows of (K K')^-1 [0; S Btilde], by SciPy from an independent K
+    K, n_div, _, _ = np_constraints(bbasis, cshape)
+    rhs = np.vstack([np.zeros((n_div, bbasis.p)), SB])
+    Y = spla.splu((K @ K.T).tocsc()).solve(rhs)[n_div:]
+    W_ref = np.linalg.solve(A.T @ A, Y.T)
+    np.testing.assert_allclose(W, W_ref, rtol=0, atol=1e-8 * np.abs(W_ref).max())
+    pose = np.array([0.5, 0.5, 0.0])
+    for proj in ("surface", "energy"):
+        c = F.Coupling(red, bbasis, projection=proj)
+        assert c.projection == proj
+        Fm = c.feedforward(pose)
+        X, Nw, _ = world_surface(bbasis, pose)
+        SRB = np.stack([np.sum(grid.velocity_at(B[:, j].copy(), X) * Nw, axis=1) for j in range(B.shape[1])], axis=1)
+        np.testing.assert_allclose(Fm, -(SB.T if proj == "surface" else W) @ SRB, atol=1e-9)
+    with pytest.raises(ValueError, match="projection"):
+        F.Coupling(red, bbasis, projection="oblique")
+
+
+def test_scene_smoke_advection(world, bbasis):
+    """advect_smoke: the cell density read back along u' (velocity_field + advect_cells), emptied in the object."""
+    grid, B, red, run = world
+    scene = F.ReducedScene(red, [F.Coupling(red, bbasis)])
+    assert scene.reduced is not None and len(scene.couplings) == 1
+    pose = np.array([[0.5, 0.5, 0.3]])
+    z = B.T @ run.velocities[50]
+    _, coeffs, zf = scene.step(z, np.zeros(red.r), DT, pose, np.zeros((1, 3)), return_flow=True)
+    rho = np.ones(grid.n_cells)
+    out = scene.advect_smoke(rho, zf, coeffs, pose, DT)
+    ref = grid.advect_cells(scene.velocity_field(zf, coeffs, pose), rho, DT)
+    c = (np.arange(grid.nx) + 0.5) * grid.h
+    X, Y = np.meshgrid(c, c)
+    cs, sn = np.cos(0.3), np.sin(0.3)
+    inside = bbasis.shape.inside((np.stack([X.ravel(), Y.ravel()], 1) - pose[0, :2]) @ np.array([[cs, -sn], [sn, cs]]))
+    assert inside.any() and np.all(out[inside] == 0.0)
+    np.testing.assert_allclose(out[~inside], ref[~inside], atol=1e-14)

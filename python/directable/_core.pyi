@@ -1145,43 +1145,119 @@ class GalerkinFluid:
         ...
     def advection_matrix(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        A(z) = sum_k z_k B' A(b_k) B, (r, r) for z (r,).
+        The reduced advection matrix A(z) = sum_k z_k B' A(b_k) B.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        
+        Returns
+        -------
+        (r, r) array
+            A(z), antisymmetric (1/s).
         """
     def advection_tensor(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (r, r, r): [k] = B' A(b_k) B.
+        The reduced advection tensor.
+        
+        Returns
+        -------
+        (r, r, r) array
+            Entry [k] = B' A(b_k) B (1/m), each antisymmetric.
         """
     def create_data(self) -> ReducedFluidData:
         """
-        Buffers for step() (one per thread; reusing one keeps exp(dt nu D) from being recomputed).
+        Buffers for step(), one per thread.
+        
+        Reusing one keeps exp(dt nu D) from being recomputed.
+        
+        Returns
+        -------
+        ReducedFluidData
+            The buffers.
         """
     def diffusion_matrix(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        D = B' Lap B, (r, r).
+        The reduced Laplacian.
+        
+        Returns
+        -------
+        (r, r) array
+            D = B' Lap B (1/m^2), symmetric negative semi-definite.
         """
     def dynamics(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        A(z) z + nu D z, (r,) for z (r,).
+        The reduced dynamics without forcing.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        
+        Returns
+        -------
+        (r,) array
+            A(z) z + nu D z (reduced acceleration).
         """
     def jacobian(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        d(A(z) z + nu D z)/dz, (r, r).
+        Jacobian of the reduced dynamics.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        
+        Returns
+        -------
+        (r, r) array
+            d(A(z) z + nu D z)/dz (1/s).
         """
     def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        States (T+1, r) from z0 (r,) under controls w (T, r).
+        T steps from z0 under the controls w.
+        
+        Parameters
+        ----------
+        z0 : (r,) array
+            Initial reduced velocity.
+        w : (T, r) array
+            Reduced force per step.
+        dt : float
+            Step (s), > 0.
+        
+        Returns
+        -------
+        (T+1, r) array
+            The states, z0 first.
         """
     def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, data: ReducedFluidData = None) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Next z (r,): z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
+        One reduced step: z + dt w, then exp(dt A) (exact, orthogonal), then exp(dt nu D).
         
-        data: buffers from create_data(), owned by the calling thread (None: fresh
-        ones for this call). GIL released.
+        GIL released.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        w : (r,) array
+            Reduced force (acceleration).
+        dt : float
+            Step (s), > 0.
+        data : ReducedFluidData, optional
+            Buffers from create_data(), owned by the calling thread (None: fresh ones for this call).
+        
+        Returns
+        -------
+        (r,) array
+            The next z.
         """
     @property
     def basis(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (N, r)
+        (N, r) array: the basis B.
         """
     @property
     def divergence_error(self) -> float:
@@ -1195,14 +1271,26 @@ class GalerkinFluid:
         """
     @property
     def r(self) -> int:
-        ...
+        """
+        Basis size r (reduced coordinates).
+        """
     @property
     def viscosity(self) -> float:
-        ...
+        """
+        Kinematic viscosity nu (m^2/s).
+        """
 class Shape2D:
     """
-    A closed polygon in its object frame (the obstacle's origin): vertices (V, 2),
-    counter-clockwise (a clockwise polygon is reversed with a warning), simple.
+    A rigid 2D shape: a closed simple polygon in its object frame.
+    
+    The object frame's origin is the obstacle's position; world = Rot(theta)
+    local + (x, y). A clockwise polygon is reversed with a UserWarning; a
+    self-intersecting one raises ValueError.
+    
+    Parameters
+    ----------
+    polygon : (V, 2) array
+        Vertices (m), counter-clockwise, V >= 3, finite.
     """
     def __init__(self, polygon: numpy.ndarray[numpy.float64]) -> None:
         ...
@@ -1210,24 +1298,48 @@ class Shape2D:
         ...
     def inside(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.bool]:
         """
-        (P,) bool: whether each object-frame point (P, 2) is inside.
+        Whether object-frame points lie inside the polygon.
+        
+        Parameters
+        ----------
+        points : (P, 2) array
+            Points in the object frame (m).
+        
+        Returns
+        -------
+        (P,) bool array
+            True where the point is inside.
         """
     def surface(self, spacing: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        (points (q, 2), outward normals (q, 2)): edge pieces of length <= spacing, at their midpoints.
+        Surface samples: the midpoints of edge pieces of length <= spacing.
+        
+        Parameters
+        ----------
+        spacing : float
+            Largest distance between samples along an edge (m), > 0.
+        
+        Returns
+        -------
+        points : (q, 2) array
+            Sample positions in the object frame (m).
+        normals : (q, 2) array
+            Outward unit normals there.
         """
     @property
     def area(self) -> float:
-        ...
+        """
+        Enclosed area (m^2).
+        """
     @property
     def radius(self) -> float:
         """
-        Largest vertex distance from the origin.
+        Largest vertex distance from the origin (m).
         """
     @property
     def thickness(self) -> float:
         """
-        Thinnest part (inward from each edge midpoint to the opposite side).
+        Thinnest part (m): inward from each edge midpoint to the opposite side.
         """
     @property
     def vertices(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -1236,8 +1348,19 @@ class Shape2D:
         """
 class Obstacle:
     """
-    A Shape2D at pose (x, y, theta) moving with velocity (vx, vy, omega):
-    world = Rot(theta) local + (x, y); rigid velocity v(x) = (vx, vy) + omega z x (x - t).
+    A Shape2D at a pose, moving rigidly (one step's obstacle of FluidSim2D.step).
+    
+    world = Rot(theta) local + (x, y); its rigid velocity field is
+    v(x) = (vx, vy) + omega z x (x - (x, y)).
+    
+    Parameters
+    ----------
+    shape : Shape2D
+        The shape, in its object frame.
+    pose : (3,) array
+        (x, y, theta) in (m, m, rad).
+    velocity : (3,) array
+        (vx, vy, omega) in (m/s, m/s, rad/s).
     """
     def __init__(self, shape: Shape2D, pose: numpy.ndarray[numpy.float64] = ..., velocity: numpy.ndarray[numpy.float64] = ...) -> None:
         ...
@@ -1245,13 +1368,19 @@ class Obstacle:
         ...
     @property
     def pose(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3,) array: (x, y, theta) in (m, m, rad).
+        """
     @property
     def shape(self) -> Shape2D:
-        ...
+        """
+        The Shape2D (object frame).
+        """
     @property
     def velocity(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3,) array: (vx, vy, omega) in (m/s, m/s, rad/s).
+        """
 class MACGrid2D:
     """
     2D MAC grid on [0, nx h] x [0, ny h] with free-slip walls.
@@ -1261,10 +1390,19 @@ class MACGrid2D:
     (i h, (j+1/2) h)), then all y-faces ((ny+1) rows x nx columns, face (i, j) at
     ((i+1/2) h, j h)). Cell quantities (pressure, smoke) are (ny * nx,) row-major.
     The pressure Laplacian is factorised once, here.
+    
+    Parameters
+    ----------
+    nx, ny : int
+        Cells along x and y.
+    h : float, optional
+        Cell size (m); default 1/nx.
+    solid : (ny, nx) bool array, optional
+        Fixed solid cells, whose faces are closed.
     """
     def __init__(self, nx: int, ny: int, h: typing.SupportsFloat | typing.SupportsIndex | None = None, solid: typing.Annotated[numpy.typing.ArrayLike, numpy.bool] | None = None) -> None:
         """
-        Grid of nx x ny cells of size h (default 1/nx); solid: (ny, nx) bool mask of fixed solid cells, whose faces are closed.
+        Grid of nx x ny cells of size h (default 1/nx) with an optional (ny, nx) bool mask of fixed solid cells.
         """
     def __reduce__(self) -> tuple[typing.Any, tuple[typing.Any, tuple, dict, typing.Any]]:
         """
@@ -1274,43 +1412,148 @@ class MACGrid2D:
         ...
     def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Semi-Lagrangian advection of the cell field q (nx ny,) through u (N,).
+        Semi-Lagrangian advection of a cell field.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        q : (nx ny,) array
+            Cell values (e.g. smoke density).
+        dt : float
+            Step (s).
+        
+        Returns
+        -------
+        (nx ny,) array
+            The advected cell field (bilinear interpolation at the departure points).
         """
     def advect_particles(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Points (P, 2) moved by one RK2 (midpoint) step through u (N,), clamped to the domain.
+        Moves points one RK2 (midpoint) step through a field.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        points : (P, 2) array
+            Positions (m).
+        dt : float
+            Step (s).
+        
+        Returns
+        -------
+        (P, 2) array
+            New positions, clamped to the domain.
         """
     def advect_velocity(self, u: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).
+        Semi-Lagrangian (RK2 back-trace) self-advection.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        dt : float
+            Step (s).
+        
+        Returns
+        -------
+        (N,) array
+            The advected field.
         """
     def divergence(self, u: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Discrete divergence (nx ny,) of u (N,).
+        Discrete divergence of a velocity field.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        
+        Returns
+        -------
+        (nx ny,) array
+            Divergence per cell (1/s).
         """
     def max_divergence(self, basis: numpy.ndarray[numpy.float64]) -> float:
         """
-        Largest |div| h or |wall-face value| over the columns of basis (N, r): 0 for divergence-free free-slip fields.
+        How far the columns of a basis are from divergence-free free-slip fields.
+        
+        Parameters
+        ----------
+        basis : (N, r) array
+            Fields as columns.
+        
+        Returns
+        -------
+        float
+            Largest |div| h or |closed-face value| over the columns (0 for divergence-free free-slip fields).
         """
     def project(self, u: numpy.ndarray[numpy.float64]) -> typing.Any:
         """
-        Divergence-free, free-slip projection of u (N,), or of each row of u (k, N) (sparse LDL', factorised once).
+        Divergence-free, free-slip projection (sparse LDL', factorised once).
+        
+        Parameters
+        ----------
+        u : (N,) or (k, N) array
+            A field, or one per row.
+        
+        Returns
+        -------
+        (N,) or (k, N) array
+            The projected field(s).
         """
     def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Bilinearly interpolated velocities (P, 2) of u (N,) at points (P, 2) (clamped to the domain).
+        Bilinearly interpolated velocities at points.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        points : (P, 2) array
+            Points (m), clamped to the domain.
+        
+        Returns
+        -------
+        (P, 2) array
+            Velocities (m/s).
         """
     def wall_mask(self) -> numpy.typing.NDArray[numpy.bool]:
         """
-        (N,) bool: the closed faces, on the walls or touching a solid cell (always zero in a free-slip field).
+        The closed faces: on the walls or touching a solid cell.
+        
+        Returns
+        -------
+        (N,) bool array
+            True on closed faces (always zero in a free-slip field).
         """
     def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Wind impulse force field (N,): magnitude * direction (2,) * exp(-|x - center (2,)|^2 / width^2) on the non-wall faces.
+        A Gaussian wind force field.
+        
+        Parameters
+        ----------
+        center : (2,) array
+            Centre of the wind (m).
+        direction : (2,) array
+            Its direction.
+        magnitude : float
+            Its acceleration at the centre (m/s^2).
+        width : float
+            Gaussian width (m).
+        
+        Returns
+        -------
+        (N,) array
+            magnitude * direction * exp(-|x - center|^2 / width^2) on the open faces (m/s^2).
         """
     @property
     def h(self) -> float:
-        ...
+        """
+        Cell size (m).
+        """
     @property
     def n_cells(self) -> int:
         """
@@ -1333,10 +1576,14 @@ class MACGrid2D:
         """
     @property
     def nx(self) -> int:
-        ...
+        """
+        Cells along x.
+        """
     @property
     def ny(self) -> int:
-        ...
+        """
+        Cells along y.
+        """
     @property
     def solid(self) -> numpy.typing.NDArray[numpy.bool]:
         """
@@ -1344,49 +1591,131 @@ class MACGrid2D:
         """
 class FluidSim2D:
     """
-    Full (unreduced) MAC fluid: per step force, semi-Lagrangian advection,
-    implicit viscosity (factorised once), pressure projection; smoke density
-    (cells) and particles (P, 2) advected through the new field.
+    Full (unreduced) MAC fluid on a MACGrid2D.
+    
+    Per step: force, semi-Lagrangian advection, implicit viscosity (factorised
+    once), pressure projection; smoke density (cells) and particles (P, 2)
+    advected through the new field. With moving obstacles the pressure is
+    solved over the fluid cells by a fresh sparse LDL' ("direct") or by
+    conjugate gradients with an incomplete-Cholesky preconditioner ("pcg").
+    
+    Parameters
+    ----------
+    grid : MACGrid2D
+        The grid (shared, read-only).
+    viscosity : float
+        Kinematic viscosity (m^2/s), >= 0.
+    dt : float
+        Step (s), > 0.
+    pressure_solver : {"direct", "pcg"}
+        Pressure solve of the steps with obstacles.
+    tolerance : float
+        Relative residual tolerance of "pcg".
     """
     def __init__(self, grid: MACGrid2D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01, pressure_solver: str = 'direct', tolerance: typing.SupportsFloat | typing.SupportsIndex = 1e-12) -> None:
-        """
-        pressure_solver: with moving obstacles, "direct" (sparse LDL' per step) or "pcg" (conjugate gradients, incomplete-Cholesky preconditioner, relative residual tolerance).
-        """
+        ...
     def __repr__(self) -> str:
         ...
     def run(self, forces: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
         """
-        Runs T steps, step t under the acceleration field forces[t] (forces (T, N)).
+        Runs T steps, step t under the acceleration field forces[t].
         
-        Returns (velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny)
-        or None unless record_density), the initial state first; the simulator
-        ends in the last state. GIL released, throttled progress(done, total),
-        Ctrl-C stops it; a non-finite velocity raises ValueError naming the step.
+        The simulator ends in the last state. GIL released, throttled
+        progress(done, total), Ctrl-C stops it; a non-finite velocity raises
+        ValueError naming the step.
+        
+        Parameters
+        ----------
+        forces : (T, N) array
+            Acceleration field per step (m/s^2).
+        record_density : bool
+            Record the smoke density of every state.
+        progress : None, bool or callable(done, total)
+            Progress report.
+        
+        Returns
+        -------
+        velocities : (T+1, N) array
+            The states, the initial one first.
+        particles : (T+1, P, 2) array
+            Particle positions (m).
+        density : (T+1, nx ny) array or None
+            Smoke densities, when recorded.
         """
     def run_obstacles(self, forces: numpy.ndarray[numpy.float64], shapes: collections.abc.Sequence[Shape2D], poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], record_density: bool = False, progress: typing.Any = None) -> tuple:
         """
-        Runs T steps with K moving obstacles of the given shapes: during step t
-        obstacle k is at poses[t, 3k:3k+3] (x, y, theta) with velocity
-        velocities[t, 3k:3k+3] (vx, vy, omega) (poses, velocities: (T, 3K)).
-        Returns as run().
+        Runs T steps with K moving obstacles.
+        
+        GIL released, throttled progress, Ctrl-C stops it.
+        
+        Parameters
+        ----------
+        forces : (T, N) array
+            Acceleration field per step (m/s^2).
+        shapes : list of Shape2D
+            The K obstacles' shapes.
+        poses : (T, 3K) array
+            Obstacle k's (x, y, theta) during step t in columns 3k..3k+2 (m, m, rad).
+        velocities : (T, 3K) array
+            Its (vx, vy, omega) (m/s, m/s, rad/s).
+        record_density : bool
+            Record the smoke density of every state.
+        progress : None, bool or callable(done, total)
+            Progress report.
+        
+        Returns
+        -------
+        velocities : (T+1, N) array
+            The states, the initial one first.
+        particles : (T+1, P, 2) array
+            Particle positions (m).
+        density : (T+1, nx ny) array or None
+            Smoke densities, when recorded.
         """
     def run_particle_winds(self, directions: numpy.ndarray[numpy.float64], magnitudes: numpy.ndarray[numpy.float64], width: typing.SupportsFloat | typing.SupportsIndex, progress: typing.Any = None) -> tuple:
         """
-        Runs T steps under winds that follow the particles: at step t a wind of
-        direction directions[t] (T, 2) and magnitude magnitudes[k] (P,) blows at
-        particle k's position (as MACGrid2D.wind, Gaussian of the given width).
-        Returns (velocities (T+1, N), particles (T+1, P, 2), None), as run().
+        Runs T steps under winds that follow the particles.
+        
+        At step t a wind of direction directions[t] and magnitude magnitudes[k]
+        blows at particle k's position (as MACGrid2D.wind).
+        
+        Parameters
+        ----------
+        directions : (T, 2) array
+            Wind direction per step.
+        magnitudes : (P,) array
+            Wind acceleration per particle (m/s^2).
+        width : float
+            Gaussian width of the winds (m).
+        progress : None, bool or callable(done, total)
+            Progress report.
+        
+        Returns
+        -------
+        velocities : (T+1, N) array
+            The states, the initial one first.
+        particles : (T+1, P, 2) array
+            Particle positions (m).
+        density : None
+            No density is recorded.
         """
     def step(self, force: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle] = []) -> None:
         """
-        One step with the acceleration field force (N,) or none, and moving obstacles.
+        One step under a force field, with moving obstacles.
         
         Cells whose centres lie inside an obstacle are solid for this step; every
         face touching one takes the normal component of the obstacle's rigid
         velocity, the pressure is solved over the fluid cells with that flux, smoke
         in solid cells is zeroed and particles inside are pushed out along the
         surface normal. The new velocity holds the rigid field on the solid cells,
-        so it is divergence-free on every cell.
+        so it is divergence-free on every cell. GIL released.
+        
+        Parameters
+        ----------
+        force : (N,) array, optional
+            Acceleration field (m/s^2); None: none.
+        obstacles : list of Obstacle
+            The obstacles during this step (thinner than a cell: RuntimeWarning).
         """
     @property
     def density(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -1398,10 +1727,14 @@ class FluidSim2D:
         ...
     @property
     def dt(self) -> float:
-        ...
+        """
+        Step (s).
+        """
     @property
     def grid(self) -> MACGrid2D:
-        ...
+        """
+        The MACGrid2D.
+        """
     @property
     def particles(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -1435,7 +1768,9 @@ class FluidSim2D:
         ...
     @property
     def viscosity(self) -> float:
-        ...
+        """
+        Kinematic viscosity (m^2/s).
+        """
 class ReducedFluid(GalerkinFluid):
     """
     Reduced (Galerkin) fluid, Treuille thesis ch. 3: z' = A(z) z + nu D z + w.
@@ -1444,6 +1779,21 @@ class ReducedFluid(GalerkinFluid):
     zero on the wall faces (a basis that is not gets a RuntimeWarning with its
     divergence, as does one whose columns are not orthonormal). The r reduced advection matrices B' A(b_k) B (conservation-form
     stencil) and D = B' Lap B are precomputed here (parallel, GIL released).
+    
+    Parameters
+    ----------
+    grid : MACGrid2D
+        The grid of the basis (a MACGrid3D gives the 3D model).
+    basis : (N, r) array
+        The velocity basis B.
+    viscosity : float
+        Kinematic viscosity nu (m^2/s), >= 0.
+    divergence_tol : float
+        Largest max |div| h of the basis before a RuntimeWarning.
+    threads : int
+        Threads of the precomputation (0: all).
+    progress : None, bool or callable(done, total)
+        Progress report of the precomputation.
     """
     def __init__(self, grid: MACGrid2D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: int = 0, progress: typing.Any = None) -> None:
         ...
@@ -1451,25 +1801,68 @@ class ReducedFluid(GalerkinFluid):
         ...
     def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        (dPsi/dx, dPsi/dy), each (2, r), at x (2,) (zero across a clamped wall).
+        Spatial derivatives of the modes at a point.
+        
+        Parameters
+        ----------
+        x : (2,) array
+            A point (m), clamped to the domain.
+        
+        Returns
+        -------
+        dPsi_dx : (2, r) array
+            d Psi / dx (1/s per unit of z), zero across a clamped wall.
+        dPsi_dy : (2, r) array
+            d Psi / dy.
         """
     def modes(self, x: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Psi(x), (2, r) at the point x (2,) (clamped to the domain).
+        The modes Psi(x) at a point: the velocity of each basis field there.
+        
+        Parameters
+        ----------
+        x : (2,) array
+            A point (m), clamped to the domain.
+        
+        Returns
+        -------
+        (2, r) array
+            Psi(x) (velocity per unit of z).
         """
     def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Psi(p) z for each point: (P, 2) for z (r,), points (P, 2).
+        The reduced velocity Psi(p) z at points.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        points : (P, 2) array
+            Points (m), clamped to the domain.
+        
+        Returns
+        -------
+        (P, 2) array
+            Velocities (m/s).
         """
     @property
     def grid(self) -> MACGrid2D:
-        ...
+        """
+        The MACGrid2D of the basis.
+        """
 class FluidParticles(Model):
     """
     P particles in a reduced fluid as a Model (Barbic & Popovic appendix C):
     state [p_1 .. p_P (2 each), z (r)], control w (r,), B = [0; I],
     p_i' = Psi(p_i) z, z' = A(z) z + nu D z + w. step() is the reduced fluid step
     plus RK2 particles (clamped to the domain).
+    
+    Parameters
+    ----------
+    fluid : ReducedFluid
+        The reduced fluid.
+    particles : int
+        Number of particles P.
     """
     @typing.overload
     def __init__(self, fluid: ReducedFluid, particles: int) -> None:
@@ -1486,40 +1879,87 @@ class FluidParticles(Model):
         ...
     @property
     def fluid(self) -> ReducedFluid:
-        ...
+        """
+        The ReducedFluid.
+        """
     @property
     def has_scene(self) -> bool:
-        ...
+        """
+        Whether the particles move in a ReducedScene (with boundary terms).
+        """
     @property
     def particles(self) -> int:
-        ...
+        """
+        Number of particles P.
+        """
 class BoundaryBasis:
     """
-    Boundary basis of one object (Treuille thesis sec. 3.5.1, 3.5.5): p
-    divergence-free local fields whose surface speeds are the principal
-    directions of the reduced basis's surface speeds over training poses, and
-    3 rigid fields (unit x, y translation and unit rotation). Build with
-    BoundaryBasis.build.
+    Boundary basis of one object (Treuille thesis sec. 3.5.1, 3.5.5).
+    
+    p divergence-free fields on a local MAC grid in the object frame whose
+    surface speeds S Btilde are the principal directions of the reduced
+    basis's surface speeds S R^-1 B over training poses (orthonormal, eq.
+    3.10), and 3 rigid fields whose surface speeds are those of unit x and y
+    translation and unit rotation. Each field is the minimum-norm local field
+    with zero divergence on the local cells outside the shape and zero flux
+    through the local grid's outer faces. Build with BoundaryBasis.build.
     """
     @staticmethod
     def build(reduced: typing.Any, shape: Shape2D, poses: numpy.ndarray[numpy.float64], p: int, surface_spacing: typing.SupportsFloat | typing.SupportsIndex | None = None, local_size: typing.SupportsFloat | typing.SupportsIndex | None = None, rigid: bool = True, threads: int = 0, progress: typing.Any = None) -> BoundaryBasis:
         """
-        Builds the basis from the ReducedFluid's basis and the training poses (n, 3) (parallel over poses, GIL released).
+        Builds an object's boundary basis from a reduced fluid and training poses.
+        
+        Parallel over the poses, GIL released.
+        
+        Parameters
+        ----------
+        reduced : ReducedFluid
+            The 2D reduced fluid whose basis B (N, r) the fields complement.
+        shape : Shape2D
+            The object's shape.
+        poses : (n, 3) array
+            Training poses (x, y, theta) in (m, m, rad), finite.
+        p : int
+            Boundary fields wanted, >= 1; cut (with a UserWarning naming p) to the
+            rank of the collected surface speeds.
+        surface_spacing : float, optional
+            Spacing of the surface samples (m); default h/2.
+        local_size : float, optional
+            Half-size of the local grid (m); default the shape's radius + 4h. It
+            must contain the shape with a cell to spare.
+        rigid : bool
+            Also build the 3 rigid fields (sec. 3.5.5).
+        threads : int
+            Worker threads (0: all).
+        progress : None, bool or callable(done, total)
+            Progress report.
+        
+        Returns
+        -------
+        BoundaryBasis
+            The basis; ``p`` may be smaller than asked.
         """
     def __repr__(self) -> str:
         ...
     @property
     def constraint_error(self) -> float:
-        ...
+        """
+        Largest residual of the fields' constraints (surface speeds, divergence times h).
+        """
     @property
     def energy(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (p,) fraction of the collected surface speeds' energy per mode.
         """
     @property
+    def energy_weights(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (p, q) W = (A'A)^-1 (M_ss S Btilde)': the least-energy field coefficients for given surface speeds (W S Btilde = I); the feedforward's projection with projection="energy".
+        """
+    @property
     def fields(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (N_local, p).
+        (N_local, p) array: the boundary fields Btilde on the local grid.
         """
     @property
     def half_size(self) -> float:
@@ -1528,13 +1968,19 @@ class BoundaryBasis:
         """
     @property
     def local_grid(self) -> MACGrid2D:
-        ...
+        """
+        MACGrid2D of the fields, in the object frame shifted by half_size (spacing h).
+        """
     @property
     def p(self) -> int:
-        ...
+        """
+        Number of boundary fields (without the rigid ones).
+        """
     @property
     def q(self) -> int:
-        ...
+        """
+        Number of surface samples.
+        """
     @property
     def rank(self) -> int:
         """
@@ -1543,11 +1989,13 @@ class BoundaryBasis:
     @property
     def rigid_fields(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (N_local, 3).
+        (N_local, 3) array: fields of unit x, y translation and unit rotation (rad/s).
         """
     @property
     def shape(self) -> Shape2D:
-        ...
+        """
+        The object's Shape2D.
+        """
     @property
     def surface_normals(self) -> numpy.ndarray:
         """
@@ -1565,41 +2013,112 @@ class BoundaryBasis:
         """
 class Coupling:
     """
-    Feedforward F = -(S Btilde)' S R^-1 B (p, r) and feedback G = B' R [Btilde,
-    rigid] (r, p+3) of one object (eq. 3.11-3.12), on the fly or tabulated on a
-    pose grid and interpolated multilinearly.
+    Coupling of a reduced fluid and one object's boundary basis (eq. 3.11-3.12).
+    
+    Feedforward F = -(S Btilde)' S R^-1 B (p, r) and feedback
+    G = B' R [Btilde, rigid] (r, p+3), computed on the fly or tabulated on a
+    pose grid and interpolated multilinearly (thesis sec. 3.5.6).
+    
+    Parameters
+    ----------
+    reduced : ReducedFluid
+        The 2D reduced fluid (basis B, N x r).
+    boundary_basis : BoundaryBasis
+        The object's boundary basis, built on the same grid spacing.
+    pose_table : tuple of three 1D arrays, optional
+        (xs, ys, thetas): uniformly spaced, increasing table nodes (m, m, rad);
+        every combination is tabulated. Required unless precompute is "none".
+    precompute : {"none", "feedback", "both"}
+        What is tabulated: nothing, G, or F and G.
+    compress : int, optional
+        Keep k PCA modes of the tables over the poses (None: plain tables).
+    threads : int
+        Worker threads of the tabulation (0: all).
+    progress : None, bool or callable(done, total)
+        Progress report of the tabulation.
+    table_dtype : {"float64", "float32"}
+        Storage of plain tables: float32 halves the memory and the bytes a
+        scene step reads (entries rounded to ~6e-8 relative); not with compress.
+    projection : {"surface", "energy"}
+        The feedforward's projection of the flow's surface speeds: "surface" is
+        eq. 3.11 as printed, (S Btilde)'; "energy" uses the basis'
+        energy_weights, the least-energy field combination. Both cancel speeds
+        in the span of S Btilde exactly. "energy" was the tested hypothesis for
+        the growth of I + G F at still poses (spectral radius up to 1.18 with
+        eq. 3.11) and measured worse (1.28, and half the surface energy
+        removed): kept to reproduce that measurement (DESIGN.md), not for use.
     """
-    def __init__(self, reduced: typing.Any, boundary_basis: BoundaryBasis, pose_table: tuple | None = None, precompute: str = 'none', compress: int | None = None, threads: int = 0, progress: typing.Any = None) -> None:
-        """
-        pose_table: (xs, ys, thetas), uniformly spaced nodes; precompute: "none", "feedback" or "both"; compress: k PCA modes over the poses (None: plain tables).
-        """
+    def __init__(self, reduced: typing.Any, boundary_basis: BoundaryBasis, pose_table: tuple | None = None, precompute: str = 'none', compress: int | None = None, threads: int = 0, progress: typing.Any = None, table_dtype: str = 'float64', projection: str = 'surface') -> None:
+        ...
     def __repr__(self) -> str:
         ...
     def feedback(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
         """
-        G (r, p+3) at pose (3,) (table when tabulated unless exact).
+        The feedback G (eq. 3.12) at a pose.
+        
+        Parameters
+        ----------
+        pose : (3,) array
+            (x, y, theta) in (m, m, rad).
+        exact : bool
+            Resample the boundary fields even when G is tabulated.
+        
+        Returns
+        -------
+        (r, m) array
+            G = B' R [Btilde, rigid]: z gains G c for coefficients c (m,).
         """
     def feedforward(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
         """
-        F (p, r) at pose (3,) (table when tabulated unless exact).
+        The feedforward F (eq. 3.11) at a pose.
+        
+        Parameters
+        ----------
+        pose : (3,) array
+            (x, y, theta) in (m, m, rad).
+        exact : bool
+            Compute it from the surface samples even when F is tabulated.
+        
+        Returns
+        -------
+        (p, r) array
+            F: the boundary coefficients r~ = F z of a flow state z.
         """
     @property
     def boundary_basis(self) -> BoundaryBasis:
-        ...
+        """
+        The object's BoundaryBasis.
+        """
     @property
     def m(self) -> int:
         """
-        p + rigid fields.
+        p + rigid fields: the object's coefficient count.
         """
     @property
     def p(self) -> int:
-        ...
+        """
+        Number of boundary fields (coefficients r~ = F z).
+        """
+    @property
+    def projection(self) -> str:
+        """
+        The feedforward's projection, "surface" (eq. 3.11) or "energy".
+        """
     @property
     def table_bytes(self) -> int:
-        ...
+        """
+        Bytes of the stored tables (0 without tables).
+        """
+    @property
+    def table_dtype(self) -> str:
+        """
+        Storage of the tables, "float64" or "float32".
+        """
     @property
     def table_nodes(self) -> int:
-        ...
+        """
+        Poses in the table (0 without tables).
+        """
 class ReducedSceneData:
     """
     Buffers of a ReducedScene (one per thread).
@@ -1608,9 +2127,20 @@ class ReducedSceneData:
         ...
 class ReducedScene:
     """
-    A reduced fluid with moving objects (Fig. 3.7): advect, diffuse, add forces,
-    then per object r~ = F z and the rigid coefficients (vx, vy, omega), and
-    z += sum G [r~; v].
+    A reduced fluid with moving objects (Treuille thesis Fig. 3.7).
+    
+    Each step advects, diffuses and adds forces, then per object computes the
+    boundary coefficients r~ = F z and the rigid ones (the object's velocity in
+    its own frame), and adds z += sum_i G_i [r~_i; v_i]. The full field is
+    u' = B z + sum_i R_i [Btilde_i, rigid_i] c_i (eq. 3.9). The scene is
+    immutable and may be shared by threads, each with its own data.
+    
+    Parameters
+    ----------
+    reduced : ReducedFluid
+        The 2D reduced fluid.
+    couplings : list of Coupling
+        One per object, each built for ``reduced``.
     """
     def __init__(self, reduced: typing.Any, couplings: collections.abc.Sequence[Coupling]) -> None:
         ...
@@ -1618,38 +2148,139 @@ class ReducedScene:
         ...
     def advect_particles(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Points (P, 2) after one RK2 step through u', pushed out of the objects.
+        Moves particles one RK2 (midpoint) step through u'.
+        
+        Parameters
+        ----------
+        points : (P, 2) array
+            World positions (m).
+        z : (r,) array
+            Reduced flow state.
+        boundary_coeffs : (K, max_m) array
+            The objects' coefficients (held over the step).
+        poses : (K, 3) array
+            The objects' (x, y, theta) (m, m, rad).
+        dt : float
+            Step (s), > 0.
+        
+        Returns
+        -------
+        (P, 2) array
+            New positions, clamped to the domain and pushed out of the objects along their normals.
         """
     def create_data(self) -> ReducedSceneData:
-        ...
+        """
+        Buffers for one thread's steps.
+        
+        Returns
+        -------
+        ReducedSceneData
+            Pass it to ``step``; one per thread.
+        """
     def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], data: ReducedSceneData = None, return_flow: bool = False) -> tuple:
         """
         (z_next (r,), boundary_coeffs (K, max_m)) [, z_flow (r,): the state the coefficients cancel, when return_flow].
         """
     def surface_energy_removed(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (K,) 1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object (z: the flow state the coefficients cancel).
+        Surface energy removed per object, the thesis' metric (Fig. 3.11b).
+        
+        Parameters
+        ----------
+        z : (r,) array
+            The flow state the coefficients cancel (``step(..., return_flow=True)``'s z_flow).
+        boundary_coeffs : (K, max_m) array
+            The objects' coefficients.
+        poses : (K, 3) array
+            The objects' (x, y, theta) (m, m, rad).
+        velocities : (K, 3) array
+            The objects' (vx, vy, omega) (m/s, m/s, rad/s).
+        
+        Returns
+        -------
+        (K,) array
+            1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 (1: the relative normal flow is cancelled).
         """
     def surface_speed(self, object: int, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], boundary: bool = True) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Normal speeds (q,) of u' (or of B z without boundary) at the object's surface points.
+        Normal speeds of the flow at one object's surface samples.
+        
+        Parameters
+        ----------
+        object : int
+            Index of the object, 0 <= object < K.
+        z : (r,) array
+            Reduced flow state.
+        boundary_coeffs : (K, max_m) array
+            The objects' coefficients.
+        poses : (K, 3) array
+            The objects' (x, y, theta) (m, m, rad).
+        boundary : bool
+            Of u' (True) or of B z alone (False).
+        
+        Returns
+        -------
+        (q,) array
+            n_k . u(x_k) at the world surface samples (m/s).
         """
     def velocity_at(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        u' (eq. 3.9) at points (P, 2): (P, 2).
+        The velocity u' of eq. 3.9 at points.
+        
+        Parameters
+        ----------
+        points : (P, 2) array
+            World points (m), clamped to the domain.
+        z : (r,) array
+            Reduced flow state (the one the coefficients were computed from).
+        boundary_coeffs : (K, max_m) array
+            The objects' coefficients, as ``step`` returns them.
+        poses : (K, 3) array
+            The objects' (x, y, theta) (m, m, rad).
+        
+        Returns
+        -------
+        (P, 2) array
+            B z plus each object's resampled local field (m/s).
         """
     def velocity_field(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        u' on the world grid's faces (N,).
+        The velocity u' of eq. 3.9 on the world grid's faces.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced flow state.
+        boundary_coeffs : (K, max_m) array
+            The objects' coefficients.
+        poses : (K, 3) array
+            The objects' (x, y, theta) (m, m, rad).
+        
+        Returns
+        -------
+        (N,) array
+            B z plus the boundary fields resampled onto the faces under each object's local grid (m/s).
+        """
+    @property
+    def couplings(self) -> list[Coupling]:
+        """
+        The objects' Couplings (list of K).
         """
     @property
     def max_m(self) -> int:
         """
-        Columns of boundary_coeffs.
+        Columns of boundary_coeffs (the largest m).
         """
     @property
     def objects(self) -> int:
-        ...
+        """
+        Number of objects K.
+        """
+    @property
+    def reduced(self) -> ReducedFluid:
+        """
+        The ReducedFluid.
+        """
 class MACGrid3D:
     """
     3D MAC grid on [0, nx h] x [0, ny h] x [0, nz h] with free-slip walls and optional fixed solid cells.

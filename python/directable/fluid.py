@@ -44,7 +44,20 @@ __all__ = ["MACGrid2D", "FluidSim2D", "ReducedFluid", "FluidParticles", "FullRun
 
 
 def disk(r, segments=48) -> Shape2D:
-    """A disk of radius ``r`` (m) centred on the origin, as a regular polygon of ``segments`` sides."""
+    """A disk centred on the origin, as a regular polygon.
+
+    Parameters
+    ----------
+    r : float
+        Radius (m), > 0.
+    segments : int
+        Number of sides.
+
+    Returns
+    -------
+    Shape2D
+        The polygon, counter-clockwise.
+    """
     r = real(r, "r")
     if not r > 0:
         raise ValueError(f"r must be > 0, got {r}")
@@ -53,7 +66,20 @@ def disk(r, segments=48) -> Shape2D:
 
 
 def box(w, h) -> Shape2D:
-    """A ``w`` x ``h`` (m) rectangle centred on the origin."""
+    """A rectangle centred on the origin.
+
+    Parameters
+    ----------
+    w : float
+        Width along x (m), > 0.
+    h : float
+        Height along y (m), > 0.
+
+    Returns
+    -------
+    Shape2D
+        The rectangle, counter-clockwise.
+    """
     w, h = real(w, "w"), real(h, "h")
     if not (w > 0 and h > 0):
         raise ValueError(f"w and h must be > 0, got ({w}, {h})")
@@ -61,8 +87,24 @@ def box(w, h) -> Shape2D:
 
 
 def c_shape(outer, inner, opening=np.pi / 2, segments=32) -> Shape2D:
-    """A "C": the annulus between radii ``inner`` < ``outer`` (m) around the
-    origin, with a gap of angle ``opening`` (rad) centred on +x."""
+    """A "C": an annulus around the origin with a gap centred on +x.
+
+    Parameters
+    ----------
+    outer : float
+        Outer radius (m).
+    inner : float
+        Inner radius (m), 0 < inner < outer.
+    opening : float
+        Angle of the gap (rad), in (0, 2 pi).
+    segments : int
+        Segments of each arc.
+
+    Returns
+    -------
+    Shape2D
+        The polygon, counter-clockwise.
+    """
     outer, inner, opening = real(outer, "outer"), real(inner, "inner"), real(opening, "opening")
     if not 0 < inner < outer:
         raise ValueError(f"need 0 < inner < outer, got inner={inner}, outer={outer}")
@@ -108,6 +150,43 @@ class ReducedScene(_core.ReducedScene):
             data = _thread_data(self)
         return super().step(z, w, dt, poses, velocities, data, return_flow)
 
+    def advect_smoke(self, density, z, boundary_coeffs, poses, dt):
+        """Moves a smoke density one semi-Lagrangian step through u' (eq. 3.9).
+
+        The density is read back along u' (``velocity_field``) with bilinear
+        interpolation (``MACGrid2D.advect_cells``); the cells whose centres lie
+        inside an object are then emptied.
+
+        Parameters
+        ----------
+        density : (nx ny,) array
+            Cell densities.
+        z : (r,) array
+            Reduced flow state (the one the coefficients were computed from).
+        boundary_coeffs : (K, max_m) array
+            The objects' coefficients, as ``step`` returns them.
+        poses : (K, 3) array
+            The objects' (x, y, theta) (m, m, rad).
+        dt : float
+            Step (s), > 0.
+
+        Returns
+        -------
+        (nx ny,) array
+            The advected density, zero inside the objects.
+        """
+        grid = self.reduced.grid
+        poses = as_float_array(poses, "poses").reshape(-1, 3)
+        u = self.velocity_field(z, boundary_coeffs, poses)
+        rho = grid.advect_cells(u, as_float_array(density, "density"), real(dt, "dt"))
+        c = (np.arange(grid.nx) + 0.5) * grid.h
+        X, Y = np.meshgrid(c, (np.arange(grid.ny) + 0.5) * grid.h)
+        cells = np.stack([X.ravel(), Y.ravel()], axis=1)
+        for cpl, (x, y, th) in zip(self.couplings, poses):
+            cs, sn = np.cos(th), np.sin(th)
+            rho[cpl.boundary_basis.shape.inside((cells - (x, y)) @ np.array([[cs, -sn], [sn, cs]]))] = 0.0
+        return rho
+
 
 class ReducedFluid(GalerkinSteps, _core.ReducedFluid):
     __doc__ = _core.ReducedFluid.__doc__
@@ -120,7 +199,21 @@ class ReducedFluid(GalerkinSteps, _core.ReducedFluid):
 
 @dataclass
 class FullRun:
-    """A full-grid run: velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny) or None."""
+    """A full-grid run (``full_run``).
+
+    Attributes
+    ----------
+    velocities : (T+1, N) array
+        Face velocities per state (m/s), the initial one first.
+    particles : (T+1, P, 2) array
+        Particle positions (m).
+    density : (T+1, nx ny) array or None
+        Smoke density per state, when recorded.
+    dt : float
+        Step (s).
+    forces : list
+        The winds of the run.
+    """
 
     velocities: np.ndarray
     particles: np.ndarray
@@ -130,7 +223,18 @@ class FullRun:
 
 
 def face_positions(grid) -> np.ndarray:
-    """(N, 2) positions of the faces in the velocity vector's order."""
+    """Positions of a 2D grid's faces in the velocity vector's order.
+
+    Parameters
+    ----------
+    grid : MACGrid2D
+        The grid.
+
+    Returns
+    -------
+    (N, 2) array
+        Face centres (m): x-faces first, then y-faces.
+    """
     nx, ny, h = grid.nx, grid.ny, grid.h
     i, j = np.meshgrid(np.arange(nx + 1), np.arange(ny), indexing="xy")
     xf = np.stack([i.ravel() * h, (j.ravel() + 0.5) * h], axis=1)
@@ -140,7 +244,20 @@ def face_positions(grid) -> np.ndarray:
 
 
 def cell_image(grid, q) -> np.ndarray:
-    """A cell field (nx ny,) as an (ny, nx) image (row j = height y)."""
+    """A cell field as an image.
+
+    Parameters
+    ----------
+    grid : MACGrid2D
+        The grid.
+    q : (nx ny,) array
+        Cell values.
+
+    Returns
+    -------
+    (ny, nx) array
+        A view, row j at height y (``origin="lower"`` for imshow).
+    """
     return np.asarray(q).reshape(grid.ny, grid.nx)
 
 
@@ -211,10 +328,31 @@ def full_run(grid, steps, dt, winds=(), particles=None, viscosity=0.0, density=N
 
 
 def velocity_basis(grid, snapshots, r, method="auto", seed=0) -> np.ndarray:
-    """(N, r) basis: PCA (``directable.reduce.pca``) of velocity snapshots
-    (k, N). Each snapshot is re-projected first, so every basis field is a
+    """A velocity basis: the PCA (``directable.reduce.pca``) of velocity snapshots.
+
+    Each snapshot is re-projected first, so every basis field is a
     combination of divergence-free free-slip fields, hence one itself; the
-    closed faces (walls, faces of solid cells) are exactly zero."""
+    closed faces (walls, faces of solid cells) are exactly zero. A
+    ``MACGrid3D`` streams the snapshots instead (``velocity_basis3d``).
+
+    Parameters
+    ----------
+    grid : MACGrid2D or MACGrid3D
+        The grid of the snapshots.
+    snapshots : (k, N) array
+        Velocity fields as rows (m/s).
+    r : int
+        Basis size.
+    method : str
+        PCA method of ``directable.reduce.pca``.
+    seed : int
+        Seed of a randomised PCA.
+
+    Returns
+    -------
+    (N, r) array
+        Orthonormal columns.
+    """
     if isinstance(grid, _core.MACGrid3D):  # streamed (directable.fluid.velocity_basis3d)
         return velocity_basis3d(grid, snapshots, r)
     S = as_float_array(snapshots, "snapshots")
@@ -230,7 +368,20 @@ def velocity_basis(grid, snapshots, r, method="auto", seed=0) -> np.ndarray:
 
 
 def project(basis, velocities) -> np.ndarray:
-    """Reduced coordinates z = B' u: (T, r) for velocities (T, N) (or (r,) for (N,))."""
+    """Reduced coordinates z = B' u.
+
+    Parameters
+    ----------
+    basis : (N, r) array
+        Orthonormal basis B.
+    velocities : (T, N) or (N,) array
+        Fields (m/s).
+
+    Returns
+    -------
+    (T, r) or (r,) array
+        Their coordinates.
+    """
     return as_float_array(velocities, "velocities") @ as_float_array(basis, "basis")
 
 

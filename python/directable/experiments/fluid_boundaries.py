@@ -22,13 +22,25 @@ __all__ = ["yin_yang", "fixed_boundary", "match_viscosity", "CShapeScene", "c_sh
            "run_scene", "removal", "smoke_entering", "tracers_entering", "plot_local_field", "plot_smoke",
            "plot_removal", "basis_error", "untrained_shapes", "reduced_scene_run", "error_curves",
            "wind_angle_error", "plot_error_curves", "plot_wind_angle_error", "table_coupling",
-           "leaf_with_obstacle"]
+           "leaf_with_obstacle", "smoke_inside", "smoke_inside_of_flow", "coupling_growth"]
 
 
 def yin_yang(n) -> np.ndarray:
-    """(n, n) bool mask of a yin-yang solid on the unit square (Fig. 3.2): one
-    half of a disk of radius 0.3 with the two small disks of radius 0.15
-    added and removed."""
+    """A yin-yang solid on the unit square (Fig. 3.2).
+
+    One half of a disk of radius 0.3 with the two small disks of radius 0.15
+    added and removed.
+
+    Parameters
+    ----------
+    n : int
+        Cells per side.
+
+    Returns
+    -------
+    (n, n) bool array
+        The solid cells (row j = height y), for ``MACGrid2D(n, n, solid=...)``.
+    """
     n = integer(n, "n")
     c = (np.arange(n) + 0.5) / n
     X, Y = np.meshgrid(c, c)
@@ -75,14 +87,32 @@ def match_viscosity(reduced_basis, grid, run, candidates=None) -> tuple[float, n
 
 
 def fixed_boundary(n=32, r=16, steps=120, dt=0.01, winds=10, seed=0) -> dict:
-    """The "Fixed boundary" scene: a yin-yang solid, a PCA basis of a forced
-    full run, energy kept at nu = 0 and the nu matching the full solver.
+    """The "Fixed boundary" scene (Fig. 3.2-3.4) around a yin-yang solid.
+
+    A PCA basis of a forced full run, its energy kept at nu = 0, and the nu
+    matching the full solver's numerical dissipation.
+
+    Parameters
+    ----------
+    n : int
+        Cells per side (paper 512).
+    r : int
+        Basis size (paper 64).
+    steps : int
+        Steps of the full run (its last third unforced).
+    dt : float
+        Step (s).
+    winds : int
+        Number of random winds in the first two thirds.
+    seed : int
+        Seed of the winds.
 
     Returns
     -------
-    dict with grid, basis (N, r), run (FullRun), max_divergence (every
-    field, incl. closed faces), energy_drift (max relative change of |z| over
-    1000 unforced steps at nu = 0), nu (matched viscosity), nu_errors.
+    dict
+        grid, basis (N, r), run (FullRun), max_divergence (every field, incl.
+        closed faces), energy_drift (max relative change of |z| over 1000
+        unforced steps at nu = 0), nu (matched viscosity, m^2/s), nu_errors.
     """
     grid = F.MACGrid2D(n, n, solid=yin_yang(n))
     ws = fluid_forcing.random_winds(grid, winds, 2 * steps // 3, seed=seed)
@@ -97,7 +127,26 @@ def fixed_boundary(n=32, r=16, steps=120, dt=0.01, winds=10, seed=0) -> dict:
 
 
 def c_shape_path(t, seed=0, n_steps=100, margin=0.25):
-    """A smooth pose path (T, 3) and velocity path (T, 3) of the c-shape across the unit square."""
+    """A smooth random path of the c-shape across the unit square.
+
+    Parameters
+    ----------
+    t : float
+        Step (s), for the velocities.
+    seed : int
+        Seed of the path's height, amplitude, phase and turn.
+    n_steps : int
+        Number of poses T.
+    margin : float
+        Distance of the path's ends from the domain's sides (m).
+
+    Returns
+    -------
+    poses : (T, 3) array
+        (x, y, theta) (m, m, rad).
+    velocities : (T, 3) array
+        (vx, vy, omega) (m/s, m/s, rad/s), by finite differences.
+    """
     rng = np.random.default_rng(seed)
     s = np.linspace(0.0, 1.0, n_steps)
     y0, amp, ph = rng.uniform(0.35, 0.65), rng.uniform(0.05, 0.12), rng.uniform(0, 2 * np.pi)
@@ -111,7 +160,29 @@ def c_shape_path(t, seed=0, n_steps=100, margin=0.25):
 
 @dataclass
 class CShapeScene:
-    """The trained "2D Boundaries" scene: grid, reduced fluid, the c-shape's boundary basis."""
+    """The trained "2D Boundaries" scene: grid, reduced fluid, the c-shape's boundary basis.
+
+    Attributes
+    ----------
+    grid : MACGrid2D
+        The world grid.
+    reduced : ReducedFluid
+        The reduced fluid (r PCA fields of the training runs).
+    shape : Shape2D
+        The c-shape.
+    boundary : BoundaryBasis
+        Its boundary basis.
+    dt : float
+        Step (s).
+    training_runs : list of FullRun
+        The full runs with the c-shape.
+    paths : list of (poses, velocities)
+        The c-shape's path in each run, (T, 3) each.
+    viscosity : float
+        The reduced model's viscosity (m^2/s).
+    local_size : float or None
+        Half-size of the boundary fields' local grid (m); None: the default.
+    """
 
     grid: object
     reduced: object
@@ -124,11 +195,34 @@ class CShapeScene:
     local_size: float | None = None
 
     def train_poses(self) -> np.ndarray:
-        """The poses the boundary bases are trained on: every 4th pose of every training path."""
+        """The poses the boundary bases are trained on: every 4th pose of every training path.
+
+        Returns
+        -------
+        (n, 3) array
+            (x, y, theta) (m, m, rad).
+        """
         return np.vstack([pp[::4] for pp, _ in self.paths])
 
     def boundary_basis(self, reduced, shape, p, **kw):
-        """A boundary basis of ``shape`` for ``reduced`` from the training poses (the scene's local size)."""
+        """A boundary basis of ``shape`` for ``reduced`` from the training poses (the scene's local size).
+
+        Parameters
+        ----------
+        reduced : ReducedFluid
+            The reduced fluid.
+        shape : Shape2D
+            The object's shape.
+        p : int
+            Boundary fields wanted (cut to the rank silently).
+        **kw
+            More arguments of ``BoundaryBasis.build``.
+
+        Returns
+        -------
+        BoundaryBasis
+            The basis.
+        """
         return _boundary_basis(reduced, shape, self.train_poses(), p, local_size=self.local_size, **kw)
 
 
@@ -147,11 +241,42 @@ def _training_run(grid, shape, steps, dt, seed, viscosity):
 
 def c_shape_scene(n=32, r=16, p=32, runs=3, steps=100, dt=0.01, viscosity=0.0, threads=0, seed=0,
                   local_size=None) -> CShapeScene:
-    """Trains the c-shape scene: full runs with the c-shape moved along
-    random paths through random winds (paper: 144 runs at 128^2), a PCA
-    basis of r fields and a boundary basis of p fields (plus 3 rigid) from
-    the poses of the training paths (``local_size``: the half-size of the
-    boundary fields' local grid, m; default the shape's radius + 4h)."""
+    """Trains the "2D Boundaries" c-shape scene.
+
+    Full runs with the c-shape moved along random paths through random
+    winds (paper: 144 runs at 128^2), a PCA basis of r fields and a
+    boundary basis of p fields (plus 3 rigid) from the poses of the
+    training paths.
+
+    Parameters
+    ----------
+    n : int
+        Cells per side (paper 128).
+    r : int
+        Basis size (paper 64).
+    p : int
+        Boundary fields wanted (paper 23; cut to the rank).
+    runs : int
+        Training runs.
+    steps : int
+        Steps per run.
+    dt : float
+        Step (s).
+    viscosity : float
+        Viscosity of the full runs and the reduced model (m^2/s).
+    threads : int
+        Threads of the boundary-basis build (0: all).
+    seed : int
+        Seed of the paths and winds.
+    local_size : float, optional
+        Half-size of the boundary fields' local grid (m); default the
+        shape's radius + 4h.
+
+    Returns
+    -------
+    CShapeScene
+        The trained scene.
+    """
     grid = F.MACGrid2D(n, n)
     shape = F.c_shape(0.12, 0.07, segments=16)
     trs, paths = [], []
@@ -175,14 +300,53 @@ def _table_axes(poses, h, spacing):
 
 
 def table_coupling(sc: CShapeScene, spacing, run=0, boundary=None) -> "F.Coupling":
-    """F and G tabulated over the poses of training path ``run``, positions
-    ``spacing`` voxels apart and angles 0.1 rad apart (Fig. 3.11b)."""
+    """F and G tabulated over the poses of a training path (Fig. 3.11b).
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    spacing : float
+        Spacing of the table's positions, in voxels (angles are 0.1 rad apart).
+    run : int
+        Training path whose poses the table covers.
+    boundary : BoundaryBasis, optional
+        Default the scene's.
+
+    Returns
+    -------
+    Coupling
+        With ``precompute="both"``.
+    """
     return F.Coupling(sc.reduced, sc.boundary if boundary is None else boundary,
                       pose_table=_table_axes(sc.paths[run][0], sc.grid.h, real(spacing, "spacing")), precompute="both")
 
 
 def run_scene(sc: CShapeScene, coupling, poses, vel, z0, w=None):
-    """Runs the reduced scene along a path; returns (Z (T+1, r), per-step surface energy removed (T,))."""
+    """Runs the reduced scene with one object along a path.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    coupling : Coupling
+        The object's coupling.
+    poses : (T, 3) array
+        The object's (x, y, theta) per step (m, m, rad).
+    vel : (T, 3) array
+        Its (vx, vy, omega) per step (m/s, m/s, rad/s).
+    z0 : (r,) array
+        Initial reduced state.
+    w : (T, r) array, optional
+        Reduced forces per step.
+
+    Returns
+    -------
+    Z : (T+1, r) array
+        Reduced states.
+    removed : (T,) array
+        Surface energy removed per step (``ReducedScene.surface_energy_removed``).
+    """
     scene = F.ReducedScene(sc.reduced, [coupling])
     T = len(poses)
     Z = np.zeros((T + 1, sc.reduced.r))
@@ -197,9 +361,25 @@ def run_scene(sc: CShapeScene, coupling, poses, vel, z0, w=None):
 
 
 def removal(sc: CShapeScene, spacings=(1, 2, 4), run=0, shape_coupling=None) -> dict:
-    """Mean surface energy removed per step along training path ``run``:
-    on the fly ("exact") and with tables (feedforward and feedback) spaced
-    1, 2, 4 voxels apart (Fig. 3.11b)."""
+    """Mean surface energy removed per step along a training path (Fig. 3.11b).
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    spacings : sequence of float
+        Table spacings to try, in voxels.
+    run : int
+        Training path.
+    shape_coupling : Coupling, optional
+        Unused; kept for callers that pass one.
+
+    Returns
+    -------
+    dict
+        "exact": on the fly; each spacing: with tables (feedforward and
+        feedback) that far apart; "bytes_<spacing>": their table_bytes.
+    """
     poses, vel = sc.paths[run]
     z0 = sc.reduced.basis.T @ sc.training_runs[run].velocities[0]
     out = {}
@@ -214,24 +394,53 @@ def removal(sc: CShapeScene, spacings=(1, 2, 4), run=0, shape_coupling=None) -> 
 
 
 def smoke_entering(sc: CShapeScene, run=0, boundary=True, coupling=None, spacing=None) -> float:
-    """Smoke carried across the object's surface into it per step ("fluid will
-    traverse the boundary", thesis sec. 3.7.1), in cells' worth of smoke,
-    from unit smoke everywhere outside the object.
+    """Smoke carried across the object's surface into it per step.
 
-    The object follows training path ``run``; the flow relative to it is u'
-    - v with boundary handling (``coupling``, default on the fly) or B z - v
-    without (v: the rigid velocity). The smoke entering per step is the
-    inflow through the surface,
+    The thesis' smoke test ("fluid will traverse the boundary", sec. 3.7.1)
+    measured as the inflow through the surface. The object follows training
+    path ``run``; the flow relative to it is u' - v with boundary handling
+    (``coupling``, default on the fly) or B z - v without (v: the rigid
+    velocity). The smoke entering per step is
 
         dt sum_k max(0, -(u - v)(x_k) . n_k) ds,
 
     at surface points ``spacing`` apart (default h/8: four times finer than
-    the boundary basis' samples, so the residual between them counts).
-    Unit smoke upstream is what an exact transport gives: smoke read from a
-    semi-Lagrangian field would be thinned near the surface by the emptied
-    object cells that numerical diffusion spreads, and that thinning, not the
-    boundary conditions, would then decide the number. Returns the mean over
-    the steps divided by h^2.
+    the boundary basis' samples, so the residual between them counts), from
+    unit smoke everywhere outside the object: what an exact transport
+    carries across a surface whose normal relative speed is that of the
+    flow. It vanishes exactly for a perfect boundary condition.
+
+    Why not the smoke found inside the object (``smoke_inside``, the first
+    version of this measure): there the smoke is moved by semi-Lagrangian
+    advection on the grid, and that scheme carries smoke across a surface
+    the flow does not cross. The object's cells are a staircase of its
+    outline (a cell is inside when its centre is); each step a cell's value
+    is read back along the flow from the 4 cells around its departure
+    point, so an inside cell within a cell of the surface mixes in outside
+    smoke whenever the flow moves along the surface, at a rate of order
+    |u_t| dt / h per step. The boundary fields cancel only the normal flow
+    (slip stays), so that leak remains with a perfect boundary basis, and it
+    grows with the tangential speed: ``smoke_inside`` of a flow rotating
+    rigidly about a disk, exactly tangential to it, is far from zero
+    (tests/test_fluid_obstacles_experiments.py), while the inflow is zero.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    run : int
+        Training path the object follows (and whose first state starts the flow).
+    boundary : bool
+        With boundary handling (u') or without (B z).
+    coupling : Coupling, optional
+        The coupling used with boundary handling; default on the fly.
+    spacing : float, optional
+        Spacing of the surface samples of the measure (m); default h/8.
+
+    Returns
+    -------
+    float
+        Mean smoke entering per step, in cells' worth of unit smoke (divided by h^2).
     """
     grid, red = sc.grid, sc.reduced
     poses, vel = sc.paths[run]
@@ -256,15 +465,171 @@ def smoke_entering(sc: CShapeScene, run=0, boundary=True, coupling=None, spacing
     return total / len(poses) / grid.h ** 2
 
 
+def smoke_inside_of_flow(grid, shape, poses, rigid_velocities, flows, dt) -> float:
+    """Smoke found in an object's cells after semi-Lagrangian advection, per step.
+
+    Each step the cells whose centres lie in the object (at ``poses[t]``)
+    are emptied, the cell smoke (unit outside at the start) is advected one
+    step through ``flows[t]`` minus the object's rigid velocity (its frame),
+    and the smoke then in the object's cells is counted.
+
+    Parameters
+    ----------
+    grid : MACGrid2D
+        The world grid.
+    shape : Shape2D
+        The object's shape.
+    poses : (T, 3) array
+        The object's (x, y, theta) per step (m, m, rad).
+    rigid_velocities : (T, 3) array
+        Its (vx, vy, omega) per step (m/s, m/s, rad/s).
+    flows : callable or (T, N) array
+        The world velocity per step (``flows(t) -> (N,)`` or row t), m/s.
+    dt : float
+        Step (s).
+
+    Returns
+    -------
+    float
+        Mean smoke in the object's cells per step, in cells' worth.
+    """
+    poses, rv, dt = np.asarray(poses, float), np.asarray(rigid_velocities, float), real(dt, "dt")
+    c = (np.arange(grid.nx) + 0.5) * grid.h
+    X, Y = np.meshgrid(c, (np.arange(grid.ny) + 0.5) * grid.h)
+    cells = np.stack([X.ravel(), Y.ravel()], axis=1)
+    rho = np.ones(grid.n_cells)
+    fp = F.face_positions(grid)
+    isx = np.arange(grid.n_faces) < grid.n_xfaces
+    total = 0.0
+    for t in range(len(poses)):
+        cs, sn = np.cos(poses[t, 2]), np.sin(poses[t, 2])
+        inside = shape.inside((cells - poses[t, :2]) @ np.array([[cs, -sn], [sn, cs]]))
+        rho[inside] = 0.0
+        u = flows(t) if callable(flows) else flows[t]
+        vx, vy, om = rv[t]
+        rigid = np.where(isx, vx - om * (fp[:, 1] - poses[t, 1]), vy + om * (fp[:, 0] - poses[t, 0]))
+        rho = grid.advect_cells(u - rigid, rho, dt)
+        total += rho[inside].sum()
+    return float(total / len(poses))
+
+
+def smoke_inside(sc: CShapeScene, run=0, boundary=True, coupling=None) -> float:
+    """The first smoke measure: smoke found in the object's cells per step.
+
+    The object follows training path ``run`` through the reduced flow u'
+    (with boundary handling: ``coupling``, default on the fly) or B z
+    (without); see ``smoke_inside_of_flow``. Reported beside
+    ``smoke_entering``: this measure counts the semi-Lagrangian scheme's
+    leak along the surface (see ``smoke_entering``), which boundary
+    handling cannot remove, so it stays large with a perfect boundary basis.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    run : int
+        Training path the object follows.
+    boundary : bool
+        With boundary handling (u') or without (B z).
+    coupling : Coupling, optional
+        The coupling used with boundary handling; default on the fly.
+
+    Returns
+    -------
+    float
+        Mean smoke in the object's cells per step, in cells' worth.
+    """
+    red = sc.reduced
+    poses, vel = sc.paths[run]
+    scene = F.ReducedScene(red, [F.Coupling(red, sc.boundary) if coupling is None else coupling])
+    zero = np.zeros(red.r)
+    state = {"z": red.basis.T @ sc.training_runs[run].velocities[0]}
+
+    def flow(t):
+        zn, coeffs, zf = scene.step(state["z"], zero, sc.dt, poses[t:t + 1], vel[t:t + 1], return_flow=True)
+        if boundary:
+            u = scene.velocity_field(zf, coeffs, poses[t:t + 1])
+            state["z"] = zn
+        else:
+            u = red.basis @ zf
+            state["z"] = red.step(state["z"], zero, sc.dt)
+        return u
+    return smoke_inside_of_flow(sc.grid, sc.shape, poses, vel, flow, dt=sc.dt)
+
+
+def coupling_growth(sc: CShapeScene, projection="surface", poses=None, boundary=None) -> np.ndarray:
+    """Growth of the coupled step at still poses: the spectral radius of I + G F.
+
+    With the object at rest (zero rigid coefficients) the coupling maps z
+    to (I + G_p F) z once per step (G_p: the feedback's first p columns).
+    With the thesis' feedforward (``projection="surface"``, eq. 3.11) its
+    spectral radius exceeds 1 at some poses (1.18 at most over the training
+    poses of the CI scene ``c_shape_scene(32, 16, 32)``), so an unforced
+    scene at nu = 0 with a still object gains energy. The energy-weighted
+    projection (``projection="energy"``), which would make the correction
+    an orthogonal projection for a flow divergence-free on the local grid,
+    measures 1.28 there: the growth comes from the discretisation (the
+    world field sampled at the surface, R^-1, and the local fields
+    resampled onto world faces, R, are not adjoint; the local box cuts the
+    flow), not from the inner product of eq. 3.11.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    projection : {"surface", "energy"}
+        The feedforward's projection (see ``Coupling``).
+    poses : (n, 3) array, optional
+        Poses (m, m, rad); default the training poses.
+    boundary : BoundaryBasis, optional
+        Default the scene's.
+
+    Returns
+    -------
+    (n,) array
+        max |eigenvalue| of I + G_p F at each pose.
+    """
+    red = sc.reduced
+    bb = sc.boundary if boundary is None else boundary
+    cpl = F.Coupling(red, bb, projection=projection)
+    poses = sc.train_poses() if poses is None else np.asarray(poses, float).reshape(-1, 3)
+    out = np.empty(len(poses))
+    for k, pose in enumerate(poses):
+        M = np.eye(red.r) + cpl.feedback(pose)[:, :bb.p] @ cpl.feedforward(pose)
+        out[k] = np.abs(np.linalg.eigvals(M)).max()
+    return out
+
+
 def _perimeter(shape) -> float:
     V = shape.vertices
     return float(np.linalg.norm(np.roll(V, -1, axis=0) - V, axis=1).sum())
 
 
 def tracers_entering(sc: CShapeScene, run=0, boundary=True, count=400, seed=0) -> float:
-    """Fraction of tracer particles (smoke without numerical diffusion),
-    seeded in a band around the object, found inside it after a step, per
-    step (before being pushed out), advected through u' or B z alone."""
+    """Fraction of tracers found inside the object after a step, per step.
+
+    Tracer particles (smoke without numerical diffusion) are seeded in a
+    band around the object each step and moved one step through u' (or B z
+    alone) relative to the object, before any push-out.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    run : int
+        Training path the object follows.
+    boundary : bool
+        Through u' (True) or B z (False).
+    count : int
+        Tracers per step.
+    seed : int
+        Seed of the tracers.
+
+    Returns
+    -------
+    float
+        Mean fraction of the tracers that entered, per step.
+    """
     red = sc.reduced
     poses, vel = sc.paths[run]
     z = red.basis.T @ sc.training_runs[run].velocities[0]
@@ -302,9 +667,24 @@ def _axes(ax):
 
 
 def plot_local_field(bb, u, ax=None, stride=1):
-    """Quiver of a local field u (N_local,) of a BoundaryBasis, in the object frame, with the shape's outline.
+    """Quiver of a boundary basis' local field in the object frame, with the shape's outline (Fig. 3.5).
 
-    Returns the Axes."""
+    Parameters
+    ----------
+    bb : BoundaryBasis
+        The basis.
+    u : (N_local,) array
+        A local field (e.g. a column of ``bb.fields``).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure by default.
+    stride : int
+        Draw every stride-th cell centre.
+
+    Returns
+    -------
+    matplotlib Axes
+        The axes drawn on.
+    """
     ax = _axes(ax)
     L, hs = bb.local_grid, bb.half_size
     c = (np.arange(L.nx) + 0.5) * L.h
@@ -321,7 +701,26 @@ def plot_local_field(bb, u, ax=None, stride=1):
 
 
 def plot_smoke(grid, density, shapes=(), poses=(), ax=None):
-    """Smoke density (nx ny,) as an image with the objects' outlines at their poses (K, 3). Returns the Axes."""
+    """Smoke density as an image with the objects' outlines at their poses.
+
+    Parameters
+    ----------
+    grid : MACGrid2D
+        The grid of the density.
+    density : (nx ny,) array
+        Cell densities.
+    shapes : sequence of Shape2D
+        The objects' shapes.
+    poses : (K, 3) array
+        Their (x, y, theta) (m, m, rad).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure by default.
+
+    Returns
+    -------
+    matplotlib Axes
+        The axes drawn on.
+    """
     ax = _axes(ax)
     ax.imshow(F.cell_image(grid, density), origin="lower", extent=(0, grid.nx * grid.h, 0, grid.ny * grid.h),
               cmap="Greys", vmin=0, vmax=max(1e-12, float(np.max(density))))
@@ -335,7 +734,20 @@ def plot_smoke(grid, density, shapes=(), poses=(), ax=None):
 
 
 def plot_removal(rm, ax=None):
-    """Surface energy removed against the table spacing (Fig. 3.11b), from ``removal()``. Returns the Axes."""
+    """Surface energy removed against the table spacing (Fig. 3.11b).
+
+    Parameters
+    ----------
+    rm : dict
+        The result of ``removal()``.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure by default.
+
+    Returns
+    -------
+    matplotlib Axes
+        The axes drawn on.
+    """
     ax = _axes(ax)
     sp = sorted(k for k in rm if isinstance(k, (int, np.integer)))
     ax.plot(sp, [100 * rm[s] for s in sp], "o-", label="tabulated")
@@ -365,11 +777,34 @@ def _relative_errors(U, ref) -> np.ndarray:
 
 
 def reduced_scene_run(sc: CShapeScene, r, poses, vel, u0, forces, p=None, viscosity=None) -> np.ndarray:
-    """The reduced scene on the first ``r`` PCA fields of ``sc`` (with its own
-    boundary basis from the training poses, coupling on the fly) along a
-    path under the face forces ``forces`` (T, N); returns u' (T, N) after
-    each step, on the world grid. With ``poses`` None, the reduced fluid
-    alone (no object): B z."""
+    """The reduced scene on the first r PCA fields of a scene, along a path.
+
+    Its own boundary basis from the training poses, coupling on the fly.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    r : int
+        Number of PCA fields used.
+    poses : (T, 3) array or None
+        The object's (x, y, theta) per step (m, m, rad); None: no object (B z alone).
+    vel : (T, 3) array
+        Its (vx, vy, omega) per step (m/s, m/s, rad/s).
+    u0 : (N,) array
+        Initial velocity (m/s), projected onto the basis.
+    forces : (T, N) array
+        Face accelerations per step (m/s^2).
+    p : int, optional
+        Boundary fields; default the scene's p.
+    viscosity : float, optional
+        The reduced model's viscosity (m^2/s); default the scene's.
+
+    Returns
+    -------
+    (T, N) array
+        u' after each step on the world grid (m/s).
+    """
     grid = sc.grid
     B = np.ascontiguousarray(sc.reduced.basis[:, :integer(r, "r")])
     red = ReducedFluid(grid, B, sc.viscosity if viscosity is None else real(viscosity, "viscosity"))
@@ -386,22 +821,35 @@ def reduced_scene_run(sc: CShapeScene, r, poses, vel, u0, forces, p=None, viscos
 
 
 def error_curves(sc: CShapeScene, rs=(4, 8, 16), sizes=None, run=0, viscosity=None) -> dict:
-    """Fig. 3.10a: relative error |u - u*| / |u*| per step against the full
-    run ``run`` of the scene (the "ground truth" u*, along the same path under
-    the same winds), of
+    """Fig. 3.10a: relative error per step against a full run of the scene.
+
+    The error |u - u*| / |u*| against the full run ``run`` (the "ground
+    truth" u*, along the same path under the same winds) of
 
     - the reduced scene with the first r PCA fields, for each r in ``rs``
-      (its own boundary basis, coupling on the fly; ``viscosity`` the reduced
-      model's, default the scene's);
-    - full runs at the coarser resolutions ``sizes`` (cells per side; default
-      1/2, 3/4 and 7/8 of the scene's, the paper's 64, 96 and 112 of 128),
-      same winds, path and solver, their fields sampled bilinearly at the
-      reference grid's faces.
+      (its own boundary basis, coupling on the fly);
+    - full runs at the coarser resolutions ``sizes``, same winds, path and
+      solver, their fields sampled bilinearly at the reference grid's faces.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    rs : sequence of int
+        Basis sizes.
+    sizes : sequence of int, optional
+        Cells per side of the coarser full runs; default 1/2, 3/4 and 7/8 of
+        the scene's (the paper's 64, 96 and 112 of 128).
+    run : int
+        The reference training run.
+    viscosity : float, optional
+        The reduced model's viscosity (m^2/s); default the scene's.
 
     Returns
     -------
-    dict with ``reduced`` {r: (T,) array}, ``downsampled`` {n: (T,) array},
-    and ``mean`` {("r", r) or ("n", n): mean error}.
+    dict
+        ``reduced`` {r: (T,) array}, ``downsampled`` {n: (T,) array}, and
+        ``mean`` {("r", r) or ("n", n): mean error}.
     """
     full = sc.training_runs[run]
     poses, vel = sc.paths[run]
@@ -430,10 +878,26 @@ def error_curves(sc: CShapeScene, rs=(4, 8, 16), sizes=None, run=0, viscosity=No
 
 
 def basis_error(sc: CShapeScene, rs=(4, 8, 16), run=0, p=None, viscosity=None) -> dict:
-    """Fig. 3.10a, reduced runs only: mean relative error |u' - u*| / |u*| of
-    the reduced scene (first r PCA fields, its own boundary basis) against
-    the full run ``run`` along the same path under the same winds, for each
-    r in ``rs`` (``viscosity``: the reduced model's, default the scene's)."""
+    """Fig. 3.10a, reduced runs only: mean relative error against a full run.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    rs : sequence of int
+        Basis sizes (first r PCA fields, each with its own boundary basis).
+    run : int
+        The reference training run (same path, same winds).
+    p : int, optional
+        Boundary fields; default the scene's p.
+    viscosity : float, optional
+        The reduced model's viscosity (m^2/s); default the scene's.
+
+    Returns
+    -------
+    dict
+        {r: mean |u' - u*| / |u*| over the run}.
+    """
     full = sc.training_runs[run]
     poses, vel = sc.paths[run]
     forces = _forces(sc.grid, full.forces, len(poses))
@@ -450,23 +914,52 @@ def _angle_wind(angle_deg, steps, magnitude):
 def wind_angle_error(n=32, r=16, p=32, angles=range(0, 91, 15), train_angles=(0, 90), steps=60, dt=0.01,
                      magnitude=40.0, viscosity=0.0, reduced_viscosity=None, seed=0, path_scale=1.0,
                      obstacle=True, local_size=None) -> dict:
-    """Fig. 3.10b / 3.11a: a scene trained with initial winds at
-    ``train_angles`` (degrees) only, tested with winds at ``angles``.
+    """Fig. 3.10b / 3.11a: trained with winds at some angles, tested at others.
 
     The c-shape moves along one path (``c_shape_path(dt, seed, steps)``);
     each run starts at rest and a broad wind (centred in the domain, width
-    0.35, ``magnitude`` m/s^2) blows for its first 5 steps at the run's
-    angle. The full runs at the training angles give the PCA basis (r
-    fields) and, from the path's poses, the boundary basis (p fields); each
-    test angle's reduced run (coupling on the fly, reduced viscosity
-    ``reduced_viscosity``, default ``viscosity``) is compared with the full
-    run at that angle.
+    0.35) blows for its first 5 steps at the run's angle. The full runs at
+    the training angles give the PCA basis (r fields) and, from the path's
+    poses, the boundary basis (p fields); each test angle's reduced run
+    (coupling on the fly) is compared with the full run at that angle.
+
+    Parameters
+    ----------
+    n : int
+        Cells per side.
+    r : int
+        Basis size.
+    p : int
+        Boundary fields wanted.
+    angles : sequence of float
+        Test wind angles (degrees).
+    train_angles : sequence of float
+        Training wind angles (degrees).
+    steps : int
+        Steps per run.
+    dt : float
+        Step (s).
+    magnitude : float
+        Wind acceleration (m/s^2).
+    viscosity : float
+        Viscosity of the full runs (m^2/s).
+    reduced_viscosity : float, optional
+        The reduced model's viscosity (m^2/s); default ``viscosity``.
+    seed : int
+        Seed of the path.
+    path_scale : float
+        Scales the path's excursion (and velocities) about its start.
+    obstacle : bool
+        With the c-shape (False: the reduced fluid alone).
+    local_size : float, optional
+        Half-size of the boundary fields' local grid (m).
 
     Returns
     -------
-    dict with ``angles`` (k,), ``error`` (k,): mean relative error
-    |u' - u*| / |u*| over the run, ``curves`` (k, T) per step,
-    ``train_angles`` and ``scene`` (the trained CShapeScene).
+    dict
+        ``angles`` (k,), ``error`` (k,): mean relative error |u' - u*| / |u*|
+        over the run, ``curves`` (k, T) per step, ``train_angles`` and
+        ``scene`` (the trained CShapeScene).
     """
     grid = F.MACGrid2D(integer(n, "n"), n)
     shape = F.c_shape(0.12, 0.07, segments=16)
@@ -499,8 +992,20 @@ def wind_angle_error(n=32, r=16, p=32, angles=range(0, 91, 15), train_angles=(0,
 
 
 def plot_error_curves(ec, ax=None):
-    """Fig. 3.10a: error per step of the reduced runs (green) and the
-    downsampled full runs (blue), from ``error_curves()``. Returns the Axes."""
+    """Fig. 3.10a: error per step of the reduced runs (green) and the downsampled full runs (blue).
+
+    Parameters
+    ----------
+    ec : dict
+        The result of ``error_curves()``.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure by default.
+
+    Returns
+    -------
+    matplotlib Axes
+        The axes drawn on.
+    """
     ax = _axes(ax)
     greens, blues = ["#2ca02c", "#74c476", "#a1d99b", "#c7e9c0"], ["#08519c", "#3182bd", "#6baed6", "#9ecae1"]
     for k, (r, e) in enumerate(sorted(ec["reduced"].items())):
@@ -514,8 +1019,20 @@ def plot_error_curves(ec, ax=None):
 
 
 def plot_wind_angle_error(wa, ax=None):
-    """Fig. 3.10b: mean relative error against the test wind's angle, the
-    training angles marked, from ``wind_angle_error()``. Returns the Axes."""
+    """Fig. 3.10b: mean relative error against the test wind's angle, the training angles marked.
+
+    Parameters
+    ----------
+    wa : dict
+        The result of ``wind_angle_error()``.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure by default.
+
+    Returns
+    -------
+    matplotlib Axes
+        The axes drawn on.
+    """
     ax = _axes(ax)
     ax.plot(wa["angles"], wa["error"], "o-", color="tab:green")
     for a in wa["train_angles"]:
@@ -527,9 +1044,25 @@ def plot_wind_angle_error(wa, ax=None):
 
 
 def untrained_shapes(sc: CShapeScene, run=0, p=None) -> dict:
-    """Removal (on the fly) for shapes the training runs never saw (a disk
-    and a box, as in the thesis' 2D Boundaries scene): their boundary bases
-    come from the same reduced basis and training poses."""
+    """Removal (on the fly) for shapes the training runs never saw.
+
+    A disk and a box, as in the thesis' 2D Boundaries scene: their boundary
+    bases come from the same reduced basis and training poses.
+
+    Parameters
+    ----------
+    sc : CShapeScene
+        The trained scene.
+    run : int
+        Training path the shapes follow.
+    p : int, optional
+        Boundary fields; default the scene's p.
+
+    Returns
+    -------
+    dict
+        {"disk": mean removal, "box": mean removal}.
+    """
     poses, vel = sc.paths[run]
     z0 = sc.reduced.basis.T @ sc.training_runs[run].velocities[0]
     out = {}
@@ -550,6 +1083,7 @@ def leaf_with_obstacle(scn, shape=None, pose=(0.42, 0.33, 0.0), p=24, noise=20.0
     Parameters
     ----------
     scn : reduced_fluid_paths.FluidScenario
+        The trained leaf scenario.
     shape : Shape2D, optional
         Default a box 0.1 x 0.06 m.
     pose : (3,) array
@@ -558,13 +1092,16 @@ def leaf_with_obstacle(scn, shape=None, pose=(0.42, 0.33, 0.0), p=24, noise=20.0
         Boundary fields (plus 3 rigid).
     noise : float
         Amplitude of the Perlin disturbance on the reduced coordinates.
+    seed : int
+        Seed of the training poses and the disturbance.
 
     Returns
     -------
-    dict with ``open`` and ``lqr`` (SimulationResult), ``error_open``,
-    ``error_lqr`` (T+1, P) distances to the reference path (m), ``inside``:
-    the number of recorded particle positions inside the object, and
-    ``model`` (the FluidParticles on the scene).
+    dict
+        ``open`` and ``lqr`` (SimulationResult), ``error_open``,
+        ``error_lqr`` (T+1, P) distances to the reference path (m),
+        ``inside``: the number of recorded particle positions inside the
+        object, and ``model`` (the FluidParticles on the scene).
     """
     from .. import lqr, models, sim
     from .reduced_fluid_paths import PerlinForce, path_error

@@ -96,7 +96,9 @@ def _guided_run(grid, starts, steps, dt, schedule, magnitude, width, viscosity, 
 
 def make_scenario(n=32, r=16, steps=120, dt=0.01, particles=1, viscosity=0.0, magnitude=25.0, enrich=3,
                   seed=0, executor=None) -> FluidScenario:
-    """Reference full run (particles blown along an S path), basis from its
+    """Builds the leaf scenario of Barbic & Popovic sec. 5-6.
+
+    A reference full run (particles blown along an S path), a basis from its
     snapshots plus ``enrich`` enrichment runs with random winds at the
     particles' reference positions (paper sec. 5.2), reduced model, and the
     reference state x_ref = [particles, B' u] (sec. 5.3). The enrichment

@@ -1,13 +1,12 @@
 #include "directable/models/fluid/boundary_basis.hpp"
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/SparseCholesky>
+#include <Eigen/Cholesky>
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "directable/core/errors.hpp"
-#include "directable/core/parallel.hpp"
+#include "directable/models/fluid/boundary_tools.hpp"
 
 namespace directable {
 
@@ -73,29 +72,13 @@ BoundaryBasis::BoundaryBasis(std::shared_ptr<const MACGrid2D> grid, const Eigen:
     S_local_ = surface_speed_operator(L, shifted, normals_);
   }
 
-  // Collected surface speeds, C C' accumulated per chunk of poses (summed in order: deterministic)
-  const Index n = poses.rows(), chunk = 8, n_chunks = (n + chunk - 1) / chunk;
-  std::vector<Eigen::MatrixXd> grams(size_t(n_chunks), Eigen::MatrixXd::Zero(q, q));
-  parallel_steps(n_chunks, threads, progress, n_chunks, [&] { return RowMatrix(q, r); },
-                 [&](Index c, RowMatrix& M) {
-                   for (Index i = c * chunk; i < std::min(n, (c + 1) * chunk); ++i) {
-                     world_surface_speeds(g, basis, Pose2D(poses(i, 0), poses(i, 1), poses(i, 2)), M);
-                     grams[size_t(c)].selfadjointView<Eigen::Lower>().rankUpdate(M);
-                   }
-                 });
-  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(q, q);
-  for (const auto& G : grams) gram += G;
-  gram = gram.selfadjointView<Eigen::Lower>();
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(gram);
-  const Eigen::VectorXd lam = es.eigenvalues().reverse();
-  const double total = std::max(lam.sum(), 0.0);
-  rank_ = 0;
-  if (lam.size() && lam[0] > 0.0)
-    while (rank_ < q && lam[rank_] > 1e-10 * lam[0]) ++rank_;
-  if (rank_ == 0) throw std::domain_error("the collected surface speeds are all zero: poses or basis give no flow at the surface");
-  p_ = std::min(p, rank_);
-  const Eigen::MatrixXd eig = es.eigenvectors().rowwise().reverse().leftCols(p_);
-  energy_ = lam.head(p_) / total;
+  const SurfaceSpeedPCA pca =
+      collect_surface_speeds(poses.rows(), q, r, p, threads, progress, [&](Index i, Eigen::Ref<Eigen::MatrixXd> M) {
+        world_surface_speeds(g, basis, Pose2D(poses(i, 0), poses(i, 1), poses(i, 2)), M);
+      });
+  rank_ = pca.rank;
+  p_ = pca.directions.cols();
+  energy_ = pca.energy;
 
   // Minimum-norm fields: variables are the local grid's inner faces (outer faces stay zero).
   const Index NL = L.n_faces();
@@ -125,31 +108,25 @@ BoundaryBasis::BoundaryBasis(std::shared_ptr<const MACGrid2D> grid, const Eigen:
       if (var[size_t(it.col())] >= 0) t.emplace_back(n_div + k, var[size_t(it.col())], it.value());
   Eigen::SparseMatrix<double> K(n_div + q, nv);
   K.setFromTriplets(t.begin(), t.end());
-  const Eigen::SparseMatrix<double> KKt = K * K.transpose();
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> solver(KKt);
-  if (solver.info() != Eigen::Success)
-    throw std::domain_error("the boundary-field constraints are singular: use a larger surface_spacing");
-  auto solve = [&](const Eigen::MatrixXd& speeds, Eigen::MatrixXd& fields) {
-    Eigen::MatrixXd c = Eigen::MatrixXd::Zero(n_div + q, speeds.cols());
-    c.bottomRows(q) = speeds;
-    Eigen::MatrixXd u = K.transpose() * solver.solve(c);
-    for (int it = 0; it < 2; ++it) u += K.transpose() * solver.solve((c - K * u).eval());  // iterative refinement
-    const double err = (c - K * u).cwiseAbs().maxCoeff();
-    if (!(err <= 1e-8 * std::max(1.0, speeds.cwiseAbs().maxCoeff())))
-      throw std::domain_error("the boundary-field constraints cannot be met (residual " + std::to_string(err) +
-                              "): the surface is sampled more finely than the local grid resolves; use a larger "
-                              "surface_spacing");
-    constraint_error_ = std::max(constraint_error_, err);
+  const LeastNormFields solver(std::move(K), n_div);
+  auto solve = [&](const Eigen::MatrixXd& speeds, Eigen::MatrixXd& fields, Eigen::MatrixXd* multipliers) {
+    Eigen::MatrixXd u;
+    constraint_error_ = std::max(constraint_error_, solver.solve(speeds, u, multipliers));
     fields.setZero(NL, speeds.cols());
     for (Index v = 0; v < nv; ++v) fields.row(face_of[size_t(v)]) = u.row(v);
   };
-  solve(eig, fields_);
+  Eigen::MatrixXd Y;  // q x p: M_ss Stilde, the energy metric of the surface speeds applied to the directions
+  solve(pca.directions, fields_, &Y);
+  // W = (A'A)^-1 (M_ss Stilde)': the coefficients of the least-energy combination of the fields whose
+  // surface speeds are closest to given ones in the fields' energy (W Stilde = I, as A'A = Stilde' Y)
+  const Eigen::MatrixXd AtA = fields_.transpose() * fields_;
+  energy_weights_ = AtA.ldlt().solve(Y.transpose());
   if (rigid) {
     Eigen::MatrixXd rs(q, 3);
     for (Index k = 0; k < q; ++k)
       rs(k, 0) = normals_(k, 0), rs(k, 1) = normals_(k, 1),
       rs(k, 2) = -normals_(k, 0) * points_(k, 1) + normals_(k, 1) * points_(k, 0);
-    solve(rs, rigid_fields_);
+    solve(rs, rigid_fields_, nullptr);
   } else {
     rigid_fields_.resize(NL, 0);
   }
@@ -176,12 +153,15 @@ void BoundaryBasis::surface_stencils(const MACGrid2D& g, const Pose2D& pose, Ind
   g.y_stencil(x[0], x[1], sy);
 }
 
-void BoundaryBasis::world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis,
-                                         const Pose2D& pose, Eigen::Ref<RowMatrix> M) const {
+namespace {
+
+template <class Out>
+void surface_speeds_at(const BoundaryBasis& b, const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis,
+                       const Pose2D& pose, Index first, Out& M) {
   Stencil4 sx, sy;
   Eigen::Vector2d n;
-  for (Index k = 0; k < points_.rows(); ++k) {
-    surface_stencils(g, pose, k, sx, sy, n);
+  for (Index k = 0; k < M.rows(); ++k) {
+    b.surface_stencils(g, pose, first + k, sx, sy, n);
     auto row = M.row(k);
     row.setZero();
     for (int a = 0; a < 4; ++a) {
@@ -189,6 +169,18 @@ void BoundaryBasis::world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<co
       row.noalias() += (n[1] * sy.w[a]) * basis.row(sy.idx[a]);
     }
   }
+}
+
+}  // namespace
+
+void BoundaryBasis::world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis,
+                                         const Pose2D& pose, Eigen::Ref<RowMatrix> M, Index first) const {
+  surface_speeds_at(*this, g, basis, pose, first, M);
+}
+
+void BoundaryBasis::world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis,
+                                         const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> M) const {
+  surface_speeds_at(*this, g, basis, pose, 0, M);
 }
 
 bool BoundaryBasis::local_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double lx, double ly,

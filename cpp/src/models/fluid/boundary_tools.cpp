@@ -1,6 +1,7 @@
 #include "directable/models/fluid/boundary_tools.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -48,11 +49,22 @@ SurfaceSpeedPCA collect_surface_speeds(Index n, Index q, Index r, Index p, int t
     throw std::domain_error("the collected surface speeds are all zero: poses or basis give no flow at the surface");
   const Index k = std::min(p, out.rank);
   out.energy = lam.head(k) / total;
-  if (wide) {  // left singular vectors C v / sqrt(lambda)
+  if (wide) {  // left singular vectors C v / sqrt(lambda), re-orthonormalised (small lambda lose accuracy)
     out.directions = C * vec.leftCols(k);
     for (Index j = 0; j < k; ++j) out.directions.col(j) /= std::sqrt(lam[j]);
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(out.directions);
+    Eigen::MatrixXd Q = qr.householderQ() * Eigen::MatrixXd::Identity(q, k);
+    for (Index j = 0; j < k; ++j)
+      if (qr.matrixQR()(j, j) < 0.0) Q.col(j) = -Q.col(j);
+    out.directions = std::move(Q);
   } else {
     out.directions = vec.leftCols(k);
+  }
+  // one sign per direction whatever the decomposition: its largest entry positive
+  for (Index j = 0; j < k; ++j) {
+    Index at = 0;
+    out.directions.col(j).cwiseAbs().maxCoeff(&at);
+    if (out.directions(at, j) < 0.0) out.directions.col(j) = -out.directions.col(j);
   }
   return out;
 }
@@ -64,13 +76,20 @@ LeastNormFields::LeastNormFields(Eigen::SparseMatrix<double> K, Index n_zero) : 
     throw std::domain_error("the boundary-field constraints are singular: use a larger surface_spacing");
 }
 
-double LeastNormFields::solve(const Eigen::Ref<const Eigen::MatrixXd>& speeds, Eigen::MatrixXd& u) const {
+double LeastNormFields::solve(const Eigen::Ref<const Eigen::MatrixXd>& speeds, Eigen::MatrixXd& u,
+                              Eigen::MatrixXd* speed_multipliers) const {
   const Index rows = K_.rows(), q = rows - n_zero_;
   if (speeds.rows() != q) throw_shape("speeds", "(" + std::to_string(q) + ", k)", shape_str(speeds.rows(), speeds.cols()));
   Eigen::MatrixXd c = Eigen::MatrixXd::Zero(rows, speeds.cols());
   c.bottomRows(q) = speeds;
-  u = K_.transpose() * normal_.solve(c);
-  for (int it = 0; it < 2; ++it) u += K_.transpose() * normal_.solve((c - K_ * u).eval());  // iterative refinement
+  Eigen::MatrixXd y = normal_.solve(c);  // u = K' y
+  u = K_.transpose() * y;
+  for (int it = 0; it < 2; ++it) {  // iterative refinement
+    const Eigen::MatrixXd dy = normal_.solve((c - K_ * u).eval());
+    y += dy;
+    u += K_.transpose() * dy;
+  }
+  if (speed_multipliers) *speed_multipliers = y.bottomRows(q);
   const double err = c.size() ? (c - K_ * u).cwiseAbs().maxCoeff() : 0.0;
   const double scale = std::max(1.0, speeds.size() ? speeds.cwiseAbs().maxCoeff() : 0.0);
   if (!(err <= 1e-8 * scale))
@@ -93,10 +112,13 @@ void check_table_axis(const std::string& n, const Eigen::VectorXd& a) {
 }
 
 NodeTable::NodeTable(std::vector<Eigen::VectorXd> axes, Index rows, Index cols, Index compress, int threads,
-                     const ProgressFn* progress, const std::function<void(Index, Eigen::Ref<Eigen::MatrixXd>)>& value)
+                     const ProgressFn* progress, const std::function<void(Index, Eigen::Ref<Eigen::MatrixXd>)>& value,
+                     bool single)
     : axes_(std::move(axes)), rows_(rows), cols_(cols) {
   if (axes_.empty() || axes_.size() > 16)
     throw std::invalid_argument("a table needs 1 to 16 axes, got " + std::to_string(axes_.size()));
+  if (single && compress > 0)
+    throw std::invalid_argument("a single-precision table cannot be compressed: give compress=None or float64");
   nodes_ = 1;
   for (const auto& a : axes_) nodes_ *= a.size();
   const Index d = rows * cols;
@@ -107,7 +129,10 @@ NodeTable::NodeTable(std::vector<Eigen::VectorXd> axes, Index rows, Index cols, 
                    X.row(n) = Eigen::Map<const Eigen::RowVectorXd>(M.data(), d);
                  });
   if (compress <= 0) {
-    entries_ = X;
+    if (single)
+      entries32_ = X.cast<float>();
+    else
+      entries_ = X;
     return;
   }
   // PCA over the nodes: X ~ mean + coefficients modes
@@ -143,49 +168,97 @@ Eigen::VectorXd NodeTable::node(const std::vector<Eigen::VectorXd>& axes, Index 
 }
 
 Index NodeTable::bytes() const {
-  return (entries_.size() + modes_.size() + mean_.size()) * Index(sizeof(double));
+  return (entries_.size() + modes_.size() + mean_.size()) * Index(sizeof(double)) +
+         entries32_.size() * Index(sizeof(float));
 }
 
 void NodeTable::interpolate(const double* key, Eigen::Ref<Eigen::MatrixXd> out, NodeTableData& d) const {
-  const std::size_t D = axes_.size();
-  Index lo[16], stride[16];
-  double t[16];
-  int moving[16], n_moving = 0;
-  Index base = 0, s = 1;
-  for (std::size_t a = 0; a < D; ++a) {
-    const Eigen::VectorXd& ax = axes_[a];
-    stride[a] = s;
-    lo[a] = 0, t[a] = 0.0;
-    if (ax.size() > 1) {
-      const double f = std::clamp((key[a] - ax[0]) / (ax[1] - ax[0]), 0.0, double(ax.size() - 1));
-      lo[a] = std::min<Index>(Index(std::floor(f)), ax.size() - 2);
-      t[a] = f - double(lo[a]);
-      if (t[a] > 0.0) moving[n_moving++] = int(a);
-    }
-    base += lo[a] * s;
-    s *= ax.size();
-  }
-  d.mixed.setZero(entries_.cols());
-  for (int c = 0; c < (1 << n_moving); ++c) {
-    double w = 1.0;
-    Index n = base;
-    for (int b = 0; b < n_moving; ++b) {
-      const int a = moving[b];
-      if ((c >> b) & 1)
-        w *= t[a], n += stride[a];
-      else
-        w *= 1.0 - t[a];
-    }
-    if (w == 0.0) continue;
-    d.mixed.noalias() += w * entries_.row(n).transpose();
-  }
-  if (modes_.size() == 0) {
+  const bool sp = single();
+  d.mixed.setZero(sp ? entries32_.cols() : entries_.cols());
+  for_each_corner(key, [&](Index n, double w) {
+    if (sp)
+      d.mixed.noalias() += w * entries32_.row(n).transpose().cast<double>();
+    else
+      d.mixed.noalias() += w * entries_.row(n).transpose();
+  });
+  if (!compressed()) {
     out = Eigen::Map<const Eigen::MatrixXd>(d.mixed.data(), rows_, cols_);
   } else {
     d.flat = mean_.transpose();
     d.flat.noalias() += modes_.transpose() * d.mixed;
     out = Eigen::Map<const Eigen::MatrixXd>(d.flat.data(), rows_, cols_);
   }
+}
+
+void NodeTable::apply(const double* key, const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> out,
+                      NodeTableData& d) const {
+  if (compressed()) {
+    d.flat.resize(rows_ * cols_);
+    interpolate(key, Eigen::Map<Eigen::MatrixXd>(d.flat.data(), rows_, cols_), d);
+    out.noalias() += Eigen::Map<const Eigen::MatrixXd>(d.flat.data(), rows_, cols_) * x;
+    return;
+  }
+  if (!single()) {
+    for_each_corner(key, [&](Index n, double w) {
+      out.noalias() += w * Eigen::Map<const Eigen::MatrixXd>(entries_.row(n).data(), rows_, cols_) * x;
+    });
+    return;
+  }
+  // float entries, double accumulation, four columns per pass over out (plain loops: the compiler
+  // vectorises the float -> double conversion with the multiply-adds)
+  double* o = out.data();
+  const Index R = rows_;
+  for_each_corner(key, [&](Index n, double w) {
+    const float* M = entries32_.row(n).data();
+    Index j = 0;
+    for (; j + 4 <= cols_; j += 4) {
+      const double a0 = w * x[j], a1 = w * x[j + 1], a2 = w * x[j + 2], a3 = w * x[j + 3];
+      const float *c0 = M + j * R, *c1 = c0 + R, *c2 = c1 + R, *c3 = c2 + R;
+      for (Index i = 0; i < R; ++i)
+        o[i] += a0 * double(c0[i]) + a1 * double(c1[i]) + a2 * double(c2[i]) + a3 * double(c3[i]);
+    }
+    for (; j < cols_; ++j) {
+      const double a = w * x[j];
+      const float* c = M + j * R;
+      for (Index i = 0; i < R; ++i) o[i] += a * double(c[i]);
+    }
+  });
+}
+
+void check_scene_rows(const char* name, const Eigen::Ref<const RowMatrix>& rows, Index objects, Index cols) {
+  check_shape(name, rows.rows(), rows.cols(), objects, cols);
+  check_finite(name, rows.data(), rows.size());
+}
+
+void check_scene_state(Index r, Index objects, Index max_m, Index pose_cols, const Eigen::Ref<const Eigen::VectorXd>& z,
+                       const Eigen::Ref<const RowMatrix>& coeffs, const Eigen::Ref<const RowMatrix>& poses) {
+  if (z.size() != r) throw_shape("z", "(" + std::to_string(r) + ",)", "(" + std::to_string(z.size()) + ",)");
+  check_finite("z", z.data(), r);
+  check_shape("boundary_coeffs", coeffs.rows(), coeffs.cols(), objects, max_m);
+  check_finite("boundary_coeffs", coeffs.data(), coeffs.size());
+  check_scene_rows("poses", poses, objects, pose_cols);
+}
+
+void scene_step(const GalerkinFluid& fluid, Index objects, Index pose_cols, const Eigen::Ref<const Eigen::VectorXd>& z,
+                const Eigen::Ref<const Eigen::VectorXd>& w, double dt, const Eigen::Ref<const RowMatrix>& poses,
+                const Eigen::Ref<const RowMatrix>& velocities, Eigen::Ref<Eigen::VectorXd> z_next,
+                Eigen::Ref<RowMatrix> coeffs, ReducedFluidData& fluid_data, const Eigen::VectorXd& zero_w,
+                Eigen::VectorXd& z_flow, const std::function<void(Index)>& object) {
+  const Index r = fluid.r();
+  if (z.size() != r) throw_shape("z", "(" + std::to_string(r) + ",)", "(" + std::to_string(z.size()) + ",)");
+  check_finite("z", z.data(), r);
+  if (w.size() != r) throw_shape("w", "(" + std::to_string(r) + ",)", "(" + std::to_string(w.size()) + ",)");
+  check_finite("w", w.data(), r);
+  check_positive("dt", dt);
+  check_scene_rows("poses", poses, objects, pose_cols);
+  check_scene_rows("velocities", velocities, objects, pose_cols);
+  // 1-3: advect, diffuse, add forces
+  fluid.advance(z, zero_w, dt, z_flow, fluid_data);
+  z_flow.noalias() += dt * w;
+  // 4-6 per object: feedforward, rigid coefficients, feedback
+  z_next = z_flow;
+  coeffs.setZero();
+  for (Index i = 0; i < objects; ++i) object(i);
 }
 
 }  // namespace directable

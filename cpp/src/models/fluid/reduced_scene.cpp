@@ -3,19 +3,14 @@
 #include <string>
 
 #include "directable/core/errors.hpp"
+#include "directable/models/fluid/boundary_tools.hpp"
 
 namespace directable {
 
 ReducedScene::ReducedScene(std::shared_ptr<const ReducedFluid> reduced,
                            std::vector<std::shared_ptr<const Coupling>> couplings)
     : reduced_(std::move(reduced)), couplings_(std::move(couplings)) {
-  if (!reduced_) throw std::invalid_argument("reduced must be a ReducedFluid, got None");
-  for (size_t i = 0; i < couplings_.size(); ++i) {
-    if (!couplings_[i]) throw std::invalid_argument("couplings[" + std::to_string(i) + "] must be a Coupling, got None");
-    if (&couplings_[i]->reduced() != reduced_.get())
-      throw std::invalid_argument("couplings[" + std::to_string(i) + "] was built for another ReducedFluid");
-    max_m_ = std::max(max_m_, couplings_[i]->m());
-  }
+  max_m_ = check_scene_couplings(reduced_.get(), couplings_, "ReducedFluid", "Coupling");
 }
 
 std::unique_ptr<ReducedSceneData> ReducedScene::create_data() const {
@@ -32,8 +27,7 @@ std::unique_ptr<ReducedSceneData> ReducedScene::create_data() const {
 }
 
 void ReducedScene::check_poses(const Eigen::Ref<const RowMatrix>& poses, const char* name) const {
-  check_shape(name, poses.rows(), poses.cols(), objects(), 3);
-  check_finite(name, poses.data(), poses.size());
+  check_scene_rows(name, poses, objects(), 3);
 }
 
 std::vector<Pose2D> ReducedScene::pose_list(const Eigen::Ref<const RowMatrix>& poses) const {
@@ -44,42 +38,24 @@ std::vector<Pose2D> ReducedScene::pose_list(const Eigen::Ref<const RowMatrix>& p
 
 void ReducedScene::check_state(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const RowMatrix>& coeffs,
                                const Eigen::Ref<const RowMatrix>& poses) const {
-  const Index r = reduced_->r();
-  if (z.size() != r) throw_shape("z", "(" + std::to_string(r) + ",)", "(" + std::to_string(z.size()) + ",)");
-  check_finite("z", z.data(), r);
-  check_shape("boundary_coeffs", coeffs.rows(), coeffs.cols(), objects(), max_m_);
-  check_finite("boundary_coeffs", coeffs.data(), coeffs.size());
-  check_poses(poses, "poses");
+  check_scene_state(reduced_->r(), objects(), max_m_, 3, z, coeffs, poses);
 }
 
 void ReducedScene::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,
                         double dt, const Eigen::Ref<const RowMatrix>& poses,
                         const Eigen::Ref<const RowMatrix>& velocities, Eigen::Ref<Eigen::VectorXd> z_next,
                         Eigen::Ref<RowMatrix> coeffs, ReducedSceneData& d) const {
-  const Index r = reduced_->r();
-  if (z.size() != r) throw_shape("z", "(" + std::to_string(r) + ",)", "(" + std::to_string(z.size()) + ",)");
-  check_finite("z", z.data(), r);
-  if (w.size() != r) throw_shape("w", "(" + std::to_string(r) + ",)", "(" + std::to_string(w.size()) + ",)");
-  check_finite("w", w.data(), r);
-  check_positive("dt", dt);
-  check_poses(poses, "poses");
-  check_poses(velocities, "velocities");
-  // 1-3: advect, diffuse, add forces
-  reduced_->advance(z, d.zero_w, dt, d.z_flow, *d.fluid);
-  d.z_flow.noalias() += dt * w;
-  // 4-5: feedforward, rigid coefficients; 6: feedback
-  z_next = d.z_flow;
-  coeffs.setZero();
-  for (Index i = 0; i < objects(); ++i) {
-    const Coupling& c = *couplings_[size_t(i)];
-    const Pose2D pose(poses(i, 0), poses(i, 1), poses(i, 2));
-    // the rigid fields are unit motions of the object frame: its velocity seen from there
-    const Eigen::Vector2d v = pose.unrotate(velocities(i, 0), velocities(i, 1));
-    const Eigen::Vector3d rigid(v[0], v[1], velocities(i, 2));
-    auto& ci = d.coeffs[size_t(i)];
-    c.apply(pose, d.z_flow, rigid.head(c.m() - c.p()), ci, z_next, *d.coupling[size_t(i)]);
-    coeffs.row(i).head(c.m()) = ci.transpose();
-  }
+  scene_step(*reduced_, objects(), 3, z, w, dt, poses, velocities, z_next, coeffs, *d.fluid, d.zero_w, d.z_flow,
+             [&](Index i) {
+               const Coupling& c = *couplings_[size_t(i)];
+               const Pose2D pose(poses(i, 0), poses(i, 1), poses(i, 2));
+               // the rigid fields are unit motions of the object frame: its velocity seen from there
+               const Eigen::Vector2d v = pose.unrotate(velocities(i, 0), velocities(i, 1));
+               const Eigen::Vector3d rigid(v[0], v[1], velocities(i, 2));
+               auto& ci = d.coeffs[size_t(i)];
+               c.apply(pose, d.z_flow, rigid.head(c.m() - c.p()), ci, z_next, *d.coupling[size_t(i)]);
+               coeffs.row(i).head(c.m()) = ci.transpose();
+             });
 }
 
 void ReducedScene::combine_local(const Eigen::Ref<const RowMatrix>& coeffs, ReducedSceneData& d) const {

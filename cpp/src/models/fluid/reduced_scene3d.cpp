@@ -5,19 +5,14 @@
 
 #include "directable/core/clock.hpp"
 #include "directable/core/errors.hpp"
+#include "directable/models/fluid/boundary_tools.hpp"
 
 namespace directable {
 
 ReducedScene3D::ReducedScene3D(std::shared_ptr<const ReducedFluid3D> reduced,
                                std::vector<std::shared_ptr<const Coupling3D>> couplings)
     : reduced_(std::move(reduced)), couplings_(std::move(couplings)) {
-  if (!reduced_) throw std::invalid_argument("reduced must be a 3D ReducedFluid, got None");
-  for (std::size_t i = 0; i < couplings_.size(); ++i) {
-    if (!couplings_[i]) throw std::invalid_argument("couplings[" + std::to_string(i) + "] must be a Coupling3D, got None");
-    if (&couplings_[i]->reduced() != reduced_.get())
-      throw std::invalid_argument("couplings[" + std::to_string(i) + "] was built for another ReducedFluid");
-    max_m_ = std::max(max_m_, couplings_[i]->m());
-  }
+  max_m_ = check_scene_couplings(reduced_.get(), couplings_, "3D ReducedFluid", "Coupling3D");
 }
 
 std::unique_ptr<ReducedScene3DData> ReducedScene3D::create_data() const {
@@ -36,52 +31,33 @@ std::unique_ptr<ReducedScene3DData> ReducedScene3D::create_data() const {
 }
 
 void ReducedScene3D::check_poses(const Eigen::Ref<const RowMatrix>& poses, const char* name) const {
-  check_shape(name, poses.rows(), poses.cols(), objects(), 6);
-  check_finite(name, poses.data(), poses.size());
+  check_scene_rows(name, poses, objects(), 6);
 }
 
 void ReducedScene3D::check_state(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const RowMatrix>& coeffs,
                                  const Eigen::Ref<const RowMatrix>& poses) const {
-  const Index r = reduced_->r();
-  if (z.size() != r) throw_shape("z", "(" + std::to_string(r) + ",)", "(" + std::to_string(z.size()) + ",)");
-  check_finite("z", z.data(), r);
-  check_shape("boundary_coeffs", coeffs.rows(), coeffs.cols(), objects(), max_m_);
-  check_finite("boundary_coeffs", coeffs.data(), coeffs.size());
-  check_poses(poses, "poses");
+  check_scene_state(reduced_->r(), objects(), max_m_, 6, z, coeffs, poses);
 }
 
 void ReducedScene3D::step(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w,
                           double dt, const Eigen::Ref<const RowMatrix>& poses,
                           const Eigen::Ref<const RowMatrix>& velocities, Eigen::Ref<Eigen::VectorXd> z_next,
                           Eigen::Ref<RowMatrix> coeffs, ReducedScene3DData& d) const {
-  const Index r = reduced_->r();
-  if (z.size() != r) throw_shape("z", "(" + std::to_string(r) + ",)", "(" + std::to_string(z.size()) + ",)");
-  check_finite("z", z.data(), r);
-  if (w.size() != r) throw_shape("w", "(" + std::to_string(r) + ",)", "(" + std::to_string(w.size()) + ",)");
-  check_finite("w", w.data(), r);
-  check_positive("dt", dt);
-  check_poses(poses, "poses");
-  check_poses(velocities, "velocities");
-  // 1-3: advect, diffuse, add forces
-  reduced_->advance(z, d.zero_w, dt, d.z_flow, *d.fluid);
-  d.z_flow.noalias() += dt * w;
-  // 4-5: feedforward and rigid coefficients; 6: feedback
-  z_next = d.z_flow;
-  coeffs.setZero();
-  for (Index i = 0; i < objects(); ++i) {
-    const Coupling3D& c = *couplings_[std::size_t(i)];
-    const double* pose = poses.row(i).data();
-    c.feedforward(pose, d.F[std::size_t(i)], *d.coupling[std::size_t(i)]);
-    c.feedback(pose, d.G[std::size_t(i)], *d.coupling[std::size_t(i)]);
-    auto ci = coeffs.row(i);
-    ci.head(c.p()).noalias() = (d.F[std::size_t(i)] * d.z_flow).transpose();
-    if (c.m() > c.p()) {  // unit motions of the object frame: the velocity seen from there
-      const Pose3D P(pose);
-      ci.segment<3>(c.p()) = (P.R.transpose() * velocities.row(i).head<3>().transpose()).transpose();
-      ci.segment<3>(c.p() + 3) = (P.R.transpose() * velocities.row(i).tail<3>().transpose()).transpose();
-    }
-    z_next.noalias() += d.G[std::size_t(i)] * ci.head(c.m()).transpose();
-  }
+  scene_step(*reduced_, objects(), 6, z, w, dt, poses, velocities, z_next, coeffs, *d.fluid, d.zero_w, d.z_flow,
+             [&](Index i) {
+               const Coupling3D& c = *couplings_[std::size_t(i)];
+               const double* pose = poses.row(i).data();
+               c.feedforward(pose, d.F[std::size_t(i)], *d.coupling[std::size_t(i)]);
+               c.feedback(pose, d.G[std::size_t(i)], *d.coupling[std::size_t(i)]);
+               auto ci = coeffs.row(i);
+               ci.head(c.p()).noalias() = (d.F[std::size_t(i)] * d.z_flow).transpose();
+               if (c.m() > c.p()) {  // unit motions of the object frame: the velocity seen from there
+                 const Pose3D P(pose);
+                 ci.segment<3>(c.p()) = (P.R.transpose() * velocities.row(i).head<3>().transpose()).transpose();
+                 ci.segment<3>(c.p() + 3) = (P.R.transpose() * velocities.row(i).tail<3>().transpose()).transpose();
+               }
+               z_next.noalias() += d.G[std::size_t(i)] * ci.head(c.m()).transpose();
+             });
 }
 
 void ReducedScene3D::prepare(const Eigen::Ref<const RowMatrix>& coeffs, const Eigen::Ref<const RowMatrix>& poses,

@@ -62,6 +62,12 @@ class BoundaryBasis {
   const Eigen::MatrixXd& all_fields() const { return all_fields_; }      //!< N_local x m: [fields, rigid_fields]
   const Eigen::MatrixXd& surface_speeds() const { return surface_speeds_; }  //!< q x p, S Btilde
   const Eigen::VectorXd& energy() const { return energy_; }  //!< p, fraction of the collected speeds' energy per mode
+  //! p x q: W = (A'A)^-1 (M_ss Stilde)' for the fields A (N_local x p) and
+  //! the speed block M_ss of (K K')^-1. W s are the coefficients of the
+  //! field combination whose surface speeds best match s in the energy of
+  //! the least-norm fields (W Stilde = I): the alternative to Stilde' in
+  //! the feedforward (Coupling's "energy" projection).
+  const Eigen::MatrixXd& energy_weights() const { return energy_weights_; }
   //! S on the local grid: q x N_local.
   const Eigen::SparseMatrix<double, Eigen::RowMajor>& local_surface_operator() const { return S_local_; }
   //! Largest |S u - s| and largest |div| h on outside cells over the fields (solve accuracy).
@@ -70,9 +76,12 @@ class BoundaryBasis {
   //! World surface points and normals (q x 2 each) at a pose.
   void world_surface(const Pose2D& pose, RowMatrix& points, RowMatrix& normals) const;
   //! S R^-1 B at a pose: the surface speeds (q x r) of the columns of
-  //! basis (N x r) on the world grid g.
+  //! basis (N x r) on the world grid g; with first, only the rows first ..
+  //! first + M.rows() - 1 (a block of surface points).
   void world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis, const Pose2D& pose,
-                            Eigen::Ref<RowMatrix> M) const;
+                            Eigen::Ref<RowMatrix> M, Index first = 0) const;
+  void world_surface_speeds(const MACGrid2D& g, const Eigen::Ref<const RowMatrix>& basis, const Pose2D& pose,
+                            Eigen::Ref<Eigen::MatrixXd> M) const;
   //! Velocity (object frame) of the local field u (N_local) at the object
   //! point (lx, ly); false (and zero) outside the local grid.
   bool local_velocity(const Eigen::Ref<const Eigen::VectorXd>& u, double lx, double ly, Eigen::Vector2d& v) const;
@@ -104,6 +113,7 @@ class BoundaryBasis {
   Eigen::MatrixXd fields_, rigid_fields_, all_fields_;       //!< N_local x p, N_local x 3, N_local x m
   Eigen::MatrixXd surface_speeds_;                           //!< q x p
   Eigen::VectorXd energy_;                                   //!< p
+  Eigen::MatrixXd energy_weights_;                           //!< p x q
   double constraint_error_ = 0.0;
 };
 

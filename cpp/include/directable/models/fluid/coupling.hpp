@@ -1,7 +1,8 @@
 #pragma once
 // Coupling of a reduced fluid and an object's boundary basis (Treuille
 // thesis sec. 3.5.2-3.5.6):
-//   feedforward F = -(S Btilde)' S R^-1 B      (p x r, eq. 3.11)
+//   feedforward F = -(S Btilde)' S R^-1 B      (p x r, eq. 3.11; or with the
+//               energy weights of the boundary basis in place of (S Btilde)')
 //   feedback    G = B' R [Btilde, rigid]       (r x m, eq. 3.12)
 // on the fly, or tabulated over a grid of poses and interpolated
 // multilinearly (optionally PCA-compressed over the poses).
@@ -11,6 +12,7 @@
 
 #include "directable/core/progress.hpp"
 #include "directable/models/fluid/boundary_basis.hpp"
+#include "directable/models/fluid/boundary_tools.hpp"
 #include "directable/models/fluid/reduced_fluid.hpp"
 
 namespace directable {
@@ -23,13 +25,11 @@ struct PoseAxes {
 
 //! Per-thread buffers of the on-the-fly operators.
 struct CouplingData {
-  RowMatrix M;                  //!< q x r, S R^-1 B (a surface point's row contiguous: it sums basis rows)
+  RowMatrix M;                  //!< min(q, 64) x r, S R^-1 B for a block of surface points (rows contiguous: each sums basis rows)
   std::vector<Index> faces;     //!< world faces under the local box
   Eigen::MatrixXd values;       //!< faces x m, R [Btilde, rigid] on those faces
-  Eigen::VectorXd mixed;        //!< table row width: interpolated table row
-  Eigen::VectorXd flat;         //!< rows cols: the interpolated operator, column-major
   Eigen::MatrixXd B_faces;      //!< faces x r, the basis rows of those faces
-  Eigen::MatrixXd op;           //!< p x r or r x m: an operator interpolated from a compressed table
+  NodeTableData table;          //!< the table lookups' buffers
   Eigen::VectorXd speeds;       //!< q: S R^-1 B z, the flow's normal speeds at the surface
   Eigen::VectorXd local;        //!< N_local: the object's combined local field [Btilde, rigid] c
   Eigen::VectorXd face_value;   //!< N (on the first on-the-fly apply): (B z)_f, valid where face_stamp[f] == stamp
@@ -39,13 +39,27 @@ struct CouplingData {
 
 enum class Precompute { None, Feedback, Both };
 
+//! How the feedforward projects the flow's surface speeds onto the boundary
+//! fields: Surface is eq. 3.11 (Stilde', the Euclidean projection of the
+//! speeds at the samples); Energy uses the boundary basis' energy_weights()
+//! instead, the least-energy field combination (the same F where the speeds
+//! lie in the span of S Btilde). Energy was the tested hypothesis for the
+//! growth of I + G F at still poses and measured worse (DESIGN.md); it is
+//! kept to reproduce that measurement.
+enum class FeedforwardProjection { Surface, Energy };
+
 class Coupling {
  public:
+  //! Surface points per block of the on-the-fly feedforward.
+  static constexpr Index kSurfaceBlock = 64;
   //! table: the pose grid (nullptr: none; required unless precompute is
-  //! None); compress: 0 for a plain table, k > 0 to keep k PCA modes.
+  //! None); compress: 0 for a plain table, k > 0 to keep k PCA modes;
+  //! single: store plain tables in float (half the memory and the bytes a
+  //! step reads).
   Coupling(std::shared_ptr<const ReducedFluid> reduced, std::shared_ptr<const BoundaryBasis> basis,
            const PoseAxes* table, Precompute precompute, Index compress, int threads = 0,
-           const ProgressFn* progress = nullptr);
+           const ProgressFn* progress = nullptr, bool single = false,
+           FeedforwardProjection projection = FeedforwardProjection::Surface);
 
   const ReducedFluid& reduced() const { return *reduced_; }
   const BoundaryBasis& boundary() const { return *basis_; }
@@ -54,10 +68,14 @@ class Coupling {
   Index m() const { return basis_->m(); }
   Index r() const { return reduced_->r(); }
   Precompute precompute() const { return precompute_; }
+  FeedforwardProjection projection() const { return projection_; }
+  //! p x q: the projection of surface speeds in F = -W S R^-1 B (Stilde' or energy_weights()).
+  const Eigen::MatrixXd& feedforward_weights() const { return weights_; }
   Index compress() const { return compress_; }
-  Index table_nodes() const { return n_nodes_; }
+  Index table_nodes() const { return G_table_.nodes(); }
+  bool single() const { return G_table_.single(); }
   //! Bytes of the stored tables (F and/or G, or their PCA modes and coefficients).
-  Index table_bytes() const;
+  Index table_bytes() const { return F_table_.bytes() + G_table_.bytes(); }
   std::unique_ptr<CouplingData> create_data() const;
 
   //! Eq. 3.11 at pose, computed from the surface samples.
@@ -78,29 +96,18 @@ class Coupling {
              Eigen::Ref<Eigen::VectorXd> z_next, CouplingData& d) const;
 
  private:
-  struct Table {
-    RowMatrix entries;        //!< nodes x (rows cols): plain table, or PCA coefficients nodes x k (a node's row contiguous)
-    Eigen::MatrixXd modes;    //!< k x (rows cols) (compressed only)
-    Eigen::RowVectorXd mean;  //!< rows cols (compressed only)
-    Index rows = 0, cols = 0;
-  };
-  void build_table(Table& t, Index rows, Index cols, bool forward, int threads, const ProgressFn* progress);
-  void interpolate(const Table& t, const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> out, CouplingData& d) const;
-  //! The (up to 8) table nodes around pose with nonzero multilinear weight; returns their count.
-  int node_weights(const Pose2D& pose, Index nodes[8], double weights[8]) const;
-  //! Node n's operator (rows x cols, column-major) of an uncompressed table.
-  static Eigen::Map<const Eigen::MatrixXd> node_matrix(const Table& t, Index n) {
-    return Eigen::Map<const Eigen::MatrixXd>(t.entries.row(n).data(), t.rows, t.cols);
-  }
   Pose2D node_pose(Index n) const;
+  //! A pose as a table key (x, y, theta).
+  static Eigen::Vector3d key(const Pose2D& pose) { return Eigen::Vector3d(pose.x, pose.y, pose.theta); }
 
   std::shared_ptr<const ReducedFluid> reduced_;
   std::shared_ptr<const BoundaryBasis> basis_;
   Precompute precompute_;
+  FeedforwardProjection projection_;
   Index compress_;
-  PoseAxes axes_;
-  Index n_nodes_ = 0;
-  Table F_table_, G_table_;
+  Eigen::MatrixXd weights_;  //!< p x q, W of F = -W S R^-1 B
+  std::vector<Eigen::VectorXd> axes_;  //!< x, y, theta nodes of the tables
+  NodeTable F_table_, G_table_;         //!< p x r and r x m per node
 };
 
 }  // namespace directable
