@@ -108,6 +108,41 @@ class GalerkinSteps:
 class ReducedFluid3D(GalerkinSteps, _core.ReducedFluid3D):
     __doc__ = _core.ReducedFluid3D.__doc__
 
+    def advect_particles(self, z, z_next, points, dt, drift=None, obstacles=(), threads=0, data=None):
+        """One RK2 (midpoint) step of particles through the reduced field plus a drift.
+
+        The field is Psi z at the start and Psi (z + z_next) / 2 at the
+        midpoint; B z is computed once per grid face the particles' stencils
+        read. Parallel over particles, GIL released.
+
+        Parameters
+        ----------
+        z, z_next : (r,) arrays
+            Reduced velocity at the start and the end of the step.
+        points : (P, 3) array
+            Positions (m); not modified.
+        dt : float
+            Step (s).
+        drift : (3,) array, optional
+            Constant drift (m/s), e.g. the leaves' small fall speed.
+        obstacles : sequence of Obstacle3D
+            Particles that end inside one are pushed out along the surface normal.
+        threads : int
+            Threads (<= 0: the team chosen by measurement over the calls sharing ``data``).
+        data : ReducedFluidData, optional
+            Buffers from ``create_data()``; by default one per calling thread
+            (sized once: later calls do not allocate).
+
+        Returns
+        -------
+        points : (P, 3) array
+            Moved, clamped to the domain, outside the obstacles.
+        pushed : int
+            Pushes out of an obstacle in this step.
+        """
+        return super().advect_particles(z, z_next, points, dt, drift, () if obstacles is None else list(obstacles), threads,
+                                        _thread_data(self) if data is None else data)
+
 
 
 def _thread_data(fluid):
