@@ -140,7 +140,8 @@ class ReducedFluid3D(GalerkinSteps, _core.ReducedFluid3D):
         pushed : int
             Pushes out of an obstacle in this step.
         """
-        return super().advect_particles(z, z_next, points, dt, drift, () if obstacles is None else list(obstacles), threads,
+        obstacles = () if obstacles is None else list(obstacles)
+        return super().advect_particles(z, z_next, points, dt, drift, obstacles, threads,
                                         _thread_data(self) if data is None else data)
 
 
