@@ -258,7 +258,7 @@ def test_particles_pushed_out_and_match_velocity(grid, reduced, bb, train_poses)
     moved, n = scene.advect_particles(far, zf, coeffs, pose[None], 1e-4, threads=1)
     v = scene.velocity_at(far, zf, coeffs, pose[None]) + 0.0
     np.testing.assert_allclose((moved - far) / 1e-4, v, rtol=1e-2, atol=1e-6)
-    # the face-cached kernel is RK2 through u' (velocity_at, the per-point path) wherever nothing is pushed
+    # the parallel kernel is RK2 through u' (velocity_at, the per-point query) wherever nothing is pushed
     cloud = rng.uniform(0.02, 0.98, (2000, 3))
     cloud = cloud[~bb.shape.inside((cloud - pose[:3]) @ R)]
     hi = np.array([grid.nx, grid.ny, grid.nz]) * grid.h

@@ -261,10 +261,9 @@ def test_fluid_particles_dispatches_to_3d(reduced):
 
 
 def test_particle_kernel_against_numpy_rk2(grid, basis, reduced, rng):
-    """The face-cached RK2 (B z once per face the stencils read, three parallel
-    passes) against a NumPy transcription through SciPy interpolation
-    matrices: a dense cloud, so that most faces are shared by many stencils,
-    and the same result on any team."""
+    """The particle kernel (parallel over particles in cell order) against a
+    NumPy RK2 through SciPy interpolation matrices: a dense cloud, some
+    particles outside the domain (clamped), the same result on any team."""
     from reference.fluid3d import np_particles_rk2
 
     z, zn = rng.standard_normal(reduced.r), rng.standard_normal(reduced.r)
@@ -276,6 +275,6 @@ def test_particle_kernel_against_numpy_rk2(grid, basis, reduced, rng):
         out, pushed = reduced.advect_particles(z, zn, P, 0.01, drift=(0, -0.05, 0), threads=threads, data=data)
         np.testing.assert_allclose(out, want, rtol=0, atol=1e-13)
         assert pushed == 0
-    # a second call with other states reuses the cached faces' buffers, never their stale values
+    # a second call with other states and fewer particles reuses the data's buffers
     out, _ = reduced.advect_particles(zn, z, P[:500], 0.02, data=data)
     np.testing.assert_allclose(out, np_particles_rk2(grid, basis, zn, 0.5 * (z + zn), P[:500], 0.02), atol=1e-13)

@@ -620,9 +620,8 @@ Returns
          py::arg("obstacles") = std::vector<Obstacle3D>(), py::arg("threads") = 0, py::arg("data") = py::none(),
          R"doc(One RK2 (midpoint) step of particles through the reduced field plus a drift.
 
-The field is Psi z at the start and Psi (z + z_next) / 2 at the midpoint;
-B z is computed once per grid face the particles' stencils read. Parallel
-over particles, GIL released, no allocation once data is sized.
+The field is Psi z at the start and Psi (z + z_next) / 2 at the midpoint.
+Parallel over particles (visited in cell order), GIL released.
 
 Parameters
 ----------

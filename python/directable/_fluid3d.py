@@ -112,8 +112,7 @@ class ReducedFluid3D(GalerkinSteps, _core.ReducedFluid3D):
         """One RK2 (midpoint) step of particles through the reduced field plus a drift.
 
         The field is Psi z at the start and Psi (z + z_next) / 2 at the
-        midpoint; B z is computed once per grid face the particles' stencils
-        read. Parallel over particles, GIL released.
+        midpoint. Parallel over particles (visited in cell order), GIL released.
 
         Parameters
         ----------
@@ -130,8 +129,7 @@ class ReducedFluid3D(GalerkinSteps, _core.ReducedFluid3D):
         threads : int
             Threads (<= 0: the team chosen by measurement over the calls sharing ``data``).
         data : ReducedFluidData, optional
-            Buffers from ``create_data()``; by default one per calling thread
-            (sized once: later calls do not allocate).
+            Buffers from ``create_data()``; by default one per calling thread.
 
         Returns
         -------

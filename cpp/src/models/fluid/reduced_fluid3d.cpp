@@ -122,37 +122,35 @@ Index ReducedFluid3D::advect_particles(const Eigen::Ref<const Eigen::VectorXd>& 
   check_finite("points", points.data(), points.size());
   check_positive("dt", dt);
   if (!drift.allFinite()) throw std::domain_error("drift must be finite");
-  std::unique_ptr<ReducedFluidData> own;
-  ReducedFluidData& d = data ? *data : *(own = create_data());
+  const Eigen::VectorXd zmid = 0.5 * (z + z_next);
+  const Index P = points.rows();
   const bool choose = data != nullptr && threads <= 0;
-  const int team = choose ? d.particle_team.begin() : resolve_threads(threads);
+  const int team = choose ? data->particle_team.begin() : resolve_threads(threads);
   const double t0 = now_seconds();
-  d.z_mid = 0.5 * (z + z_next);
-  grid_->cell_order(points, d.particle_order);
+  const Index chunks = std::min<Index>(P, 4 * Index(team));
   const double margin = 1e-3 * grid_->h();
-  const Index pushed = rk2_particles(
-      points, z, d.z_mid, false, dt, drift, team, d.particle_order, d, [](const Eigen::Vector3d&) {
-        return Eigen::Vector3d::Zero().eval();
-      },
-      [&](Eigen::Vector3d& x) {
-        Index moved = 0;
-        for (const auto& o : obstacles)
-          if (o.push_out(x, margin)) ++moved;
-        if (moved) grid_->clamp(x);
-        return moved;
-      });
-  if (choose) d.particle_team.end(now_seconds() - t0);
-  return pushed;
-}
-
-void ReducedFluid3D::claim_faces(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z,
-                                 FaceValues& c) const {
-  Stencil8 s;
-  for (int a = 0; a < 3; ++a) {
-    grid_->weights(a, x, s);
-    for (int k = 0; k < 8; ++k)
-      if (c.claim(s.idx[k])) c.value[s.idx[k]] = basis_.row(s.idx[k]).dot(z);
-  }
+  std::atomic<Index> pushed{0};
+  std::vector<std::pair<Index, Index>> own_order;
+  auto& order = data ? data->particle_order : own_order;
+  grid_->cell_order(points, order);
+  parallel_steps(chunks, team, nullptr, chunks, [] { return 0; }, [&](Index c, int&) {
+    Index moved = 0;
+    for (Index q = c * P / chunks; q < (c + 1) * P / chunks; ++q) {
+      const Index k = order[std::size_t(q)].second;
+      Eigen::Vector3d x = points.row(k).transpose();
+      grid_->clamp(x);
+      Eigen::Vector3d m = x + 0.5 * dt * (velocity(x, z) + drift);
+      grid_->clamp(m);
+      x += dt * (velocity(m, zmid) + drift);
+      for (const auto& o : obstacles)
+        if (o.push_out(x, margin)) ++moved;
+      grid_->clamp(x);
+      points.row(k) = x.transpose();
+    }
+    pushed += moved;
+  });
+  if (choose) data->particle_team.end(now_seconds() - t0);
+  return pushed.load();
 }
 
 FluidParticles3D::FluidParticles3D(std::shared_ptr<const ReducedFluid3D> fluid, Index particles,

@@ -1,5 +1,6 @@
 #include "directable/models/fluid/reduced_scene3d.hpp"
 
+#include <atomic>
 #include <string>
 
 #include "directable/core/clock.hpp"
@@ -95,18 +96,14 @@ void ReducedScene3D::prepare(const Eigen::Ref<const RowMatrix>& coeffs, const Ei
   }
 }
 
-Eigen::Vector3d ReducedScene3D::local_velocity(const Eigen::Vector3d& x, const ReducedScene3DData& d) const {
-  Eigen::Vector3d v = Eigen::Vector3d::Zero(), l;
+Eigen::Vector3d ReducedScene3D::velocity(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z,
+                                         const ReducedScene3DData& d) const {
+  Eigen::Vector3d v = reduced_->velocity(x, z), l;
   for (Index i = 0; i < objects(); ++i) {
     const Pose3D& P = d.poses[std::size_t(i)];
     if (couplings_[std::size_t(i)]->boundary().local_velocity(d.local[std::size_t(i)], P.to_local(x), l)) v += P.R * l;
   }
   return v;
-}
-
-Eigen::Vector3d ReducedScene3D::velocity(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z,
-                                         const ReducedScene3DData& d) const {
-  return reduced_->velocity(x, z) + local_velocity(x, d);
 }
 
 void ReducedScene3D::velocity_at(const Eigen::Ref<const RowMatrix>& points, const Eigen::Ref<const Eigen::VectorXd>& z,
@@ -190,31 +187,41 @@ Index ReducedScene3D::advect_particles(Eigen::Ref<RowMatrix> points, const Eigen
   if (!drift.allFinite()) throw std::domain_error("drift must be finite");
   prepare(coeffs, poses, true, d);
   const MACGrid3D& g = reduced_->grid();
+  const Index P = points.rows();
   const bool choose = threads <= 0;
   const int team = choose ? d.particle_team.begin() : resolve_threads(threads);
   const double t0 = now_seconds();
+  const Index chunks = std::max<Index>(1, std::min<Index>(P, 4 * Index(team)));
   const double margin = 1e-3 * g.h();
+  std::atomic<Index> pushed{0};
   g.cell_order(points, d.particle_order);
-  const Index pushed = reduced_->rk2_particles(
-      points, z, z, true, dt, drift, team, d.particle_order, *d.fluid,
-      [&](const Eigen::Vector3d& x) { return local_velocity(x, d); },
-      [&](Eigen::Vector3d& x) {
-        Index moved = 0;
-        for (Index i = 0; i < objects(); ++i) {
-          const Shape3D& s = couplings_[std::size_t(i)]->boundary().shape();
-          const Pose3D& pose = d.poses[std::size_t(i)];
-          const Eigen::Vector3d l = pose.to_local(x);
-          if (!s.inside(l)) continue;
-          Eigen::Vector3d n;
-          const Eigen::Vector3d q = s.closest_point(l, n);
-          x = pose.to_world(q + margin * n);
-          g.clamp(x);
-          ++moved;
-        }
-        return moved;
-      });
+  parallel_steps(chunks, team, nullptr, chunks, [] { return 0; }, [&](Index c, int&) {
+    Index moved = 0;
+    for (Index q = c * P / chunks; q < (c + 1) * P / chunks; ++q) {
+      const Index k = d.particle_order[std::size_t(q)].second;
+      Eigen::Vector3d x = points.row(k).transpose();
+      g.clamp(x);
+      Eigen::Vector3d m = x + 0.5 * dt * (velocity(x, z, d) + drift);
+      g.clamp(m);
+      x += dt * (velocity(m, z, d) + drift);
+      g.clamp(x);
+      for (Index i = 0; i < objects(); ++i) {
+        const Shape3D& s = couplings_[std::size_t(i)]->boundary().shape();
+        const Pose3D& pose = d.poses[std::size_t(i)];
+        const Eigen::Vector3d l = pose.to_local(x);
+        if (!s.inside(l)) continue;
+        Eigen::Vector3d n;
+        const Eigen::Vector3d q = s.closest_point(l, n);
+        x = pose.to_world(q + margin * n);
+        g.clamp(x);
+        ++moved;
+      }
+      points.row(k) = x.transpose();
+    }
+    pushed += moved;
+  });
   if (choose) d.particle_team.end(now_seconds() - t0);
-  return pushed;
+  return pushed.load();
 }
 
 SceneAtPoses3D::SceneAtPoses3D(std::shared_ptr<const ReducedScene3D> scene, const Eigen::Ref<const RowMatrix>& poses,

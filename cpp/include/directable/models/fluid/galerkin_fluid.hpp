@@ -7,8 +7,6 @@
 //   z' = Ahat(z) z + nu Dhat z + w,   Ahat(z) = sum_k z_k Ahat_k.
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
-#include <atomic>
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -20,53 +18,19 @@
 
 namespace directable {
 
-//! B z at the grid faces that particle stencils read, each face computed
-//! once per pass by the thread that claims it first. Neighbouring particles
-//! share most of their stencil faces, so per-particle dot products would redo
-//! each face's r multiply-adds several times.
-struct FaceValues {
-  //! Sizes the buffers for n faces (allocates only when n grows).
-  void reserve(Index n) {
-    if (n <= size) return;
-    stamp = std::make_unique<std::atomic<std::uint32_t>[]>(std::size_t(n));
-    for (Index f = 0; f < n; ++f) stamp[std::size_t(f)].store(0, std::memory_order_relaxed);
-    value.setZero(n);
-    size = n, pass = 0;
-  }
-  //! Starts a pass: every face counts as unclaimed again.
-  void next_pass() {
-    if (++pass != 0) return;
-    for (Index f = 0; f < size; ++f) stamp[std::size_t(f)].store(0, std::memory_order_relaxed);
-    pass = 1;  // after 2^32 passes the stamps start over
-  }
-  //! Whether the calling thread is the first to claim face f in this pass
-  //! (then it must set value[f] before the pass's readers run).
-  bool claim(Index f) {
-    std::atomic<std::uint32_t>& s = stamp[std::size_t(f)];
-    return s.load(std::memory_order_relaxed) != pass && s.exchange(pass, std::memory_order_relaxed) != pass;
-  }
-  std::unique_ptr<std::atomic<std::uint32_t>[]> stamp;  //!< size: the pass that last claimed each face
-  Index size = 0;
-  std::uint32_t pass = 0;
-  Eigen::VectorXd value;  //!< size: (B z)_f, valid for the faces claimed in this pass
-};
-
 //! Buffers of the reduced step, one per run or per thread (the model itself
 //! stays const and may be shared).
 struct ReducedFluidData {
   explicit ReducedFluidData(Index r)
-      : expm(r, 0), z_forced(r), z_advected(r), z_mid(r), advection(r, r), no_border(r, 0), diffusion_exp(r, r) {}
+      : expm(r, 0), z_forced(r), z_advected(r), advection(r, r), no_border(r, 0), diffusion_exp(r, r) {}
   BorderedExpm expm;
   Eigen::VectorXd z_forced, z_advected;  //!< r each: after the force, after advection
-  Eigen::VectorXd z_mid;                 //!< r: the particles' midpoint state (z + z_next) / 2
   Eigen::MatrixXd advection;             //!< r x r, dt Ahat(z_forced)
   Eigen::MatrixXd no_border;             //!< r x 0, the empty border of the exponential
   Eigen::MatrixXd diffusion_exp;         //!< r x r, exp(dt nu Dhat) for diffusion_dt
   double diffusion_dt = -1.0;            //!< dt of diffusion_exp (< 0: not computed yet)
   TeamChooser particle_team;             //!< team of the particle advection, chosen by measurement
   std::vector<std::pair<Index, Index>> particle_order;  //!< P: (cell, particle), the visiting order of the particles
-  FaceValues particle_faces[2];  //!< B z at the particles' stencils, B z_mid at their midpoints' (3D kernels)
-  RowMatrix particle_mid;        //!< P x 3: the particles' RK2 midpoints
 };
 
 //! out = A(flux) q for the full advection stencil of a grid (all vectors N).

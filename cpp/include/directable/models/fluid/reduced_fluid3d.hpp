@@ -9,12 +9,9 @@
 // exactly antisymmetric and its diagonal is the control volume's divergence.
 // Time stepping is GalerkinFluid's, shared with the 2D model.
 #include <Eigen/Core>
-#include <atomic>
 #include <memory>
-#include <utility>
 #include <vector>
 
-#include "directable/core/parallel.hpp"
 #include "directable/core/progress.hpp"
 #include "directable/models/fluid/galerkin_fluid.hpp"
 #include "directable/models/fluid/mac_grid3d.hpp"
@@ -57,76 +54,9 @@ class ReducedFluid3D : public GalerkinFluid {
                          const std::vector<Obstacle3D>& obstacles, int threads = 0,
                          ReducedFluidData* data = nullptr) const;
 
-  //! Claims the faces of the three component stencils at x (clamped) that no
-  //! thread claimed yet in this pass of c, and sets c.value = B z there.
-  void claim_faces(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z, FaceValues& c) const;
-
-  //! The particle kernel of the reduced fluid and of the scenes built on it:
-  //! one RK2 (midpoint) step of the particles (P x 3, in place) on `team`
-  //! threads, visiting them in `order` ((cell, particle) pairs, so that
-  //! neighbours share cache lines),
-  //!   m = x + dt/2 (Psi(x) z + extra(x) + drift),  x += dt (Psi(m) z_mid + extra(m) + drift),
-  //! each clamped to the domain, then push(x) (moves x out of the obstacles,
-  //! returns how many pushed it). B z and B z_mid are computed once per face
-  //! the stencils read (d.particle_faces); same_state: z_mid is z. extra and
-  //! push are called from several threads at once. Returns the pushes.
-  template <class Extra, class Push>
-  Index rk2_particles(Eigen::Ref<RowMatrix> points, const Eigen::Ref<const Eigen::VectorXd>& z,
-                      const Eigen::Ref<const Eigen::VectorXd>& z_mid, bool same_state, double dt,
-                      const Eigen::Vector3d& drift, int team, const std::vector<std::pair<Index, Index>>& order,
-                      ReducedFluidData& d, Extra extra, Push push) const;
-
  private:
   std::shared_ptr<const MACGrid3D> grid_;
 };
-
-template <class Extra, class Push>
-Index ReducedFluid3D::rk2_particles(Eigen::Ref<RowMatrix> points, const Eigen::Ref<const Eigen::VectorXd>& z,
-                                    const Eigen::Ref<const Eigen::VectorXd>& z_mid, bool same_state, double dt,
-                                    const Eigen::Vector3d& drift, int team,
-                                    const std::vector<std::pair<Index, Index>>& order, ReducedFluidData& d, Extra extra,
-                                    Push push) const {
-  const MACGrid3D& g = *grid_;
-  const Index P = points.rows();
-  const Index chunks = std::max<Index>(1, std::min<Index>(P, 4 * Index(team)));
-  FaceValues& a = d.particle_faces[0];
-  FaceValues& b = same_state ? a : d.particle_faces[1];
-  a.reserve(g.n_faces()), b.reserve(g.n_faces());
-  a.next_pass();
-  if (!same_state) b.next_pass();
-  if (d.particle_mid.rows() != P) d.particle_mid.resize(P, 3);
-  RowMatrix& mid = d.particle_mid;
-  std::atomic<Index> pushed{0};
-  // Three passes, each complete before the next reads what it wrote. With
-  // same_state the second pass claims faces in the cache the first filled
-  // while reading it: it reads only faces the first pass claimed and writes
-  // only faces it did not, so the two never meet.
-  for (int pass = 0; pass < 3; ++pass)
-    parallel_steps(chunks, team, nullptr, chunks, [] { return 0; }, [&](Index c, int&) {
-      Index moved = 0;
-      for (Index q = c * P / chunks; q < (c + 1) * P / chunks; ++q) {
-        const Index k = order[std::size_t(q)].second;
-        Eigen::Vector3d x = points.row(k).transpose();
-        g.clamp(x);
-        if (pass == 0) {
-          claim_faces(x, z, a);
-        } else if (pass == 1) {
-          Eigen::Vector3d m = x + 0.5 * dt * (g.velocity_at(a.value, x) + extra(x) + drift);
-          g.clamp(m);
-          mid.row(k) = m.transpose();
-          claim_faces(m, z_mid, b);
-        } else {
-          const Eigen::Vector3d m = mid.row(k).transpose();
-          x += dt * (g.velocity_at(b.value, m) + extra(m) + drift);
-          g.clamp(x);
-          moved += push(x);
-          points.row(k) = x.transpose();
-        }
-      }
-      if (moved) pushed += moved;
-    });
-  return pushed.load();
-}
 
 class SceneAtPoses3D;
 

@@ -79,8 +79,6 @@ class ReducedScene3D {
                ReducedScene3DData& d) const;
   Eigen::Vector3d velocity(const Eigen::Vector3d& x, const Eigen::Ref<const Eigen::VectorXd>& z,
                            const ReducedScene3DData& d) const;
-  //! The objects' boundary fields at x (the part of u' beyond B z).
-  Eigen::Vector3d local_velocity(const Eigen::Vector3d& x, const ReducedScene3DData& d) const;
 
   std::shared_ptr<const ReducedFluid3D> reduced_;
   std::vector<std::shared_ptr<const Coupling3D>> couplings_;
