@@ -55,8 +55,8 @@ def test_surface_quadrature_integrates_the_plate():
 
 def test_error_against_the_full_run_by_basis_size(scene):
     # Fig. 3.10a at 16^3: the basis itself improves with r (projection error), and r = 8 tracks the full run
-    # better than r = 4; r = 16 does not improve on r = 8 (measured 0.69 / 0.62 / 0.69): the plate's motion
-    # response of the boundary fields sets an error floor (see plate_basis_error's notes)
+    # better than r = 4; r = 16 does not improve on r = 8 (measured 0.69 / 0.62 / 0.69): the boundary handling
+    # against the full solver's solid cells sets an error floor of about 0.6 (see plate_basis_error's notes)
     proj = E.plate_projection_error(scene, rs=(4, 8, 16))
     assert proj[16] < 0.5 * proj[8] < 0.25 * proj[4]
     err = E.plate_basis_error(scene, rs=(4, 8, 16))
