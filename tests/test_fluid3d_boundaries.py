@@ -14,32 +14,10 @@ from scipy.spatial.transform import Rotation
 
 from directable import fluid as F
 from directable.models import finite_difference_jacobian
+from reference.fluid3d import np_interp_matrix
 from reference.threads import in_threads
 
 # --- independent NumPy references -------------------------------------------------------------
-
-
-def np_interp_matrix(g, points, axis):
-    """(P, N) SciPy matrix of the trilinear interpolation of MAC component ``axis`` at points (P, 3) (clamped)."""
-    n = np.array([g.nx, g.ny, g.nz])
-    h = g.h
-    dims = n.copy()
-    dims[axis] += 1  # face lattice of this component: (nx+1, ny, nz) for x, ...
-    offset = [0, g.n_xfaces, g.n_xfaces + g.n_yfaces][axis]
-    f = points / h - np.where(np.arange(3) == axis, 0.0, 0.5)
-    f = np.clip(f, 0.0, dims - 1)
-    lo = np.minimum(np.floor(f).astype(int), np.maximum(dims - 2, 0))
-    t = f - lo
-    rows, cols, vals = [], [], []
-    for c in range(8):
-        b = np.array([(c >> a) & 1 for a in range(3)])
-        idx = np.minimum(lo + b, dims - 1)
-        w = np.prod(np.where(b == 1, t, 1.0 - t), axis=1)
-        rows.append(np.arange(len(points)))
-        cols.append(offset + (idx[:, 2] * dims[1] + idx[:, 1]) * dims[0] + idx[:, 0])
-        vals.append(w)
-    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                         shape=(len(points), g.n_faces))
 
 
 def np_surface_operator(g, points, normals):
@@ -280,6 +258,19 @@ def test_particles_pushed_out_and_match_velocity(grid, reduced, bb, train_poses)
     moved, n = scene.advect_particles(far, zf, coeffs, pose[None], 1e-4, threads=1)
     v = scene.velocity_at(far, zf, coeffs, pose[None]) + 0.0
     np.testing.assert_allclose((moved - far) / 1e-4, v, rtol=1e-2, atol=1e-6)
+    # the parallel kernel is RK2 through u' (velocity_at, the per-point query) wherever nothing is pushed
+    cloud = rng.uniform(0.02, 0.98, (2000, 3))
+    cloud = cloud[~bb.shape.inside((cloud - pose[:3]) @ R)]
+    hi = np.array([grid.nx, grid.ny, grid.nz]) * grid.h
+    dt, drift = 0.02, np.array([0.0, -0.05, 0.0])
+    mid = np.clip(cloud + 0.5 * dt * (scene.velocity_at(cloud, zf, coeffs, pose[None]) + drift), 0, hi)
+    want = np.clip(cloud + dt * (scene.velocity_at(mid, zf, coeffs, pose[None]) + drift), 0, hi)
+    data = scene.create_data()
+    for threads in (1, 2):
+        got, n = scene.advect_particles(cloud, zf, coeffs, pose[None], dt, drift, threads, data)
+        kept = ~bb.shape.inside((want - pose[:3]) @ R)
+        np.testing.assert_allclose(got[kept], want[kept], rtol=0, atol=1e-13)
+        assert n == (~kept).sum()
 
 
 def test_bad_input(grid, reduced, bb, train_poses):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from directable import fluid as F
 from directable.experiments import fluid_3d as E
 
 N = 16  # cells per side at CI (the issue's CI size is 32^3, the paper's 64^3: E.plate_scene(n=...))
@@ -36,17 +37,31 @@ def test_surface_energy_removed_on_the_fly_and_tabulated(scene):
 
 
 def test_smoke_entering_the_plate(scene):
+    # the 2D scene's metric on the surface: inflow through it per step, by a midpoint rule h/8 fine
     with_b = E.plate_smoke_entering(scene, boundary=True)
     without = E.plate_smoke_entering(scene, boundary=False)
-    # the issue asks <= 10 %; at 16^3 (the plate two cells thick) semi-Lagrangian smearing leaves 16 % (measured)
-    assert with_b <= 0.25 * without
+    assert 0 < with_b <= 0.10 * without  # measured 6.8 % at 16^3
 
 
-def test_error_falls_with_basis_size(scene):
-    # Fig. 3.10a at 16^3: r = 8 tracks the full run better than r = 4; r = 16 does not improve on r = 8 here
-    # (measured 0.69 / 0.62 / 0.69 at nu = 0), where the projection error alone falls 0.43 / 0.18 / 0.07
+def test_surface_quadrature_integrates_the_plate():
+    plate = F.plate(0.4, 0.3, 0.05, aperture=(0.1, 0.1))
+    pts, nrm, area = E.surface_quadrature(plate, 0.02)
+    want = 2 * (0.4 * 0.3 - 0.1 * 0.1) + 0.05 * 2 * (0.4 + 0.3 + 0.1 + 0.1)
+    np.testing.assert_allclose(area.sum(), want, rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(nrm, axis=1), 1.0, atol=1e-12)
+    # the divergence theorem: the outward flux of x through the closed surface is the volume
+    np.testing.assert_allclose(np.sum(area * np.sum(pts * nrm, axis=1)) / 3, plate.volume, rtol=1e-12)
+
+
+def test_error_against_the_full_run_by_basis_size(scene):
+    # Fig. 3.10a at 16^3: the basis itself improves with r (projection error), and r = 8 tracks the full run
+    # better than r = 4; r = 16 does not improve on r = 8 (measured 0.69 / 0.62 / 0.69): the boundary handling
+    # against the full solver's solid cells sets an error floor of about 0.6 (see plate_basis_error's notes)
+    proj = E.plate_projection_error(scene, rs=(4, 8, 16))
+    assert proj[16] < 0.5 * proj[8] < 0.25 * proj[4]
     err = E.plate_basis_error(scene, rs=(4, 8, 16))
     assert err[8] < err[4] and max(err.values()) < 0.9
+    assert all(err[r] > proj[r] for r in err)
 
 
 def test_untrained_aperture_plate(scene):

@@ -59,11 +59,24 @@ direct_limit fluid cells, else by MIC(0)-preconditioned CG.)doc")
         return std::make_shared<G3>(nx, ny, nz, h.value_or(1.0 / double(nx)), mask, direct_limit.value_or(-1), shape);
       }), py::arg("nx"), py::arg("ny"), py::arg("nz"), py::arg("h") = py::none(), py::arg("solid") = py::none(),
          py::arg("direct_limit") = py::none(),
-         "Grid of nx x ny x nz cells of size h (default 1/nx); solid: (nz, ny, nx) bool, fixed solid cells.")
-      .def_property_readonly("nx", &G3::nx)
-      .def_property_readonly("ny", &G3::ny)
-      .def_property_readonly("nz", &G3::nz)
-      .def_property_readonly("h", &G3::h)
+         R"doc(A grid of nx x ny x nz cells of side h.
+
+Parameters
+----------
+nx, ny, nz : int
+    Cells along x, y, z (>= 1).
+h : float, optional
+    Cell side (m); default 1 / nx.
+solid : (nz, ny, nx) bool array, optional
+    Fixed solid cells; the pressure solve and the face Laplacian respect them.
+direct_limit : int, optional
+    Most fluid cells for which project() factorises the Poisson matrix once
+    (sparse LDL'); above it, MIC(0)-preconditioned CG. Default 8192
+    (measured crossover, benchmarks/bench_fluid3d.py).)doc")
+      .def_property_readonly("nx", &G3::nx, "Cells along x.")
+      .def_property_readonly("ny", &G3::ny, "Cells along y.")
+      .def_property_readonly("nz", &G3::nz, "Cells along z.")
+      .def_property_readonly("h", &G3::h, "Cell side (m).")
       .def_property_readonly("n_faces", &G3::n_faces, "N, the size of a velocity vector.")
       .def_property_readonly("n_xfaces", &G3::n_xfaces, "nz ny (nx+1).")
       .def_property_readonly("n_yfaces", &G3::n_yfaces, "nz (ny+1) nx.")
@@ -75,16 +88,41 @@ direct_limit fluid cells, else by MIC(0)-preconditioned CG.)doc")
         return bool_array(g.solid(), {g.nz(), g.ny(), g.nx()});
       }, "(nz, ny, nx) bool: the fixed solid cells.")
       .def("closed_mask", [](const G3& g) { return bool_array(g.closed_mask(), {g.n_faces()}); },
-           "(N,) bool: wall faces and faces touching a fixed solid cell (always zero in a field of this grid).")
+           R"doc(The faces a field of this grid always has zero.
+
+Returns
+-------
+(N,) bool array
+    Wall faces and faces touching a fixed solid cell.)doc")
       .def("divergence", [](const G3& g, const Array& u) {
         Eigen::VectorXd d(g.n_cells());
         auto uv = vector(u, "u");
         g.check_field("u", uv);
         g.divergence(uv, d);
         return d;
-      }, py::arg("u"), "Discrete divergence (n_cells,) (1/s) of u (N,).")
+      }, py::arg("u"), R"doc(Discrete divergence of a velocity field.
+
+Parameters
+----------
+u : (N,) array
+    Face velocities (m/s).
+
+Returns
+-------
+(n_cells,) array
+    div u per cell (1/s).)doc")
       .def("max_divergence", [](const G3& g, const Array& U) { return g.max_divergence(rows_view(U, "basis", -1)); },
-           py::arg("basis"), "Largest |div| h over fluid cells or |closed-face value| over the columns of basis (N, r).")
+           py::arg("basis"), R"doc(How far the columns of a basis are from divergence-free, free-slip fields.
+
+Parameters
+----------
+basis : (N, r) array
+    Velocity fields as columns.
+
+Returns
+-------
+float
+    Largest |div| h over fluid cells or |value| on a closed face (m/s).)doc")
       .def("project", [](const G3& g, const Array& u, double tol) -> py::object {
         if (u.ndim() == 2) {
           RowMatrix fields = rows_view(u, "u", -1, -1, false, "k", "N");
@@ -103,14 +141,38 @@ direct_limit fluid cells, else by MIC(0)-preconditioned CG.)doc")
         });
         return py::cast(std::move(out));
       }, py::arg("u"), py::arg("tol") = 1e-10,
-         "Divergence-free projection of u (N,) or of each row of u (k, N): closed faces zeroed, pressure over the "
-         "fluid cells (direct, or PCG to the relative residual tol; non-convergence raises ValueError).")
+         R"doc(Divergence-free projection: closed faces zeroed, pressure over the fluid cells.
+
+Parameters
+----------
+u : (N,) or (k, N) array
+    A velocity field (m/s), or k of them as rows (projected in parallel).
+tol : float
+    Relative residual of the pressure PCG (the direct solve is exact). A PCG
+    that does not reach it raises ValueError with its residual.
+
+Returns
+-------
+(N,) or (k, N) array
+    The projected field(s).)doc")
       .def("velocity_at", [](const G3& g, const Array& u, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
         RowMatrix out(P.rows(), 3);
         g.velocities_at(vector(u, "u"), P, out);
         return out;
-      }, py::arg("u"), py::arg("points"), "Trilinearly interpolated velocities (P, 3) of u (N,) at points (P, 3) (clamped).")
+      }, py::arg("u"), py::arg("points"), R"doc(Trilinearly interpolated velocities of a face field.
+
+Parameters
+----------
+u : (N,) array
+    Face velocities (m/s).
+points : (P, 3) array
+    World points (m), clamped to the domain.
+
+Returns
+-------
+(P, 3) array
+    Velocities (m/s).)doc")
       .def("advect_velocity", [](const G3& g, const Array& u, double dt) {
         auto uv = vector(u, "u");
         g.check_field("u", uv);
@@ -118,7 +180,19 @@ direct_limit fluid cells, else by MIC(0)-preconditioned CG.)doc")
         py::gil_scoped_release release;
         g.advect_velocity(uv, dt, out);
         return out;
-      }, py::arg("u"), py::arg("dt"), "Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).")
+      }, py::arg("u"), py::arg("dt"), R"doc(Semi-Lagrangian self-advection of a velocity field (RK2 back-trace).
+
+Parameters
+----------
+u : (N,) array
+    Face velocities (m/s).
+dt : float
+    Step (s).
+
+Returns
+-------
+(N,) array
+    The advected field (m/s), not projected.)doc")
       .def("advect_cells", [](const G3& g, const Array& u, const Array& q, double dt, const OptArray& drift) {
         auto uv = vector(u, "u");
         auto qv = vector(q, "q");
@@ -130,7 +204,23 @@ direct_limit fluid cells, else by MIC(0)-preconditioned CG.)doc")
         g.advect_cells(uv, qv, dt, d, out);
         return out;
       }, py::arg("u"), py::arg("q"), py::arg("dt"), py::arg("drift") = py::none(),
-         "Semi-Lagrangian advection of the cell field q (n_cells,) through u (N,) plus a uniform drift (3,) (m/s).")
+         R"doc(Semi-Lagrangian advection of a cell quantity (smoke) through u plus a drift.
+
+Parameters
+----------
+u : (N,) array
+    Face velocities (m/s).
+q : (n_cells,) array
+    The cell quantity.
+dt : float
+    Step (s).
+drift : (3,) array, optional
+    Uniform drift added to u (m/s).
+
+Returns
+-------
+(n_cells,) array
+    q after the step.)doc")
       .def("advect_particles", [](const G3& g, const Array& u, const Array& pts, double dt, const OptArray& drift) {
         auto uv = vector(u, "u");
         g.check_field("u", uv);
@@ -138,20 +228,60 @@ direct_limit fluid cells, else by MIC(0)-preconditioned CG.)doc")
         g.advect_particles(uv, P, dt, opt_vec3(drift, "drift"));
         return P;
       }, py::arg("u"), py::arg("points"), py::arg("dt"), py::arg("drift") = py::none(),
-         "Points (P, 3) moved by one RK2 (midpoint) step through u (N,) plus drift (3,), clamped to the domain.")
+         R"doc(One RK2 (midpoint) step of points through a face field plus a drift.
+
+Parameters
+----------
+u : (N,) array
+    Face velocities (m/s).
+points : (P, 3) array
+    Positions (m).
+dt : float
+    Step (s).
+drift : (3,) array, optional
+    Uniform drift (m/s).
+
+Returns
+-------
+(P, 3) array
+    The moved points, clamped to the domain.)doc")
       .def("wind", [](const G3& g, const Array& center, const Array& direction, double magnitude, double width) {
         Eigen::VectorXd f = Eigen::VectorXd::Zero(g.n_faces());
         g.add_wind(f, vec3(center, "center"), vec3(direction, "direction"), magnitude, width);
         return f;
       }, py::arg("center"), py::arg("direction"), py::arg("magnitude"), py::arg("width"),
-         "Wind force field (N,): magnitude * direction (3,) * exp(-|x - center (3,)|^2 / width^2) on the open faces.");
+         R"doc(A Gaussian wind force field on the open faces.
+
+Parameters
+----------
+center : (3,) array
+    Centre of the gust (m).
+direction : (3,) array
+    Its direction (normalised here).
+magnitude : float
+    Peak acceleration (m/s^2).
+width : float
+    Gaussian width (m).
+
+Returns
+-------
+(N,) array
+    magnitude * direction * exp(-|x - center|^2 / width^2) at each open face (m/s^2).)doc");
 }
 
 void bind_shapes3d(py::module_& m) {
   py::class_<Shape3D, std::shared_ptr<Shape3D>>(m, "Shape3D", R"doc(
 A rigid 3D shape: a closed triangle mesh in the object frame (vertices (V, 3),
 triangles (F, 3) int, outward-oriented; an inward mesh is reversed, see
-`reversed`). Inside test by generalised winding number.)doc")
+`reversed`). Inside test by generalised winding number.
+
+Parameters
+----------
+vertices : (V, 3) array
+    Vertex positions (m), object frame.
+triangles : (F, 3) int array
+    Vertex indices of each triangle, consistently oriented; every edge
+    shared by exactly two triangles.)doc")
       .def(py::init([](const Array& vertices, const py::array_t<Index, py::array::c_style | py::array::forcecast>& tri) {
         auto V = rows_view(vertices, "vertices", 3);
         if (tri.ndim() != 2 || tri.shape(1) != 3)
@@ -160,18 +290,51 @@ triangles (F, 3) int, outward-oriented; an inward mesh is reversed, see
         return std::make_shared<Shape3D>(V, F);
       }), py::arg("vertices"), py::arg("triangles"))
       .def_static("box", [](double w, double h, double d) { return std::make_shared<Shape3D>(Shape3D::box(w, h, d)); },
-                  py::arg("w"), py::arg("h"), py::arg("d"), "Box of sides w, h, d (m) along x, y, z, centred.")
+                  py::arg("w"), py::arg("h"), py::arg("d"), R"doc(A box centred on the object origin.
+
+Parameters
+----------
+w, h, d : float
+    Sides along x, y, z (m).
+
+Returns
+-------
+Shape3D)doc")
       .def_static("sphere", [](double r, int s) { return std::make_shared<Shape3D>(Shape3D::sphere(r, s)); },
-                  py::arg("r"), py::arg("subdivisions") = 2, "Icosphere of radius r (m).")
+                  py::arg("r"), py::arg("subdivisions") = 2, R"doc(An icosphere centred on the object origin.
+
+Parameters
+----------
+r : float
+    Radius (m).
+subdivisions : int
+    Times the icosahedron's triangles are split in four (2: 320 triangles).
+
+Returns
+-------
+Shape3D)doc")
       .def_static("plate", [](double w, double h, double t, const OptArray& aperture) {
         Eigen::Vector2d a = aperture ? Eigen::Vector2d(vector(*aperture, "aperture", 2)) : Eigen::Vector2d::Zero();
         return std::make_shared<Shape3D>(Shape3D::plate(w, h, t, a[0], a[1]));
       }, py::arg("w"), py::arg("h"), py::arg("thickness"), py::arg("aperture") = py::none(),
-         "Plate w (x) by h (y), thickness along z (m), centred, with an optional centred aperture (aw, ah).")
-      .def_property_readonly("vertices", [](const Shape3D& s) { return s.vertices(); }, "(V, 3)")
-      .def_property_readonly("triangles", [](const Shape3D& s) { return s.triangles(); }, "(F, 3)")
+         R"doc(A plate centred on the object origin, its normal along z.
+
+Parameters
+----------
+w, h : float
+    Sides along x and y (m).
+thickness : float
+    Extent along z (m).
+aperture : (2,) array, optional
+    Sides (aw, ah) (m) of a centred rectangular hole through it.
+
+Returns
+-------
+Shape3D)doc")
+      .def_property_readonly("vertices", [](const Shape3D& s) { return s.vertices(); }, "(V, 3) vertex positions (m), object frame.")
+      .def_property_readonly("triangles", [](const Shape3D& s) { return s.triangles(); }, "(F, 3) vertex indices, outward-oriented.")
       .def_property_readonly("reversed", &Shape3D::reversed, "Whether the given mesh was inward and got reversed.")
-      .def_property_readonly("volume", &Shape3D::volume, "m^3")
+      .def_property_readonly("volume", &Shape3D::volume, "Enclosed volume (m^3).")
       .def_property_readonly("radius", &Shape3D::radius, "Largest vertex distance from the origin (m).")
       .def_property_readonly("min_extent", &Shape3D::min_extent, "Smallest side of the bounding box (m).")
       .def("inside", [](const Shape3D& s, const Array& pts) {
@@ -180,12 +343,33 @@ triangles (F, 3) int, outward-oriented; an inward mesh is reversed, see
         Eigen::Array<bool, Eigen::Dynamic, 1> in(P.rows());
         for (Index k = 0; k < P.rows(); ++k) in[k] = s.inside(P.row(k).transpose());
         return bool_array(in, {P.rows()});
-      }, py::arg("points"), "(P,) bool: points (P, 3) (object frame) inside the shape.")
+      }, py::arg("points"), R"doc(Which points lie inside the shape (generalised winding number > 1/2).
+
+Parameters
+----------
+points : (P, 3) array
+    Object-frame points (m).
+
+Returns
+-------
+(P,) bool array)doc")
       .def("surface", [](const Shape3D& s, double spacing) {
         RowMatrix P, N;
         s.surface(spacing, P, N);
         return py::make_tuple(P, N);
-      }, py::arg("spacing"), "(points (q, 3), outward normals (q, 3)) about spacing (m) apart, object frame.")
+      }, py::arg("spacing"), R"doc(Surface samples about spacing apart (one per plane and cube of that side).
+
+Parameters
+----------
+spacing : float
+    Sample spacing (m).
+
+Returns
+-------
+points : (q, 3) array
+    Object frame (m).
+normals : (q, 3) array
+    Outward unit normals.)doc")
       .def("closest_point", [](const Shape3D& s, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
         check_finite("points", P.data(), P.size());
@@ -196,7 +380,19 @@ triangles (F, 3) int, outward-oriented; an inward mesh is reversed, see
           N.row(k) = n.transpose();
         }
         return py::make_tuple(Q, N);
-      }, py::arg("points"), "(closest surface points (P, 3), their outward normals (P, 3)) of points (P, 3).");
+      }, py::arg("points"), R"doc(The closest surface point of each point, with its outward normal.
+
+Parameters
+----------
+points : (P, 3) array
+    Object-frame points (m).
+
+Returns
+-------
+closest : (P, 3) array
+    Surface points (m).
+normals : (P, 3) array
+    Outward unit normals of the triangles they lie on.)doc");
 
   py::class_<Obstacle3D, std::shared_ptr<Obstacle3D>>(m, "Obstacle3D", R"doc(
 A Shape3D at a pose with a rigid velocity: world = R local + position,
@@ -208,25 +404,61 @@ velocity at x = velocity + angular_velocity x (x - position).)doc")
                                             opt_vec3(angular_velocity, "angular_velocity"));
       }), py::arg("shape"), py::arg("position"), py::arg("rotation") = py::none(), py::arg("velocity") = py::none(),
          py::arg("angular_velocity") = py::none(),
-         "rotation: (3, 3) matrix or (3,) rotation vector (rad) or None; velocity (m/s), angular_velocity (rad/s).")
-      .def_property_readonly("shape", [](const Obstacle3D& o) { return std::const_pointer_cast<Shape3D>(o.shape_ptr()); })
-      .def_property_readonly("position", [](const Obstacle3D& o) { return Eigen::Vector3d(o.position()); })
-      .def_property_readonly("rotation", [](const Obstacle3D& o) { return Eigen::Matrix3d(o.rotation()); })
-      .def_property_readonly("velocity", [](const Obstacle3D& o) { return Eigen::Vector3d(o.velocity()); })
-      .def_property_readonly("angular_velocity", [](const Obstacle3D& o) { return Eigen::Vector3d(o.angular_velocity()); })
+         R"doc(A shape placed in the world and moving rigidly.
+
+Parameters
+----------
+shape : Shape3D
+position : (3,) array
+    World position of the object origin (m).
+rotation : (3, 3) or (3,) array, optional
+    Rotation matrix, or rotation vector (axis times angle, rad); None: identity.
+velocity : (3,) array, optional
+    Linear velocity (m/s); default zero.
+angular_velocity : (3,) array, optional
+    Angular velocity (rad/s), world frame; default zero.)doc")
+      .def_property_readonly("shape", [](const Obstacle3D& o) { return std::const_pointer_cast<Shape3D>(o.shape_ptr()); },
+                             "The Shape3D (object frame).")
+      .def_property_readonly("position", [](const Obstacle3D& o) { return Eigen::Vector3d(o.position()); },
+                             "(3,) world position of the object origin (m).")
+      .def_property_readonly("rotation", [](const Obstacle3D& o) { return Eigen::Matrix3d(o.rotation()); },
+                             "(3, 3) rotation matrix R: world = R local + position.")
+      .def_property_readonly("velocity", [](const Obstacle3D& o) { return Eigen::Vector3d(o.velocity()); },
+                             "(3,) linear velocity (m/s).")
+      .def_property_readonly("angular_velocity", [](const Obstacle3D& o) { return Eigen::Vector3d(o.angular_velocity()); },
+                             "(3,) angular velocity (rad/s), world frame.")
       .def("inside", [](const Obstacle3D& o, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
         check_finite("points", P.data(), P.size());
         Eigen::Array<bool, Eigen::Dynamic, 1> in(P.rows());
         for (Index k = 0; k < P.rows(); ++k) in[k] = o.inside(P.row(k).transpose());
         return bool_array(in, {P.rows()});
-      }, py::arg("points"), "(P,) bool: world points (P, 3) inside the obstacle.")
+      }, py::arg("points"), R"doc(Which world points lie inside the obstacle.
+
+Parameters
+----------
+points : (P, 3) array
+    World points (m).
+
+Returns
+-------
+(P,) bool array)doc")
       .def("rigid_velocity", [](const Obstacle3D& o, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
         RowMatrix V(P.rows(), 3);
         for (Index k = 0; k < P.rows(); ++k) V.row(k) = o.rigid_velocity(P.row(k).transpose()).transpose();
         return V;
-      }, py::arg("points"), "(P, 3) rigid velocities (m/s) at world points (P, 3).");
+      }, py::arg("points"), R"doc(The rigid velocity velocity + angular_velocity x (x - position).
+
+Parameters
+----------
+points : (P, 3) array
+    World points x (m).
+
+Returns
+-------
+(P, 3) array
+    Velocities (m/s).)doc");
 }
 
 void bind_sim3d(py::module_& m) {
@@ -236,19 +468,36 @@ smoke), semi-Lagrangian advection, implicit viscosity (CG), obstacle cells
 made solid with their rigid normal velocity on every face they touch,
 projection over the fluid cells (MIC(0)-PCG to tol), then smoke and particles
 advected through the new field plus the uniform updraft (smoke in solids is
-zero, particles are pushed out of obstacles).)doc")
+zero, particles are pushed out of obstacles).
+
+Parameters
+----------
+grid : MACGrid3D
+viscosity : float
+    Kinematic viscosity (m^2/s), >= 0.
+dt : float
+    Step (s), > 0.
+updraft : (3,) array, optional
+    Uniform velocity (m/s) carrying smoke and particles besides the flow.
+buoyancy : (3,) array, optional
+    Acceleration per unit smoke density (m/s^2).
+tol : float
+    Relative residual of the pressure PCG.)doc")
       .def(py::init([](std::shared_ptr<G3> grid, double viscosity, double dt, const OptArray& updraft,
                        const OptArray& buoyancy, double tol) {
         return std::make_shared<FluidSim3D>(grid, viscosity, dt, opt_vec3(updraft, "updraft"),
                                             opt_vec3(buoyancy, "buoyancy"), tol);
       }), py::arg("grid"), py::arg("viscosity") = 0.0, py::arg("dt") = 0.01, py::arg("updraft") = py::none(),
          py::arg("buoyancy") = py::none(), py::arg("tol") = 1e-8)
-      .def_property_readonly("grid", [](const FluidSim3D& s) { return std::const_pointer_cast<G3>(s.grid_ptr()); })
-      .def_property_readonly("dt", &FluidSim3D::dt)
-      .def_property_readonly("viscosity", &FluidSim3D::viscosity)
-      .def_property_readonly("tol", &FluidSim3D::tol)
-      .def_property_readonly("updraft", [](const FluidSim3D& s) { return Eigen::Vector3d(s.updraft()); })
-      .def_property_readonly("buoyancy", [](const FluidSim3D& s) { return Eigen::Vector3d(s.buoyancy()); })
+      .def_property_readonly("grid", [](const FluidSim3D& s) { return std::const_pointer_cast<G3>(s.grid_ptr()); },
+                             "The MACGrid3D.")
+      .def_property_readonly("dt", &FluidSim3D::dt, "Step (s).")
+      .def_property_readonly("viscosity", &FluidSim3D::viscosity, "Kinematic viscosity (m^2/s).")
+      .def_property_readonly("tol", &FluidSim3D::tol, "Relative residual of the pressure PCG.")
+      .def_property_readonly("updraft", [](const FluidSim3D& s) { return Eigen::Vector3d(s.updraft()); },
+                             "(3,) uniform velocity carrying smoke and particles (m/s).")
+      .def_property_readonly("buoyancy", [](const FluidSim3D& s) { return Eigen::Vector3d(s.buoyancy()); },
+                             "(3,) acceleration per unit smoke density (m/s^2).")
       .def_property("velocity", [](const FluidSim3D& s) { return Eigen::VectorXd(s.velocity()); },
                     [](FluidSim3D& s, const Array& u) { s.set_velocity(vector(u, "velocity")); },
                     "Velocity (N,) (a copy; assign to set).")
@@ -278,7 +527,21 @@ Reduced (Galerkin) fluid on a MACGrid3D (Treuille thesis sec. 3.6-3.7): z' = A(z
 
 basis (N, r): orthonormal, divergence-free columns, zero on the closed faces.
 The advection matrices B' A(b_k) B come from the 3D conservation-form
-stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.)doc")
+stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.
+
+Parameters
+----------
+grid : MACGrid3D
+basis : (N, r) array
+    Velocity basis B (copied).
+viscosity : float
+    nu (m^2/s), >= 0.
+divergence_tol : float
+    A basis whose divergence or closed-face values exceed this warns.
+threads : int
+    Threads of the precomputation (<= 0: all).
+progress : None, bool or callable(done, total)
+    Progress of the precomputation (True: a tqdm bar).)doc")
       .def(py::init([](std::shared_ptr<G3> grid, const Array& basis, double viscosity, double divergence_tol,
                        int threads, py::object progress) {
         auto B = rows_view(basis, "basis", -1, -1, false, "N", "r");
@@ -290,23 +553,56 @@ stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.)doc")
         return f;
       }), py::arg("grid"), py::arg("basis"), py::arg("viscosity") = 0.0, py::arg("divergence_tol") = 1e-8,
          py::arg("threads") = 0, py::arg("progress") = py::none())
-      .def_property_readonly("grid", [](const ReducedFluid3D& f) { return std::const_pointer_cast<G3>(f.grid_ptr()); })
+      .def_property_readonly("grid", [](const ReducedFluid3D& f) { return std::const_pointer_cast<G3>(f.grid_ptr()); },
+                             "The MACGrid3D of the basis.")
       .def("modes", [](const ReducedFluid3D& f, const Array& x) {
         RowMatrix Psi(3, f.r());
         f.modes(vec3(x, "x"), Psi);
         return Psi;
-      }, py::arg("x"), "Psi(x), (3, r) at the point x (3,) (clamped to the domain).")
+      }, py::arg("x"), R"doc(The velocity modes at a point: u(x) = Psi(x) z.
+
+Parameters
+----------
+x : (3,) array
+    World point (m), clamped to the domain.
+
+Returns
+-------
+(3, r) array
+    Psi(x), trilinear interpolation of the basis fields.)doc")
       .def("mode_gradients", [](const ReducedFluid3D& f, const Array& x) {
         RowMatrix Psi(3, f.r()), d[3];
         f.modes(vec3(x, "x"), Psi, d);
         return py::make_tuple(d[0], d[1], d[2]);
-      }, py::arg("x"), "(dPsi/dx, dPsi/dy, dPsi/dz), each (3, r), at x (3,).")
+      }, py::arg("x"), R"doc(Spatial derivatives of the velocity modes at a point.
+
+Parameters
+----------
+x : (3,) array
+    World point (m), clamped to the domain.
+
+Returns
+-------
+dPsi_dx, dPsi_dy, dPsi_dz : (3, r) arrays
+    Derivatives (1/m) of Psi(x) along x, y, z.)doc")
       .def("velocity", [](const ReducedFluid3D& f, const Array& z, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
         RowMatrix out(P.rows(), 3);
         f.velocities(vector(z, "z"), P, out);
         return out;
-      }, py::arg("z"), py::arg("points"), "Psi(p) z for each point: (P, 3) for z (r,), points (P, 3).")
+      }, py::arg("z"), py::arg("points"), R"doc(The reduced velocity field at points.
+
+Parameters
+----------
+z : (r,) array
+    Reduced velocity.
+points : (P, 3) array
+    World points (m), clamped to the domain.
+
+Returns
+-------
+(P, 3) array
+    Psi(p) z at each point (m/s).)doc")
       .def("advect_particles", [](const ReducedFluid3D& f, const Array& z, const Array& z_next, const Array& pts,
                                   double dt, const OptArray& drift, const std::vector<Obstacle3D>& obstacles,
                                   int threads, std::shared_ptr<ReducedFluidData> data) {
@@ -322,12 +618,35 @@ stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.)doc")
         return py::make_tuple(P, pushed);
       }, py::arg("z"), py::arg("z_next"), py::arg("points"), py::arg("dt"), py::arg("drift") = py::none(),
          py::arg("obstacles") = std::vector<Obstacle3D>(), py::arg("threads") = 0, py::arg("data") = py::none(),
-         R"doc(One RK2 step of points (P, 3) through the reduced field over a step from
-z to z_next (midpoint field at (z + z_next) / 2) plus drift (3,) (m/s);
-clamped to the domain and pushed out of the obstacles. Returns (points
-(P, 3), number pushed). Parallel over particles, GIL released; with
-threads <= 0 and data (create_data(), one per thread) the team size is
-chosen by measurement over the calls sharing data.)doc");
+         R"doc(One RK2 (midpoint) step of particles through the reduced field plus a drift.
+
+The field is Psi z at the start and Psi (z + z_next) / 2 at the midpoint.
+Parallel over particles (visited in cell order), GIL released.
+
+Parameters
+----------
+z, z_next : (r,) arrays
+    Reduced velocity at the start and the end of the step.
+points : (P, 3) array
+    Positions (m); not modified (the result is a new array).
+dt : float
+    Step (s).
+drift : (3,) array, optional
+    Constant drift (m/s), e.g. the leaves' small fall speed.
+obstacles : list of Obstacle3D
+    Particles that end inside one are pushed out along the surface normal.
+threads : int
+    Threads (<= 0 with data: the team chosen by measurement over the calls
+    sharing data; <= 0 without: all cores).
+data : ReducedFluidData, optional
+    Buffers from create_data(), one per thread (None: fresh ones).
+
+Returns
+-------
+points : (P, 3) array
+    Moved, clamped to the domain, outside the obstacles.
+pushed : int
+    Pushes out of an obstacle in this step.)doc");
 
   py::class_<FluidParticles3D, Model, std::shared_ptr<FluidParticles3D>>(m, "FluidParticles3D", R"doc(
 P particles in a 3D reduced fluid as a Model: state [p_1 .. p_P (3 each), z (r)],
@@ -344,12 +663,14 @@ control w (r,), B = [0; I], p_i' = Psi(p_i) z + drift, z' = A(z) z + nu D z + w.
 velocities (K, 6): p_i' = u'(p_i) + drift (eq. 3.9, linear in z: the Jacobian
 holds the boundary terms); step() advances z by the scene's step (Fig. 3.7)
 and pushes particles out of the objects.)doc")
-      .def_property_readonly("has_scene", [](const FluidParticles3D& p) { return p.scene() != nullptr; })
-      .def_property_readonly("particles", &FluidParticles3D::particles)
-      .def_property_readonly("drift", [](const FluidParticles3D& p) { return Eigen::Vector3d(p.drift()); })
+      .def_property_readonly("has_scene", [](const FluidParticles3D& p) { return p.scene() != nullptr; },
+                             "Whether the particles move in a ReducedScene3D (u' with boundary terms).")
+      .def_property_readonly("particles", &FluidParticles3D::particles, "Number of particles P.")
+      .def_property_readonly("drift", [](const FluidParticles3D& p) { return Eigen::Vector3d(p.drift()); },
+                             "(3,) constant drift of the particles (m/s).")
       .def_property_readonly("fluid", [](const FluidParticles3D& p) {
         return std::const_pointer_cast<ReducedFluid3D>(p.fluid_ptr());
-      });
+      }, "The ReducedFluid3D.");
 }
 
 
@@ -390,18 +711,44 @@ rad): world = R local + position.)doc")
       }, py::arg("reduced"), py::arg("shape"), py::arg("poses"), py::arg("p"), py::arg("surface_spacing") = py::none(),
          py::arg("local_size") = py::none(), py::arg("rigid") = true, py::arg("threads") = 0,
          py::arg("progress") = py::none(),
-         "Builds the basis from a 3D ReducedFluid and training poses (n, 6) (parallel over poses, GIL released). "
-         "surface_spacing: default h; local_size: half-size (m) of the local box, a scalar or (3,) along the "
-         "object's axes (default: the shape's extent + 4 h).")
-      .def_property_readonly("p", &BoundaryBasis3D::p)
-      .def_property_readonly("q", &BoundaryBasis3D::q)
+         R"doc(Builds the boundary basis of a shape from a 3D reduced fluid and training poses.
+
+Parallel over poses, GIL released. p larger than the rank of the collected
+surface speeds is reduced to it with a UserWarning naming p.
+
+Parameters
+----------
+reduced : ReducedFluid3D
+shape : Shape3D
+poses : (n, 6) array
+    Training poses: position (m), rotation vector (rad).
+p : int
+    Boundary fields wanted.
+surface_spacing : float, optional
+    Spacing of the surface samples (m); default h.
+local_size : float or (3,) array, optional
+    Half-size (m) of the local box along the object's axes; default the
+    shape's extent plus 4 h. It must contain the shape.
+rigid : bool
+    Also build the 6 rigid fields (unit translations, unit rotations).
+threads : int
+    Threads (<= 0: all).
+progress : None, bool or callable(done, total)
+    Progress over the poses (True: a tqdm bar).
+
+Returns
+-------
+BoundaryBasis3D)doc")
+      .def_property_readonly("p", &BoundaryBasis3D::p, "Number of boundary fields.")
+      .def_property_readonly("q", &BoundaryBasis3D::q, "Number of surface samples.")
       .def_property_readonly("rank", &BoundaryBasis3D::rank, "Rank of the collected surface speeds.")
       .def_property_readonly("half_size", [](const BoundaryBasis3D& b) { return Eigen::Vector3d(b.half_size()); },
                              "(3,) half-sizes (m): object point x is at x + half_size in local-grid coordinates.")
-      .def_property_readonly("shape", [](const BoundaryBasis3D& b) { return std::const_pointer_cast<Shape3D>(b.shape_ptr()); })
+      .def_property_readonly("shape", [](const BoundaryBasis3D& b) { return std::const_pointer_cast<Shape3D>(b.shape_ptr()); },
+                             "The Shape3D the basis was built for.")
       .def_property_readonly("local_grid", [](const BoundaryBasis3D& b) {
         return std::const_pointer_cast<MACGrid3D>(b.local_grid_ptr());
-      })
+      }, "The object's local MACGrid3D (spacing h, object frame shifted by half_size).")
       .def_property_readonly("surface_points", [](py::object self) {
         return view(self.cast<const BoundaryBasis3D&>().surface_points(), self);
       }, "(q, 3), object frame (m).")
@@ -422,7 +769,25 @@ Feedforward F = -(S Btilde)' S R^-1 B (p, r) and feedback G = B' R [Btilde,
 rigid] (r, p+6) of one 3D object (eq. 3.11-3.12), on the fly or tabulated:
 over a pose grid (xs, ys, zs[, rxs, rys, rzs]) interpolated multilinearly,
 or along a path of poses (n, 6) interpolated linearly at the path point
-closest to the object's position.)doc")
+closest to the object's position.
+
+Parameters
+----------
+reduced : ReducedFluid3D
+boundary_basis : BoundaryBasis3D
+pose_table : tuple of arrays, optional
+    (xs, ys, zs) or (xs, ys, zs, rxs, rys, rzs): uniformly spaced nodes (m,
+    rad) of a pose grid.
+precompute : str
+    "none" (both on the fly), "feedback" or "both" tabulated.
+compress : int, optional
+    Store the tables as k PCA modes over the nodes (None: plain tables).
+path : (n, 6) array, optional
+    Tables at these poses only (a precomputed path).
+threads : int
+    Threads of the tabulation (<= 0: all).
+progress : None, bool or callable(done, total)
+    Progress over the nodes (True: a tqdm bar).)doc")
       .def(py::init([](py::object reduced, std::shared_ptr<BoundaryBasis3D> basis, std::optional<py::tuple> pose_table,
                        const std::string& precompute, std::optional<Index> compress, const OptArray& path, int threads,
                        py::object progress) {
@@ -450,31 +815,64 @@ closest to the object's position.)doc")
       }), py::arg("reduced"), py::arg("boundary_basis"), py::arg("pose_table") = py::none(),
          py::arg("precompute") = "none", py::arg("compress") = py::none(), py::arg("path") = py::none(),
          py::arg("threads") = 0, py::arg("progress") = py::none(),
-         "pose_table: (xs, ys, zs) or (xs, ys, zs, rxs, rys, rzs), uniformly spaced nodes; path: (n, 6) poses; "
-         "precompute: \"none\", \"feedback\" or \"both\"; compress: k PCA modes over the nodes (None: plain tables).")
-      .def_property_readonly("p", &Coupling3D::p)
+         "The coupling operators of one object (parameters: see the class).")
+      .def_property_readonly("p", &Coupling3D::p, "Boundary fields of the object.")
       .def_property_readonly("m", &Coupling3D::m, "p + rigid fields.")
-      .def_property_readonly("table_bytes", &Coupling3D::table_bytes)
-      .def_property_readonly("table_nodes", &Coupling3D::table_nodes)
+      .def_property_readonly("table_bytes", &Coupling3D::table_bytes, "Bytes held by the tables (0 on the fly).")
+      .def_property_readonly("table_nodes", &Coupling3D::table_nodes, "Pose nodes of the tables (0 on the fly).")
       .def("node_pose", [](const Coupling3D& c, Index n) { return Eigen::VectorXd(c.node_pose(n).transpose()); },
-           py::arg("n"), "The pose (6,) of table node n.")
+           py::arg("n"), R"doc(The pose of a table node.
+
+Parameters
+----------
+n : int
+    Node index in [0, table_nodes).
+
+Returns
+-------
+(6,) array
+    Position (m) and rotation vector (rad).)doc")
       .def_property_readonly("boundary_basis", [](const Coupling3D& c) {
         return std::const_pointer_cast<BoundaryBasis3D>(c.boundary_ptr());
-      })
+      }, "The BoundaryBasis3D.")
       .def("feedforward", [](const Coupling3D& c, const Array& pose, bool exact) {
         auto P = vector(pose, "pose", 6, true);
         Eigen::MatrixXd F(c.p(), c.r());
         auto d = c.create_data();
         if (exact) c.feedforward_exact(Pose3D(P.data()), F, *d); else c.feedforward(P.data(), F, *d);
         return F;
-      }, py::arg("pose"), py::arg("exact") = false, "F (p, r) at pose (6,) (the table when tabulated unless exact).")
+      }, py::arg("pose"), py::arg("exact") = false, R"doc(The feedforward F = -(S Btilde)' S R^-1 B at a pose (eq. 3.11).
+
+Parameters
+----------
+pose : (6,) array
+    Position (m), rotation vector (rad).
+exact : bool
+    Compute it on the fly even when tabulated.
+
+Returns
+-------
+(p, r) array
+    Boundary coefficients per unit reduced velocity.)doc")
       .def("feedback", [](const Coupling3D& c, const Array& pose, bool exact) {
         auto P = vector(pose, "pose", 6, true);
         Eigen::MatrixXd G(c.r(), c.m());
         auto d = c.create_data();
         if (exact) c.feedback_exact(Pose3D(P.data()), G, *d); else c.feedback(P.data(), G, *d);
         return G;
-      }, py::arg("pose"), py::arg("exact") = false, "G (r, p+6) at pose (6,) (the table unless precompute is none or exact).");
+      }, py::arg("pose"), py::arg("exact") = false, R"doc(The feedback G = B' R [Btilde, rigid] at a pose (eq. 3.12).
+
+Parameters
+----------
+pose : (6,) array
+    Position (m), rotation vector (rad).
+exact : bool
+    Compute it on the fly even when tabulated.
+
+Returns
+-------
+(r, m) array
+    Reduced velocity per unit boundary coefficient (m = p + 6).)doc");
 
   py::class_<ReducedScene3DData, std::shared_ptr<ReducedScene3DData>>(m, "ReducedScene3DData",
                                                                      "Buffers of a ReducedScene3D (one per thread).");
@@ -487,10 +885,21 @@ Poses and velocities are (K, 6): (position m, rotation vector rad) and
       .def(py::init([](py::object reduced, const std::vector<std::shared_ptr<Coupling3D>>& couplings) {
         std::vector<std::shared_ptr<const Coupling3D>> c(couplings.begin(), couplings.end());
         return std::make_shared<ReducedScene3D>(reduced_arg(reduced), c);
-      }), py::arg("reduced"), py::arg("couplings"))
-      .def_property_readonly("objects", &ReducedScene3D::objects)
+      }), py::arg("reduced"), py::arg("couplings"), R"doc(A scene of K objects.
+
+Parameters
+----------
+reduced : ReducedFluid3D
+couplings : list of Coupling3D
+    One per object, each built for reduced.)doc")
+      .def_property_readonly("objects", &ReducedScene3D::objects, "Number of objects K.")
       .def_property_readonly("max_m", &ReducedScene3D::max_m, "Columns of boundary_coeffs.")
-      .def("create_data", [](const ReducedScene3D& s) { return std::shared_ptr<ReducedScene3DData>(s.create_data()); })
+      .def("create_data", [](const ReducedScene3D& s) { return std::shared_ptr<ReducedScene3DData>(s.create_data()); },
+           R"doc(Buffers for step() and advect_particles(), owned by one thread at a time.
+
+Returns
+-------
+ReducedScene3DData)doc")
       .def("step", [](const ReducedScene3D& s, const Array& z, const Array& w, double dt, const Array& poses,
                       const Array& velocities, std::shared_ptr<ReducedScene3DData> data, bool return_flow) -> py::tuple {
         auto zv = vector(z, "z");
@@ -518,13 +927,43 @@ Poses and velocities are (K, 6): (position m, rotation vector rad) and
         s.velocity_at(X, vector(z, "z"), coeffs3(coeffs), poses6(poses, "poses"), out, *d);
         return out;
       }, py::arg("points"), py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"),
-         "u' (eq. 3.9) at points (P, 3): (P, 3) m/s.")
+         R"doc(The velocity u' of eq. 3.9 (B z plus the objects' boundary fields) at points.
+
+Parameters
+----------
+points : (P, 3) array
+    World points (m), clamped to the domain.
+z : (r,) array
+    The flow state the coefficients cancel (step(..., return_flow=True)).
+boundary_coeffs : (K, max_m) array
+    From step().
+poses : (K, 6) array
+    The objects' poses of that step.
+
+Returns
+-------
+(P, 3) array
+    u' (m/s).)doc")
       .def("velocity_field", [](const ReducedScene3D& s, const Array& z, const Array& coeffs, const Array& poses) {
         Eigen::VectorXd u(s.reduced().grid().n_faces());
         auto d = s.create_data();
         s.velocity_field(vector(z, "z"), coeffs3(coeffs), poses6(poses, "poses"), u, *d);
         return u;
-      }, py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"), "u' on the world grid's faces (N,).")
+      }, py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"), R"doc(u' (eq. 3.9) on the world grid's faces.
+
+Parameters
+----------
+z : (r,) array
+    The flow state the coefficients cancel.
+boundary_coeffs : (K, max_m) array
+    From step().
+poses : (K, 6) array
+    The objects' poses.
+
+Returns
+-------
+(N,) array
+    B z plus each object's boundary field resampled onto the faces (m/s).)doc")
       .def("surface_speed", [](const ReducedScene3D& s, Index object, const Array& z, const Array& coeffs,
                                const Array& poses, bool boundary) {
         if (object < 0 || object >= s.objects())
@@ -534,7 +973,25 @@ Poses and velocities are (K, 6): (position m, rotation vector rad) and
         s.surface_speed(object, vector(z, "z"), coeffs3(coeffs), poses6(poses, "poses"), boundary, out, *d);
         return out;
       }, py::arg("object"), py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"), py::arg("boundary") = true,
-         "Normal speeds (q,) of u' (or of B z without boundary) at the object's surface points.")
+         R"doc(Normal speeds of u' (or of B z alone) at an object's surface samples.
+
+Parameters
+----------
+object : int
+    Which object, in [0, K).
+z : (r,) array
+    The flow state the coefficients cancel.
+boundary_coeffs : (K, max_m) array
+    From step().
+poses : (K, 6) array
+    The objects' poses.
+boundary : bool
+    With the boundary fields (u') or without (B z).
+
+Returns
+-------
+(q,) array
+    n . u at the object's surface points (m/s), world frame.)doc")
       .def("surface_energy_removed", [](const ReducedScene3D& s, const Array& z, const Array& coeffs, const Array& poses,
                                         const Array& velocities) {
         Eigen::VectorXd out(s.objects());
@@ -543,7 +1000,21 @@ Poses and velocities are (K, 6): (position m, rotation vector rad) and
                                  poses6(velocities, "velocities"), out, *d);
         return out;
       }, py::arg("z"), py::arg("boundary_coeffs"), py::arg("poses"), py::arg("velocities"),
-         "(K,) 1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object (z: the flow state the coefficients cancel).")
+         R"doc(The thesis's metric: the share of the relative surface flow the boundary fields remove.
+
+Parameters
+----------
+z : (r,) array
+    The flow state the coefficients cancel.
+boundary_coeffs : (K, max_m) array
+    From step().
+poses, velocities : (K, 6) arrays
+    The objects' poses and velocities (m/s, rad/s) of that step.
+
+Returns
+-------
+(K,) array
+    1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object.)doc")
       .def("advect_particles", [](const ReducedScene3D& s, const Array& points, const Array& z, const Array& coeffs,
                                   const Array& poses, double dt, const OptArray& drift, int threads,
                                   std::shared_ptr<ReducedScene3DData> data) {

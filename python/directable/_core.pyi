@@ -2294,49 +2294,174 @@ class MACGrid3D:
     """
     def __init__(self, nx: int, ny: int, nz: int, h: typing.SupportsFloat | typing.SupportsIndex | None = None, solid: numpy.ndarray | None = None, direct_limit: int | None = None) -> None:
         """
-        Grid of nx x ny x nz cells of size h (default 1/nx); solid: (nz, ny, nx) bool, fixed solid cells.
+        A grid of nx x ny x nz cells of side h.
+        
+        Parameters
+        ----------
+        nx, ny, nz : int
+            Cells along x, y, z (>= 1).
+        h : float, optional
+            Cell side (m); default 1 / nx.
+        solid : (nz, ny, nx) bool array, optional
+            Fixed solid cells; the pressure solve and the face Laplacian respect them.
+        direct_limit : int, optional
+            Most fluid cells for which project() factorises the Poisson matrix once
+            (sparse LDL'); above it, MIC(0)-preconditioned CG. Default 8192
+            (measured crossover, benchmarks/bench_fluid3d.py).
         """
     def __repr__(self) -> str:
         ...
     def advect_cells(self, u: numpy.ndarray[numpy.float64], q: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Semi-Lagrangian advection of the cell field q (n_cells,) through u (N,) plus a uniform drift (3,) (m/s).
+        Semi-Lagrangian advection of a cell quantity (smoke) through u plus a drift.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        q : (n_cells,) array
+            The cell quantity.
+        dt : float
+            Step (s).
+        drift : (3,) array, optional
+            Uniform drift added to u (m/s).
+        
+        Returns
+        -------
+        (n_cells,) array
+            q after the step.
         """
     def advect_particles(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Points (P, 3) moved by one RK2 (midpoint) step through u (N,) plus drift (3,), clamped to the domain.
+        One RK2 (midpoint) step of points through a face field plus a drift.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        points : (P, 3) array
+            Positions (m).
+        dt : float
+            Step (s).
+        drift : (3,) array, optional
+            Uniform drift (m/s).
+        
+        Returns
+        -------
+        (P, 3) array
+            The moved points, clamped to the domain.
         """
     def advect_velocity(self, u: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Semi-Lagrangian (RK2 back-trace) self-advection of u (N,): (N,).
+        Semi-Lagrangian self-advection of a velocity field (RK2 back-trace).
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        dt : float
+            Step (s).
+        
+        Returns
+        -------
+        (N,) array
+            The advected field (m/s), not projected.
         """
     def closed_mask(self) -> numpy.typing.NDArray[numpy.bool]:
         """
-        (N,) bool: wall faces and faces touching a fixed solid cell (always zero in a field of this grid).
+        The faces a field of this grid always has zero.
+        
+        Returns
+        -------
+        (N,) bool array
+            Wall faces and faces touching a fixed solid cell.
         """
     def divergence(self, u: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Discrete divergence (n_cells,) (1/s) of u (N,).
+        Discrete divergence of a velocity field.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        
+        Returns
+        -------
+        (n_cells,) array
+            div u per cell (1/s).
         """
     def max_divergence(self, basis: numpy.ndarray[numpy.float64]) -> float:
         """
-        Largest |div| h over fluid cells or |closed-face value| over the columns of basis (N, r).
+        How far the columns of a basis are from divergence-free, free-slip fields.
+        
+        Parameters
+        ----------
+        basis : (N, r) array
+            Velocity fields as columns.
+        
+        Returns
+        -------
+        float
+            Largest |div| h over fluid cells or |value| on a closed face (m/s).
         """
     def project(self, u: numpy.ndarray[numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex = 1e-10) -> typing.Any:
         """
-        Divergence-free projection of u (N,) or of each row of u (k, N): closed faces zeroed, pressure over the fluid cells (direct, or PCG to the relative residual tol; non-convergence raises ValueError).
+        Divergence-free projection: closed faces zeroed, pressure over the fluid cells.
+        
+        Parameters
+        ----------
+        u : (N,) or (k, N) array
+            A velocity field (m/s), or k of them as rows (projected in parallel).
+        tol : float
+            Relative residual of the pressure PCG (the direct solve is exact). A PCG
+            that does not reach it raises ValueError with its residual.
+        
+        Returns
+        -------
+        (N,) or (k, N) array
+            The projected field(s).
         """
     def velocity_at(self, u: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Trilinearly interpolated velocities (P, 3) of u (N,) at points (P, 3) (clamped).
+        Trilinearly interpolated velocities of a face field.
+        
+        Parameters
+        ----------
+        u : (N,) array
+            Face velocities (m/s).
+        points : (P, 3) array
+            World points (m), clamped to the domain.
+        
+        Returns
+        -------
+        (P, 3) array
+            Velocities (m/s).
         """
     def wind(self, center: numpy.ndarray[numpy.float64], direction: numpy.ndarray[numpy.float64], magnitude: typing.SupportsFloat | typing.SupportsIndex, width: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Wind force field (N,): magnitude * direction (3,) * exp(-|x - center (3,)|^2 / width^2) on the open faces.
+        A Gaussian wind force field on the open faces.
+        
+        Parameters
+        ----------
+        center : (3,) array
+            Centre of the gust (m).
+        direction : (3,) array
+            Its direction (normalised here).
+        magnitude : float
+            Peak acceleration (m/s^2).
+        width : float
+            Gaussian width (m).
+        
+        Returns
+        -------
+        (N,) array
+            magnitude * direction * exp(-|x - center|^2 / width^2) at each open face (m/s^2).
         """
     @property
     def h(self) -> float:
-        ...
+        """
+        Cell side (m).
+        """
     @property
     def n_cells(self) -> int:
         """
@@ -2364,13 +2489,19 @@ class MACGrid3D:
         """
     @property
     def nx(self) -> int:
-        ...
+        """
+        Cells along x.
+        """
     @property
     def ny(self) -> int:
-        ...
+        """
+        Cells along y.
+        """
     @property
     def nz(self) -> int:
-        ...
+        """
+        Cells along z.
+        """
     @property
     def solid(self) -> numpy.typing.NDArray[numpy.bool]:
         """
@@ -2386,21 +2517,62 @@ class Shape3D:
     A rigid 3D shape: a closed triangle mesh in the object frame (vertices (V, 3),
     triangles (F, 3) int, outward-oriented; an inward mesh is reversed, see
     `reversed`). Inside test by generalised winding number.
+    
+    Parameters
+    ----------
+    vertices : (V, 3) array
+        Vertex positions (m), object frame.
+    triangles : (F, 3) int array
+        Vertex indices of each triangle, consistently oriented; every edge
+        shared by exactly two triangles.
     """
     @staticmethod
     def box(w: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, d: typing.SupportsFloat | typing.SupportsIndex) -> Shape3D:
         """
-        Box of sides w, h, d (m) along x, y, z, centred.
+        A box centred on the object origin.
+        
+        Parameters
+        ----------
+        w, h, d : float
+            Sides along x, y, z (m).
+        
+        Returns
+        -------
+        Shape3D
         """
     @staticmethod
     def plate(w: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, thickness: typing.SupportsFloat | typing.SupportsIndex, aperture: numpy.ndarray[numpy.float64] | None = None) -> Shape3D:
         """
-        Plate w (x) by h (y), thickness along z (m), centred, with an optional centred aperture (aw, ah).
+        A plate centred on the object origin, its normal along z.
+        
+        Parameters
+        ----------
+        w, h : float
+            Sides along x and y (m).
+        thickness : float
+            Extent along z (m).
+        aperture : (2,) array, optional
+            Sides (aw, ah) (m) of a centred rectangular hole through it.
+        
+        Returns
+        -------
+        Shape3D
         """
     @staticmethod
     def sphere(r: typing.SupportsFloat | typing.SupportsIndex, subdivisions: int = 2) -> Shape3D:
         """
-        Icosphere of radius r (m).
+        An icosphere centred on the object origin.
+        
+        Parameters
+        ----------
+        r : float
+            Radius (m).
+        subdivisions : int
+            Times the icosahedron's triangles are split in four (2: 320 triangles).
+        
+        Returns
+        -------
+        Shape3D
         """
     def __init__(self, vertices: numpy.ndarray[numpy.float64], triangles: typing.Annotated[numpy.typing.ArrayLike, numpy.int64]) -> None:
         ...
@@ -2408,15 +2580,48 @@ class Shape3D:
         ...
     def closest_point(self, points: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        (closest surface points (P, 3), their outward normals (P, 3)) of points (P, 3).
+        The closest surface point of each point, with its outward normal.
+        
+        Parameters
+        ----------
+        points : (P, 3) array
+            Object-frame points (m).
+        
+        Returns
+        -------
+        closest : (P, 3) array
+            Surface points (m).
+        normals : (P, 3) array
+            Outward unit normals of the triangles they lie on.
         """
     def inside(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.bool]:
         """
-        (P,) bool: points (P, 3) (object frame) inside the shape.
+        Which points lie inside the shape (generalised winding number > 1/2).
+        
+        Parameters
+        ----------
+        points : (P, 3) array
+            Object-frame points (m).
+        
+        Returns
+        -------
+        (P,) bool array
         """
     def surface(self, spacing: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        (points (q, 3), outward normals (q, 3)) about spacing (m) apart, object frame.
+        Surface samples about spacing apart (one per plane and cube of that side).
+        
+        Parameters
+        ----------
+        spacing : float
+            Sample spacing (m).
+        
+        Returns
+        -------
+        points : (q, 3) array
+            Object frame (m).
+        normals : (q, 3) array
+            Outward unit normals.
         """
     @property
     def min_extent(self) -> float:
@@ -2436,17 +2641,17 @@ class Shape3D:
     @property
     def triangles(self) -> numpy.typing.NDArray[numpy.int64]:
         """
-        (F, 3)
+        (F, 3) vertex indices, outward-oriented.
         """
     @property
     def vertices(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (V, 3)
+        (V, 3) vertex positions (m), object frame.
         """
     @property
     def volume(self) -> float:
         """
-        m^3
+        Enclosed volume (m^3).
         """
 class Obstacle3D:
     """
@@ -2455,33 +2660,74 @@ class Obstacle3D:
     """
     def __init__(self, shape: Shape3D, position: numpy.ndarray[numpy.float64], rotation: numpy.ndarray[numpy.float64] | None = None, velocity: numpy.ndarray[numpy.float64] | None = None, angular_velocity: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
-        rotation: (3, 3) matrix or (3,) rotation vector (rad) or None; velocity (m/s), angular_velocity (rad/s).
+        A shape placed in the world and moving rigidly.
+        
+        Parameters
+        ----------
+        shape : Shape3D
+        position : (3,) array
+            World position of the object origin (m).
+        rotation : (3, 3) or (3,) array, optional
+            Rotation matrix, or rotation vector (axis times angle, rad); None: identity.
+        velocity : (3,) array, optional
+            Linear velocity (m/s); default zero.
+        angular_velocity : (3,) array, optional
+            Angular velocity (rad/s), world frame; default zero.
         """
     def __repr__(self) -> str:
         ...
     def inside(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.bool]:
         """
-        (P,) bool: world points (P, 3) inside the obstacle.
+        Which world points lie inside the obstacle.
+        
+        Parameters
+        ----------
+        points : (P, 3) array
+            World points (m).
+        
+        Returns
+        -------
+        (P,) bool array
         """
     def rigid_velocity(self, points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (P, 3) rigid velocities (m/s) at world points (P, 3).
+        The rigid velocity velocity + angular_velocity x (x - position).
+        
+        Parameters
+        ----------
+        points : (P, 3) array
+            World points x (m).
+        
+        Returns
+        -------
+        (P, 3) array
+            Velocities (m/s).
         """
     @property
     def angular_velocity(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3,) angular velocity (rad/s), world frame.
+        """
     @property
     def position(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3,) world position of the object origin (m).
+        """
     @property
     def rotation(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3, 3) rotation matrix R: world = R local + position.
+        """
     @property
     def shape(self) -> Shape3D:
-        ...
+        """
+        The Shape3D (object frame).
+        """
     @property
     def velocity(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3,) linear velocity (m/s).
+        """
 class FluidSim3D:
     """
     Full 3D MAC fluid with moving obstacles: per step force (+ buoyancy of the
@@ -2490,6 +2736,20 @@ class FluidSim3D:
     projection over the fluid cells (MIC(0)-PCG to tol), then smoke and particles
     advected through the new field plus the uniform updraft (smoke in solids is
     zero, particles are pushed out of obstacles).
+    
+    Parameters
+    ----------
+    grid : MACGrid3D
+    viscosity : float
+        Kinematic viscosity (m^2/s), >= 0.
+    dt : float
+        Step (s), > 0.
+    updraft : (3,) array, optional
+        Uniform velocity (m/s) carrying smoke and particles besides the flow.
+    buoyancy : (3,) array, optional
+        Acceleration per unit smoke density (m/s^2).
+    tol : float
+        Relative residual of the pressure PCG.
     """
     def __init__(self, grid: MACGrid3D, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, dt: typing.SupportsFloat | typing.SupportsIndex = 0.01, updraft: numpy.ndarray[numpy.float64] | None = None, buoyancy: numpy.ndarray[numpy.float64] | None = None, tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08) -> None:
         ...
@@ -2501,7 +2761,9 @@ class FluidSim3D:
         """
     @property
     def buoyancy(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3,) acceleration per unit smoke density (m/s^2).
+        """
     @property
     def density(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -2512,10 +2774,14 @@ class FluidSim3D:
         ...
     @property
     def dt(self) -> float:
-        ...
+        """
+        Step (s).
+        """
     @property
     def grid(self) -> MACGrid3D:
-        ...
+        """
+        The MACGrid3D.
+        """
     @property
     def particles(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -2546,10 +2812,14 @@ class FluidSim3D:
         """
     @property
     def tol(self) -> float:
-        ...
+        """
+        Relative residual of the pressure PCG.
+        """
     @property
     def updraft(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3,) uniform velocity carrying smoke and particles (m/s).
+        """
     @property
     def velocity(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -2560,7 +2830,9 @@ class FluidSim3D:
         ...
     @property
     def viscosity(self) -> float:
-        ...
+        """
+        Kinematic viscosity (m^2/s).
+        """
 class ReducedFluid3D(GalerkinFluid):
     """
     Reduced (Galerkin) fluid on a MACGrid3D (Treuille thesis sec. 3.6-3.7): z' = A(z) z + nu D z + w.
@@ -2568,6 +2840,20 @@ class ReducedFluid3D(GalerkinFluid):
     basis (N, r): orthonormal, divergence-free columns, zero on the closed faces.
     The advection matrices B' A(b_k) B come from the 3D conservation-form
     stencil (eq. 3.13-3.14), precomputed in parallel with the GIL released.
+    
+    Parameters
+    ----------
+    grid : MACGrid3D
+    basis : (N, r) array
+        Velocity basis B (copied).
+    viscosity : float
+        nu (m^2/s), >= 0.
+    divergence_tol : float
+        A basis whose divergence or closed-face values exceed this warns.
+    threads : int
+        Threads of the precomputation (<= 0: all).
+    progress : None, bool or callable(done, total)
+        Progress of the precomputation (True: a tqdm bar).
     """
     def __init__(self, grid: MACGrid3D, basis: numpy.ndarray[numpy.float64], viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.0, divergence_tol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, threads: int = 0, progress: typing.Any = None) -> None:
         ...
@@ -2575,28 +2861,85 @@ class ReducedFluid3D(GalerkinFluid):
         ...
     def advect_particles(self, z: numpy.ndarray[numpy.float64], z_next: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None, obstacles: collections.abc.Sequence[Obstacle3D] = [], threads: int = 0, data: ReducedFluidData = None) -> tuple[numpy.typing.NDArray[numpy.float64], int]:
         """
-        One RK2 step of points (P, 3) through the reduced field over a step from
-        z to z_next (midpoint field at (z + z_next) / 2) plus drift (3,) (m/s);
-        clamped to the domain and pushed out of the obstacles. Returns (points
-        (P, 3), number pushed). Parallel over particles, GIL released; with
-        threads <= 0 and data (create_data(), one per thread) the team size is
-        chosen by measurement over the calls sharing data.
+        One RK2 (midpoint) step of particles through the reduced field plus a drift.
+        
+        The field is Psi z at the start and Psi (z + z_next) / 2 at the midpoint.
+        Parallel over particles (visited in cell order), GIL released.
+        
+        Parameters
+        ----------
+        z, z_next : (r,) arrays
+            Reduced velocity at the start and the end of the step.
+        points : (P, 3) array
+            Positions (m); not modified (the result is a new array).
+        dt : float
+            Step (s).
+        drift : (3,) array, optional
+            Constant drift (m/s), e.g. the leaves' small fall speed.
+        obstacles : list of Obstacle3D
+            Particles that end inside one are pushed out along the surface normal.
+        threads : int
+            Threads (<= 0 with data: the team chosen by measurement over the calls
+            sharing data; <= 0 without: all cores).
+        data : ReducedFluidData, optional
+            Buffers from create_data(), one per thread (None: fresh ones).
+        
+        Returns
+        -------
+        points : (P, 3) array
+            Moved, clamped to the domain, outside the obstacles.
+        pushed : int
+            Pushes out of an obstacle in this step.
         """
     def mode_gradients(self, x: numpy.ndarray[numpy.float64]) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
         """
-        (dPsi/dx, dPsi/dy, dPsi/dz), each (3, r), at x (3,).
+        Spatial derivatives of the velocity modes at a point.
+        
+        Parameters
+        ----------
+        x : (3,) array
+            World point (m), clamped to the domain.
+        
+        Returns
+        -------
+        dPsi_dx, dPsi_dy, dPsi_dz : (3, r) arrays
+            Derivatives (1/m) of Psi(x) along x, y, z.
         """
     def modes(self, x: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Psi(x), (3, r) at the point x (3,) (clamped to the domain).
+        The velocity modes at a point: u(x) = Psi(x) z.
+        
+        Parameters
+        ----------
+        x : (3,) array
+            World point (m), clamped to the domain.
+        
+        Returns
+        -------
+        (3, r) array
+            Psi(x), trilinear interpolation of the basis fields.
         """
     def velocity(self, z: numpy.ndarray[numpy.float64], points: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Psi(p) z for each point: (P, 3) for z (r,), points (P, 3).
+        The reduced velocity field at points.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            Reduced velocity.
+        points : (P, 3) array
+            World points (m), clamped to the domain.
+        
+        Returns
+        -------
+        (P, 3) array
+            Psi(p) z at each point (m/s).
         """
     @property
     def grid(self) -> MACGrid3D:
-        ...
+        """
+        The MACGrid3D of the basis.
+        """
 class FluidParticles3D(Model):
     """
     P particles in a 3D reduced fluid as a Model: state [p_1 .. p_P (3 each), z (r)],
@@ -2617,16 +2960,24 @@ class FluidParticles3D(Model):
         ...
     @property
     def drift(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (3,) constant drift of the particles (m/s).
+        """
     @property
     def fluid(self) -> ReducedFluid3D:
-        ...
+        """
+        The ReducedFluid3D.
+        """
     @property
     def has_scene(self) -> bool:
-        ...
+        """
+        Whether the particles move in a ReducedScene3D (u' with boundary terms).
+        """
     @property
     def particles(self) -> int:
-        ...
+        """
+        Number of particles P.
+        """
 class BoundaryBasis3D:
     """
     Boundary basis of one 3D object (Treuille thesis sec. 3.5.1, 3.5.5, "3D
@@ -2640,7 +2991,34 @@ class BoundaryBasis3D:
     @staticmethod
     def build(reduced: typing.Any, shape: Shape3D, poses: numpy.ndarray[numpy.float64], p: int, surface_spacing: typing.SupportsFloat | typing.SupportsIndex | None = None, local_size: numpy.ndarray[numpy.float64] | None = None, rigid: bool = True, threads: int = 0, progress: typing.Any = None) -> BoundaryBasis3D:
         """
-        Builds the basis from a 3D ReducedFluid and training poses (n, 6) (parallel over poses, GIL released). surface_spacing: default h; local_size: half-size (m) of the local box, a scalar or (3,) along the object's axes (default: the shape's extent + 4 h).
+        Builds the boundary basis of a shape from a 3D reduced fluid and training poses.
+        
+        Parallel over poses, GIL released. p larger than the rank of the collected
+        surface speeds is reduced to it with a UserWarning naming p.
+        
+        Parameters
+        ----------
+        reduced : ReducedFluid3D
+        shape : Shape3D
+        poses : (n, 6) array
+            Training poses: position (m), rotation vector (rad).
+        p : int
+            Boundary fields wanted.
+        surface_spacing : float, optional
+            Spacing of the surface samples (m); default h.
+        local_size : float or (3,) array, optional
+            Half-size (m) of the local box along the object's axes; default the
+            shape's extent plus 4 h. It must contain the shape.
+        rigid : bool
+            Also build the 6 rigid fields (unit translations, unit rotations).
+        threads : int
+            Threads (<= 0: all).
+        progress : None, bool or callable(done, total)
+            Progress over the poses (True: a tqdm bar).
+        
+        Returns
+        -------
+        BoundaryBasis3D
         """
     def __repr__(self) -> str:
         ...
@@ -2666,13 +3044,19 @@ class BoundaryBasis3D:
         """
     @property
     def local_grid(self) -> MACGrid3D:
-        ...
+        """
+        The object's local MACGrid3D (spacing h, object frame shifted by half_size).
+        """
     @property
     def p(self) -> int:
-        ...
+        """
+        Number of boundary fields.
+        """
     @property
     def q(self) -> int:
-        ...
+        """
+        Number of surface samples.
+        """
     @property
     def rank(self) -> int:
         """
@@ -2685,7 +3069,9 @@ class BoundaryBasis3D:
         """
     @property
     def shape(self) -> Shape3D:
-        ...
+        """
+        The Shape3D the basis was built for.
+        """
     @property
     def surface_normals(self) -> numpy.ndarray:
         """
@@ -2708,28 +3094,82 @@ class Coupling3D:
     over a pose grid (xs, ys, zs[, rxs, rys, rzs]) interpolated multilinearly,
     or along a path of poses (n, 6) interpolated linearly at the path point
     closest to the object's position.
+    
+    Parameters
+    ----------
+    reduced : ReducedFluid3D
+    boundary_basis : BoundaryBasis3D
+    pose_table : tuple of arrays, optional
+        (xs, ys, zs) or (xs, ys, zs, rxs, rys, rzs): uniformly spaced nodes (m,
+        rad) of a pose grid.
+    precompute : str
+        "none" (both on the fly), "feedback" or "both" tabulated.
+    compress : int, optional
+        Store the tables as k PCA modes over the nodes (None: plain tables).
+    path : (n, 6) array, optional
+        Tables at these poses only (a precomputed path).
+    threads : int
+        Threads of the tabulation (<= 0: all).
+    progress : None, bool or callable(done, total)
+        Progress over the nodes (True: a tqdm bar).
     """
     def __init__(self, reduced: typing.Any, boundary_basis: BoundaryBasis3D, pose_table: tuple | None = None, precompute: str = 'none', compress: int | None = None, path: numpy.ndarray[numpy.float64] | None = None, threads: int = 0, progress: typing.Any = None) -> None:
         """
-        pose_table: (xs, ys, zs) or (xs, ys, zs, rxs, rys, rzs), uniformly spaced nodes; path: (n, 6) poses; precompute: "none", "feedback" or "both"; compress: k PCA modes over the nodes (None: plain tables).
+        The coupling operators of one object (parameters: see the class).
         """
     def __repr__(self) -> str:
         ...
     def feedback(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
         """
-        G (r, p+6) at pose (6,) (the table unless precompute is none or exact).
+        The feedback G = B' R [Btilde, rigid] at a pose (eq. 3.12).
+        
+        Parameters
+        ----------
+        pose : (6,) array
+            Position (m), rotation vector (rad).
+        exact : bool
+            Compute it on the fly even when tabulated.
+        
+        Returns
+        -------
+        (r, m) array
+            Reduced velocity per unit boundary coefficient (m = p + 6).
         """
     def feedforward(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
         """
-        F (p, r) at pose (6,) (the table when tabulated unless exact).
+        The feedforward F = -(S Btilde)' S R^-1 B at a pose (eq. 3.11).
+        
+        Parameters
+        ----------
+        pose : (6,) array
+            Position (m), rotation vector (rad).
+        exact : bool
+            Compute it on the fly even when tabulated.
+        
+        Returns
+        -------
+        (p, r) array
+            Boundary coefficients per unit reduced velocity.
         """
     def node_pose(self, n: int) -> numpy.typing.NDArray[numpy.float64]:
         """
-        The pose (6,) of table node n.
+        The pose of a table node.
+        
+        Parameters
+        ----------
+        n : int
+            Node index in [0, table_nodes).
+        
+        Returns
+        -------
+        (6,) array
+            Position (m) and rotation vector (rad).
         """
     @property
     def boundary_basis(self) -> BoundaryBasis3D:
-        ...
+        """
+        The BoundaryBasis3D.
+        """
     @property
     def m(self) -> int:
         """
@@ -2737,13 +3177,19 @@ class Coupling3D:
         """
     @property
     def p(self) -> int:
-        ...
+        """
+        Boundary fields of the object.
+        """
     @property
     def table_bytes(self) -> int:
-        ...
+        """
+        Bytes held by the tables (0 on the fly).
+        """
     @property
     def table_nodes(self) -> int:
-        ...
+        """
+        Pose nodes of the tables (0 on the fly).
+        """
 class ReducedScene3DData:
     """
     Buffers of a ReducedScene3D (one per thread).
@@ -2759,7 +3205,15 @@ class ReducedScene3D:
     (velocity m/s, angular velocity rad/s), world frame.
     """
     def __init__(self, reduced: typing.Any, couplings: collections.abc.Sequence[Coupling3D]) -> None:
-        ...
+        """
+        A scene of K objects.
+        
+        Parameters
+        ----------
+        reduced : ReducedFluid3D
+        couplings : list of Coupling3D
+            One per object, each built for reduced.
+        """
     def __repr__(self) -> str:
         ...
     def advect_particles(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, drift: numpy.ndarray[numpy.float64] | None = None, threads: int = 0, data: ReducedScene3DData = None) -> tuple[numpy.typing.NDArray[numpy.float64], int]:
@@ -2767,26 +3221,94 @@ class ReducedScene3D:
         (points (P, 3) after one RK2 step through u' + drift (3,) m/s, pushed out of the objects; number pushed). Parallel over particles, GIL released; threads <= 0 with data: the team chosen by measurement.
         """
     def create_data(self) -> ReducedScene3DData:
-        ...
+        """
+        Buffers for step() and advect_particles(), owned by one thread at a time.
+        
+        Returns
+        -------
+        ReducedScene3DData
+        """
     def step(self, z: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], data: ReducedScene3DData = None, return_flow: bool = False) -> tuple:
         """
         (z_next (r,), boundary_coeffs (K, max_m)) [, z_flow (r,): the state the coefficients cancel, when return_flow].
         """
     def surface_energy_removed(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (K,) 1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object (z: the flow state the coefficients cancel).
+        The thesis's metric: the share of the relative surface flow the boundary fields remove.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            The flow state the coefficients cancel.
+        boundary_coeffs : (K, max_m) array
+            From step().
+        poses, velocities : (K, 6) arrays
+            The objects' poses and velocities (m/s, rad/s) of that step.
+        
+        Returns
+        -------
+        (K,) array
+            1 - |S(u' - rigid)|^2 / |S(B z - rigid)|^2 per object.
         """
     def surface_speed(self, object: int, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64], boundary: bool = True) -> numpy.typing.NDArray[numpy.float64]:
         """
-        Normal speeds (q,) of u' (or of B z without boundary) at the object's surface points.
+        Normal speeds of u' (or of B z alone) at an object's surface samples.
+        
+        Parameters
+        ----------
+        object : int
+            Which object, in [0, K).
+        z : (r,) array
+            The flow state the coefficients cancel.
+        boundary_coeffs : (K, max_m) array
+            From step().
+        poses : (K, 6) array
+            The objects' poses.
+        boundary : bool
+            With the boundary fields (u') or without (B z).
+        
+        Returns
+        -------
+        (q,) array
+            n . u at the object's surface points (m/s), world frame.
         """
     def velocity_at(self, points: numpy.ndarray[numpy.float64], z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        u' (eq. 3.9) at points (P, 3): (P, 3) m/s.
+        The velocity u' of eq. 3.9 (B z plus the objects' boundary fields) at points.
+        
+        Parameters
+        ----------
+        points : (P, 3) array
+            World points (m), clamped to the domain.
+        z : (r,) array
+            The flow state the coefficients cancel (step(..., return_flow=True)).
+        boundary_coeffs : (K, max_m) array
+            From step().
+        poses : (K, 6) array
+            The objects' poses of that step.
+        
+        Returns
+        -------
+        (P, 3) array
+            u' (m/s).
         """
     def velocity_field(self, z: numpy.ndarray[numpy.float64], boundary_coeffs: numpy.ndarray[numpy.float64], poses: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        u' on the world grid's faces (N,).
+        u' (eq. 3.9) on the world grid's faces.
+        
+        Parameters
+        ----------
+        z : (r,) array
+            The flow state the coefficients cancel.
+        boundary_coeffs : (K, max_m) array
+            From step().
+        poses : (K, 6) array
+            The objects' poses.
+        
+        Returns
+        -------
+        (N,) array
+            B z plus each object's boundary field resampled onto the faces (m/s).
         """
     @property
     def max_m(self) -> int:
@@ -2795,7 +3317,9 @@ class ReducedScene3D:
         """
     @property
     def objects(self) -> int:
-        ...
+        """
+        Number of objects K.
+        """
 class TetMesh:
     """
     Tetrahedral mesh: vertices (V, 3), tets (E, 4) vertex indices, each tet

@@ -43,14 +43,38 @@ __all__ = ["MACGrid3D", "FluidSim3D", "Shape3D", "Obstacle3D", "ReducedFluid3D",
 
 
 def sphere(r, subdivisions=2) -> Shape3D:
-    """Icosphere of radius ``r`` (m) centred on the object origin."""
+    """An icosphere centred on the object origin.
+
+    Parameters
+    ----------
+    r : float
+        Radius (m).
+    subdivisions : int
+        Times the icosahedron's triangles are split in four.
+
+    Returns
+    -------
+    Shape3D
+    """
     return Shape3D.sphere(r, subdivisions)
 
 
 def plate(w, h, thickness, aperture=None) -> Shape3D:
-    """Plate of ``w`` (x) by ``h`` (y) and ``thickness`` (z), in m, centred on the
-    object origin, with an optional centred rectangular ``aperture`` (aw, ah)
-    through it."""
+    """A plate centred on the object origin, its normal along z.
+
+    Parameters
+    ----------
+    w, h : float
+        Sides along x and y (m).
+    thickness : float
+        Extent along z (m).
+    aperture : (2,) array, optional
+        Sides (aw, ah) (m) of a centred rectangular hole through it.
+
+    Returns
+    -------
+    Shape3D
+    """
     return Shape3D.plate(w, h, thickness, aperture)
 
 
@@ -83,6 +107,40 @@ class GalerkinSteps:
 
 class ReducedFluid3D(GalerkinSteps, _core.ReducedFluid3D):
     __doc__ = _core.ReducedFluid3D.__doc__
+
+    def advect_particles(self, z, z_next, points, dt, drift=None, obstacles=(), threads=0, data=None):
+        """One RK2 (midpoint) step of particles through the reduced field plus a drift.
+
+        The field is Psi z at the start and Psi (z + z_next) / 2 at the
+        midpoint. Parallel over particles (visited in cell order), GIL released.
+
+        Parameters
+        ----------
+        z, z_next : (r,) arrays
+            Reduced velocity at the start and the end of the step.
+        points : (P, 3) array
+            Positions (m); not modified.
+        dt : float
+            Step (s).
+        drift : (3,) array, optional
+            Constant drift (m/s), e.g. the leaves' small fall speed.
+        obstacles : sequence of Obstacle3D
+            Particles that end inside one are pushed out along the surface normal.
+        threads : int
+            Threads (<= 0: the team chosen by measurement over the calls sharing ``data``).
+        data : ReducedFluidData, optional
+            Buffers from ``create_data()``; by default one per calling thread.
+
+        Returns
+        -------
+        points : (P, 3) array
+            Moved, clamped to the domain, outside the obstacles.
+        pushed : int
+            Pushes out of an obstacle in this step.
+        """
+        obstacles = () if obstacles is None else list(obstacles)
+        return super().advect_particles(z, z_next, points, dt, drift, obstacles, threads,
+                                        _thread_data(self) if data is None else data)
 
 
 
@@ -163,7 +221,19 @@ class ReducedScene3D(_core.ReducedScene3D):
 
 
 def pose6(position, rotation=None) -> np.ndarray:
-    """A pose row (6,): position (3,) in m and a rotation vector (3,) in rad (axis times angle; None: identity)."""
+    """A pose row: position and rotation vector.
+
+    Parameters
+    ----------
+    position : (3,) array
+        Position (m).
+    rotation : (3,) array, optional
+        Rotation vector (axis times angle, rad); None: identity.
+
+    Returns
+    -------
+    (6,) array
+    """
     out = np.zeros(6)
     out[:3] = as_float_array(position, "position").reshape(3)
     if rotation is not None:
@@ -172,8 +242,22 @@ def pose6(position, rotation=None) -> np.ndarray:
 
 
 def rigid_velocity3d(pose, velocity, points) -> np.ndarray:
-    """Rigid velocities (P, 3) in m/s at world points (P, 3) of an object at ``pose`` (6,) moving with
-    ``velocity`` (6,): linear (m/s) and angular (rad/s) parts."""
+    """Rigid velocities v + omega x (x - c) of a moving object at world points.
+
+    Parameters
+    ----------
+    pose : (6,) array
+        Position c (m) and rotation vector (rad).
+    velocity : (6,) array
+        Linear v (m/s) and angular omega (rad/s) velocity, world frame.
+    points : (P, 3) array
+        World points x (m).
+
+    Returns
+    -------
+    (P, 3) array
+        Velocities (m/s).
+    """
     pose, velocity = np.asarray(pose, float), np.asarray(velocity, float)
     return velocity[:3] + np.cross(velocity[3:], np.asarray(points, float) - pose[:3])
 
@@ -204,9 +288,21 @@ class FluidSim3D(_core.FluidSim3D):
 
 @dataclass
 class FullRun3D:
-    """A full 3D run: velocities (T+1, N) or None (when streamed into a PCA),
-    particles (T+1, P, 3), density (T+1, n_cells) or None, the pressure
-    iterations per step (T,), and the time step (s)."""
+    """A full 3D run (``full_run3d``).
+
+    Parameters
+    ----------
+    velocities : (T+1, N) array or None
+        Face velocities (m/s); None when streamed into a PCA only.
+    particles : (T+1, P, 3) array
+        Particle positions (m).
+    density : (T+1, n_cells) array or None
+        Smoke density, when one was given.
+    pressure_iterations : (T,) int array
+        PCG iterations of each step's projection (0: direct).
+    dt : float
+        Time step (s).
+    """
 
     velocities: np.ndarray | None
     particles: np.ndarray
@@ -246,6 +342,8 @@ def full_run3d(grid, steps, dt, force=None, obstacles=None, particles=None, dens
     pca : IncrementalPCA, optional
         Streams every ``snapshot_every``-th velocity into this PCA (chunks of
         16) instead of, or besides, recording them.
+    snapshot_every : int
+        Stride (>= 1) of the velocities streamed into ``pca``.
     progress : None, bool or callable(done, total)
         Progress of the run (a tqdm bar with True). Ctrl-C stops it between steps.
 
@@ -315,6 +413,8 @@ def velocity_basis3d(grid, snapshots, r, chunk=32, keep=None) -> np.ndarray:
         zero on the grid's closed faces.
     r : int
         Number of fields. The basis takes N r 8 bytes (``basis_bytes``).
+    chunk : int
+        Rows projected and streamed at a time.
     keep : int, optional
         Rank kept by the streaming PCA (default 2 r).
 
@@ -365,12 +465,34 @@ def _row_chunks(rows: Iterable, chunk: int):
 
 
 def basis_bytes(grid, r) -> int:
-    """Bytes of an (N, r) float64 basis on ``grid`` (3D: a 64^3 grid with r = 64 is about 400 MB)."""
+    """Memory of a float64 basis.
+
+    Parameters
+    ----------
+    grid : MACGrid2D or MACGrid3D
+    r : int
+        Basis fields.
+
+    Returns
+    -------
+    int
+        N r 8 bytes (3D: a 64^3 grid with r = 64 is about 400 MB).
+    """
     return int(grid.n_faces) * int(r) * 8
 
 
 def face_positions3d(grid) -> np.ndarray:
-    """(N, 3) face centres (m) in the velocity vector's order."""
+    """The face centres of a 3D grid in the velocity vector's order.
+
+    Parameters
+    ----------
+    grid : MACGrid3D
+
+    Returns
+    -------
+    (N, 3) array
+        Positions (m): x-faces, then y-faces, then z-faces.
+    """
     nx, ny, nz, h = grid.nx, grid.ny, grid.nz, grid.h
 
     def block(mx, my, mz, off):
@@ -382,7 +504,19 @@ def face_positions3d(grid) -> np.ndarray:
 
 
 def cell_volume(grid, q) -> np.ndarray:
-    """A cell field (n_cells,) as an (nz, ny, nx) array (index [k, j, i])."""
+    """A cell field as a volume.
+
+    Parameters
+    ----------
+    grid : MACGrid3D
+    q : (n_cells,) array
+        Cell values, i fastest.
+
+    Returns
+    -------
+    (nz, ny, nx) array
+        A view, indexed [k, j, i].
+    """
     return np.asarray(q).reshape(grid.nz, grid.ny, grid.nx)
 
 
