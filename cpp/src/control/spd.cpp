@@ -84,11 +84,13 @@ void spd_from_matrices(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
                        const Eigen::Ref<const Eigen::VectorXd>& q_ref_next, const Eigen::Ref<const Eigen::VectorXd>& qd_ref_next,
                        const Eigen::Ref<const Eigen::VectorXd>& kp, const Eigen::Ref<const Eigen::VectorXd>& kd, double dt,
                        Eigen::Ref<Eigen::VectorXd> tau, Eigen::Ref<Eigen::VectorXd> qdd) {
-  const Index n = q.size();
-  check_shape("M", M.rows(), M.cols(), n, n);
+  // the mass matrix fixes n: every other argument is named against it
+  const Index n = M.rows();
+  if (M.cols() != n) throw_shape("M", "(n, n)", shape_str(M.rows(), M.cols()));
   auto chk = [n](const char* name, Index k) {
     if (k != n) throw_shape(name, vshape(n), vshape(k));
   };
+  chk("q", q.size());
   chk("C", C.size());
   chk("qd", qd.size());
   chk("q_ref_next", q_ref_next.size());
@@ -104,7 +106,10 @@ void spd_from_matrices(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
   check_finite("qd_ref_next", qd_ref_next.data(), n);
   check_finite("kp", kp.data(), n);
   check_finite("kd", kd.data(), n);
-  if ((kp.array() < 0).any() || (kd.array() < 0).any()) throw std::domain_error("kp and kd must be >= 0");
+  for (Index k = 0; k < n; ++k)
+    if (kp[k] < 0 || kd[k] < 0)
+      throw std::domain_error(std::string(kp[k] < 0 ? "kp" : "kd") + " must be >= 0, got " +
+                              std::to_string(kp[k] < 0 ? kp[k] : kd[k]) + " at index " + std::to_string(k));
   Eigen::VectorXd e = q + dt * qd - q_ref_next;
   Eigen::VectorXd ev = qd - qd_ref_next;
   Eigen::MatrixXd A = M;
