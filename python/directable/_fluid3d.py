@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, iterable, progress_callback, real
+from ._validate import about, as_float_array, integer, iterable, progress_callback, real
 from .reduce import IncrementalPCA
 
 MACGrid3D = _core.MACGrid3D
@@ -335,7 +335,8 @@ def velocity_basis3d(grid, snapshots, r, chunk=32, keep=None) -> np.ndarray:
                 S = np.vstack(buf)
                 if S.shape[1] != grid.n_faces:
                     raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got rows of {S.shape[1]}")
-                S = grid.project(S)
+                with about("snapshots"):
+                    S = grid.project(S)
                 S = S[np.linalg.norm(S, axis=1) > 0]
                 if len(S):
                     pca.add(S)

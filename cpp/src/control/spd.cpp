@@ -1,6 +1,8 @@
 #include "directable/control/spd.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 namespace directable {
@@ -84,9 +86,16 @@ void spd_from_matrices(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
                        const Eigen::Ref<const Eigen::VectorXd>& q_ref_next, const Eigen::Ref<const Eigen::VectorXd>& qd_ref_next,
                        const Eigen::Ref<const Eigen::VectorXd>& kp, const Eigen::Ref<const Eigen::VectorXd>& kd, double dt,
                        Eigen::Ref<Eigen::VectorXd> tau, Eigen::Ref<Eigen::VectorXd> qdd) {
-  // the mass matrix fixes n: every other argument is named against it
-  const Index n = M.rows();
-  if (M.cols() != n) throw_shape("M", "(n, n)", shape_str(M.rows(), M.cols()));
+  // n is the size most of the vectors agree on, so the one argument of another size is the one named
+  const Index sizes[] = {q.size(), C.size(), qd.size(), q_ref_next.size(), qd_ref_next.size(), kp.size(), kd.size()};
+  Index n = sizes[0];
+  int best = 0;
+  for (Index a : sizes) {
+    const int votes = int(std::count(std::begin(sizes), std::end(sizes), a));
+    if (votes > best) best = votes, n = a;
+  }
+  if (n < 1) throw_shape("q", "(n,) with n >= 1", vshape(n));
+  check_shape("M", M.rows(), M.cols(), n, n);
   auto chk = [n](const char* name, Index k) {
     if (k != n) throw_shape(name, vshape(n), vshape(k));
   };
