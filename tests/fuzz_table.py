@@ -435,7 +435,6 @@ UNNAMED_KNOWN = {
 # Entries whose fuzzing found defects not fixed yet: entry -> the finding. tests/test_fuzz.py runs them apart,
 # as expected failures (strict: an entry that passes must leave this list).
 OPEN_FINDINGS = {
-    "LQRSolution.cost_to_go": "a NaN/inf x returns a non-finite cost instead of a refusal",
     "MACGrid2D.max_divergence": "an infinite basis returns a non-finite divergence",
     "Model.dynamics": "a NaN/inf z returns non-finite derivatives",
     "Model.jacobian": "a NaN/inf z returns a non-finite Jacobian",

@@ -682,7 +682,12 @@ double LQRSolution::cost_to_go(const Eigen::Ref<const Eigen::VectorXd>& x, Index
   if (x.size() != n()) throw_shape("x", "(" + std::to_string(n()) + ",)", "(" + std::to_string(x.size()) + ",)");
   if (step < 0 || step > horizon())
     throw std::invalid_argument("step must be in [0, " + std::to_string(horizon()) + "], got " + std::to_string(step));
-  return double(x.transpose() * P[step] * x);
+  check_finite("x", x.data(), x.size());
+  const double J = double(x.transpose() * P[step] * x);
+  if (!std::isfinite(J))
+    throw std::domain_error("x is too large: its cost-to-go x' P[" + std::to_string(step) +
+                            "] x overflows (largest |x_i| = " + num(x.cwiseAbs().maxCoeff()) + ")");
+  return J;
 }
 
 RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
