@@ -436,9 +436,6 @@ UNNAMED_KNOWN = {
 # as expected failures (strict: an entry that passes must leave this list).
 OPEN_FINDINGS = {
     "MACGrid2D.max_divergence": "an infinite basis returns a non-finite divergence",
-    "Model.dynamics": "a NaN/inf z returns non-finite derivatives",
-    "Model.jacobian": "a NaN/inf z returns a non-finite Jacobian",
-    "SpringChain.energy": "a NaN/inf z returns a non-finite energy",
     "MotionModel.blend": "an out-of-range clip index is refused as 'clip indices' without naming next_clip",
     "ReducedFluid.rollout": "a huge dt overflows the exponential, blamed on its H, not on dt",
     "ReducedFluid3D.modes": "a NaN point returns non-finite modes",
