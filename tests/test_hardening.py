@@ -190,3 +190,70 @@ def test_substeps_of_a_huge_count_step_without_a_tape():
     np.testing.assert_allclose(few.step(x, u), 0.125 * x)
     with pytest.raises(MemoryError, match="inner states"):
         many.vjp(x, u, np.ones(2))
+
+
+@pytest.mark.parametrize("call, name", [
+    ("dr.chain.rollout(dr.chain.PlanarChain(np.ones(2), np.ones(2)), np.zeros(2), np.zeros(2), 0.01, 10**13)",
+     "steps"),
+    ("dr.sim.push(10**13, 2, 3, np.ones(2))", "steps"),
+    ("dr.models.spring_chain(masses=10**13)", "masses"),
+    ("mpc.HorizonOptimizer(mpc.LinearModel(np.eye(3), np.ones((3, 2))), 10**13, 1.0, 0.1, 1.0)", "horizon"),
+    ("dr._core.pd_gain(np.ones(1), np.ones(1), 2 * 10**12)", "n"),
+    ("fluid.FluidParticles(fluid.ReducedFluid(g, U, 0.0), 10**13)", "particles"),
+    ("fluid.MACGrid3D(10**5, 10**5, 10**5)", "nx"),
+    ("c.rollout(c.positions0, np.zeros_like(c.positions0), 0.001, 10**13)", "steps"),
+])
+def test_sizes_beyond_the_memory_name_their_argument(call, name):
+    """A MemoryError names the argument that sized the request and the size, before anything is allocated
+    (the Python layer's own arrays go through the core's check too)."""
+    g = fluid.MACGrid2D(4, 4)
+    U = np.linalg.qr(np.stack([g.project(np.sin(np.arange(g.n_faces) * (k + 1))) for k in range(3)]).T)[0]
+    c = dr.cloth.ClothGrid(3, 3, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0)
+    with pytest.raises(MemoryError, match=rf"(?<![\w]){name}(?![\w]).* would need .* GB"):
+        eval(call, {"dr": dr, "np": np, "mpc": mpc, "fluid": fluid, "g": g, "U": U, "c": c})
+
+
+def test_bounds_that_leave_no_feasible_point_are_refused():
+    f = lambda x: (float(x @ x), 2 * x)  # noqa: E731
+    with pytest.raises(ValueError, match=r"lower must be <= upper, got lower\[1\] = 2"):
+        mpc.minimize_lbfgs(f, np.ones(2), lower=np.array([0.0, 2.0]), upper=np.ones(2))
+    with pytest.raises(ValueError, match="upper must leave a finite point feasible, got -inf at index 0"):
+        mpc.minimize_lbfgs(f, np.ones(2), upper=np.array([-np.inf, 1.0]))
+    with pytest.raises(ValueError, match="lower must leave a finite point feasible"):
+        mpc.minimize_lbfgs(f, np.ones(2), lower=np.array([0.0, np.inf]))
+    with pytest.raises(ValueError, match=r"the size of x0"):
+        mpc.minimize_lbfgs(f, np.ones(3), lower=-np.ones(2))
+
+
+def test_spd_step_names_the_argument_of_the_wrong_size():
+    args = dict(M=np.eye(2), C=np.zeros(2), q=np.zeros(3), qd=np.zeros(2), q_ref_next=np.ones(2),
+                qd_ref_next=np.zeros(2), kp=10.0, kd=1.0, dt=0.01)
+    with pytest.raises(ValueError, match=r"^q must have shape \(2,\), got \(3,\)"):
+        dr.chain.spd_step(**args)
+    with pytest.raises(ValueError, match=r"^kd must be >= 0, got -1"):
+        dr.chain.spd_step(**dict(args, q=np.zeros(2), kd=-1.0))
+
+
+def test_overflowing_weights_are_named_with_their_size():
+    A = np.tile(0.9 * np.eye(3), (4, 1, 1))
+    with pytest.raises(ValueError, match=r"non-finite cost-to-go at step \d+: .*too large.*Q 1e\+308"):
+        dr.lqr.solve_discrete(A, np.ones((3, 2)), 1e308 * np.eye(3), np.eye(2), np.eye(3))
+
+
+def test_composite_calls_name_their_own_arguments():
+    from directable import characters
+
+    g = fluid.MACGrid2D(4, 4)
+    snaps = np.ones((3, g.n_faces))
+    snaps[1, 2] = np.nan
+    with pytest.raises(ValueError, match="^snapshots: "):
+        fluid.velocity_basis(g, snaps, r=2)
+    walker = characters.synthetic_walker()
+    with pytest.raises(TypeError, match="^turns must be a sequence"):
+        characters.synthetic_clips(walker, gaits=("walk",), turns=0.5)
+    with pytest.raises(TypeError, match="^gaits must be a gait name or a sequence"):
+        characters.synthetic_clips(walker, gaits=3, turns=(0.5,))
+    with pytest.raises(ValueError, match=r"z_ref = \[q_ref, qd_ref\] must be finite"):
+        dr.chain.linearize(dr.chain.PlanarChain(np.ones(2), np.ones(2)), np.full((3, 2), np.nan), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"^r must lie in \[1e-100, 1e100\] m"):
+        fluid.sphere(1e-200, 1)

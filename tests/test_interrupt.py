@@ -239,7 +239,7 @@ _CHILD_SETUP = """
 import sys, time
 import numpy as np
 import directable as dr
-from directable import chain, fem, fluid, models, mpc, sph
+from directable import chain, fem, fluid, models, mpc, reduce, sph
 """
 _LONG_CALLS = {
     "sph_step": ("dx = 0.02\n"
@@ -290,6 +290,14 @@ _LONG_CALLS = {
                 "s = fem.Simulator(m, 0.01)\n"
                 "F = 5.0 * np.sin(0.3 * np.arange(20000))[:, None] * np.ones(3 * mesh.num_vertices)",  # Newton works each step
                 "s.run(F)", "s.run(F[:2])"),
+    # one LAPACK SVD of seconds (NumPy's: no Python bytecode runs until it returns)
+    "pca": ("X = np.random.default_rng(0).standard_normal((2500, 2500))",
+            "reduce.pca(X, 5, method='svd')", "reduce.pca(X[:20, :30], 2)"),
+    # the enrichment runs (each a full FEM run), in this process
+    "fem_enrich": ("mesh = fem.box_mesh((12, 3, 3), h=0.1)\n"
+                   "m = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))\n"
+                   "F = 5.0 * np.sin(0.3 * np.arange(20000))[:, None] * np.ones(3 * mesh.num_vertices)",
+                   "fem.enrich(m, 0.01, F, runs=4)", "fem.enrich(m, 0.01, F[:4], runs=2)"),
 }
 
 

@@ -125,3 +125,59 @@ def test_tracker_per_step_calls_beside_simulations_many_rounds():
                 assert np.array_equal(got.states, expected)
 
     in_threads(work)
+
+
+def test_one_3d_fluid_stepped_from_four_threads():
+    grid = fluid.MACGrid3D(6, 5, 4, h=0.2)
+    force = 0.1 * np.sin(np.arange(grid.n_faces))
+    rounds = 6
+    serial = fluid.FluidSim3D(grid, viscosity=0.01, dt=0.02)
+    for _ in range(THREADS * rounds):
+        serial.step(force)
+    sim = fluid.FluidSim3D(grid, viscosity=0.01, dt=0.02)
+    u0 = sim.velocity
+
+    def work(k):
+        for _ in range(rounds):
+            sim.step(force)
+        if k == 0:
+            sim.velocity = sim.velocity  # a setter waits for the steps of the others
+
+    in_threads(work)
+    np.testing.assert_array_equal(sim.velocity, serial.velocity)
+    assert not np.array_equal(u0, sim.velocity)
+
+
+def test_one_fem_simulator_stepped_from_four_threads():
+    from directable import fem
+
+    mesh = fem.box_mesh((3, 1, 1), h=0.1)
+    model = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))
+    f = 0.5 * np.ones(3 * mesh.num_vertices)
+    rounds = ROUNDS // 10
+    serial = fem.Simulator(model, 0.01)
+    for _ in range(THREADS * rounds):
+        serial.step(f)
+    sim = fem.Simulator(model, 0.01)
+    in_threads(lambda k: [sim.step(f) for _ in range(rounds)])
+    np.testing.assert_array_equal(sim.u, serial.u)
+    np.testing.assert_array_equal(sim.v, serial.v)
+
+
+def test_one_crowd_stepped_from_four_threads():
+    from directable import crowds
+
+    def make():
+        goal = np.zeros((8, 8), bool)
+        goal[:, -1] = True
+        pos = np.array([[1.5, 1.5], [2.5, 4.5], [1.2, 6.1], [3.3, 2.2]])
+        return crowds.Crowd(crowds.CrowdGrid(8, 8), crowds.Params.table_4_1("lanes"), [crowds.Group(goal, pos)])
+
+    rounds = ROUNDS // 10
+    serial = make()
+    for _ in range(THREADS * rounds):
+        serial.step()
+    crowd = make()
+    in_threads(lambda k: [crowd.step() for _ in range(rounds)])
+    np.testing.assert_array_equal(crowd.positions, serial.positions)
+    np.testing.assert_array_equal(crowd.velocities, serial.velocities)

@@ -300,7 +300,26 @@ hangs straight down, gravity along -y. Links are uniform rods (centre of mass
 at l/2, inertia m l^2/12 about it) unless inertias/coms are given. damping
 (n,) is viscous per coordinate; q_min/q_max (n,) are hard joint limits.
 M q'' + C = tau with C = Coriolis/centrifugal + gravity + damping q'.
-As a Model: z = [q, q'], control = tau (n,).)doc");
+As a Model: z = [q, q'], control = tau (n,). Immutable: shared freely by threads.
+
+Parameters
+----------
+masses : (L,) array
+    Link masses (kg), > 0.
+lengths : (L,) array
+    Link lengths (m), > 0.
+gravity : float, optional
+    Gravitational acceleration (m/s^2), along -y.
+inertias : float or (L,) array, optional
+    Link inertias about their centres of mass (kg m^2); uniform rods when None.
+coms : float or (L,) array, optional
+    Distances of the centres of mass from the joints (m); l/2 when None.
+damping : float or (n,) array, optional
+    Viscous damping per coordinate (N m s/rad), n = L (+ 2 with free_root).
+q_min, q_max : float or (n,) array, optional
+    Hard joint limits (rad; m for a free root's position).
+free_root : bool, optional
+    The root position (x, y) is free: q = [x, y, theta_1..L].)doc");
   cls.def(py::init([](const Array& masses, const Array& lengths, double gravity, const OptArray& inertias,
                        const OptArray& coms, const OptArray& damping, const OptArray& q_min, const OptArray& q_max,
                        bool free_root) {
@@ -389,12 +408,9 @@ the TrackResult (q, qd (T+1, n), tau (T, n), diverged, diverged_at).)doc");
 
   m.def("spd_step", [](const Array& M, const Array& C, const Array& q, const Array& qd, const Array& q_ref_next,
                        const Array& qd_ref_next, const Array& kp, const Array& kd, double dt) {
-    auto qv = vector(q, "q");
-    const Index n = qv.size();
-    if (M.ndim() != 2) throw std::invalid_argument("M must be a 2-D (n, n) matrix");
-    Eigen::Map<const RowMatrix> Mm(M.data(), M.shape(0), M.shape(1));
-    Eigen::VectorXd tau(n), qdd(n);
-    spd_from_matrices(Mm, vector(C, "C"), qv, vector(qd, "qd"), vector(q_ref_next, "q_ref_next"),
+    auto Mm = rows_view(M, "M", -1, -1, false, "n", "n");
+    Eigen::VectorXd tau(Mm.rows()), qdd(Mm.rows());
+    spd_from_matrices(Mm, vector(C, "C"), vector(q, "q"), vector(qd, "qd"), vector(q_ref_next, "q_ref_next"),
                       vector(qd_ref_next, "qd_ref_next"), vector(kp, "kp"), vector(kd, "kd"), dt, tau, qdd);
     return py::make_tuple(tau, qdd);
   }, py::arg("M"), py::arg("C"), py::arg("q"), py::arg("qd"), py::arg("q_ref_next"), py::arg("qd_ref_next"),

@@ -360,7 +360,10 @@ void bind_characters(py::module_& m) {
       .def("step", [](ValueLearning& l, const Array& r, int threads, py::object callback) {
         auto R = rows_view(r, "r", l.problem().features, l.problem().clips);
         Progress progress(callback);
-        ConstraintRows rows = progress.run([&](const ProgressFn* fn) { return l.step(R, threads, fn); });
+        ConstraintRows rows = progress.run([&](const ProgressFn* fn) {
+          ObjectLock busy(&l);  // the learning state grows with each step: two threads take turns
+          return l.step(R, threads, fn);
+        });
         py::array_t<double> data(Index(rows.values.size()));
         py::array_t<int> indices(Index(rows.indices.size()));
         py::array_t<long long> indptr(Index(rows.indptr.size()));
@@ -390,6 +393,7 @@ void bind_characters(py::module_& m) {
                               py::object callback) {
     Progress progress(callback);
     ValueIterationResult r = progress.run([&](const ProgressFn* fn) {
+      ObjectLock busy(&grid);  // the grid's values are written in place
       return value_iteration(p.problem, grid, alpha, tol, max_sweeps, threads, fn);
     });
     py::dict out;

@@ -1,4 +1,5 @@
 #include "common.hpp"
+#include "directable/core/allocation.hpp"
 #include "directable/core/cpu.hpp"
 #include "directable/core/parallel.hpp"
 #include "directable/linalg/expm.hpp"
@@ -8,6 +9,26 @@ namespace directable::py_bind {
 void bind_core(py::module_& m) {
   m.def("max_threads", &max_threads, "Number of threads the parallel precomputations use (OMP_NUM_THREADS).");
   m.def("set_max_threads", &set_max_threads, py::arg("threads"), "Sets the thread count of the parallel precomputations.");
+  m.def("check_allocation", &check_allocation, py::arg("what"), py::arg("nbytes"),
+        R"doc(Refuses a request larger than the machine's physical memory.
+
+The Python layer's own arrays go through the same check as the core's, so a
+size beyond the memory is a MemoryError that names the argument and the size
+instead of NumPy's nameless one (or a fill that swaps for minutes).
+
+Parameters
+----------
+what : str
+    The request, named by the argument that sized it (``"steps = 10**12"``).
+nbytes : float
+    Its size in bytes (a float, so that products of huge counts do not wrap).
+
+Raises
+------
+MemoryError
+    When ``nbytes`` exceeds the physical memory; the message names ``what``
+    and both sizes in GB.
+)doc");
   m.def("build_info", []() {
     py::dict d;
     d["eigen"] = std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +

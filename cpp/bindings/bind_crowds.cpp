@@ -440,7 +440,10 @@ buffers. Prefer directable.crowds.Crowd.)doc")
            "Largest speed * dt / h over the groups (> 1: people may skip cells).")
       .def("set_goal", [](PyCrowd& c, Index group, const py::object& goal) {
              const G& g = c.model->grid();
-             set_group_goal(*c.model, c.data, group, mask(goal, "goal", g.ny(), g.nx()));
+             auto m = mask(goal, "goal", g.ny(), g.nx());
+             py::gil_scoped_release release;
+             ObjectLock busy(&c);  // not while another thread steps the crowd
+             set_group_goal(*c.model, c.data, group, m);
            }, py::arg("group"), py::arg("goal"), "Replaces a group's goal (ny, nx) bool.")
       .def("occupied", [](const PyCrowd& c, Index group) {
              const G& g = c.model->grid();
@@ -450,6 +453,7 @@ buffers. Prefer directable.crowds.Crowd.)doc")
            }, py::arg("group"), "(ny, nx) bool: cells holding a walking person of the group.")
       .def("step", [](PyCrowd& c, double dt, int threads) {
              py::gil_scoped_release release;
+             ObjectLock busy(&c);  // two threads stepping one crowd take turns
              crowd_step(*c.model, c.data, dt, threads);
            }, py::arg("dt") = 1.0, py::arg("threads") = 0, "One step of length dt (groups on `threads` threads, 0 = all).")
       .def("run", [](PyCrowd& c, Index steps, double dt, int threads, const py::object& before_step,
@@ -462,6 +466,7 @@ buffers. Prefer directable.crowds.Crowd.)doc")
                };
              Progress progress(callback);
              auto run = progress.run([&](const ProgressFn* fn) {
+               ObjectLock busy(&c);
                return std::make_shared<CrowdRun>(crowd_run(*c.model, c.data, steps, dt, threads, hook, fn));
              });
              return run;
@@ -471,10 +476,10 @@ buffers. Prefer directable.crowds.Crowd.)doc")
       .def("fields", [](PyCrowd& c, Index group, int threads) {
              const CrowdModel& model = *c.model;
              group_data(model, c.data, group);  // validates the index before the work
-             {
-               py::gil_scoped_release release;
-               crowd_fields(model, c.data, threads);
-             }
+             py::gil_scoped_release release;
+             ObjectLock busy(&c);
+             crowd_fields(model, c.data, threads);
+             py::gil_scoped_acquire gil;
              const G& g = model.grid();
              const CrowdGroupData& gd = group_data(model, c.data, group);
              py::array_t<double> U({g.ny(), g.nx(), Index(2)});

@@ -104,7 +104,11 @@ Holds the state u, v (3V,) each; the StVKFEM is shared read-only.)doc")
            py::arg("max_iterations") = 20, py::arg("tolerance") = 1e-8, py::arg("linear_solver") = "direct",
            py::arg("cg_tolerance") = 1e-4, py::arg("cg_max_iterations") = 1000)
       .def("set_state", [](NewmarkFEM& s, const Array& u, const Array& v, const OptArray& a) {
-        s.set_state(vector(u, "u"), vector(v, "v"), optional_vector(a, "a"));
+        auto uv = vector(u, "u"), vv = vector(v, "v");
+        Eigen::VectorXd av = optional_vector(a, "a");
+        py::gil_scoped_release rel;
+        ObjectLock busy(&s);  // not while another thread steps it
+        s.set_state(uv, vv, av);
       }, py::arg("u"), py::arg("v"), py::arg("a") = py::none(),
          R"doc(Sets the state.
 
@@ -119,6 +123,7 @@ a : (3V,) array, optional
       .def("step", [](NewmarkFEM& s, const Array& f) {
         auto fv = vector(f, "f_ext");
         py::gil_scoped_release rel;
+        ObjectLock busy(&s);  // two threads stepping one simulator take turns
         return s.step(fv);
       }, py::arg("f_ext"), R"doc(One step with external forces held.
 
@@ -134,14 +139,20 @@ int
       .def("run", [](NewmarkFEM& s, const Array& forces, py::object progress) {
         auto F = rows_view(forces, "forces", -1, -1, false, "T", "3V");
         Progress prog(progress);
-        NewmarkRun run = prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
+        NewmarkRun run = prog.run([&](const ProgressFn* fn) {
+          ObjectLock busy(&s);
+          return s.run(F, fn);
+        });
         return RowMatrix(std::move(run.displacement));
       }, py::arg("forces"), py::arg("progress") = py::none(),
          "Runs T steps under forces (T, 3V); returns displacements (T+1, 3V). GIL released.")
       .def("run_states", [](NewmarkFEM& s, const Array& forces, py::object progress) {
         auto F = rows_view(forces, "forces", -1, -1, false, "T", "3V");
         Progress prog(progress);
-        NewmarkRun run = prog.run([&](const ProgressFn* fn) { return s.run(F, fn); });
+        NewmarkRun run = prog.run([&](const ProgressFn* fn) {
+          ObjectLock busy(&s);
+          return s.run(F, fn);
+        });
         return std::make_tuple(std::move(run.displacement), std::move(run.velocity), std::move(run.acceleration));
       }, py::arg("forces"), py::arg("progress") = py::none(),
          R"doc(Runs T steps under forces (T, 3V) from the current state: (u, v, a), each
@@ -151,6 +162,7 @@ Ctrl-C stops it; a Newton failure names its step.)doc")
       .def("static_solve", [](NewmarkFEM& s, const Array& f, int iters) {
         auto fv = vector(f, "f_ext");
         py::gil_scoped_release rel;
+        ObjectLock busy(&s);
         return s.static_solve(fv, iters);
       }, py::arg("f_ext"), py::arg("max_iterations") = 50, R"doc(Static equilibrium f_int(u) = f_ext (Newton, direct solves).
 

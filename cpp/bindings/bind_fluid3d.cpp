@@ -499,13 +499,28 @@ tol : float
       .def_property_readonly("buoyancy", [](const FluidSim3D& s) { return Eigen::Vector3d(s.buoyancy()); },
                              "(3,) acceleration per unit smoke density (m/s^2).")
       .def_property("velocity", [](const FluidSim3D& s) { return Eigen::VectorXd(s.velocity()); },
-                    [](FluidSim3D& s, const Array& u) { s.set_velocity(vector(u, "velocity")); },
+                    [](FluidSim3D& s, const Array& u) {
+                      auto v = vector(u, "velocity");
+                      py::gil_scoped_release release;
+                      ObjectLock busy(&s);  // not while another thread steps it
+                      s.set_velocity(v);
+                    },
                     "Velocity (N,) (a copy; assign to set).")
       .def_property("density", [](const FluidSim3D& s) { return Eigen::VectorXd(s.density()); },
-                    [](FluidSim3D& s, const Array& q) { s.set_density(vector(q, "density")); },
+                    [](FluidSim3D& s, const Array& q) {
+                      auto v = vector(q, "density");
+                      py::gil_scoped_release release;
+                      ObjectLock busy(&s);
+                      s.set_density(v);
+                    },
                     "Smoke density (n_cells,) (a copy; assign to set).")
       .def_property("particles", [](const FluidSim3D& s) { return RowMatrix(s.particles()); },
-                    [](FluidSim3D& s, const Array& p) { s.set_particles(rows_view(p, "particles", 3)); },
+                    [](FluidSim3D& s, const Array& p) {
+                      auto P = rows_view(p, "particles", 3);
+                      py::gil_scoped_release release;
+                      ObjectLock busy(&s);
+                      s.set_particles(P);
+                    },
                     "Particle positions (P, 3) (a copy; assign to set).")
       .def_property_readonly("solid", [](const FluidSim3D& s) {
         return bool_array(s.solid(), {s.grid().nz(), s.grid().ny(), s.grid().nx()});
@@ -516,7 +531,10 @@ tol : float
       .def("step", [](FluidSim3D& s, const OptArray& force, const std::vector<Obstacle3D>& obstacles) {
         Eigen::VectorXd f = optional_vector(force, "force");
         Progress prog{py::none()};  // Ctrl-C stops the step within the throttle interval
-        prog.run([&](const ProgressFn* fn) { s.step(f, obstacles, fn); });
+        prog.run([&](const ProgressFn* fn) {
+          ObjectLock busy(&s);  // two threads stepping one simulation take turns
+          s.step(f, obstacles, fn);
+        });
       }, py::arg("force") = py::none(), py::arg("obstacles") = std::vector<Obstacle3D>(),
          "One step with the acceleration field force (N,) or None and the obstacles (Obstacle3D, at this step's poses).");
 }

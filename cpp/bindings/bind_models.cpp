@@ -73,7 +73,7 @@ int
     s.)doc")
       .def("dynamics", [](const Model& self, const Array& z, double t) {
         Eigen::VectorXd F(self.state_dim());
-        self.dynamics(vector(z, "z", self.state_dim()), t, F);
+        self.dynamics(vector(z, "z", self.state_dim(), true), t, F);
         return F;
       }, py::arg("z"), py::arg("t") = 0.0, R"doc(The drift F(z, t).
 
@@ -90,7 +90,7 @@ Returns
     F(z, t), the state's rate without control.)doc")
       .def("jacobian", [](const Model& self, const Array& z, double t) {
         RowMatrix J(self.state_dim(), self.state_dim());
-        self.jacobian(vector(z, "z", self.state_dim()), t, J);
+        self.jacobian(vector(z, "z", self.state_dim(), true), t, J);
         return J;
       }, py::arg("z"), py::arg("t") = 0.0, R"doc(The Jacobian dF/dz.
 
@@ -164,7 +164,7 @@ actuated : (m, s) array, optional
                                              vector(damping, "damping", m_), S);
       }), py::arg("masses"), py::arg("stiffness"), py::arg("cubic"), py::arg("damping"),
          py::arg("actuated") = py::none())
-      .def("energy", [](const SpringChain& self, const Array& z) { return self.energy(vector(z, "z")); }, py::arg("z"),
+      .def("energy", [](const SpringChain& self, const Array& z) { return self.energy(vector(z, "z", -1, true)); }, py::arg("z"),
            R"doc(Kinetic plus elastic energy.
 
 Parameters

@@ -310,30 +310,62 @@ The system a receding-horizon loop drives (HorizonOptimizer.run): its state
       }, "Current state (n,) (a copy).");
 
   py::class_<ModelPlant, Plant, std::shared_ptr<ModelPlant>>(m, "ModelPlant", R"doc(
-A Model integrated by its own step: substeps steps of dt / substeps per
-control step, w = u + disturbance[t].)doc")
+A Model integrated by its own step as a receding-horizon plant.
+
+Each control step takes `substeps` steps of dt / substeps with the control
+w = u + disturbance[t]. The plant keeps its state: runs on one plant from
+several threads take turns.
+
+Parameters
+----------
+model : Model
+    The continuous model z' = F(z, t) + B w.
+x0 : (n,) array
+    Initial state.
+dt : float
+    Length of one control step (s), > 0.
+substeps : int, optional
+    Model steps per control step, >= 1.
+t0 : float, optional
+    Time of the initial state (s).
+disturbance : (T, s) array, optional
+    Forces added to the control at steps t < T; none when None.)doc")
       .def(py::init([](std::shared_ptr<Model> model, const Array& x0, double dt, Index substeps, double t0,
                        const OptArray& disturbance) {
         return std::make_shared<ModelPlant>(model, vector(x0, "x0"), dt, substeps, t0,
                                             vector_seq(disturbance, "disturbance"));
       }), py::arg("model"), py::arg("x0"), py::arg("dt"), py::arg("substeps") = 1, py::arg("t0") = 0.0,
          py::arg("disturbance") = py::none(),
-         "x0 (n,); dt > 0 seconds per control step; disturbance (T, s) forces added at steps t < T, or None.");
+         "Builds the plant (see the class).");
 
   py::class_<DiscretePlant, Plant, std::shared_ptr<DiscretePlant>>(m, "DiscretePlant", R"doc(
-A prediction model as the plant: x+ = step(x, u + disturbance[t]).)doc")
+A prediction model as the plant: x+ = step(x, u + disturbance[t]).
+
+The plant keeps its state: runs on one plant from several threads take turns.
+
+Parameters
+----------
+model : PredictionModel
+    The discrete model x+ = f(x, u).
+x0 : (n,) array
+    Initial state.
+disturbance : (T, s) array, optional
+    Added to the control at steps t < T; none when None.)doc")
       .def(py::init([](std::shared_ptr<PredictionModel> model, const Array& x0, const OptArray& disturbance) {
         return std::make_shared<DiscretePlant>(model, vector(x0, "x0"), vector_seq(disturbance, "disturbance"));
       }), py::arg("model"), py::arg("x0"), py::arg("disturbance") = py::none(),
-         "x0 (n,); disturbance (T, s) added to the control at steps t < T, or None.");
+         "Builds the plant (see the class).");
 
   m.def("run_plant_servo", [](std::shared_ptr<Plant> plant, const Array& q_ref, const Array& qd_ref, const Array& kp,
                               const Array& kd, const Array& u_ff, Index steps, py::object progress) {
-    if (!plant) throw std::invalid_argument("plant is missing");
+    if (!plant) throw std::invalid_argument("plant must be a Plant, got None");
     const PlantServoLaw law{vector(q_ref, "q_ref"), vector(qd_ref, "qd_ref"), vector(kp, "kp"), vector(kd, "kd"),
                             vector(u_ff, "u_ff")};
     Progress prog(progress);
-    auto res = prog.run([&](const ProgressFn* fn) { return run_plant_servo(*plant, law, steps, fn); });
+    auto res = prog.run([&](const ProgressFn* fn) {
+      ObjectLock busy(plant.get());  // a plant keeps its state: one run at a time
+      return run_plant_servo(*plant, law, steps, fn);
+    });
     return py::make_tuple(as_rows(res.states.data(), steps + 1, plant->n()),
                           as_rows(res.controls.data(), steps, plant->s()));
   }, py::arg("plant"), py::arg("q_ref"), py::arg("qd_ref"), py::arg("kp"), py::arg("kd"), py::arg("u_ff"),
@@ -470,21 +502,46 @@ void bind_sph_plant(py::module_& m, const char* name) {
   const std::string Ds = std::to_string(D);
   py::class_<SPHPlant<D>, Plant, std::shared_ptr<SPHPlant<D>>>(
       m, name,
-      ("The " + Ds + "D SPH fluid as a receding-horizon plant: state (" + std::to_string(2 * D) +
-       "N,) = [positions; velocities],\ncontrol (" + Ds +
-       "N,) per-particle forces held over frame_steps simulation steps. Steps the fluid in place.")
+      ("The " + Ds + "D SPH fluid as a receding-horizon plant." + R"doc(
+
+State (2 D N,) = [positions; velocities], control (D N,): per-particle forces
+held over frame_steps simulation steps. Steps the fluid in place (the fluid's
+lock is taken per step; runs on one plant take turns).
+
+Parameters
+----------
+fluid : SPHFluid2D or SPHFluid3D
+    The fluid, stepped in place.
+frame_steps : int
+    Simulation steps per control step, >= 1.
+prediction : SPHPrediction or SPHPrediction3D, optional
+    A prediction model of this fluid, refrozen at the fluid's state before
+    every window; None for none.)doc")
           .c_str())
       .def(py::init([](std::shared_ptr<SPHFluid<D>> fluid, Index frame_steps,
                        std::shared_ptr<SPHPredictionT<D>> prediction) {
         return std::make_shared<SPHPlant<D>>(fluid, frame_steps, prediction);
       }), py::arg("fluid"), py::arg("frame_steps"), py::arg("prediction") = py::none(),
-         "prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.")
+         "Builds the plant (see the class).")
       .def("launch_sphere", [](SPHPlant<D>& self, Index frame, const Array& centre, double radius,
                                const Array& velocity) {
-        self.launch_sphere(frame, Vec(vector(centre, "centre", D)), radius, Vec(vector(velocity, "velocity", D)));
+        const Vec c = vector(centre, "centre", D), v = vector(velocity, "velocity", D);
+        py::gil_scoped_release release;
+        ObjectLock busy(static_cast<Plant*>(&self));  // not while a run steps the plant
+        self.launch_sphere(frame, c, radius, v);
       }, py::arg("frame"), py::arg("centre"), py::arg("radius"), py::arg("velocity"),
-         ("Launch the rigid sphere (centre (" + Ds + ",), radius > 0, velocity (" + Ds +
-          ",)) at the start of control step `frame`.").c_str());
+         R"doc(Schedules the rigid sphere's launch at the start of control step `frame`.
+
+Parameters
+----------
+frame : int
+    Control step at whose start the sphere appears, >= 0.
+centre : (D,) array
+    Its centre (m), inside the domain.
+radius : float
+    Its radius (m), > 0.
+velocity : (D,) array
+    Its velocity (m/s).)doc");
 }
 
 }  // namespace
@@ -519,9 +576,30 @@ void bind_mpc(py::module_& m) {
     return d;
   }, py::arg("fun"), py::arg("x0"), py::arg("lower") = py::none(), py::arg("upper") = py::none(),
      py::arg("iterations") = 100, py::arg("memory") = 10, py::arg("gtol") = 0.0,
-     R"doc(Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
-lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
-iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).)doc");
+     R"doc(Projected L-BFGS on a box: minimises fun over lower <= x <= upper.
+
+Holds the GIL (fun is Python); Ctrl-C stops it between evaluations.
+
+Parameters
+----------
+fun : callable(x) -> (float, (N,) array)
+    The objective and its gradient at x (N,).
+x0 : (N,) array
+    Starting point, finite (projected onto the box first).
+lower, upper : (N,) array, optional
+    Bounds (-inf / +inf allowed; lower <= upper); None for none.
+iterations : int, optional
+    Most iterations, >= 0.
+memory : int, optional
+    Correction pairs kept, >= 1.
+gtol : float, optional
+    Stop when the projected gradient's largest entry is <= gtol.
+
+Returns
+-------
+dict
+    ``x`` (N,), ``cost``, ``cost_initial``, ``iterations``, ``evaluations``,
+    ``gradients``, ``seconds``.)doc");
 }
 
 }  // namespace directable::py_bind

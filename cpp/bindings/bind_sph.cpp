@@ -15,8 +15,36 @@ void bind_dim(py::module_& m, const char* fluid_name, const char* pred_name) {
   const std::string Ds = std::to_string(D);
   const std::string doc = Ds + R"doc(D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
 Monaghan viscosity, uniform-grid neighbour search, boundary particles,
-gravity, a moving rigid sphere and per-particle control forces. Particle
-arrays are (N, )doc" + Ds + ").";
+gravity, a moving rigid sphere and per-particle control forces.
+
+The fluid's state changes with every call that steps or sets it; calls from
+several threads on one fluid take turns (a lock per fluid), so they act as
+if made one after the other.
+
+Parameters
+----------
+fluid : (N, D) array
+    Initial fluid particle positions (m).
+boundary : (M, D) array
+    Boundary particle positions (m): fixed walls.
+spacing : float
+    Particle spacing (m); the particle mass is rho0 spacing^D.
+h : float
+    Smoothing length (m); the kernel's support is 2 h.
+rho0 : float, optional
+    Rest density (kg/m^D).
+c0 : float, optional
+    Speed of sound of the Tait equation of state (m/s).
+gamma : float, optional
+    Tait exponent.
+viscosity : float, optional
+    Monaghan's artificial viscosity alpha.
+dt : float, optional
+    Time step (s).
+gravity : (D,) array, optional
+    Body acceleration (m/s^2); default -9.81 along the last axis.
+lo, hi : (D,) array, optional
+    Corners of the domain box (m); default the unit box.)doc";
   py::class_<Pred, PredictionModel, std::shared_ptr<Pred>> pred_cls(
       m, pred_name,
       ("Simplified " + Ds + "D SPH prediction model (pressure + body forces, frozen neighbours),\n"
@@ -29,7 +57,17 @@ arrays are (N, )doc" + Ds + ").";
              s.pressure_acceleration(vector(positions, "positions", s.s(), true), a);
              return a;
            },
-           py::arg("positions"), ("positions (" + Ds + "N,) -> pressure acceleration (" + Ds + "N,).").c_str());
+           py::arg("positions"), R"doc(The model's pressure acceleration at the given positions (frozen neighbours).
+
+Parameters
+----------
+positions : (D N,) array
+    Particle positions (m), particle-major (x0, y0, ...).
+
+Returns
+-------
+(D N,) ndarray
+    Pressure acceleration of each particle (m/s^2).)doc");
 
   py::class_<Fluid, std::shared_ptr<Fluid>>(m, fluid_name, doc.c_str())
       .def(py::init([](const Array& fluid, const Array& boundary, double spacing, double h, double rho0, double c0,
@@ -76,7 +114,16 @@ arrays are (N, )doc" + Ds + ").";
              s.set_sphere(c, radius, v);
            },
            py::arg("centre"), py::arg("radius"), py::arg("velocity"),
-           ("Moving rigid sphere: centre (" + Ds + ",) inside the domain, radius > 0, velocity (" + Ds + ",).").c_str())
+           R"doc(Places a moving rigid sphere that pushes the fluid from now on.
+
+Parameters
+----------
+centre : (D,) array
+    Centre (m), inside the domain.
+radius : float
+    Radius (m), > 0.
+velocity : (D,) array
+    Its velocity (m/s), held until the next call.)doc")
       .def("remove_sphere",
            [](Fluid& s) {
              py::gil_scoped_release release;
@@ -92,7 +139,14 @@ arrays are (N, )doc" + Ds + ").";
              ObjectLock busy(&s);
              s.set_state(p, v);
            },
-           py::arg("positions"), py::arg("velocities"), ("positions, velocities (N, " + Ds + ").").c_str())
+           py::arg("positions"), py::arg("velocities"), R"doc(Replaces the fluid's state.
+
+Parameters
+----------
+positions : (N, D) array
+    Particle positions (m), finite.
+velocities : (N, D) array
+    Particle velocities (m/s), finite.)doc")
       .def("step",
            [](Fluid& s, const OptArray& force, Index steps, py::object progress) {
              const Eigen::VectorXd none;
@@ -104,10 +158,19 @@ arrays are (N, )doc" + Ds + ").";
              });
            },
            py::arg("force") = py::none(), py::arg("steps") = 1, py::arg("progress") = py::none(),
-           ("Advance `steps` steps with finite per-particle forces (N, " + Ds +
-            ") held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);\n"
-            "a diverging step raises ValueError naming the step.")
-               .c_str())
+           R"doc(Advances the fluid by `steps` time steps with per-particle forces held.
+
+The GIL is released; Ctrl-C stops between steps (KeyboardInterrupt). A step
+whose state becomes non-finite raises ValueError naming the step.
+
+Parameters
+----------
+force : (N, D) array, optional
+    Per-particle control accelerations (m/s^2), finite; none when None.
+steps : int, optional
+    Number of steps, >= 0.
+progress : callable(done, total), optional
+    Called (throttled) as the steps finish.)doc")
       .def("prediction_model",
            [](Fluid& s, std::optional<double> dt) {
              SPHParamsT<D> p = s.params();
@@ -117,11 +180,22 @@ arrays are (N, )doc" + Ds + ").";
              return std::make_shared<Pred>(p, s.neighbours(), s.boundary());
            },
            py::arg("dt") = py::none(),
-           ("The paper's simplified prediction model at the current state: body forces\n"
-            "and pressure only, neighbour sets frozen. State (" + std::to_string(2 * D) + "N,) = [positions (" + Ds +
-            "N),\nvelocities (" + Ds + "N)], particle-major; control (" + Ds +
-            "N,) = forces; its step is dt (default:\nthe simulation's; a frame of several simulation steps may be used).")
-               .c_str());
+           R"doc(The paper's simplified prediction model at the current state.
+
+Body forces and pressure only, with the neighbour sets frozen. Its state
+(2 D N,) is [positions (D N), velocities (D N)], particle-major; its control
+(D N,) is the per-particle forces.
+
+Parameters
+----------
+dt : float, optional
+    Its step (s); default the simulation's (a frame of several simulation
+    steps may be used).
+
+Returns
+-------
+SPHPrediction or SPHPrediction3D
+    An immutable prediction model, shared freely by threads.)doc");
 
   pred_cls.def("refreeze",
                [](Pred& self, Fluid& fluid) {
@@ -130,9 +204,16 @@ arrays are (N, )doc" + Ds + ").";
                  self.refreeze(fluid);
                },
                py::arg("fluid"),
-               "Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts):\n"
-               "one model, and one HorizonOptimizer on it, for a whole receding-horizon run (GIL released;\n"
-               "not while the model is in use elsewhere).");
+               R"doc(Freezes the neighbour sets of `fluid`'s current state in this model.
+
+One model, and one HorizonOptimizer on it, then serve a whole
+receding-horizon run. The GIL is released; the fluid is locked while it is
+read. The model changes: not while it is in use on another thread.
+
+Parameters
+----------
+fluid : SPHFluid2D or SPHFluid3D
+    A fluid with the same particle and boundary counts.)doc");
 }
 
 }  // namespace

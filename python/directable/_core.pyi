@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'BoundaryBasis', 'BoundaryBasis3D', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Coupling3D', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'MujocoData', 'MujocoLibrary', 'MujocoModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedScene3D', 'ReducedScene3DData', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'mujoco_run_lqr', 'mujoco_run_servo', 'mujoco_spd', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
+__all__: list[str] = ['Articulated', 'BoundaryBasis', 'BoundaryBasis3D', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Coupling3D', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'MujocoData', 'MujocoLibrary', 'MujocoModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedScene3D', 'ReducedScene3DData', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'check_allocation', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'mujoco_run_lqr', 'mujoco_run_servo', 'mujoco_spd', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -865,7 +865,26 @@ class PlanarChain(Model, Articulated):
     at l/2, inertia m l^2/12 about it) unless inertias/coms are given. damping
     (n,) is viscous per coordinate; q_min/q_max (n,) are hard joint limits.
     M q'' + C = tau with C = Coriolis/centrifugal + gravity + damping q'.
-    As a Model: z = [q, q'], control = tau (n,).
+    As a Model: z = [q, q'], control = tau (n,). Immutable: shared freely by threads.
+    
+    Parameters
+    ----------
+    masses : (L,) array
+        Link masses (kg), > 0.
+    lengths : (L,) array
+        Link lengths (m), > 0.
+    gravity : float, optional
+        Gravitational acceleration (m/s^2), along -y.
+    inertias : float or (L,) array, optional
+        Link inertias about their centres of mass (kg m^2); uniform rods when None.
+    coms : float or (L,) array, optional
+        Distances of the centres of mass from the joints (m); l/2 when None.
+    damping : float or (n,) array, optional
+        Viscous damping per coordinate (N m s/rad), n = L (+ 2 with free_root).
+    q_min, q_max : float or (n,) array, optional
+        Hard joint limits (rad; m for a free root's position).
+    free_root : bool, optional
+        The root position (x, y) is free: q = [x, y, theta_1..L].
     """
     def __init__(self, masses: numpy.ndarray[numpy.float64], lengths: numpy.ndarray[numpy.float64], gravity: typing.SupportsFloat | typing.SupportsIndex = 9.81, inertias: numpy.ndarray[numpy.float64] | None = None, coms: numpy.ndarray[numpy.float64] | None = None, damping: numpy.ndarray[numpy.float64] | None = None, q_min: numpy.ndarray[numpy.float64] | None = None, q_max: numpy.ndarray[numpy.float64] | None = None, free_root: bool = False) -> None:
         """
@@ -3877,22 +3896,51 @@ class Plant:
         """
 class ModelPlant(Plant):
     """
-    A Model integrated by its own step: substeps steps of dt / substeps per
-    control step, w = u + disturbance[t].
+    A Model integrated by its own step as a receding-horizon plant.
+    
+    Each control step takes `substeps` steps of dt / substeps with the control
+    w = u + disturbance[t]. The plant keeps its state: runs on one plant from
+    several threads take turns.
+    
+    Parameters
+    ----------
+    model : Model
+        The continuous model z' = F(z, t) + B w.
+    x0 : (n,) array
+        Initial state.
+    dt : float
+        Length of one control step (s), > 0.
+    substeps : int, optional
+        Model steps per control step, >= 1.
+    t0 : float, optional
+        Time of the initial state (s).
+    disturbance : (T, s) array, optional
+        Forces added to the control at steps t < T; none when None.
     """
     def __init__(self, model: Model, x0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, substeps: int = 1, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0, disturbance: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
-        x0 (n,); dt > 0 seconds per control step; disturbance (T, s) forces added at steps t < T, or None.
+        Builds the plant (see the class).
         """
     def __repr__(self) -> str:
         ...
 class DiscretePlant(Plant):
     """
     A prediction model as the plant: x+ = step(x, u + disturbance[t]).
+    
+    The plant keeps its state: runs on one plant from several threads take turns.
+    
+    Parameters
+    ----------
+    model : PredictionModel
+        The discrete model x+ = f(x, u).
+    x0 : (n,) array
+        Initial state.
+    disturbance : (T, s) array, optional
+        Added to the control at steps t < T; none when None.
     """
     def __init__(self, model: PredictionModel, x0: numpy.ndarray[numpy.float64], disturbance: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
-        x0 (n,); disturbance (T, s) added to the control at steps t < T, or None.
+        Builds the plant (see the class).
         """
     def __repr__(self) -> str:
         ...
@@ -4017,20 +4065,65 @@ class SPHPrediction(PredictionModel):
         ...
     def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        positions (2N,) -> pressure acceleration (2N,).
+        The model's pressure acceleration at the given positions (frozen neighbours).
+        
+        Parameters
+        ----------
+        positions : (D N,) array
+            Particle positions (m), particle-major (x0, y0, ...).
+        
+        Returns
+        -------
+        (D N,) ndarray
+            Pressure acceleration of each particle (m/s^2).
         """
     def refreeze(self, fluid: SPHFluid2D) -> None:
         """
-        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts):
-        one model, and one HorizonOptimizer on it, for a whole receding-horizon run (GIL released;
-        not while the model is in use elsewhere).
+        Freezes the neighbour sets of `fluid`'s current state in this model.
+        
+        One model, and one HorizonOptimizer on it, then serve a whole
+        receding-horizon run. The GIL is released; the fluid is locked while it is
+        read. The model changes: not while it is in use on another thread.
+        
+        Parameters
+        ----------
+        fluid : SPHFluid2D or SPHFluid3D
+            A fluid with the same particle and boundary counts.
         """
 class SPHFluid2D:
     """
     2D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
     Monaghan viscosity, uniform-grid neighbour search, boundary particles,
-    gravity, a moving rigid sphere and per-particle control forces. Particle
-    arrays are (N, 2).
+    gravity, a moving rigid sphere and per-particle control forces.
+    
+    The fluid's state changes with every call that steps or sets it; calls from
+    several threads on one fluid take turns (a lock per fluid), so they act as
+    if made one after the other.
+    
+    Parameters
+    ----------
+    fluid : (N, D) array
+        Initial fluid particle positions (m).
+    boundary : (M, D) array
+        Boundary particle positions (m): fixed walls.
+    spacing : float
+        Particle spacing (m); the particle mass is rho0 spacing^D.
+    h : float
+        Smoothing length (m); the kernel's support is 2 h.
+    rho0 : float, optional
+        Rest density (kg/m^D).
+    c0 : float, optional
+        Speed of sound of the Tait equation of state (m/s).
+    gamma : float, optional
+        Tait exponent.
+    viscosity : float, optional
+        Monaghan's artificial viscosity alpha.
+    dt : float, optional
+        Time step (s).
+    gravity : (D,) array, optional
+        Body acceleration (m/s^2); default -9.81 along the last axis.
+    lo, hi : (D,) array, optional
+        Corners of the domain box (m); default the unit box.
     """
     def __init__(self, fluid: numpy.ndarray[numpy.float64], boundary: numpy.ndarray[numpy.float64], spacing: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, rho0: typing.SupportsFloat | typing.SupportsIndex = 1000.0, c0: typing.SupportsFloat | typing.SupportsIndex = 20.0, gamma: typing.SupportsFloat | typing.SupportsIndex = 7.0, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.05, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0005, gravity: numpy.ndarray[numpy.float64] | None = None, lo: numpy.ndarray[numpy.float64] | None = None, hi: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
@@ -4040,10 +4133,22 @@ class SPHFluid2D:
         ...
     def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> SPHPrediction:
         """
-        The paper's simplified prediction model at the current state: body forces
-        and pressure only, neighbour sets frozen. State (4N,) = [positions (2N),
-        velocities (2N)], particle-major; control (2N,) = forces; its step is dt (default:
-        the simulation's; a frame of several simulation steps may be used).
+        The paper's simplified prediction model at the current state.
+        
+        Body forces and pressure only, with the neighbour sets frozen. Its state
+        (2 D N,) is [positions (D N), velocities (D N)], particle-major; its control
+        (D N,) is the per-particle forces.
+        
+        Parameters
+        ----------
+        dt : float, optional
+            Its step (s); default the simulation's (a frame of several simulation
+            steps may be used).
+        
+        Returns
+        -------
+        SPHPrediction or SPHPrediction3D
+            An immutable prediction model, shared freely by threads.
         """
     def remove_sphere(self) -> None:
         """
@@ -4051,16 +4156,43 @@ class SPHFluid2D:
         """
     def set_sphere(self, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
         """
-        Moving rigid sphere: centre (2,) inside the domain, radius > 0, velocity (2,).
+        Places a moving rigid sphere that pushes the fluid from now on.
+        
+        Parameters
+        ----------
+        centre : (D,) array
+            Centre (m), inside the domain.
+        radius : float
+            Radius (m), > 0.
+        velocity : (D,) array
+            Its velocity (m/s), held until the next call.
         """
     def set_state(self, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> None:
         """
-        positions, velocities (N, 2).
+        Replaces the fluid's state.
+        
+        Parameters
+        ----------
+        positions : (N, D) array
+            Particle positions (m), finite.
+        velocities : (N, D) array
+            Particle velocities (m/s), finite.
         """
     def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: int = 1, progress: typing.Any = None) -> None:
         """
-        Advance `steps` steps with finite per-particle forces (N, 2) held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);
-        a diverging step raises ValueError naming the step.
+        Advances the fluid by `steps` time steps with per-particle forces held.
+        
+        The GIL is released; Ctrl-C stops between steps (KeyboardInterrupt). A step
+        whose state becomes non-finite raises ValueError naming the step.
+        
+        Parameters
+        ----------
+        force : (N, D) array, optional
+            Per-particle control accelerations (m/s^2), finite; none when None.
+        steps : int, optional
+            Number of steps, >= 0.
+        progress : callable(done, total), optional
+            Called (throttled) as the steps finish.
         """
     @property
     def densities(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -4117,20 +4249,65 @@ class SPHPrediction3D(PredictionModel):
         ...
     def pressure_acceleration(self, positions: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
-        positions (3N,) -> pressure acceleration (3N,).
+        The model's pressure acceleration at the given positions (frozen neighbours).
+        
+        Parameters
+        ----------
+        positions : (D N,) array
+            Particle positions (m), particle-major (x0, y0, ...).
+        
+        Returns
+        -------
+        (D N,) ndarray
+            Pressure acceleration of each particle (m/s^2).
         """
     def refreeze(self, fluid: SPHFluid3D) -> None:
         """
-        Freezes the neighbour sets of `fluid`'s current state (same particle and boundary counts):
-        one model, and one HorizonOptimizer on it, for a whole receding-horizon run (GIL released;
-        not while the model is in use elsewhere).
+        Freezes the neighbour sets of `fluid`'s current state in this model.
+        
+        One model, and one HorizonOptimizer on it, then serve a whole
+        receding-horizon run. The GIL is released; the fluid is locked while it is
+        read. The model changes: not while it is in use on another thread.
+        
+        Parameters
+        ----------
+        fluid : SPHFluid2D or SPHFluid3D
+            A fluid with the same particle and boundary counts.
         """
 class SPHFluid3D:
     """
     3D weakly compressible SPH: cubic-spline kernel (support 2h), Tait EOS,
     Monaghan viscosity, uniform-grid neighbour search, boundary particles,
-    gravity, a moving rigid sphere and per-particle control forces. Particle
-    arrays are (N, 3).
+    gravity, a moving rigid sphere and per-particle control forces.
+    
+    The fluid's state changes with every call that steps or sets it; calls from
+    several threads on one fluid take turns (a lock per fluid), so they act as
+    if made one after the other.
+    
+    Parameters
+    ----------
+    fluid : (N, D) array
+        Initial fluid particle positions (m).
+    boundary : (M, D) array
+        Boundary particle positions (m): fixed walls.
+    spacing : float
+        Particle spacing (m); the particle mass is rho0 spacing^D.
+    h : float
+        Smoothing length (m); the kernel's support is 2 h.
+    rho0 : float, optional
+        Rest density (kg/m^D).
+    c0 : float, optional
+        Speed of sound of the Tait equation of state (m/s).
+    gamma : float, optional
+        Tait exponent.
+    viscosity : float, optional
+        Monaghan's artificial viscosity alpha.
+    dt : float, optional
+        Time step (s).
+    gravity : (D,) array, optional
+        Body acceleration (m/s^2); default -9.81 along the last axis.
+    lo, hi : (D,) array, optional
+        Corners of the domain box (m); default the unit box.
     """
     def __init__(self, fluid: numpy.ndarray[numpy.float64], boundary: numpy.ndarray[numpy.float64], spacing: typing.SupportsFloat | typing.SupportsIndex, h: typing.SupportsFloat | typing.SupportsIndex, rho0: typing.SupportsFloat | typing.SupportsIndex = 1000.0, c0: typing.SupportsFloat | typing.SupportsIndex = 20.0, gamma: typing.SupportsFloat | typing.SupportsIndex = 7.0, viscosity: typing.SupportsFloat | typing.SupportsIndex = 0.05, dt: typing.SupportsFloat | typing.SupportsIndex = 0.0005, gravity: numpy.ndarray[numpy.float64] | None = None, lo: numpy.ndarray[numpy.float64] | None = None, hi: numpy.ndarray[numpy.float64] | None = None) -> None:
         """
@@ -4140,10 +4317,22 @@ class SPHFluid3D:
         ...
     def prediction_model(self, dt: typing.SupportsFloat | typing.SupportsIndex | None = None) -> SPHPrediction3D:
         """
-        The paper's simplified prediction model at the current state: body forces
-        and pressure only, neighbour sets frozen. State (6N,) = [positions (3N),
-        velocities (3N)], particle-major; control (3N,) = forces; its step is dt (default:
-        the simulation's; a frame of several simulation steps may be used).
+        The paper's simplified prediction model at the current state.
+        
+        Body forces and pressure only, with the neighbour sets frozen. Its state
+        (2 D N,) is [positions (D N), velocities (D N)], particle-major; its control
+        (D N,) is the per-particle forces.
+        
+        Parameters
+        ----------
+        dt : float, optional
+            Its step (s); default the simulation's (a frame of several simulation
+            steps may be used).
+        
+        Returns
+        -------
+        SPHPrediction or SPHPrediction3D
+            An immutable prediction model, shared freely by threads.
         """
     def remove_sphere(self) -> None:
         """
@@ -4151,16 +4340,43 @@ class SPHFluid3D:
         """
     def set_sphere(self, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
         """
-        Moving rigid sphere: centre (3,) inside the domain, radius > 0, velocity (3,).
+        Places a moving rigid sphere that pushes the fluid from now on.
+        
+        Parameters
+        ----------
+        centre : (D,) array
+            Centre (m), inside the domain.
+        radius : float
+            Radius (m), > 0.
+        velocity : (D,) array
+            Its velocity (m/s), held until the next call.
         """
     def set_state(self, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64]) -> None:
         """
-        positions, velocities (N, 3).
+        Replaces the fluid's state.
+        
+        Parameters
+        ----------
+        positions : (N, D) array
+            Particle positions (m), finite.
+        velocities : (N, D) array
+            Particle velocities (m/s), finite.
         """
     def step(self, force: numpy.ndarray[numpy.float64] | None = None, steps: int = 1, progress: typing.Any = None) -> None:
         """
-        Advance `steps` steps with finite per-particle forces (N, 3) held (GIL released; progress(done, steps) throttled, Ctrl-C stops between steps);
-        a diverging step raises ValueError naming the step.
+        Advances the fluid by `steps` time steps with per-particle forces held.
+        
+        The GIL is released; Ctrl-C stops between steps (KeyboardInterrupt). A step
+        whose state becomes non-finite raises ValueError naming the step.
+        
+        Parameters
+        ----------
+        force : (N, D) array, optional
+            Per-particle control accelerations (m/s^2), finite; none when None.
+        steps : int, optional
+            Number of steps, >= 0.
+        progress : callable(done, total), optional
+            Called (throttled) as the steps finish.
         """
     @property
     def densities(self) -> numpy.typing.NDArray[numpy.float64]:
@@ -4209,33 +4425,81 @@ class SPHFluid3D:
         """
 class SPHPlant2D(Plant):
     """
-    The 2D SPH fluid as a receding-horizon plant: state (4N,) = [positions; velocities],
-    control (2N,) per-particle forces held over frame_steps simulation steps. Steps the fluid in place.
+    The 2D SPH fluid as a receding-horizon plant.
+    
+    State (2 D N,) = [positions; velocities], control (D N,): per-particle forces
+    held over frame_steps simulation steps. Steps the fluid in place (the fluid's
+    lock is taken per step; runs on one plant take turns).
+    
+    Parameters
+    ----------
+    fluid : SPHFluid2D or SPHFluid3D
+        The fluid, stepped in place.
+    frame_steps : int
+        Simulation steps per control step, >= 1.
+    prediction : SPHPrediction or SPHPrediction3D, optional
+        A prediction model of this fluid, refrozen at the fluid's state before
+        every window; None for none.
     """
     def __init__(self, fluid: SPHFluid2D, frame_steps: int, prediction: SPHPrediction = None) -> None:
         """
-        prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.
+        Builds the plant (see the class).
         """
     def __repr__(self) -> str:
         ...
     def launch_sphere(self, frame: int, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
         """
-        Launch the rigid sphere (centre (2,), radius > 0, velocity (2,)) at the start of control step `frame`.
+        Schedules the rigid sphere's launch at the start of control step `frame`.
+        
+        Parameters
+        ----------
+        frame : int
+            Control step at whose start the sphere appears, >= 0.
+        centre : (D,) array
+            Its centre (m), inside the domain.
+        radius : float
+            Its radius (m), > 0.
+        velocity : (D,) array
+            Its velocity (m/s).
         """
 class SPHPlant3D(Plant):
     """
-    The 3D SPH fluid as a receding-horizon plant: state (6N,) = [positions; velocities],
-    control (3N,) per-particle forces held over frame_steps simulation steps. Steps the fluid in place.
+    The 3D SPH fluid as a receding-horizon plant.
+    
+    State (2 D N,) = [positions; velocities], control (D N,): per-particle forces
+    held over frame_steps simulation steps. Steps the fluid in place (the fluid's
+    lock is taken per step; runs on one plant take turns).
+    
+    Parameters
+    ----------
+    fluid : SPHFluid2D or SPHFluid3D
+        The fluid, stepped in place.
+    frame_steps : int
+        Simulation steps per control step, >= 1.
+    prediction : SPHPrediction or SPHPrediction3D, optional
+        A prediction model of this fluid, refrozen at the fluid's state before
+        every window; None for none.
     """
     def __init__(self, fluid: SPHFluid3D, frame_steps: int, prediction: SPHPrediction3D = None) -> None:
         """
-        prediction: a prediction model of this fluid, refrozen at the fluid's state before every window, or None.
+        Builds the plant (see the class).
         """
     def __repr__(self) -> str:
         ...
     def launch_sphere(self, frame: int, centre: numpy.ndarray[numpy.float64], radius: typing.SupportsFloat | typing.SupportsIndex, velocity: numpy.ndarray[numpy.float64]) -> None:
         """
-        Launch the rigid sphere (centre (3,), radius > 0, velocity (3,)) at the start of control step `frame`.
+        Schedules the rigid sphere's launch at the start of control step `frame`.
+        
+        Parameters
+        ----------
+        frame : int
+            Control step at whose start the sphere appears, >= 0.
+        centre : (D,) array
+            Its centre (m), inside the domain.
+        radius : float
+            Its radius (m), > 0.
+        velocity : (D,) array
+            Its velocity (m/s).
         """
 class CrowdParams:
     """
@@ -5134,6 +5398,27 @@ def build_info() -> dict:
         ``eigen`` (version), ``simd`` (Eigen's instruction sets in the
         kernels), ``avx2``, ``fma``, ``openmp``, ``threads`` (of the parallel precomputations).
     """
+def check_allocation(what: str, nbytes: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    """
+    Refuses a request larger than the machine's physical memory.
+    
+    The Python layer's own arrays go through the same check as the core's, so a
+    size beyond the memory is a MemoryError that names the argument and the size
+    instead of NumPy's nameless one (or a fill that swaps for minutes).
+    
+    Parameters
+    ----------
+    what : str
+        The request, named by the argument that sized it (``"steps = 10**12"``).
+    nbytes : float
+        Its size in bytes (a float, so that products of huge counts do not wrap).
+    
+    Raises
+    ------
+    MemoryError
+        When ``nbytes`` exceeds the physical memory; the message names ``what``
+        and both sizes in GB.
+    """
 def cloth_apply(cloth: ClothModel, x0: numpy.ndarray[numpy.float64], v0: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, steps: int, t_start: int, nodes: collections.abc.Sequence[int], forces: numpy.ndarray[numpy.float64], progress: typing.Any = None) -> PointMassRun:
     """
     Symplectic run with forces (n, c, 3) on nodes from step t_start; GIL released.
@@ -5215,9 +5500,30 @@ def max_threads() -> int:
     """
 def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float64], lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None, iterations: int = 100, memory: int = 10, gtol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
     """
-    Projected L-BFGS on a box. fun(x (N,)) -> (f, gradient (N,)); x0 (N,);
-    lower/upper (N,) or None. Returns a dict with x (N,), cost, cost_initial,
-    iterations, evaluations, gradients, seconds. Holds the GIL (fun is Python).
+    Projected L-BFGS on a box: minimises fun over lower <= x <= upper.
+    
+    Holds the GIL (fun is Python); Ctrl-C stops it between evaluations.
+    
+    Parameters
+    ----------
+    fun : callable(x) -> (float, (N,) array)
+        The objective and its gradient at x (N,).
+    x0 : (N,) array
+        Starting point, finite (projected onto the box first).
+    lower, upper : (N,) array, optional
+        Bounds (-inf / +inf allowed; lower <= upper); None for none.
+    iterations : int, optional
+        Most iterations, >= 0.
+    memory : int, optional
+        Correction pairs kept, >= 1.
+    gtol : float, optional
+        Stop when the projected gradient's largest entry is <= gtol.
+    
+    Returns
+    -------
+    dict
+        ``x`` (N,), ``cost``, ``cost_initial``, ``iterations``, ``evaluations``,
+        ``gradients``, ``seconds``.
     """
 def mirror_poses(skeleton: CharacterSkeleton, poses: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
     ...

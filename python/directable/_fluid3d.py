@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, progress_callback, real
+from ._validate import about, as_float_array, integer, iterable, progress_callback, real
 from .reduce import IncrementalPCA
 
 MACGrid3D = _core.MACGrid3D
@@ -277,7 +277,7 @@ class FluidSim3D(_core.FluidSim3D):
             centres lie inside one are solid for this step. An obstacle
             thinner than one cell warns that fluid will leak through it.
         """
-        obstacles = list(obstacles)
+        obstacles = list(iterable(obstacles, "obstacles", "a sequence of Obstacle3D"))
         h = self.grid.h
         for k, o in enumerate(obstacles):
             if isinstance(o, Obstacle3D) and o.shape.min_extent < h:
@@ -435,13 +435,15 @@ def velocity_basis3d(grid, snapshots, r, chunk=32, keep=None) -> np.ndarray:
                 S = np.vstack(buf)
                 if S.shape[1] != grid.n_faces:
                     raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got rows of {S.shape[1]}")
-                S = grid.project(S)
+                with about("snapshots"):
+                    S = grid.project(S)
                 S = S[np.linalg.norm(S, axis=1) > 0]
                 if len(S):
                     pca.add(S)
                 buf.clear()
 
-        rows = as_float_array(snapshots, "snapshots") if isinstance(snapshots, np.ndarray) else snapshots
+        rows = (as_float_array(snapshots, "snapshots") if isinstance(snapshots, np.ndarray)
+                else iterable(snapshots, "snapshots", f"a (k, {grid.n_faces}) array or an iterable of rows"))
         if isinstance(rows, np.ndarray) and rows.ndim != 2:
             raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got {rows.shape}")
         for s in _row_chunks(rows, chunk):

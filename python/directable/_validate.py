@@ -7,6 +7,7 @@ object and string data.
 """
 from __future__ import annotations
 
+import contextlib
 import numbers
 
 import numpy as np
@@ -37,6 +38,50 @@ def index_array(x, name: str, shape_hint: str) -> np.ndarray:
         else:
             raise TypeError(f"{name} must be an integer array {shape_hint}, got dtype {a.dtype}")
     return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def iterable(x, name: str, what: str = "a sequence"):
+    """``x`` itself when it can be iterated (not consumed: a generator stays a
+    generator), or TypeError naming ``name``, what it must be and what it got
+    (instead of Python's nameless "'float' object is not iterable")."""
+    try:
+        iter(x)
+    except TypeError:
+        raise TypeError(f"{name} must be {what}, got {type(x).__name__} {_short_repr(x)}") from None
+    return x
+
+
+def _short_repr(x, limit: int = 60) -> str:
+    text = repr(x)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+@contextlib.contextmanager
+def about(name: str):
+    """Refusals (ValueError, TypeError) of the calls inside, prefixed with the
+    argument of the caller they concern: a composite function that hands its
+    argument to an inner call under another name (``fluid.velocity_basis``
+    projects ``snapshots`` with ``MACGrid2D.project(u)``) names its own."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+
+
+def check_size(what: str, *shape, itemsize: int = 8) -> None:
+    """MemoryError naming ``what`` (the argument that sized the request) when
+    an array of ``shape`` would not fit in the machine's memory: the core's
+    own check (``_core.check_allocation``), so a Python-side array is refused
+    as the core's buffers are, with the size, before NumPy tries."""
+    from . import _core
+
+    _core.check_allocation(what, float(itemsize) * float(np.prod([float(s) for s in shape])))
+
+
+def zeros(shape, what: str) -> np.ndarray:
+    """``np.zeros(shape)`` after :func:`check_size` (``what`` names the argument that sized it)."""
+    check_size(what, *shape)
+    return np.zeros(shape)
 
 
 def optional_array(x, name: str):
@@ -129,6 +174,33 @@ def progress_callback(progress, desc: str, passes: int = 1):
 
         return update, close
     raise TypeError(f"progress must be None, a bool or a callable(done, total), got {type(progress).__name__}")
+
+
+def interruptible(fn, *args):
+    """``fn(*args)`` on a helper thread while this one waits, so that Ctrl-C
+    raises KeyboardInterrupt here within a few ms even when ``fn`` is one long
+    call that releases the GIL but never returns to Python (a LAPACK SVD, a
+    BLAS product). On Ctrl-C the helper finishes its call in the background
+    and its result is dropped; its exceptions are re-raised here."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args)  # signals reach only the main thread: nothing to gain
+    out = {}
+
+    def work():
+        try:
+            out["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            out["error"] = exc
+
+    worker = threading.Thread(target=work, name="directable-interruptible", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.02)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def run_with_progress(fn, progress, desc: str, passes: int = 1, **kwargs):

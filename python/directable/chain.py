@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, broadcast, integer, optional_array, real, run_with_progress
+from ._validate import as_float_array, broadcast, check_size, integer, optional_array, real, run_with_progress
 
 PlanarChain = _core.PlanarChain
 Articulated = _core.Articulated
@@ -224,6 +224,7 @@ def rollout(chain, q0, qd0, dt, steps, tau=None, integrator="rk4", tau_ext=None)
     steps = integer(steps, "steps")
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
+    check_size(f"steps = {steps} (the run's q, qd and reference)", 3, steps + 1, n)
     return track(chain, np.zeros((steps + 1, n)), None, dt, 0.0, 0.0, controller="none", q0=q0, qd0=qd0,
                  integrator=integrator, tau_ff=tau, tau_ext=tau_ext)
 
@@ -253,10 +254,10 @@ def spd_step(M, C, q, qd, q_ref_next, qd_ref_next, kp, kd, dt):
     qdd : (n,) ndarray
         The acceleration SPD predicts.
     """
-    q = as_float_array(q, "q")
-    n = q.shape[0] if q.ndim == 1 else -1
+    M = as_float_array(M, "M")
+    n = M.shape[0] if M.ndim == 2 else -1  # the mass matrix fixes n (the core names the others against it)
     qd_ref_next = np.zeros(max(n, 0)) if qd_ref_next is None else qd_ref_next
-    return _core.spd_step(as_float_array(M, "M"), as_float_array(C, "C"), q, as_float_array(qd, "qd"),
+    return _core.spd_step(M, as_float_array(C, "C"), as_float_array(q, "q"), as_float_array(qd, "qd"),
                           as_float_array(q_ref_next, "q_ref_next"), as_float_array(qd_ref_next, "qd_ref_next"),
                           broadcast(kp, max(n, 0), "kp"), broadcast(kd, max(n, 0), "kd"), real(dt, "dt"))
 

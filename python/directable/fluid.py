@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, integer, real, run_with_progress
+from ._validate import about, as_float_array, integer, real, run_with_progress
 from .reduce import pca
 from ._fluid3d import GalerkinSteps
 
@@ -358,7 +358,8 @@ def velocity_basis(grid, snapshots, r, method="auto", seed=0) -> np.ndarray:
     S = as_float_array(snapshots, "snapshots")
     if S.ndim != 2 or S.shape[1] != grid.n_faces:
         raise ValueError(f"snapshots must have shape (k, {grid.n_faces}), got {S.shape}")
-    S = grid.project(S)
+    with about("snapshots"):
+        S = grid.project(S)
     keep = np.linalg.norm(S, axis=1) > 0
     if not keep.any():
         raise ValueError("snapshots are all zero: no velocity basis")

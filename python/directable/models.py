@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validate import actuation_matrix, as_float_array, broadcast, integer, real, run_with_progress
+from ._validate import actuation_matrix, as_float_array, broadcast, check_size, integer, real, run_with_progress
 
 Model = _core.Model
 SpringChain = _core.SpringChain
@@ -37,6 +37,7 @@ def spring_chain(masses=8, mass=1.0, stiffness=40.0, cubic=400.0, damping=0.2, a
     m = integer(masses, "masses") if np.ndim(masses) == 0 else len(masses)
     if m < 1:
         raise ValueError(f"masses must be at least 1, got {masses}")
+    check_size(f"masses = {m} (the chain's parameters)", 5, m)
     mvec = broadcast(mass, m, "mass") if np.ndim(masses) == 0 else as_float_array(masses, "masses")
     return SpringChain(mvec, broadcast(stiffness, m, "stiffness"), broadcast(cubic, m, "cubic"),
                        broadcast(damping, m, "damping"), actuation_matrix(actuated, m))

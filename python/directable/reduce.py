@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, integer
+from ._validate import as_float_array, integer, interruptible
 
 __all__ = ["Basis", "pca", "IncrementalPCA", "project", "reconstruct"]
 
@@ -123,15 +123,17 @@ def pca(snapshots, r, mass=None, method="auto", oversample=10, power_iterations=
     total = float(np.einsum("ij,ij->", Y, Y))
     if method == "auto":
         method = "randomized" if min(k, N) > 4 * (r + oversample) else "svd"
+    # (LAPACK and BLAS calls of seconds each: run where Ctrl-C still reaches this thread at once)
     if method == "svd":
-        _, S, Vt = np.linalg.svd(Y, full_matrices=False)
+        _, S, Vt = interruptible(lambda: np.linalg.svd(Y, full_matrices=False))
         S, V = S[:r], Vt[:r].T
     elif method == "randomized":
         rng = np.random.default_rng(seed)
-        Q = np.linalg.qr(Y.T @ rng.standard_normal((k, min(r + oversample, k))))[0]  # (N, l) range of Y'
+        probes = rng.standard_normal((k, min(r + oversample, k)))
+        Q = interruptible(lambda: np.linalg.qr(Y.T @ probes)[0])  # (N, l) range of Y'
         for _ in range(power_iterations):
-            Q = np.linalg.qr(Y.T @ (Y @ Q))[0]
-        _, S, Wt = np.linalg.svd(Y @ Q, full_matrices=False)
+            Q = interruptible(lambda Q=Q: np.linalg.qr(Y.T @ (Y @ Q))[0])
+        _, S, Wt = interruptible(lambda: np.linalg.svd(Y @ Q, full_matrices=False))
         S, V = S[:r], Q @ Wt[:r].T
     else:
         raise ValueError(f"method must be 'auto', 'svd' or 'randomized', got {method!r}")

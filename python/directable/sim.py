@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, index_array, integer, optional_array, real, run_with_progress
+from ._validate import as_float_array, index_array, integer, optional_array, real, run_with_progress, zeros
 
 Simulation = _core.Simulation
 SimulationResult = _core.SimulationResult
@@ -122,7 +122,7 @@ def push(steps, dim, at, force, duration=1):
         raise ValueError(f"force must have shape ({dim},), got {force.shape}")
     if not 0 <= at < steps or duration < 1:
         raise ValueError(f"push must start in [0, {steps}) and last >= 1 step, got at={at}, duration={duration}")
-    d = np.zeros((steps, dim))
+    d = zeros((steps, dim), f"steps x dim = {steps} x {dim}")
     d[at:at + duration] = force
     return d
 

@@ -1,6 +1,8 @@
 #include "directable/control/spd.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 namespace directable {
@@ -84,11 +86,20 @@ void spd_from_matrices(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
                        const Eigen::Ref<const Eigen::VectorXd>& q_ref_next, const Eigen::Ref<const Eigen::VectorXd>& qd_ref_next,
                        const Eigen::Ref<const Eigen::VectorXd>& kp, const Eigen::Ref<const Eigen::VectorXd>& kd, double dt,
                        Eigen::Ref<Eigen::VectorXd> tau, Eigen::Ref<Eigen::VectorXd> qdd) {
-  const Index n = q.size();
+  // n is the size most of the vectors agree on, so the one argument of another size is the one named
+  const Index sizes[] = {q.size(), C.size(), qd.size(), q_ref_next.size(), qd_ref_next.size(), kp.size(), kd.size()};
+  Index n = sizes[0];
+  int best = 0;
+  for (Index a : sizes) {
+    const int votes = int(std::count(std::begin(sizes), std::end(sizes), a));
+    if (votes > best) best = votes, n = a;
+  }
+  if (n < 1) throw_shape("q", "(n,) with n >= 1", vshape(n));
   check_shape("M", M.rows(), M.cols(), n, n);
   auto chk = [n](const char* name, Index k) {
     if (k != n) throw_shape(name, vshape(n), vshape(k));
   };
+  chk("q", q.size());
   chk("C", C.size());
   chk("qd", qd.size());
   chk("q_ref_next", q_ref_next.size());
@@ -104,7 +115,10 @@ void spd_from_matrices(const Eigen::Ref<const Eigen::MatrixXd>& M, const Eigen::
   check_finite("qd_ref_next", qd_ref_next.data(), n);
   check_finite("kp", kp.data(), n);
   check_finite("kd", kd.data(), n);
-  if ((kp.array() < 0).any() || (kd.array() < 0).any()) throw std::domain_error("kp and kd must be >= 0");
+  for (Index k = 0; k < n; ++k)
+    if (kp[k] < 0 || kd[k] < 0)
+      throw std::domain_error(std::string(kp[k] < 0 ? "kp" : "kd") + " must be >= 0, got " +
+                              std::to_string(kp[k] < 0 ? kp[k] : kd[k]) + " at index " + std::to_string(k));
   Eigen::VectorXd e = q + dt * qd - q_ref_next;
   Eigen::VectorXd ev = qd - qd_ref_next;
   Eigen::MatrixXd A = M;

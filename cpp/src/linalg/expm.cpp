@@ -350,7 +350,7 @@ BorderedExpm::BorderedExpm(Index m, Index k) : m_(m), k_(k) {
 }
 
 void BorderedExpm::compute(const Eigen::Ref<const MatrixXd>& H, const Eigen::Ref<const MatrixXd>& C) {
-  if (m_ < 1) throw std::invalid_argument("matrix exponential of an empty (0 x 0) matrix");
+  if (m_ < 1) throw_shape("H", "(m, m) with m >= 1", shape_str(H.rows(), H.cols()));
   check_shape("H", H.rows(), H.cols(), m_, m_);
   check_shape("C", C.rows(), C.cols(), m_, k_);
   check_finite_input(H, "H");

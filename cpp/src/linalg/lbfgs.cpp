@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -51,11 +52,28 @@ double update_dot(Index n, double* q, const double* v, Update upd) {
   return r;
 }
 
-void check_bound(const Eigen::VectorXd& b, const char* name, Index N) {
+// A bound of the wrong size may as well be an x0 of the wrong size: the message names both.
+// An infinite bound on the wrong side (lower = +inf, upper = -inf) leaves no finite point.
+void check_bound(const Eigen::VectorXd& b, const char* name, Index N, double empty_side) {
   if (b.size() != 0 && b.size() != N)
-    throw_shape(name, "(" + std::to_string(N) + ",) or None", "(" + std::to_string(b.size()) + ",)");
-  for (Index k = 0; k < b.size(); ++k)
+    throw_shape(name, "(" + std::to_string(N) + ",) (the size of x0) or None", "(" + std::to_string(b.size()) + ",)");
+  for (Index k = 0; k < b.size(); ++k) {
     if (std::isnan(b[k])) throw std::domain_error(std::string(name) + " must not contain NaN (index " + std::to_string(k) + ")");
+    if (b[k] == empty_side)
+      throw std::domain_error(std::string(name) + " must leave a finite point feasible, got " + std::to_string(b[k]) +
+                              " at index " + std::to_string(k));
+  }
+}
+
+void check_box(const Eigen::VectorXd& lower, const Eigen::VectorXd& upper, Index N) {
+  check_bound(lower, "lower", N, std::numeric_limits<double>::infinity());
+  check_bound(upper, "upper", N, -std::numeric_limits<double>::infinity());
+  if (lower.size() == N && upper.size() == N)
+    for (Index k = 0; k < N; ++k)
+      if (lower[k] > upper[k])
+        throw std::invalid_argument("lower must be <= upper, got lower[" + std::to_string(k) + "] = " +
+                                    std::to_string(lower[k]) + " > upper[" + std::to_string(k) + "] = " +
+                                    std::to_string(upper[k]));
 }
 
 // One minimisation: the box, the workspace and the ring buffer of pairs
@@ -242,8 +260,7 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
   const double t0 = now_seconds();
   const Index N = x.size();
   opt.validate();
-  check_bound(lower, "lower", N);
-  check_bound(upper, "upper", N);
+  check_box(lower, upper, N);
   LBFGSWorkspace local;
   ProjectedLBFGS run(N, opt.memory, lower, upper, workspace ? *workspace : local);
   LBFGSWorkspace& w = workspace ? *workspace : local;

@@ -380,13 +380,14 @@ void PlanarChain::step(const Eigen::Ref<const Eigen::VectorXd>& z, double, doubl
 
 void PlanarChain::linearize_along(SeqView z_ref, SeqView tau_ref, MatrixSeq& A, MatrixSeq& B, int threads) const {
   const Index n2 = 2 * dofs_;
+  // the reference states are the rows [q_ref, qd_ref]: the messages say so
   if (z_ref.empty() || z_ref.rows != 1 || z_ref.cols != n2 || z_ref.T < 2)
-    throw_shape("z_ref", "(T+1, " + std::to_string(n2) + ") with T >= 1",
+    throw_shape("z_ref = [q_ref, qd_ref]", "(T+1, " + std::to_string(n2) + ") with T >= 1",
                 z_ref.empty() ? "nothing" : shape_str(z_ref.T, z_ref.cols));
   const Index T = z_ref.T - 1;
   if (!tau_ref.empty() && (tau_ref.rows != 1 || tau_ref.cols != dofs_ || tau_ref.T != T))
     throw_shape("tau_ref", shape_str(T, dofs_), shape_str(tau_ref.T, tau_ref.cols));
-  z_ref.check_finite("z_ref");
+  z_ref.check_finite("z_ref = [q_ref, qd_ref]");
   tau_ref.check_finite("tau_ref");
   A = MatrixSeq(T, n2, n2);
   B = MatrixSeq(T, n2, dofs_);

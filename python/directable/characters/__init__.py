@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 
 from .. import _core
-from .._validate import as_float_array, integer, progress_callback, real
+from .._validate import as_float_array, check_size, integer, iterable, progress_callback, real
 from . import basis
 from ._bvh import BVHClip, load_bvh, write_bvh
 from ._lp import LPStatus, make_solver, require_highspy
@@ -236,7 +236,8 @@ def synthetic_clips(skeleton, gaits=GAITS, turns=(-1.2, -0.6, 0.0, 0.6, 1.2), to
     -------
     ClipSet
     """
-    gaits = [gaits] if isinstance(gaits, str) else list(gaits)
+    gaits = [gaits] if isinstance(gaits, str) else list(iterable(gaits, "gaits", "a gait name or a sequence of them"))
+    turns = list(iterable(turns, "turns", "a sequence of turning rates (rad/s)"))
     if counts is None:
         cnt = []
     elif isinstance(counts, str):
@@ -505,11 +506,17 @@ def samples(task, per_dim=8, ranges=None, drop=0.0, seed=0):
     unknown = [v for v in ranges if v not in task.variables]
     if unknown:
         raise ValueError(f"ranges: unknown variable {unknown[0]!r}; the task's variables are {task.variables}")
-    axes = []
-    for v, cyc in zip(task.variables, task.cyclic):
+    counts = []
+    for v in task.variables:
         n = integer(per_dim[v] if isinstance(per_dim, dict) else per_dim, "per_dim")
         if n < 1:
             raise ValueError(f"per_dim must be >= 1, got {n}")
+        counts.append(n)
+    # the meshgrid and the stacked samples: K prod(per_dim) rows of 1 + len(counts) columns, twice
+    check_size(f"per_dim = {per_dim} ({task.K} clips x {' x '.join(map(str, counts))} samples)",
+               2 * (1 + len(counts)), task.K, *counts)
+    axes = []
+    for v, cyc, n in zip(task.variables, task.cyclic, counts):
         if cyc:
             axes.append(np.linspace(-np.pi, np.pi, n, endpoint=False))
         else:

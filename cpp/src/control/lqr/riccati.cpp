@@ -193,6 +193,31 @@ std::string num(double x) {
   return o.str();
 }
 
+// The largest |entry| of steps [from, T) of a sequence (those the backward
+// sweep has read; a pipelined producer may still be writing the others).
+double largest_entry(const SeqView& v, Index from) {
+  if (v.empty() || v.rows * v.cols == 0) return 0.0;
+  const Index first = v.is_constant() ? 0 : from, count = v.is_constant() ? 1 : v.T - from;
+  double m = 0.0;
+  for (Index i = first; i < first + count; ++i) m = std::max(m, v[i].cwiseAbs().maxCoeff());
+  return m;
+}
+
+// The cost-to-go overflowed at `step`: no single input is at fault, so the
+// message names the inputs it came from with their magnitudes.
+[[noreturn]] void throw_overflow(const LQRProblem& pb, Index step) {
+  std::ostringstream msg;
+  msg << "Riccati sweep produced non-finite cost-to-go at step " << step
+      << ": the weights and dynamics are too large for double precision (largest |entry| of steps >= " << step
+      << ": Q " << num(largest_entry(pb.Q, step));
+  if (pb.q_scale != 1.0) msg << " scaled by alpha_Q = " << num(pb.q_scale);
+  msg << ", Q_final " << (pb.Q_final_stationary ? std::string("\"dare\"") : num(pb.Q_final.size() ? pb.Q_final.cwiseAbs().maxCoeff() : 0.0));
+  double r = 0.0;
+  for (const auto& term : pb.R_terms) r = std::max(r, std::abs(term.second) * largest_entry(term.first, step));
+  msg << ", R " << num(r) << ", A " << num(largest_entry(pb.A, step)) << ", B " << num(largest_entry(pb.B, step)) << ")";
+  throw std::domain_error(msg.str());
+}
+
 // H_i = R_i + B_i' P_{i+1} B_i failed (a pivot below kPivotTolerance): the
 // error path recomputes it from the inputs (P_{i+1} is in `out`) to say
 // which pivot failed and whom to blame: R_i, Q_final, or the P_{i+1} that
@@ -207,9 +232,7 @@ std::string num(double x) {
   const Eigen::MatrixXd P = 0.5 * (out.P[i + 1] + out.P[i + 1].transpose());
   const auto B = pb.B[i];
   const Eigen::MatrixXd H = R + B.transpose() * P * B;
-  if (!H.allFinite())
-    throw std::domain_error("Riccati sweep produced non-finite cost-to-go at step " + std::to_string(i + 1) +
-                            " (ill-conditioned problem)");
+  if (!H.allFinite()) throw_overflow(pb, i + 1);
   // unpivoted LDL': the pivots the Cholesky factorization meets
   Eigen::MatrixXd L = Eigen::MatrixXd::Zero(s, s);
   Eigen::VectorXd d = Eigen::VectorXd::Zero(s);
@@ -659,7 +682,12 @@ double LQRSolution::cost_to_go(const Eigen::Ref<const Eigen::VectorXd>& x, Index
   if (x.size() != n()) throw_shape("x", "(" + std::to_string(n()) + ",)", "(" + std::to_string(x.size()) + ",)");
   if (step < 0 || step > horizon())
     throw std::invalid_argument("step must be in [0, " + std::to_string(horizon()) + "], got " + std::to_string(step));
-  return double(x.transpose() * P[step] * x);
+  check_finite("x", x.data(), x.size());
+  const double J = double(x.transpose() * P[step] * x);
+  if (!std::isfinite(J))
+    throw std::domain_error("x is too large: its cost-to-go x' P[" + std::to_string(step) +
+                            "] x overflows (largest |x_i| = " + num(x.cwiseAbs().maxCoeff()) + ")");
+  return J;
 }
 
 RiccatiWorkspace::RiccatiWorkspace(Index n, Index s)
@@ -690,8 +718,7 @@ void riccati_sweep(const LQRProblem& pb, LQRSolution& out, const ProgressFn* pro
   else
     eigen_sweep(pb, out, throttle, R_varies);
   throttle.finish(T);
-  if (!out.P[0].allFinite() || !out.K[0].allFinite())
-    throw std::domain_error("Riccati sweep produced non-finite cost-to-go (ill-conditioned problem)");
+  if (!out.P[0].allFinite() || !out.K[0].allFinite()) throw_overflow(pb, 0);
 }
 
 LQRSolution solve_discrete(const LQRProblem& problem, const ProgressFn* progress) {

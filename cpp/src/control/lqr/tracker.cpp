@@ -1,8 +1,11 @@
 #include "directable/control/lqr/tracker.hpp"
 
+#include "directable/core/allocation.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -375,8 +378,12 @@ Index Tracker::nearest_index(const Eigen::Ref<const Eigen::VectorXd>& z, Index f
 
 RowMatrix pd_gain(const Eigen::Ref<const Eigen::VectorXd>& kp, const Eigen::Ref<const Eigen::VectorXd>& kd, Index n,
                   const Eigen::Ref<const RowMatrix>& S_in) {
-  if (n <= 0 || n % 2) throw std::invalid_argument("PD control needs z = [q, qd] with an even state size, got n = " + std::to_string(n));
+  if (n <= 0 || n % 2) throw std::invalid_argument("the state size n (z = [q, qd]: the columns of z_ref) must be even and > 0, got n = " +
+                                std::to_string(n));
   const Index m = n / 2;
+  // the actuation (s x m, identity when none is given) and the gain (s x n)
+  const double s_bytes = S_in.size() ? double(S_in.cols()) : double(m);
+  check_allocation("the PD gain of a state of size n = " + std::to_string(n), 8.0 * s_bytes * (double(m) + double(n)));
   // S maps controls to generalized forces (m x s, as a model's actuation);
   // the PD force on the controls is its transpose applied to the error.
   RowMatrix S = S_in.size() ? RowMatrix(S_in.transpose()) : RowMatrix::Identity(m, m);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "directable/core/allocation.hpp"
 #include "directable/core/clock.hpp"
 #include "directable/core/errors.hpp"
 
@@ -18,9 +19,12 @@ HorizonOptimizer::HorizonOptimizer(std::shared_ptr<const PredictionModel> model,
                                    CostWeight R, CostWeight C, ControlLimits limits)
     : model_(std::move(model)), opt_(options), Q_(std::move(Q)), R_(std::move(R)), C_(std::move(C)),
       limits_(std::move(limits)) {
-  if (!model_) throw std::invalid_argument("model is missing");
+  if (!model_) throw std::invalid_argument("model must be a prediction model, got None");
   opt_.validate();
   const Index n = model_->n(), s = model_->s(), H = opt_.horizon;
+  // a workspace: states and adjoints (H + 1) n, controls, gradients, bounds and the L-BFGS pairs H s each
+  check_allocation("horizon = " + std::to_string(H) + " (the optimizer's workspace)",
+                   8.0 * double(H) * (4.0 * double(n) + (2.0 * double(opt_.memory) + 6.0) * double(s)));
   Q_.validate("Q", n, false);
   R_.validate("R", s, true);
   C_.validate("C", n, false);

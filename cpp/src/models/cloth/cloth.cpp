@@ -215,10 +215,11 @@ void ClothModel::throw_degenerate(const SpringFamily& f, const ClothData& d) con
       const Index a = j * nx + i, b = a + f.dj * nx + f.di;
       const double L = std::sqrt(std::pow(d.X[b] - d.X[a], 2) + std::pow(d.Y[b] - d.Y[a], 2) + std::pow(d.Z[b] - d.Z[a], 2));
       if (!(L >= 1e-9 * f.rest))
-        throw std::domain_error("degenerate spring between nodes " + std::to_string(a) + " and " + std::to_string(b) +
+        throw std::domain_error("x (the positions) has a degenerate spring between nodes " + std::to_string(a) + " and " +
+                                std::to_string(b) +
                                 ": length " + std::to_string(L) + " m (rest " + std::to_string(f.rest) + " m)");
     }
-  throw std::domain_error("degenerate spring");
+  throw std::domain_error("x (the positions) has a degenerate spring");
 }
 
 // Per family: the springs start at nodes a in [a_lo, a_lo + N) and end at

@@ -1,6 +1,8 @@
 // The cloth's two integrators and its offline rollout.
+#include <stdexcept>
 #include <string>
 
+#include "directable/core/allocation.hpp"
 #include "directable/models/cloth/cloth.hpp"
 
 namespace directable {
@@ -67,6 +69,8 @@ ClothRollout cloth_rollout(const ClothModel& model, const Eigen::Ref<const Eigen
   check_finite("v0", v0.data(), n);
   check_positive("dt", dt);
   if (steps < 0) throw std::invalid_argument("steps must be >= 0, got " + std::to_string(steps));
+  // the positions and velocities of every step: 2 (steps + 1) 3 nodes doubles
+  check_allocation("steps = " + std::to_string(steps) + " (the rollout's states)", 16.0 * (double(steps) + 1.0) * double(n));
   if (!u.empty()) {
     if (u.is_constant() || u.T != steps || u.rows != model.node_count() || u.cols != 3)
       throw_shape("u", shape_str(steps, model.node_count(), 3), shape_str(u.T, u.rows, u.cols));
@@ -81,7 +85,14 @@ ClothRollout cloth_rollout(const ClothModel& model, const Eigen::Ref<const Eigen
   out.v[0] = v;
   ProgressThrottle throttle(progress, steps);
   for (Index i = 0; i < steps; ++i) {
-    const double speed2 = model.step(x, v, dt, u.empty() ? nullptr : u[i].data(), method, *data);
+    double speed2;
+    try {
+      speed2 = model.step(x, v, dt, u.empty() ? nullptr : u[i].data(), method, *data);
+    } catch (const std::domain_error& e) {
+      if (i > 0) throw;
+      // the first step's forces are those of the caller's positions: name them
+      throw std::domain_error(std::string("x0 (the positions at step 0): ") + e.what());
+    }
     check_divergence("rollout", speed2, model.node_count(), i);
     out.x[i + 1] = x;
     out.v[i + 1] = v;

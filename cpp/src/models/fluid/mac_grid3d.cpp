@@ -74,8 +74,8 @@ MACGrid3D::MACGrid3D(Index nx, Index ny, Index nz, double h, const CellMask& sol
     throw std::domain_error("h must be finite and lie in [1e-100, 1e100] (operators scale with 1/h^2), got " +
                             std::to_string(h));
   // faces, the face Laplacian (7 entries of 12 bytes each) and the solver buffers: about 10 doubles per face
-  check_allocation("a 3D MAC grid of " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
-                       " cells", 3.0 * 8.0 * 10.0 * double(nx) * double(ny) * double(nz));
+  check_allocation("a 3D MAC grid of (nx, ny, nz) = (" + std::to_string(nx) + ", " + std::to_string(ny) + ", " +
+                       std::to_string(nz) + ") cells", 3.0 * 8.0 * 10.0 * double(nx) * double(ny) * double(nz));
   const bool shape_ok = solid_shape.empty() ? solid.size() == n_cells()
                                              : solid_shape == std::vector<Index>{nz, ny, nx};
   if (solid.size() != 0 && !shape_ok) {

@@ -2,6 +2,7 @@
 
 #include "directable/models/fluid/reduced_scene.hpp"
 
+#include "directable/core/allocation.hpp"
 #include "directable/core/parallel.hpp"
 #include "directable/core/progress.hpp"
 
@@ -92,6 +93,9 @@ FluidParticles::FluidParticles(std::shared_ptr<const ReducedFluid> fluid, Index 
   if (!fluid_) throw std::invalid_argument("fluid must be a ReducedFluid, got None");
   if (particles_ < 0) throw std::invalid_argument("particles must be >= 0, got " + std::to_string(particles_));
   const Index r = fluid_->r();
+  // the control map, (2 particles + r) x r
+  check_allocation("particles = " + std::to_string(particles_) + " (the control map)",
+                   8.0 * (2.0 * double(particles_) + double(r)) * double(r));
   control_.setZero(2 * particles_ + r, r);
   control_.bottomRows(r).setIdentity();
 }

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "directable/core/allocation.hpp"
 #include "directable/core/clock.hpp"
 #include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
@@ -160,6 +161,9 @@ FluidParticles3D::FluidParticles3D(std::shared_ptr<const ReducedFluid3D> fluid, 
   if (particles_ < 0) throw std::invalid_argument("particles must be >= 0, got " + std::to_string(particles_));
   if (!drift.allFinite()) throw std::domain_error("drift must be finite");
   const Index r = fluid_->r();
+  // the control map, (3 particles + r) x r
+  check_allocation("particles = " + std::to_string(particles_) + " (the control map)",
+                   8.0 * (3.0 * double(particles_) + double(r)) * double(r));
   control_.setZero(3 * particles_ + r, r);
   control_.bottomRows(r).setIdentity();
 }

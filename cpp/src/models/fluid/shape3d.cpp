@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,6 +103,12 @@ Shape3D Shape3D::box(double w, double h, double d) {
 
 Shape3D Shape3D::sphere(double r, int subdivisions) {
   check_size("r", r);
+  // the mesh's volume (~ r^3) must be a finite, nonzero double
+  if (r < 1e-100 || r > 1e100) {
+    std::ostringstream msg;
+    msg << "r must lie in [1e-100, 1e100] m, got " << r;
+    throw std::domain_error(msg.str());
+  }
   if (subdivisions < 0 || subdivisions > 5)
     throw std::invalid_argument("subdivisions must be in [0, 5], got " + std::to_string(subdivisions));
   const double t = (1.0 + std::sqrt(5.0)) / 2.0;
