@@ -47,7 +47,7 @@ import numpy as np
 sys.path.insert(0, {bench!r})
 import directable as dr
 from directable import cloth as dc, fluid as F, sph
-from directable.experiments import crowds as crowd_scenes
+from directable.crowds import scenes as crowd_scenes
 from bench_lqr import problem
 dr._core.set_max_threads(1)
 quick = {quick!r}
