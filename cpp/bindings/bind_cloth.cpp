@@ -152,7 +152,9 @@ a new one to change colliders: a model in use is never modified.)doc")
         for (Index a = 0; a < V; ++a)
           if (c.pinned()[a]) vs.segment<3>(3 * a).setZero();
         auto d = c.create_data(method);
-        check_divergence("step", c.step(xs, vs, dt, up, method, *d), V, 0);
+        ClothSpeedBound speed_bound(c, xs, vs);
+        speed_bound.add_step(dt, up);
+        check_divergence("step", c.step(xs, vs, dt, up, method, *d), 0, speed_bound.bound());
         return py::make_tuple(as_points<3>(xs), as_points<3>(vs));
       }, py::arg("x"), py::arg("v"), py::arg("dt"), py::arg("u") = py::none(), py::arg("method") = ClothIntegrator::symplectic,
          "One step: (x+, v+), each (V, 3).")
