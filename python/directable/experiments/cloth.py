@@ -19,7 +19,19 @@ from .. import lqr, models, mpc
 # -- measurements ----------------------------------------------------------------------------------------------------
 
 def turning_angles(path) -> np.ndarray:
-    """Angles (degrees) between successive steps of a path (n+1, 3); steps shorter than 1e-12 m are skipped."""
+    """Angles between successive steps of a path.
+
+    Parameters
+    ----------
+    path : array_like, shape (n+1, 3)
+        Positions (m), one per step.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        The turning angle (degrees) at each interior point; steps shorter
+        than 1e-12 m are skipped, so k <= n - 1 (empty for fewer than two steps).
+    """
     d = np.diff(np.asarray(path, float), axis=0)
     d = d[np.linalg.norm(d, axis=1) > 1e-12]
     if len(d) < 2:
@@ -29,15 +41,45 @@ def turning_angles(path) -> np.ndarray:
 
 
 def chord_over_arc(path) -> float:
-    """|end - start| / arc length of a path (n+1, 3): 1 for a straight path."""
+    """Straightness of a path: chord over arc length.
+
+    Parameters
+    ----------
+    path : array_like, shape (n+1, 3)
+        Positions (m), one per step.
+
+    Returns
+    -------
+    float
+        |end - start| / arc length (dimensionless): 1 for a straight path
+        (and for a path that does not move), smaller the more it bends.
+    """
     path = np.asarray(path, float)
     arc = np.linalg.norm(np.diff(path, axis=0), axis=1).sum()
     return float(np.linalg.norm(path[-1] - path[0]) / arc) if arc > 0 else 1.0
 
 
 def free_motion_residual(cloth, run, dt, controlled) -> float:
-    """max over steps and non-controlled, non-pinned nodes of |M a - F^A| / max |F^A|
-    for a symplectic run (a = (v_{i+1} - v_i) / dt, F^A at (x_i, v_i))."""
+    """How far the free nodes of a run are from the free equation of motion.
+
+    Parameters
+    ----------
+    cloth : directable.cloth.ClothGrid
+        The cloth that made the run.
+    run : ClothRollout or PointMassRun
+        A symplectic run: ``.x``, ``.v`` of shape (T+1, V, 3) in m and m/s.
+    dt : float
+        Its step (s).
+    controlled : sequence of int
+        The controlled nodes (excluded, as the pinned ones are).
+
+    Returns
+    -------
+    float
+        max over steps and free nodes of |M a - F^A| / max |F^A| (relative,
+        dimensionless), with a = (v_{i+1} - v_i) / dt and F^A at (x_i, v_i):
+        0 to rounding when no hidden force acts.
+    """
     free = np.ones(cloth.node_count, bool)
     free[list(controlled)] = False
     free[cloth.pinned] = False
@@ -54,7 +96,30 @@ def free_motion_residual(cloth, run, dt, controlled) -> float:
 
 def patch(n=20, pinned=(), origin=(0.0, 0.0, 0.0), k_struct=300.0, k_shear=60.0, k_bend=6.0, damping=0.02,
           spacing=0.05, mass=0.01) -> dc.ClothGrid:
-    """The experiments' n x n cloth patch."""
+    """The experiments' n x n cloth patch.
+
+    Parameters
+    ----------
+    n : int
+        Nodes per side.
+    pinned : sequence of int
+        Pinned node indices.
+    origin : array_like, shape (3,)
+        Position of node 0 (m).
+    k_struct, k_shear, k_bend : float
+        Spring stiffnesses (N/m).
+    damping : float
+        Damper along every spring (N s/m).
+    spacing : float
+        Rest distance of neighbours (m).
+    mass : float
+        Mass of each node (kg).
+
+    Returns
+    -------
+    directable.cloth.ClothGrid
+        The cloth, gravity (0, 0, -9.81) m/s^2, no secondary bending.
+    """
     return dc.ClothGrid(n, n, spacing, mass, k_struct, k_shear, k_bend, damping, pinned=pinned, origin=origin)
 
 
@@ -149,7 +214,22 @@ def corner_bend(cloth, x, corner=(0, 0)) -> float:
 
 
 def sphere_depth(x, radius, center=(0.0, 0.0, 0.0)) -> float:
-    """Deepest penetration (m) of any node of x (..., V, 3) into the sphere (0 when none)."""
+    """Deepest penetration of any node into a sphere.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., V, 3)
+        Node positions (m), e.g. a whole run (T+1, V, 3).
+    radius : float
+        Sphere radius (m).
+    center : array_like, shape (3,)
+        Sphere centre (m).
+
+    Returns
+    -------
+    float
+        The largest depth (m) of a node inside the sphere, 0 when none is.
+    """
     r = np.linalg.norm(np.asarray(x) - np.asarray(center), axis=-1)
     return float(max(0.0, (radius - r).max()))
 
