@@ -203,9 +203,25 @@ def fig4_scene(n=20, steps=1000, dt=0.0005, radius=0.25, stiffness=6e4, friction
 
 
 def corner_bend(cloth, x, corner=(0, 0)) -> float:
-    """How much a corner curls at positions x (V, 3): the angle (degrees) between
-    the diagonal edges corner-(1,1) and (1,1)-(2,2) counted inward from the
-    corner (0 when the corner continues its diagonal straight)."""
+    """How much a corner of the cloth curls.
+
+    Parameters
+    ----------
+    cloth : directable.cloth.ClothGrid
+        The cloth.
+    x : array_like, shape (V, 3)
+        Node positions (m).
+    corner : tuple of int
+        (0 or 1, 0 or 1): which corner, 0 for the low index and 1 for the
+        high one along i and j.
+
+    Returns
+    -------
+    float
+        The angle (degrees) between the diagonal edges corner-(1,1) and
+        (1,1)-(2,2) counted inward from the corner: 0 when the corner
+        continues its diagonal straight.
+    """
     ci, cj = corner
     di, dj = (1 if ci == 0 else -1), (1 if cj == 0 else -1)
     i0, j0 = (0 if ci == 0 else cloth.nx - 1), (0 if cj == 0 else cloth.ny - 1)
@@ -424,7 +440,28 @@ def _axes3d(ax):
 
 
 def plot_cloth(cloth, x, ax=None, color="tab:blue", alpha=0.6, label=None):
-    """The cloth surface at positions x (V, 3) in m as a 3D surface; returns the Axes."""
+    """The cloth as a 3D surface.
+
+    Parameters
+    ----------
+    cloth : directable.cloth.ClothGrid
+        The cloth (its grid gives the surface's connectivity).
+    x : array_like, shape (V, 3)
+        Node positions (m).
+    ax : mpl_toolkits.mplot3d.Axes3D, optional
+        Where to draw; a new figure's 3D axes when None.
+    color : str
+        Surface colour.
+    alpha : float
+        Surface opacity in [0, 1].
+    label : str, optional
+        Legend entry.
+
+    Returns
+    -------
+    mpl_toolkits.mplot3d.Axes3D
+        The axes, labelled in m.
+    """
     ax = _axes3d(ax)
     X = np.asarray(x).reshape(cloth.ny, cloth.nx, 3)
     ax.plot_surface(X[..., 0], X[..., 1], X[..., 2], color=color, alpha=alpha, linewidth=0.2, edgecolor="k")
@@ -437,7 +474,23 @@ def plot_cloth(cloth, x, ax=None, color="tab:blue", alpha=0.6, label=None):
 
 
 def plot_paths(paths, goal=None, ax=None):
-    """Node paths: a dict label -> (n+1, 3) array in m (Fig. 3's coloured lines); returns the Axes."""
+    """Node paths in 3D (Fig. 3's coloured lines).
+
+    Parameters
+    ----------
+    paths : dict of str to array_like, shape (n+1, 3)
+        Label -> positions (m); "pilot", "generated", "edited" and
+        "re-timed" get the figure's colours.
+    goal : array_like, shape (3,), optional
+        The goal (m), drawn as a cross.
+    ax : mpl_toolkits.mplot3d.Axes3D, optional
+        Where to draw; a new figure's 3D axes when None.
+
+    Returns
+    -------
+    mpl_toolkits.mplot3d.Axes3D
+        The axes, labelled in m, with a legend.
+    """
     ax = _axes3d(ax)
     colors = {"pilot": "tab:green", "generated": "tab:cyan", "edited": "tab:orange", "re-timed": "tab:red"}
     for label, p in paths.items():
@@ -453,7 +506,26 @@ def plot_paths(paths, goal=None, ax=None):
 
 
 def plot_sweep(rows, x, y, ax=None, xlabel=None, ylabel=None, logx=False):
-    """A parameter sweep (list of dicts) as y against x; returns the Axes."""
+    """A parameter sweep as one quantity against another.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The sweep, one dict per value (e.g. :func:`gamma_sweep`'s rows).
+    x, y : str
+        The keys plotted on the horizontal and vertical axes.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure's axes when None.
+    xlabel, ylabel : str, optional
+        Axis labels with units (default: the keys).
+    logx : bool
+        Logarithmic horizontal axis.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes.
+    """
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -467,7 +539,21 @@ def plot_sweep(rows, x, y, ax=None, xlabel=None, ylabel=None, logx=False):
 
 
 def plot_comparison(rows, ax=None):
-    """Node force magnitude (N) against step for each method of :func:`compare_optimal`; returns the Axes."""
+    """Node force magnitude against step for each method of :func:`compare_optimal`.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`compare_optimal`'s result: each with "method", "effort"
+        (N^2 s) and "u" of shape (H, 3) (N).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure's axes when None.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes: |u| (N) against the step in the window.
+    """
     if ax is None:
         import matplotlib.pyplot as plt
 
