@@ -81,7 +81,11 @@ ClothSpeedBound::ClothSpeedBound(const ClothModel& model, const Eigen::Ref<const
     E += m[a] * model.params().gravity.dot(x0.segment<3>(3 * a));
     if (!model.pinned()[a]) v_max = std::max(v_max, v0.segment<3>(3 * a).norm());
   }
-  speed_ = v_max + std::sqrt(2.0 * std::max(E, 0.0) / m.minCoeff());
+  initial_ = v_max + std::sqrt(2.0 * std::max(E, 0.0) / m.minCoeff());
+}
+
+double ClothSpeedBound::bound() const {
+  return std::max(kMinDivergenceSpeed, 2.0 * (initial_ + std::min(gained_, kDivergenceSpeed)));
 }
 
 void ClothSpeedBound::add_step(double dt, const double* u) {
@@ -93,7 +97,7 @@ void ClothSpeedBound::add_step(double dt, const double* u) {
       a_u = std::max(a_u, Eigen::Map<const Eigen::Vector3d>(u + 3 * a).norm() / m[a]);
     a_max += a_u;
   }
-  speed_ += a_max * dt;
+  gained_ += a_max * dt;
 }
 
 ClothRollout cloth_rollout(const ClothModel& model, const Eigen::Ref<const Eigen::VectorXd>& x0,

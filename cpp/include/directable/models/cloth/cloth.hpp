@@ -171,7 +171,9 @@ class ClothModel final : public PointMassSystem {
 //! initial speed, plus what gravity adds (|g| t), what the controls add
 //! (the integral of max_a |u_a| / m_a), and what the initial elastic and
 //! collider energy can give the lightest node (sqrt(2 E / m_min)). The
-//! bound is twice that, and never below kMinDivergenceSpeed. Damping and
+//! bound is twice that, never below kMinDivergenceSpeed, and what gravity
+//! and the controls add counts up to kDivergenceSpeed only (a huge dt
+//! would otherwise excuse any speed). Damping and
 //! implicit integration only remove energy, so a faster node means the
 //! run has diverged, e.g. a node shot off a penalty collider that is too
 //! stiff for dt, which never reaches an absolute speed limit.
@@ -182,11 +184,12 @@ class ClothSpeedBound {
                   const Eigen::Ref<const Eigen::VectorXd>& v0);
   //! Accounts for one step of dt with controls u (3V, or null).
   void add_step(double dt, const double* u);
-  double bound() const { return std::max(kMinDivergenceSpeed, 2.0 * speed_); }  //!< m/s
+  double bound() const;  //!< m/s
 
  private:
   const ClothModel& model_;
-  double speed_ = 0.0;  //!< m/s, the sum above
+  double initial_ = 0.0;  //!< m/s, initial speed + what the initial energy allows
+  double gained_ = 0.0;   //!< m/s, what gravity and the controls added since
 };
 
 //! A cloth run: positions and velocities (T+1) x 3V each.
