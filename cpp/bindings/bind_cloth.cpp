@@ -152,7 +152,9 @@ a new one to change colliders: a model in use is never modified.)doc")
         for (Index a = 0; a < V; ++a)
           if (c.pinned()[a]) vs.segment<3>(3 * a).setZero();
         auto d = c.create_data(method);
-        check_divergence("step", c.step(xs, vs, dt, up, method, *d), V, 0);
+        ClothSpeedBound speed_bound(c, xs, vs);
+        speed_bound.add_step(dt, up);
+        check_divergence("step", c.step(xs, vs, dt, up, method, *d), 0, speed_bound.bound());
         return py::make_tuple(as_points<3>(xs), as_points<3>(vs));
       }, py::arg("x"), py::arg("v"), py::arg("dt"), py::arg("u") = py::none(), py::arg("method") = ClothIntegrator::symplectic,
          "One step: (x+, v+), each (V, 3).")
@@ -174,21 +176,21 @@ a new one to change colliders: a model in use is never modified.)doc")
       }, py::arg("controlled"), "The cloth as a Model driven by forces on the controlled nodes.");
 
   py::class_<ClothPlan, std::shared_ptr<ClothPlan>>(m, "ClothPlan", "Paths and forces of goal-directed control.")
-      .def_property_readonly("t_start", [](const ClothPlan& p) { return p.t_start; })
-      .def_property_readonly("t_end", [](const ClothPlan& p) { return p.t_end; })
-      .def_property_readonly("nodes", [](const ClothPlan& p) { return p.nodes; })
-      .def_property_readonly("window_start", [](const ClothPlan& p) { return p.window_start; })
-      .def_property_readonly("window_end", [](const ClothPlan& p) { return p.window_end; })
-      .def_property_readonly("goals", [](const ClothPlan& p) { return RowMatrix(p.goals); })
-      .def_property_readonly("paths", [](py::object self) { return view(self.cast<ClothPlan&>().paths, self); })
-      .def_property_readonly("generated", [](py::object self) { return view(self.cast<ClothPlan&>().generated, self); })
-      .def_property_readonly("targets", [](py::object self) { return view(self.cast<ClothPlan&>().targets, self); })
-      .def_property_readonly("forces", [](py::object self) { return view(self.cast<ClothPlan&>().forces, self); })
-      .def_property_readonly("reached", [](const ClothPlan& p) { return std::vector<bool>(p.reached.begin(), p.reached.end()); })
-      .def_property_readonly("final_distance", [](const ClothPlan& p) { return Eigen::VectorXd(p.final_distance); })
-      .def_property_readonly("cost", [](const ClothPlan& p) { return Eigen::VectorXd(p.cost); })
-      .def_property_readonly("closest_step", [](const ClothPlan& p) { return p.closest_step; })
-      .def_property_readonly("clipped_forces", [](const ClothPlan& p) { return p.clipped_forces; });
+      .def_property_readonly("t_start", [](const ClothPlan& p) { return p.t_start; }, "First step of the merged window (int); the window is [t_start, t_end), n = t_end - t_start steps.")
+      .def_property_readonly("t_end", [](const ClothPlan& p) { return p.t_end; }, "End of the merged window (int, exclusive): the latest goal's t_c.")
+      .def_property_readonly("nodes", [](const ClothPlan& p) { return p.nodes; }, "The c controlled nodes (list of int), in the order of the goals.")
+      .def_property_readonly("window_start", [](const ClothPlan& p) { return p.window_start; }, "Per node (c ints): first step of its window, after overlapping windows were merged.")
+      .def_property_readonly("window_end", [](const ClothPlan& p) { return p.window_end; }, "Per node (c ints): its t_c, the step at which it must be on its goal.")
+      .def_property_readonly("goals", [](const ClothPlan& p) { return RowMatrix(p.goals); }, "(c, 3) goal positions q# (m), one row per node.")
+      .def_property_readonly("paths", [](py::object self) { return view(self.cast<ClothPlan&>().paths, self); }, "(c, n+1, 3) node positions (m) of the second pass over the merged window (read-only view).")
+      .def_property_readonly("generated", [](py::object self) { return view(self.cast<ClothPlan&>().generated, self); }, "(c, n+1, 3) node positions (m) of the first pass, the heuristic path search (read-only view; empty for follow).")
+      .def_property_readonly("targets", [](py::object self) { return view(self.cast<ClothPlan&>().targets, self); }, "(c, n+1, 3) the cut and re-timed paths (m) the second pass follows; NaN outside each node's window (read-only view).")
+      .def_property_readonly("forces", [](py::object self) { return view(self.cast<ClothPlan&>().forces, self); }, "(n, c, 3) control forces (N) of the second pass, zero outside each node's window (read-only view).")
+      .def_property_readonly("reached", [](const ClothPlan& p) { return std::vector<bool>(p.reached.begin(), p.reached.end()); }, "Per node (c bools): whether it ends on its goal to the plan's tolerance (False where f_max clipped a force).")
+      .def_property_readonly("final_distance", [](const ClothPlan& p) { return Eigen::VectorXd(p.final_distance); }, "(c,) distance |q_{t_c} - q#| (m) of each node from its goal at its t_c.")
+      .def_property_readonly("cost", [](const ClothPlan& p) { return Eigen::VectorXd(p.cost); }, "(c,) eq. 14's cost of each node over its window: sum of 1/2 (beta |q - q#|^2 + gamma |u|^2) (m^2 and N^2 weighted).")
+      .def_property_readonly("closest_step", [](const ClothPlan& p) { return p.closest_step; }, "Per node (c ints): step of the first pass's closest approach to the goal, counted from the window start.")
+      .def_property_readonly("clipped_forces", [](const ClothPlan& p) { return p.clipped_forces; }, "Number of forces that f_max shortened (int; 0 without a limit).");
 
   m.def("cloth_plan", [](const ClothModel& c, const Array& pilot_x, const Array& pilot_v,
                          const std::vector<std::tuple<Index, Index, Array>>& goals, double dt, double alpha, double beta,

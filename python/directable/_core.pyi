@@ -5076,49 +5076,79 @@ class ClothPlan:
         ...
     @property
     def clipped_forces(self) -> int:
-        ...
+        """
+        Number of forces that f_max shortened (int; 0 without a limit).
+        """
     @property
     def closest_step(self) -> list[int]:
-        ...
+        """
+        Per node (c ints): step of the first pass's closest approach to the goal, counted from the window start.
+        """
     @property
     def cost(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (c,) eq. 14's cost of each node over its window: sum of 1/2 (beta |q - q#|^2 + gamma |u|^2) (m^2 and N^2 weighted).
+        """
     @property
     def final_distance(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (c,) distance |q_{t_c} - q#| (m) of each node from its goal at its t_c.
+        """
     @property
     def forces(self) -> numpy.ndarray:
-        ...
+        """
+        (n, c, 3) control forces (N) of the second pass, zero outside each node's window (read-only view).
+        """
     @property
     def generated(self) -> numpy.ndarray:
-        ...
+        """
+        (c, n+1, 3) node positions (m) of the first pass, the heuristic path search (read-only view; empty for follow).
+        """
     @property
     def goals(self) -> numpy.typing.NDArray[numpy.float64]:
-        ...
+        """
+        (c, 3) goal positions q# (m), one row per node.
+        """
     @property
     def nodes(self) -> list[int]:
-        ...
+        """
+        The c controlled nodes (list of int), in the order of the goals.
+        """
     @property
     def paths(self) -> numpy.ndarray:
-        ...
+        """
+        (c, n+1, 3) node positions (m) of the second pass over the merged window (read-only view).
+        """
     @property
     def reached(self) -> list[bool]:
-        ...
+        """
+        Per node (c bools): whether it ends on its goal to the plan's tolerance (False where f_max clipped a force).
+        """
     @property
     def t_end(self) -> int:
-        ...
+        """
+        End of the merged window (int, exclusive): the latest goal's t_c.
+        """
     @property
     def t_start(self) -> int:
-        ...
+        """
+        First step of the merged window (int); the window is [t_start, t_end), n = t_end - t_start steps.
+        """
     @property
     def targets(self) -> numpy.ndarray:
-        ...
+        """
+        (c, n+1, 3) the cut and re-timed paths (m) the second pass follows; NaN outside each node's window (read-only view).
+        """
     @property
     def window_end(self) -> list[int]:
-        ...
+        """
+        Per node (c ints): its t_c, the step at which it must be on its goal.
+        """
     @property
     def window_start(self) -> list[int]:
-        ...
+        """
+        Per node (c ints): first step of its window, after overlapping windows were merged.
+        """
 class CharacterSkeleton:
     """
     Kinematic skeleton (parents, rest offsets, mirror partners).

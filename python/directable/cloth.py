@@ -102,18 +102,22 @@ class ClothGrid:
     # -- description ---------------------------------------------------------------------------------------------
     @property
     def nx(self) -> int:
+        """Nodes along x (int)."""
         return self._args["nx"]
 
     @property
     def ny(self) -> int:
+        """Nodes along y (int)."""
         return self._args["ny"]
 
     @property
     def spacing(self) -> float:
+        """Rest distance of neighbouring nodes (m)."""
         return self._args["spacing"]
 
     @property
     def mass(self) -> float:
+        """Mass of each node (kg)."""
         return self._args["mass"]
 
     @property
@@ -123,14 +127,17 @@ class ClothGrid:
 
     @property
     def spring_count(self) -> int:
+        """Number of springs present (a type whose stiffness is 0 has none)."""
         return self.core.spring_count
 
     @property
     def pinned(self) -> list:
+        """Indices of the pinned nodes (list of int)."""
         return self.core.pinned
 
     @property
     def colliders(self) -> list:
+        """The colliders added so far (a copy of the list; Sphere / Plane objects)."""
         return list(self._colliders)
 
     @property
@@ -139,14 +146,38 @@ class ClothGrid:
         return self.core.positions0
 
     def node(self, i, j) -> int:
-        """Index ``j*nx + i`` of node (i, j)."""
+        """Index of node (i, j).
+
+        Parameters
+        ----------
+        i : int
+            Column, in [0, nx).
+        j : int
+            Row, in [0, ny).
+
+        Returns
+        -------
+        int
+            ``j*nx + i``.
+        """
         i, j = integer(i, "i"), integer(j, "j")
         if not (0 <= i < self.nx and 0 <= j < self.ny):
             raise ValueError(f"node (i, j) must lie in [0, {self.nx}) x [0, {self.ny}), got ({i}, {j})")
         return j * self.nx + i
 
     def add_collider(self, collider) -> "ClothGrid":
-        """Add a :func:`Sphere` or :func:`Plane`; rebuilds the (immutable) C++ model. Returns self."""
+        """Add a penalty collider; rebuilds the (immutable) C++ model.
+
+        Parameters
+        ----------
+        collider : Sphere or Plane
+            Made by :func:`Sphere` or :func:`Plane`.
+
+        Returns
+        -------
+        ClothGrid
+            self, so that calls chain.
+        """
         if not isinstance(collider, ClothCollider):
             raise TypeError(f"collider must be directable.cloth.Sphere(...) or Plane(...), got {type(collider).__name__}")
         colliders = self._colliders + [collider]

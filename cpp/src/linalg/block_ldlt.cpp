@@ -260,30 +260,34 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
     }
     relative_start_.push_back(static_cast<int>(relative_.size()));
   }
-  // where each stored value goes: the entries on or below the diagonal in elimination order
-  std::vector<std::vector<std::pair<int, int>>> per_sn(S);
-  for (Index r = 0; r < n; ++r) {
-    const int pr = position_[r / b], ir = static_cast<int>(r % b);
-    for (int e = row_offsets[r]; e < row_offsets[r + 1]; ++e) {
-      const int c = columns[e], pc = position_[c / b], ic = c % b;
-      if (pr < pc || (pr == pc && ir < ic)) continue;
-      const int s = supernode_of[pc];
-      const int* fb = front_groups_.data() + front_start_[s];
-      const int* fe = front_groups_.data() + front_start_[s + 1];
-      const Index f = b_ * (fe - fb);
-      const Index row = b_ * (std::lower_bound(fb, fe, pr) - fb) + ir;
-      const Index col = b_ * static_cast<Index>(pc - first_[s]) + ic;
-      per_sn[s].push_back({e, static_cast<int>(col * f + row)});
+  // Where each stored value goes. Column (group k, component ic) of
+  // supernode s's front takes the entries on or below the diagonal in
+  // elimination order; by symmetry of the values they are those of CSR row
+  // order_[k] * b + ic, so the map is one pass over the pattern (front
+  // positions from a per-supernode table, no searches), and each front's
+  // entries are written column by column.
+  {
+    std::vector<int> front_pos(G, -1);
+    scatter_start_.assign(1, 0);
+    scatter_src_.clear();
+    scatter_dst_.clear();
+    for (int s = 0; s < S; ++s) {
+      const int fb = front_start_[s], fe = front_start_[s + 1];
+      for (int t = fb; t < fe; ++t) front_pos[front_groups_[t]] = t - fb;
+      const Index f = b_ * static_cast<Index>(fe - fb);
+      for (int k = first_[s]; k < first_[s + 1]; ++k)
+        for (int ic = 0; ic < b_; ++ic) {
+          const Index col = b_ * static_cast<Index>(k - first_[s]) + ic;
+          const Index r = static_cast<Index>(order_[k]) * b_ + ic;
+          for (int e = row_offsets[r]; e < row_offsets[r + 1]; ++e) {
+            const int c = columns[e], q = position_[c / b], ir = c % b;
+            if (q < k || (q == k && ir < ic)) continue;
+            scatter_src_.push_back(e);
+            scatter_dst_.push_back(static_cast<int>(col * f + b_ * static_cast<Index>(front_pos[q]) + ir));
+          }
+        }
+      scatter_start_.push_back(static_cast<int>(scatter_src_.size()));
     }
-  }
-  scatter_start_.assign(1, 0);
-  for (int s = 0; s < S; ++s) {
-    std::sort(per_sn[s].begin(), per_sn[s].end(), [](auto x, auto y) { return x.second < y.second; });
-    for (auto [e, d] : per_sn[s]) {
-      scatter_src_.push_back(e);
-      scatter_dst_.push_back(d);
-    }
-    scatter_start_.push_back(static_cast<int>(scatter_src_.size()));
   }
 }
 

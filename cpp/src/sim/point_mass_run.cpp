@@ -44,7 +44,7 @@ PointMassRun run_with_forces(const PointMassSystem& system, const Eigen::Ref<con
       for (Index k = 0; k < c; ++k) u.segment<3>(3 * nodes[k]) += forces[r].row(k).transpose();
       F += u;
     }
-    check_divergence("apply", symplectic_update(system, x, v, F, dt), V, i);
+    check_divergence("apply", symplectic_update(system, x, v, F, dt), i);
     run.x[i + 1] = x;
     run.v[i + 1] = v;
     if (!throttle.report(i + 1)) break;

@@ -19,7 +19,19 @@ from .. import lqr, models, mpc
 # -- measurements ----------------------------------------------------------------------------------------------------
 
 def turning_angles(path) -> np.ndarray:
-    """Angles (degrees) between successive steps of a path (n+1, 3); steps shorter than 1e-12 m are skipped."""
+    """Angles between successive steps of a path.
+
+    Parameters
+    ----------
+    path : array_like, shape (n+1, 3)
+        Positions (m), one per step.
+
+    Returns
+    -------
+    numpy.ndarray, shape (k,)
+        The turning angle (degrees) at each interior point; steps shorter
+        than 1e-12 m are skipped, so k <= n - 1 (empty for fewer than two steps).
+    """
     d = np.diff(np.asarray(path, float), axis=0)
     d = d[np.linalg.norm(d, axis=1) > 1e-12]
     if len(d) < 2:
@@ -29,15 +41,45 @@ def turning_angles(path) -> np.ndarray:
 
 
 def chord_over_arc(path) -> float:
-    """|end - start| / arc length of a path (n+1, 3): 1 for a straight path."""
+    """Straightness of a path: chord over arc length.
+
+    Parameters
+    ----------
+    path : array_like, shape (n+1, 3)
+        Positions (m), one per step.
+
+    Returns
+    -------
+    float
+        |end - start| / arc length (dimensionless): 1 for a straight path
+        (and for a path that does not move), smaller the more it bends.
+    """
     path = np.asarray(path, float)
     arc = np.linalg.norm(np.diff(path, axis=0), axis=1).sum()
     return float(np.linalg.norm(path[-1] - path[0]) / arc) if arc > 0 else 1.0
 
 
 def free_motion_residual(cloth, run, dt, controlled) -> float:
-    """max over steps and non-controlled, non-pinned nodes of |M a - F^A| / max |F^A|
-    for a symplectic run (a = (v_{i+1} - v_i) / dt, F^A at (x_i, v_i))."""
+    """How far the free nodes of a run are from the free equation of motion.
+
+    Parameters
+    ----------
+    cloth : directable.cloth.ClothGrid
+        The cloth that made the run.
+    run : ClothRollout or PointMassRun
+        A symplectic run: ``.x``, ``.v`` of shape (T+1, V, 3) in m and m/s.
+    dt : float
+        Its step (s).
+    controlled : sequence of int
+        The controlled nodes (excluded, as the pinned ones are).
+
+    Returns
+    -------
+    float
+        max over steps and free nodes of |M a - F^A| / max |F^A| (relative,
+        dimensionless), with a = (v_{i+1} - v_i) / dt and F^A at (x_i, v_i):
+        0 to rounding when no hidden force acts.
+    """
     free = np.ones(cloth.node_count, bool)
     free[list(controlled)] = False
     free[cloth.pinned] = False
@@ -54,7 +96,30 @@ def free_motion_residual(cloth, run, dt, controlled) -> float:
 
 def patch(n=20, pinned=(), origin=(0.0, 0.0, 0.0), k_struct=300.0, k_shear=60.0, k_bend=6.0, damping=0.02,
           spacing=0.05, mass=0.01) -> dc.ClothGrid:
-    """The experiments' n x n cloth patch."""
+    """The experiments' n x n cloth patch.
+
+    Parameters
+    ----------
+    n : int
+        Nodes per side.
+    pinned : sequence of int
+        Pinned node indices.
+    origin : array_like, shape (3,)
+        Position of node 0 (m).
+    k_struct, k_shear, k_bend : float
+        Spring stiffnesses (N/m).
+    damping : float
+        Damper along every spring (N s/m).
+    spacing : float
+        Rest distance of neighbours (m).
+    mass : float
+        Mass of each node (kg).
+
+    Returns
+    -------
+    directable.cloth.ClothGrid
+        The cloth, gravity (0, 0, -9.81) m/s^2, no secondary bending.
+    """
     return dc.ClothGrid(n, n, spacing, mass, k_struct, k_shear, k_bend, damping, pinned=pinned, origin=origin)
 
 
@@ -138,9 +203,25 @@ def fig4_scene(n=20, steps=1000, dt=0.0005, radius=0.25, stiffness=6e4, friction
 
 
 def corner_bend(cloth, x, corner=(0, 0)) -> float:
-    """How much a corner curls at positions x (V, 3): the angle (degrees) between
-    the diagonal edges corner-(1,1) and (1,1)-(2,2) counted inward from the
-    corner (0 when the corner continues its diagonal straight)."""
+    """How much a corner of the cloth curls.
+
+    Parameters
+    ----------
+    cloth : directable.cloth.ClothGrid
+        The cloth.
+    x : array_like, shape (V, 3)
+        Node positions (m).
+    corner : tuple of int
+        (0 or 1, 0 or 1): which corner, 0 for the low index and 1 for the
+        high one along i and j.
+
+    Returns
+    -------
+    float
+        The angle (degrees) between the diagonal edges corner-(1,1) and
+        (1,1)-(2,2) counted inward from the corner: 0 when the corner
+        continues its diagonal straight.
+    """
     ci, cj = corner
     di, dj = (1 if ci == 0 else -1), (1 if cj == 0 else -1)
     i0, j0 = (0 if ci == 0 else cloth.nx - 1), (0 if cj == 0 else cloth.ny - 1)
@@ -149,7 +230,22 @@ def corner_bend(cloth, x, corner=(0, 0)) -> float:
 
 
 def sphere_depth(x, radius, center=(0.0, 0.0, 0.0)) -> float:
-    """Deepest penetration (m) of any node of x (..., V, 3) into the sphere (0 when none)."""
+    """Deepest penetration of any node into a sphere.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., V, 3)
+        Node positions (m), e.g. a whole run (T+1, V, 3).
+    radius : float
+        Sphere radius (m).
+    center : array_like, shape (3,)
+        Sphere centre (m).
+
+    Returns
+    -------
+    float
+        The largest depth (m) of a node inside the sphere, 0 when none is.
+    """
     r = np.linalg.norm(np.asarray(x) - np.asarray(center), axis=-1)
     return float(max(0.0, (radius - r).max()))
 
@@ -344,7 +440,28 @@ def _axes3d(ax):
 
 
 def plot_cloth(cloth, x, ax=None, color="tab:blue", alpha=0.6, label=None):
-    """The cloth surface at positions x (V, 3) in m as a 3D surface; returns the Axes."""
+    """The cloth as a 3D surface.
+
+    Parameters
+    ----------
+    cloth : directable.cloth.ClothGrid
+        The cloth (its grid gives the surface's connectivity).
+    x : array_like, shape (V, 3)
+        Node positions (m).
+    ax : mpl_toolkits.mplot3d.Axes3D, optional
+        Where to draw; a new figure's 3D axes when None.
+    color : str
+        Surface colour.
+    alpha : float
+        Surface opacity in [0, 1].
+    label : str, optional
+        Legend entry.
+
+    Returns
+    -------
+    mpl_toolkits.mplot3d.Axes3D
+        The axes, labelled in m.
+    """
     ax = _axes3d(ax)
     X = np.asarray(x).reshape(cloth.ny, cloth.nx, 3)
     ax.plot_surface(X[..., 0], X[..., 1], X[..., 2], color=color, alpha=alpha, linewidth=0.2, edgecolor="k")
@@ -357,7 +474,23 @@ def plot_cloth(cloth, x, ax=None, color="tab:blue", alpha=0.6, label=None):
 
 
 def plot_paths(paths, goal=None, ax=None):
-    """Node paths: a dict label -> (n+1, 3) array in m (Fig. 3's coloured lines); returns the Axes."""
+    """Node paths in 3D (Fig. 3's coloured lines).
+
+    Parameters
+    ----------
+    paths : dict of str to array_like, shape (n+1, 3)
+        Label -> positions (m); "pilot", "generated", "edited" and
+        "re-timed" get the figure's colours.
+    goal : array_like, shape (3,), optional
+        The goal (m), drawn as a cross.
+    ax : mpl_toolkits.mplot3d.Axes3D, optional
+        Where to draw; a new figure's 3D axes when None.
+
+    Returns
+    -------
+    mpl_toolkits.mplot3d.Axes3D
+        The axes, labelled in m, with a legend.
+    """
     ax = _axes3d(ax)
     colors = {"pilot": "tab:green", "generated": "tab:cyan", "edited": "tab:orange", "re-timed": "tab:red"}
     for label, p in paths.items():
@@ -373,7 +506,26 @@ def plot_paths(paths, goal=None, ax=None):
 
 
 def plot_sweep(rows, x, y, ax=None, xlabel=None, ylabel=None, logx=False):
-    """A parameter sweep (list of dicts) as y against x; returns the Axes."""
+    """A parameter sweep as one quantity against another.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The sweep, one dict per value (e.g. :func:`gamma_sweep`'s rows).
+    x, y : str
+        The keys plotted on the horizontal and vertical axes.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure's axes when None.
+    xlabel, ylabel : str, optional
+        Axis labels with units (default: the keys).
+    logx : bool
+        Logarithmic horizontal axis.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes.
+    """
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -387,7 +539,21 @@ def plot_sweep(rows, x, y, ax=None, xlabel=None, ylabel=None, logx=False):
 
 
 def plot_comparison(rows, ax=None):
-    """Node force magnitude (N) against step for each method of :func:`compare_optimal`; returns the Axes."""
+    """Node force magnitude against step for each method of :func:`compare_optimal`.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`compare_optimal`'s result: each with "method", "effort"
+        (N^2 s) and "u" of shape (H, 3) (N).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure's axes when None.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes: |u| (N) against the step in the window.
+    """
     if ax is None:
         import matplotlib.pyplot as plt
 

@@ -39,14 +39,22 @@ class PointMassSystem {
 };
 
 //! Eq. 4-5 given the total force F_total = F^A + u (3V): v and x are updated
-//! in place; pinned nodes keep zero velocity. Returns sum |v+|^2 over the
-//! nodes (m^2/s^2), which callers use to detect divergence without a second pass.
+//! in place; pinned nodes keep zero velocity. Returns max over the nodes of
+//! |v+|^2 (m^2/s^2; NaN if any is), which callers use to detect divergence
+//! without a second pass.
 double symplectic_update(const PointMassSystem& system, Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v,
                          const Eigen::Ref<const Eigen::VectorXd>& F_total, double dt);
 
+//! A node faster than this (m/s) means the run has diverged.
+inline constexpr double kDivergenceSpeed = 1e4;
+
 //! Throws std::domain_error "<what> diverged at step <step>" unless
-//! speed_squared_sum (from symplectic_update) is finite and below the bound
-//! that corresponds to a mean node speed of 1e4 m/s.
-void check_divergence(const char* what, double speed_squared_sum, Index nodes, Index step);
+//! max_speed_squared (from symplectic_update or an implicit step: the
+//! largest |v|^2 of any node) is finite and below kDivergenceSpeed^2. The
+//! maximum, not the mean: one node shot away by a stiff collider is a
+//! diverged run even when the rest of the cloth is at rest.
+//! bound: the largest plausible speed (m/s) where the caller knows a tighter
+//! one (ClothSpeedBound).
+void check_divergence(const char* what, double max_speed_squared, Index step, double bound = kDivergenceSpeed);
 
 }  // namespace directable

@@ -129,7 +129,7 @@ MatrixSeq run_windows(const PointMassSystem& system, SeqView px, SeqView pv, dou
       const Index j = w[k].node;
       F.segment<3>(3 * j) += control(k, i, x, free_landing(x, v, F, j, m[j], dt));
     }
-    check_divergence(what, symplectic_update(system, x, v, F, dt), system.node_count(), i);
+    check_divergence(what, symplectic_update(system, x, v, F, dt), i);
     for (Index k = 0; k < c; ++k) paths[k].row(i + 1 - t_start) = x.segment<3>(3 * w[k].node).transpose();
   }
   return paths;

@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/SparseCore>
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -128,7 +129,7 @@ class ClothModel final : public PointMassSystem {
   //! (exact for undamped springs and frictionless colliders) so that a
   //! sparse LDL' factorisation with a pattern analysed once applies.
   //! Throws std::domain_error when a pivot of the factorisation vanishes.
-  //! u: 3V or empty. Returns sum |v+|^2 (see symplectic_update).
+  //! u: 3V or empty. Returns the largest node |v+|^2 (see symplectic_update).
   double step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v, double dt, const double* u,
               ClothIntegrator method, ClothData& data) const;
 
@@ -163,6 +164,32 @@ class ClothModel final : public PointMassSystem {
   std::vector<int> diagonal_entry_;      //!< V: first entry of each node's diagonal block
   std::vector<std::uint8_t> entry_pinned_;  //!< nnz: row or column belongs to a pinned node
   std::vector<std::uint8_t> entry_diagonal_;  //!< nnz
+};
+
+//! The fastest any node of an uncontrolled-or-controlled run from (x0, v0)
+//! can plausibly be: by energy and momentum, a node's speed is at most its
+//! initial speed, plus what gravity adds (|g| t), what the controls add
+//! (the integral of max_a |u_a| / m_a), and what the initial elastic and
+//! collider energy can give the lightest node (sqrt(2 E / m_min)). The
+//! bound is twice that, never below kMinDivergenceSpeed, and what gravity
+//! and the controls add counts up to kDivergenceSpeed only (a huge dt
+//! would otherwise excuse any speed). Damping and
+//! implicit integration only remove energy, so a faster node means the
+//! run has diverged, e.g. a node shot off a penalty collider that is too
+//! stiff for dt, which never reaches an absolute speed limit.
+class ClothSpeedBound {
+ public:
+  static constexpr double kMinDivergenceSpeed = 100.0;  //!< m/s
+  ClothSpeedBound(const ClothModel& model, const Eigen::Ref<const Eigen::VectorXd>& x0,
+                  const Eigen::Ref<const Eigen::VectorXd>& v0);
+  //! Accounts for one step of dt with controls u (3V, or null).
+  void add_step(double dt, const double* u);
+  double bound() const;  //!< m/s
+
+ private:
+  const ClothModel& model_;
+  double initial_ = 0.0;  //!< m/s, initial speed + what the initial energy allows
+  double gained_ = 0.0;   //!< m/s, what gravity and the controls added since
 };
 
 //! A cloth run: positions and velocities (T+1) x 3V each.
