@@ -42,7 +42,7 @@ def test_spinning_navigation_spin_separable():
     r = ex.spinning_navigation(starts=6, steps=20)
     assert r["K"] == 60
     # the played clips spin as asked (2 rad/s, between the tabulated 1.5 and 3)
-    assert r["spin_error"] < SPIN_ERROR
+    assert r["spin_error"] < 0.2 and abs(r["spin"] - 2.0) < 0.2
     # the hat-interpolated table (learned at 0, 1.5, 3 rad/s) acts like a function learned at 2 rad/s
     assert r["interpolated"] <= 1.05 * r["direct"]
     assert r["interpolated"] < r["greedy"]
@@ -70,11 +70,11 @@ def test_gait_switch_is_continuous():
 
 
 def test_fixed_obstacle_avoidance(motion):
-    r = ex.fixed_obstacle(motion, per_dim=FOA_PER_DIM, episodes=40, steps=12)
+    r = ex.fixed_obstacle(motion, per_dim=4, episodes=40, steps=12)
     assert r["value"] >= 0.95
     assert r["greedy"] < r["value"]
 
 
 def test_crowd_avoids_close_encounters():
-    r = ex.crowd_crossing(characters=CROWD_N, per_dim=CROWD_PER_DIM, steps=CROWD_STEPS)
+    r = ex.crowd_crossing(characters=8, per_dim=4, steps=10)
     assert r["avoid"].close_encounters < r["plain"].close_encounters

@@ -806,7 +806,7 @@ class ValueFunction:
     seconds: float
     solver: str
     converged: bool
-    _problem: object = field(default=None, repr=False)
+    _problem: object = field(default=None, repr=False, init=False)
 
     @property
     def nbytes(self):
@@ -1024,7 +1024,7 @@ class GridValueFunction:
     evaluations: int
     residual: float
     seconds: float
-    _core: object = field(default=None, repr=False)
+    _core: object = field(default=None, repr=False, init=False)
 
     def value(self, states):
         """V at many states, multilinear between grid points (cyclic axes wrapped, linear ones clamped).
@@ -1095,9 +1095,11 @@ def value_iteration(task, grid, alpha=0.9, tol=1e-9, max_sweeps=10000, threads=0
     finally:
         close()
     shape = (task.K,) + tuple(len(a) for a in axes)
-    return GridValueFunction(task=task, alpha=alpha, axes=axes, values=g.values.reshape(shape), sweeps=info["sweeps"],
-                             evaluations=info["evaluations"], residual=info["residual"],
-                             seconds=time.perf_counter() - t0, _core=g)
+    out = GridValueFunction(task=task, alpha=alpha, axes=axes, values=g.values.reshape(shape), sweeps=info["sweeps"],
+                            evaluations=info["evaluations"], residual=info["residual"],
+                            seconds=time.perf_counter() - t0)
+    out._core = g  # the C++ table the values view
+    return out
 
 
 # --------------------------------------------------------------------------- switching and separability
