@@ -294,7 +294,7 @@ def obstacle_passes(motion, episode, start, obstacle):
 
 def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=12, seed=0, solver="highspy", sigma_O=0.5,
                    gamma_O=20.0, gamma_x=0.3, offset=0.0, obstacle_samples=3, theta_degree=2, ahead=(2.0, 3.0),
-                   grid=None):
+                   grid=None, bounds=1e4):
     """Fixed obstacle avoidance (FOA, Table 5.1): an obstacle ahead on the path.
 
     Each episode starts on or near the path (|d| <= 0.3 m, heading within
@@ -329,6 +329,11 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=12, seed=0, solve
         Range of the obstacle's initial distance ahead, m.
     grid : (int, int, int), optional
         Also run the value-iteration policy on this (u, v, theta) grid.
+    bounds : optional
+        Passed to :func:`directable.characters.learn`: a box on r. At 4
+        samples per axis the 57-term basis leaves directions of r unbounded
+        (measured: the loop converged after 11 iterations, then the LP was
+        found unbounded in the bumps' and the u-v polynomials' terms).
 
     Returns
     -------
@@ -342,7 +347,8 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=12, seed=0, solve
     motion = motion or walking_motion()
     task = ch.FixedObstacle(motion, gamma_x=gamma_x, gamma_O=gamma_O, sigma_O=sigma_O, gamma_psi=1.0,
                             gamma_rho=1.0, offset=offset, obstacle_samples=obstacle_samples)
-    vf = ch.learn(task, foa_basis(offset, theta_degree), ch.samples(task, per_dim=per_dim), solver=solver)
+    vf = ch.learn(task, foa_basis(offset, theta_degree), ch.samples(task, per_dim=per_dim), solver=solver,
+                  bounds=bounds)
     straight = int(np.argmin(np.abs(motion.clips.params.turn)))
     result = {}
     policies = [("value", ch.Controller(task, vf)), ("greedy", ch.Controller(task, policy="greedy"))]
