@@ -78,9 +78,10 @@ Experiments (`directable.experiments.characters`, measured in this session, same
   (the neighbour's frame or velocity) rather than at the value function; the test is an expected failure.
 - the thesis-scale controller (`thesis_scale()`: 384 clips, walk gait, samples of the walk clips only: 124 x 64 =
   7,936; the other clips' coefficients fixed at 0): clips 0.1 s, transition table 3.2 s wall, first scan 7,936
-  rows; the first LP (7,936 rows, 1,860 free columns) and the second scan
-  (7,867 new rows) took about 11 minutes of wall time at load 25-28 with 3 min of process CPU; the run did not finish
-  in the session, so its total time, iterations and constraint count are still to be measured
+  rows; in its 30-minute limit (load 28 falling to 4) it solved 3 LPs
+  (7,936, then 7,867 and 7,742 new rows: 1,860 free columns, the rest fixed at 0) and was still adding ~7,700 pairs
+  per iteration, so it did NOT finish; the first LP and second scan took about 11 minutes of wall time at load 25-28
+  (3 min of process CPU). Its total time, iterations and constraint count are still to be measured
   (`python benchmarks/bench_characters.py --scale`). Its controller memory is 124 clips x 15 x 8 B = 14,880 B (the
   thesis: < 13 KB), above the thesis's figure with this 15-term basis.
 """
