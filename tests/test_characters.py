@@ -196,6 +196,55 @@ def test_obstacle_tasks_move_the_obstacle(walk18):
     assert np.isclose(foa.state_costs(X)[0], 0.1 * abs(0.5 - 0.2) + 10 * np.exp(-(0.2 ** 2 + 1.5 ** 2) / 0.25))
 
 
+def test_obstacle_charged_along_the_transition(walk18):
+    """obstacle_samples = m adds the obstacle term at m - 1 points of the chord to the next state."""
+    X = np.array([[0, 0.2, 0.9, 0.1], [3, -0.4, 0.3, -2.0]])
+    tab = walk18.transition_table()
+    for cls, kw, vel in ((ch.FixedObstacle, {"offset": 0.3}, (0.0, 0.0)),
+                         (ch.MovingObstacle, {"u_dot": 0.3, "v_dot": -0.5}, (0.3, -0.5))):
+        one = cls(walk18, gamma_O=7.0, sigma_O=0.5, **kw)
+        three = cls(walk18, gamma_O=7.0, sigma_O=0.5, obstacle_samples=3, **kw)
+        extra = three.transition_costs(X) - one.transition_costs(X)
+        S = one.successors(X)
+        for i, x in enumerate(X):
+            du, dv = S[i, :, 1] - x[1], S[i, :, 2] - x[2]  # the obstacle's move relative to the character
+            want = sum(7.0 * np.exp(-((x[1] + f * du) ** 2 + (x[2] + f * dv) ** 2) / 0.25) for f in (1 / 3, 2 / 3))
+            assert np.allclose(extra[i], want, rtol=1e-12, atol=1e-14)
+        assert np.array_equal(three.successors(X), S) and np.array_equal(three.state_costs(X), one.state_costs(X))
+    with pytest.raises(ValueError, match="obstacle_samples"):
+        ch.FixedObstacle(walk18, obstacle_samples=0)
+
+
+def test_scan_matches_numpy_and_the_decision(walk18, rng):
+    """The learner's scan (successors by variable, r laid out per row of next clips) picks the
+    NumPy argmin of eq. 5.10, and the same clip as the runtime decision, for every sample."""
+    from directable import _core
+    task = ch.Navigation(walk18, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0)
+    phi = ch.basis.polynomial("d", 2, scale=2.0) * ch.basis.polynomial("theta", 4, scale=np.pi)
+    X = ch.samples(task, per_dim=7)
+    r = rng.normal(size=(task.K, phi.size))
+    problem = _core.DecisionProblem(task._core, phi._core(task))
+    best = _core.ValueLearning(problem, X, 0.9).best_clips(r, 1)
+    S, cost = ref.navigation(walk18.transition_table(), walk18.clips.params.rho, np.ones(task.K, bool), 0.1, 1.0,
+                             1.0, X)
+    f = ref.features(S.reshape(-1, 3), (2, 4), (2.0, np.pi), (1, 2)).reshape(len(X), task.K, -1)
+    q = cost + 0.9 * np.einsum("skb,skb->sk", f, r[S[..., 0].astype(int)])
+    # asking for a clip or its mirror image plays the same clip: exact ties, so compare the minimum
+    picked = q[np.arange(len(X)), best]
+    assert np.allclose(picked, q.min(axis=1), rtol=1e-12, atol=1e-12)
+    assert np.mean(best == np.argmin(q, axis=1)) > 0.95
+    # an obstacle task (the value function sees (u, v) clamped) through both paths
+    foa = ch.FixedObstacle(walk18, gamma_O=10.0, sigma_O=0.5, obstacle_samples=2)
+    psi = ch.basis.polynomial("u", 2, scale=2.0) * ch.basis.polynomial("v", 2, scale=2.0) \
+        * ch.basis.polynomial("theta", 2, scale=np.pi) + ch.basis.gaussian("v", 0.0, 1.5, 3)
+    Y = ch.samples(foa, per_dim=4)
+    r = rng.normal(size=(foa.K, psi.size))
+    pr = _core.DecisionProblem(foa._core, psi._core(foa))
+    scan = _core.ValueLearning(pr, Y, 0.9).best_clips(r, 2)
+    one = np.array([pr.choose("value", r, None, 0.9, y) for y in Y])
+    assert np.array_equal(scan, one)
+
+
 def test_spinning_navigation(walker):
     cs = ch.synthetic_clips(walker, gaits=("walk",), turns=(0.0,), spins=(-2.0, 0.0, 2.0))
     motion = ch.MotionModel(cs)

@@ -126,15 +126,28 @@ Eigen::Map<const RowMatrix> states_of(const Task& task, const Array& states, con
 
 // Declarations only: conversions from common.hpp, no numerics.
 void bind_characters(py::module_& m) {
-  py::class_<Skeleton, std::shared_ptr<Skeleton>>(m, "CharacterSkeleton", "Kinematic skeleton (parents, rest offsets, mirror partners).")
+  py::class_<Skeleton, std::shared_ptr<Skeleton>>(m, "CharacterSkeleton", R"doc(Kinematic skeleton: J joints with parent indices and rest offsets.
+
+Parameters
+----------
+parents : list of int
+    (J,) parent of each joint, -1 for the root (pelvis); parents come before their children.
+offsets : (J, 3) array_like
+    Rest offset of each joint from its parent, m (y up).
+mirror : list of int, optional
+    (J,) left/right partner of each joint (itself on the midline); default: found from the offsets' x signs.
+)doc")
       .def(py::init([](std::vector<Index> parents, const Array& offsets, std::optional<std::vector<Index>> mirror) {
              return std::make_shared<Skeleton>(std::move(parents), rows_view(offsets, "offsets", 3), mirror.value_or(std::vector<Index>{}));
            }),
            py::arg("parents"), py::arg("offsets"), py::arg("mirror") = py::none())
-      .def_property_readonly("joints", &Skeleton::joints)
-      .def_property_readonly("parents", [](const Skeleton& s) { return index_out(s.parents()); })
-      .def_property_readonly("offsets", [](const Skeleton& s) { return matrix_out(s.offsets()); })
-      .def_property_readonly("mirror", [](const Skeleton& s) { return index_out(s.mirror()); });
+      .def_property_readonly("joints", &Skeleton::joints, "J, the number of joints (int).")
+      .def_property_readonly("parents", [](const Skeleton& s) { return index_out(s.parents()); },
+                             "(J,) int array: parent of each joint, -1 for the root.")
+      .def_property_readonly("offsets", [](const Skeleton& s) { return matrix_out(s.offsets()); },
+                             "(J, 3) array: rest offset of each joint from its parent, m (a copy).")
+      .def_property_readonly("mirror", [](const Skeleton& s) { return index_out(s.mirror()); },
+                             "(J,) int array: the left/right partner of each joint (itself on the midline).");
   m.def("synthetic_walker", [] { return std::make_shared<Skeleton>(synthetic_walker()); });
 
   py::class_<ClipSet, std::shared_ptr<ClipSet>>(m, "CharacterClipSet", "Motion clips (thesis sec. 5.1).")
@@ -181,12 +194,17 @@ void bind_characters(py::module_& m) {
   m.def("mirror_poses", [](const Skeleton& s, const Array& poses) { return frames_out(mirror_poses(s, frames_in(poses, "poses"))); },
         py::arg("skeleton"), py::arg("poses"));
 
-  py::class_<Animation>(m, "CharacterAnimation", "A synthesised animation.")
-      .def_property_readonly("frames", [](py::object self) { return frames_view(self.cast<const Animation&>().frames, self); })
-      .def_property_readonly("contact_foot", [](const Animation& a) { return index_out(a.contact_foot); })
-      .def_property_readonly("clip_of_frame", [](const Animation& a) { return index_out(a.clip_of_frame); })
-      .def_property_readonly("roots", [](const Animation& a) { return matrix_out(a.roots); })
-      .def_property_readonly("played", [](const Animation& a) { return index_out(a.played); });
+  py::class_<Animation>(m, "CharacterAnimation", "A synthesised animation (MotionModel.synthesize).")
+      .def_property_readonly("frames", [](py::object self) { return frames_view(self.cast<const Animation&>().frames, self); },
+                             "(F, J, 3) read-only view: world joint positions of every frame, m.")
+      .def_property_readonly("contact_foot", [](const Animation& a) { return index_out(a.contact_foot); },
+                             "(F,) int array: the joint planted at each frame (the blend's root).")
+      .def_property_readonly("clip_of_frame", [](const Animation& a) { return index_out(a.clip_of_frame); },
+                             "(F,) int array: the clip (as the state holds it) each frame belongs to.")
+      .def_property_readonly("roots", [](const Animation& a) { return matrix_out(a.roots); },
+                             "(n, 3) array: world (x m, z m, theta rad) of each played clip's root frame.")
+      .def_property_readonly("played", [](const Animation& a) { return index_out(a.played); },
+                             "(n,) int array: the oriented clip that played each step (>= K: mirrored).");
 
   py::class_<MotionModel, std::shared_ptr<MotionModel>>(m, "MotionModel", "Clip blending and the transition table (thesis sec. 5.1).")
       .def(py::init([](std::shared_ptr<const ClipSet> clips, const OptArray& weights, double velocity_weight, int threads,
@@ -230,8 +248,9 @@ void bind_characters(py::module_& m) {
       .def(py::init([](std::shared_ptr<const MotionModel> motion, const std::string& kind, double gamma_x, double gamma_O,
                        double sigma_O, double gamma_psi, double gamma_rho, double gamma_tau, double gamma_omega,
                        std::vector<bool> gait, double torso, double spin, double offset, double u_dot, double v_dot,
-                       const OptArray& ranges) {
-             TaskParams p{gamma_x, gamma_O, sigma_O, gamma_psi, gamma_rho, gamma_tau, gamma_omega, gait, torso, spin, offset, u_dot, v_dot};
+                       const OptArray& ranges, Index obstacle_samples) {
+             TaskParams p{gamma_x, gamma_O, sigma_O, gamma_psi, gamma_rho, gamma_tau, gamma_omega, gait, torso, spin, offset,
+                          u_dot, v_dot, obstacle_samples};
              RowMatrix R = ranges ? RowMatrix(rows_view(*ranges, "ranges", 2)) : RowMatrix();
              return std::make_shared<Task>(motion, task_kind(kind), p, R);
            }),
@@ -239,7 +258,7 @@ void bind_characters(py::module_& m) {
            py::arg("gamma_psi") = 0.0, py::arg("gamma_rho") = 0.0, py::arg("gamma_tau") = 0.0,
            py::arg("gamma_omega") = 0.0, py::arg("gait") = std::vector<bool>{}, py::arg("torso") = 0.0,
            py::arg("spin") = 0.0, py::arg("offset") = 0.0, py::arg("u_dot") = 0.0, py::arg("v_dot") = 0.0,
-           py::arg("ranges") = py::none())
+           py::arg("ranges") = py::none(), py::arg("obstacle_samples") = 1)
       .def_property_readonly("variables", &Task::variables)
       .def_property_readonly("cyclic", &Task::cyclic)
       .def_property_readonly("ranges", [](const Task& t) { return matrix_out(t.ranges()); })
@@ -349,7 +368,6 @@ void bind_characters(py::module_& m) {
   py::class_<ValueLearning>(m, "ValueLearning", "The approximate-LP loop's scans and constraint rows (thesis sec. 5.3.2).")
       .def(py::init([](const PyProblem& p, const Array& samples, double alpha) {
              auto X = states_of(*p.task, samples, "samples", true);
-             if (p.problem.features == 0) throw std::invalid_argument("basis must be given to learn a value function");
              return std::make_unique<ValueLearning>(p.problem, X, alpha);
            }),
            py::arg("problem"), py::arg("samples"), py::arg("alpha"))

@@ -5151,7 +5151,16 @@ class ClothPlan:
         """
 class CharacterSkeleton:
     """
-    Kinematic skeleton (parents, rest offsets, mirror partners).
+    Kinematic skeleton: J joints with parent indices and rest offsets.
+    
+    Parameters
+    ----------
+    parents : list of int
+        (J,) parent of each joint, -1 for the root (pelvis); parents come before their children.
+    offsets : (J, 3) array_like
+        Rest offset of each joint from its parent, m (y up).
+    mirror : list of int, optional
+        (J,) left/right partner of each joint (itself on the midline); default: found from the offsets' x signs.
     """
     def __init__(self, parents: collections.abc.Sequence[int], offsets: numpy.ndarray[numpy.float64], mirror: collections.abc.Sequence[int] | None = None) -> None:
         ...
@@ -5159,16 +5168,24 @@ class CharacterSkeleton:
         ...
     @property
     def joints(self) -> int:
-        ...
+        """
+        J, the number of joints (int).
+        """
     @property
     def mirror(self) -> numpy.ndarray:
-        ...
+        """
+        (J,) int array: the left/right partner of each joint (itself on the midline).
+        """
     @property
     def offsets(self) -> numpy.ndarray:
-        ...
+        """
+        (J, 3) array: rest offset of each joint from its parent, m (a copy).
+        """
     @property
     def parents(self) -> numpy.ndarray:
-        ...
+        """
+        (J,) int array: parent of each joint, -1 for the root.
+        """
 class CharacterClipSet:
     """
     Motion clips (thesis sec. 5.1).
@@ -5211,25 +5228,35 @@ class CharacterClipSet:
         ...
 class CharacterAnimation:
     """
-    A synthesised animation.
+    A synthesised animation (MotionModel.synthesize).
     """
     def __repr__(self) -> str:
         ...
     @property
     def clip_of_frame(self) -> numpy.ndarray:
-        ...
+        """
+        (F,) int array: the clip (as the state holds it) each frame belongs to.
+        """
     @property
     def contact_foot(self) -> numpy.ndarray:
-        ...
+        """
+        (F,) int array: the joint planted at each frame (the blend's root).
+        """
     @property
     def frames(self) -> numpy.ndarray:
-        ...
+        """
+        (F, J, 3) read-only view: world joint positions of every frame, m.
+        """
     @property
     def played(self) -> numpy.ndarray:
-        ...
+        """
+        (n,) int array: the oriented clip that played each step (>= K: mirrored).
+        """
     @property
     def roots(self) -> numpy.ndarray:
-        ...
+        """
+        (n, 3) array: world (x m, z m, theta rad) of each played clip's root frame.
+        """
 class MotionModel:
     """
     Clip blending and the transition table (thesis sec. 5.1).
@@ -5256,7 +5283,7 @@ class CharacterTask:
     """
     A character control task (thesis Table 5.1).
     """
-    def __init__(self, motion: MotionModel, kind: str, gamma_x: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_O: typing.SupportsFloat | typing.SupportsIndex = 0.0, sigma_O: typing.SupportsFloat | typing.SupportsIndex = 1.0, gamma_psi: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_rho: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_tau: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_omega: typing.SupportsFloat | typing.SupportsIndex = 0.0, gait: collections.abc.Sequence[bool] = [], torso: typing.SupportsFloat | typing.SupportsIndex = 0.0, spin: typing.SupportsFloat | typing.SupportsIndex = 0.0, offset: typing.SupportsFloat | typing.SupportsIndex = 0.0, u_dot: typing.SupportsFloat | typing.SupportsIndex = 0.0, v_dot: typing.SupportsFloat | typing.SupportsIndex = 0.0, ranges: numpy.ndarray[numpy.float64] | None = None) -> None:
+    def __init__(self, motion: MotionModel, kind: str, gamma_x: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_O: typing.SupportsFloat | typing.SupportsIndex = 0.0, sigma_O: typing.SupportsFloat | typing.SupportsIndex = 1.0, gamma_psi: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_rho: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_tau: typing.SupportsFloat | typing.SupportsIndex = 0.0, gamma_omega: typing.SupportsFloat | typing.SupportsIndex = 0.0, gait: collections.abc.Sequence[bool] = [], torso: typing.SupportsFloat | typing.SupportsIndex = 0.0, spin: typing.SupportsFloat | typing.SupportsIndex = 0.0, offset: typing.SupportsFloat | typing.SupportsIndex = 0.0, u_dot: typing.SupportsFloat | typing.SupportsIndex = 0.0, v_dot: typing.SupportsFloat | typing.SupportsIndex = 0.0, ranges: numpy.ndarray[numpy.float64] | None = None, obstacle_samples: int = 1) -> None:
         ...
     def __repr__(self) -> str:
         ...

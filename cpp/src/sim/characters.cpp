@@ -2,12 +2,69 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 
 #include "directable/core/errors.hpp"
 
 namespace directable {
+
+namespace {
+//! The distinct rows of the transition table's next clips (a synthetic set
+//! has two: the clips as asked for, or their mirror images) and which one
+//! each clip's row is: the scans store r once per distinct row.
+struct NextClipRows {
+  std::vector<Index> row_of;        //!< (K,) distinct row of each clip
+  std::vector<std::vector<Index>> rows;  //!< distinct rows, each (K,)
+};
+
+void scan_layout(DecisionProblem& p, const std::shared_ptr<const Task>& task, const std::shared_ptr<const Basis>& basis) {
+  const Index K = task->clips(), nb = basis->size(), dim = task->dim();
+  const RowMatrix& next = task->motion().arrays().next_state;
+  auto layout = std::make_shared<NextClipRows>();
+  std::map<std::vector<Index>, Index> index;
+  layout->row_of.resize(K);
+  for (Index c = 0; c < K; ++c) {
+    std::vector<Index> row(K);
+    for (Index k = 0; k < K; ++k) row[k] = Index(next(c, k));
+    auto it = index.emplace(row, Index(layout->rows.size())).first;
+    if (it->second == Index(layout->rows.size())) layout->rows.push_back(std::move(row));
+    layout->row_of[c] = it->second;
+  }
+  // the clip axis padded to a multiple of the widest vector (8 doubles): the
+  // basis loops then run without a scalar remainder; padded successors are
+  // zeros with zero coefficients and are never candidates
+  const Index Kp = (K + 7) / 8 * 8;
+  p.coef_size = Index(layout->rows.size()) * nb * Kp;
+  p.many_scratch = (dim + 1 + basis->column_scratch()) * Kp + K;
+  p.prepare = [layout, K, Kp, nb](const double* r, double* coef) {
+    for (std::size_t q = 0; q < layout->rows.size(); ++q) {
+      const Index* row = layout->rows[q].data();
+      double* out = coef + Index(q) * nb * Kp;
+      for (Index j = 0; j < nb; ++j) {
+        for (Index k = 0; k < K; ++k) out[j * Kp + k] = r[row[k] * nb + j];
+        for (Index k = K; k < Kp; ++k) out[j * Kp + k] = 0.0;
+      }
+    }
+  };
+  p.choose_many = [task, basis, layout, K, Kp, nb, dim](const double* X, Index n, const double* coef, double alpha,
+                                                        Index* best, double* best_value, double* scratch) {
+    double* cols = scratch;            // (dim, Kp) successors by variable
+    double* values = cols + dim * Kp;  // (Kp,)
+    double* costs = values + Kp;       // (K,)
+    double* work = costs + K;
+    for (Index j = 0; j < dim; ++j) std::fill(cols + j * Kp + K, cols + (j + 1) * Kp, 0.0);
+    for (Index i = 0; i < n; ++i) {
+      const double* x = X + i * dim;
+      task->expand_columns(x, cols, Kp, costs);
+      task->clamp_columns(cols, K, Kp);
+      basis->values_columns(cols, Kp, Kp, coef + layout->row_of[Index(x[0])] * nb * Kp, values, work);
+      best[i] = argmin_value(costs, values, K, alpha, best_value + i);
+    }
+  };
+}
+}  // namespace
 
 DecisionProblem decision_problem(std::shared_ptr<const Task> task, std::shared_ptr<const Basis> basis) {
   if (!task) throw std::invalid_argument("task must be a task object, got None");
@@ -46,6 +103,7 @@ DecisionProblem decision_problem(std::shared_ptr<const Task> task, std::shared_p
         basis->values(Y, n, dim, r, out, scratch);
       };
     }
+    scan_layout(p, task, basis);
   }
   return p;
 }

@@ -163,11 +163,33 @@ class ClipSet:
         return ClipParams({name: P[:, i].copy() for i, name in enumerate(_PARAMS)})
 
     def mirrored(self, k):
-        """Clip k reflected through the sagittal plane, left and right swapped: (m_k, J, 3)."""
+        """Clip k reflected through the sagittal plane, left and right swapped.
+
+        Parameters
+        ----------
+        k : int
+            Clip index.
+
+        Returns
+        -------
+        (m_k, J, 3) ndarray
+            Joint positions in the clip's root frame, m.
+        """
         return mirror_poses(self.skeleton, self.poses[integer(k, "k")])
 
     def gait_index(self, gait):
-        """Gait indices of a name, an index, or a collection of them."""
+        """Gait indices of a name, an index, or a collection of them.
+
+        Parameters
+        ----------
+        gait : str, int, sequence of them, or None
+            Gait names (``gait_names``) or indices.
+
+        Returns
+        -------
+        list of int or None
+            None when ``gait`` is None.
+        """
         if gait is None:
             return None
         items = [gait] if isinstance(gait, (str, int, np.integer)) else list(gait)
@@ -182,7 +204,17 @@ class ClipSet:
         return out
 
     def subset(self, indices):
-        """A ClipSet of some clips (mirror links kept where both clips stay)."""
+        """A ClipSet of some clips (mirror links kept where both clips stay).
+
+        Parameters
+        ----------
+        indices : sequence of int
+            The clips to keep, in their new order.
+
+        Returns
+        -------
+        ClipSet
+        """
         idx = [int(i) for i in indices]
         where = {k: i for i, k in enumerate(idx)}
         mo = self.mirror_of
@@ -196,7 +228,20 @@ class ClipSet:
 
 
 def mirror_poses(skeleton, poses):
-    """(m, J, 3) poses reflected through x -> -x with left and right joints swapped."""
+    """(m, J, 3) poses reflected through x -> -x with left and right joints swapped.
+
+    Parameters
+    ----------
+    skeleton : Skeleton
+        Gives the left/right joint partners (``mirror``).
+    poses : (m, J, 3) array_like
+        Joint positions, m.
+
+    Returns
+    -------
+    (m, J, 3) ndarray
+        The mirror image, m; mirroring twice gives the poses back.
+    """
     return _core.mirror_poses(skeleton, as_float_array(poses, "poses"))
 
 
@@ -283,6 +328,7 @@ class MotionModel:
 
     @property
     def K(self):
+        """Number of clips (int)."""
         return self._core.K
 
     def transition_table(self):
@@ -300,6 +346,14 @@ class MotionModel:
 
     def blend(self, clip, next_clip):
         """The overlap of one blend, in C's root frame.
+
+        Parameters
+        ----------
+        clip : int
+            C, the clip that ends.
+        next_clip : int
+            C', the clip asked for next (played mirrored when its C'_in
+            plants the other foot).
 
         Returns
         -------
@@ -353,7 +407,10 @@ class _Task:
         if gait is not None:
             allowed = set(motion.clips.gait_index(gait))
             flags = [i in allowed for i in range(len(motion.clips.gait_names))]
+        samples_ = params.pop("obstacle_samples", None)
         kw = {k: real(v, k) for k, v in params.items()}
+        if samples_ is not None:
+            kw["obstacle_samples"] = integer(samples_, "obstacle_samples")
         if ranges is not None and isinstance(ranges, dict):
             names = self.variables_of_kind()
             ranges = [ranges.get(v, (-np.pi, np.pi) if v == "theta" else (-2.0, 2.0)) for v in names]
@@ -362,6 +419,12 @@ class _Task:
 
     @classmethod
     def variables_of_kind(cls):
+        """Names of the continuous state columns of this kind of task, without building one.
+
+        Returns
+        -------
+        tuple of str
+        """
         return {"navigation": ("d", "theta"), "spinning_navigation": ("theta",)}.get(cls.kind, ("u", "v", "theta"))
 
     @property
@@ -371,6 +434,7 @@ class _Task:
 
     @property
     def cyclic(self):
+        """Per continuous variable: whether it is an angle wrapped into [-pi, pi) (tuple of bool)."""
         return tuple(self._core.cyclic)
 
     @property
@@ -380,28 +444,76 @@ class _Task:
 
     @property
     def K(self):
+        """Number of clips (int)."""
         return self._core.K
 
     @property
     def dim(self):
+        """d, the state's columns: the clip and the continuous variables (int)."""
         return self._core.dim
 
     def with_params(self, **changes):
-        """The same task with some parameters changed (user edits)."""
+        """The same task with some parameters changed (user edits).
+
+        Parameters
+        ----------
+        **changes
+            Constructor arguments to replace (``gait``, ``torso``, ``spin``,
+            ``offset``, ``u_dot``, ``v_dot``, a cost weight ...).
+
+        Returns
+        -------
+        task object
+            A new task of the same kind on the same motion model.
+        """
         p = dict(self.params)
         p.update(changes)
         return type(self)(self.motion, ranges=self._ranges_arg, **p)
 
     def successors(self, states):
-        """eq. 5.2 for every clip: (S, d) -> (S, K, d)."""
+        """eq. 5.2 for every clip.
+
+        Parameters
+        ----------
+        states : (S, d) array_like
+            The clip index in column 0, then ``variables`` (m, rad).
+
+        Returns
+        -------
+        (S, K, d) ndarray
+            The state after each next clip (column 0: the clip the state
+            holds next); obstacles move by (u_dot, v_dot) dt.
+        """
         return self._core.successors(as_float_array(states, "states"))
 
     def state_costs(self, states):
-        """eq. 5.4: (S, d) -> (S,)."""
+        """eq. 5.4, the state cost c_s.
+
+        Parameters
+        ----------
+        states : (S, d) array_like
+            The clip index in column 0, then ``variables`` (m, rad).
+
+        Returns
+        -------
+        (S,) ndarray
+            Cost units.
+        """
         return self._core.state_costs(as_float_array(states, "states"))
 
     def transition_costs(self, states):
-        """eq. 5.5 of choosing each clip next: (S, d) -> (S, K); +inf outside the desired gait."""
+        """eq. 5.5, the transition cost c_t of choosing each clip next.
+
+        Parameters
+        ----------
+        states : (S, d) array_like
+            The clip index in column 0, then ``variables`` (m, rad).
+
+        Returns
+        -------
+        (S, K) ndarray
+            Cost units; +inf for a clip outside the desired gait.
+        """
         return self._core.transition_costs(as_float_array(states, "states"))
 
     def __repr__(self):
@@ -416,6 +528,31 @@ class Navigation(_Task):
     |d|; c_t = gamma_psi Psi + gamma_rho |theta' + rho'| + gamma_tau |tau' -
     torso|, +inf for a clip outside ``gait``. The gait is switchable, the
     torso separable.
+
+    Parameters
+    ----------
+    motion : MotionModel
+        The clips and their transition table.
+    gamma_x : float
+        Weight of the deviation |d| (cost units per m), >= 0.
+    gamma_psi : float
+        Weight of the physics cost Psi (per m^2), >= 0.
+    gamma_rho : float
+        Weight of the motion direction error |theta' + rho'| (per rad), >= 0.
+    gamma_tau : float
+        Weight of the torso error |tau' - torso| (per rad), >= 0.
+    gait : str, int or sequence, optional
+        The desired gait(s): clips of other gaits cost +inf (default: all).
+    torso : float
+        Desired torso angle tau-hat relative to the root, rad.
+    ranges : dict or (2, 2) array_like, optional
+        Sampled domain of d (m; default [-2, 2]); theta always covers [-pi, pi).
+
+    Attributes
+    ----------
+    motion : MotionModel
+    params : dict
+        The constructor's parameters (what ``with_params`` edits).
     """
 
     kind = "navigation"
@@ -433,6 +570,27 @@ class SpinningNavigation(_Task):
 
     State (clip, theta). c_t = gamma_psi Psi + gamma_rho |theta' + rho'| +
     gamma_omega |omega' - spin|.
+
+    Parameters
+    ----------
+    motion : MotionModel
+        The clips and their transition table.
+    gamma_psi : float
+        Weight of the physics cost Psi (per m^2), >= 0.
+    gamma_rho : float
+        Weight of the motion direction error (per rad), >= 0.
+    gamma_omega : float
+        Weight of the spin error |omega' - spin| (per rad/s), >= 0.
+    spin : float
+        Desired spin omega-hat, rad/s (separable).
+    ranges : optional
+        Unused (theta covers [-pi, pi)); kept for a uniform constructor.
+
+    Attributes
+    ----------
+    motion : MotionModel
+    params : dict
+        The constructor's parameters (what ``with_params`` edits).
     """
 
     kind = "spinning_navigation"
@@ -451,15 +609,48 @@ class FixedObstacle(_Task):
     offset from the path, is constant (separable). c_s = gamma_x |offset - u|
     + gamma_O exp(-(u^2 + v^2) / sigma_O^2); c_t = gamma_psi Psi + gamma_rho
     |theta' + rho'|.
+
+    Parameters
+    ----------
+    motion : MotionModel
+        The clips and their transition table.
+    gamma_x : float
+        Weight of the deviation from the path (per m), >= 0.
+    gamma_O : float
+        Weight of the obstacle cost, >= 0.
+    sigma_O : float
+        Obstacle width, m, > 0.
+    gamma_psi : float
+        Weight of the physics cost Psi (per m^2), >= 0.
+    gamma_rho : float
+        Weight of the motion direction error (per rad), >= 0.
+    offset : float
+        d + u, the obstacle's lateral offset from the path, m.
+    ranges : dict or (3, 2) array_like, optional
+        Sampled domains of u and v (m; default [-2, 2] each); the value
+        function sees (u, v) clamped into them.
+    obstacle_samples : int
+        Points per transition at which the obstacle term is charged: the
+        state (eq. 5.4) and ``obstacle_samples - 1`` more evenly along the
+        chord to the next state, added to c_t. One walk cycle covers about
+        1.1 m, more than twice a person-sized sigma_O, so with 1 (eq. 5.4
+        read literally) a policy may step across the obstacle between two
+        clip starts.
+
+    Attributes
+    ----------
+    motion : MotionModel
+    params : dict
+        The constructor's parameters (what ``with_params`` edits).
     """
 
     kind = "fixed_obstacle"
     separable = ("offset",)
 
     def __init__(self, motion, gamma_x=0.1, gamma_O=10.0, sigma_O=0.5, gamma_psi=1.0, gamma_rho=1.0, offset=0.0,
-                 ranges=None):
+                 ranges=None, obstacle_samples=1):
         super().__init__(motion, ranges, gamma_x=gamma_x, gamma_O=gamma_O, sigma_O=sigma_O, gamma_psi=gamma_psi,
-                         gamma_rho=gamma_rho, offset=offset)
+                         gamma_rho=gamma_rho, offset=offset, obstacle_samples=obstacle_samples)
 
 
 class MovingObstacle(_Task):
@@ -468,18 +659,44 @@ class MovingObstacle(_Task):
     State (clip, u, v, theta); the obstacle moves by (u_dot, v_dot) dt per
     transition (separable). c_s = gamma_O exp(-(u^2 + v^2) / sigma_O^2);
     c_t = gamma_psi Psi + gamma_rho |theta' + rho'|.
+
+    Parameters
+    ----------
+    motion : MotionModel
+        The clips and their transition table.
+    gamma_O : float
+        Weight of the obstacle cost, >= 0.
+    sigma_O : float
+        Obstacle width, m, > 0.
+    gamma_psi : float
+        Weight of the physics cost Psi (per m^2), >= 0.
+    gamma_rho : float
+        Weight of the motion direction error (per rad), >= 0.
+    u_dot, v_dot : float
+        The obstacle's velocity in the path frame, m/s (separable).
+    ranges : dict or (3, 2) array_like, optional
+        Sampled domains of u and v (m; default [-2, 2] each).
+    obstacle_samples : int
+        Points per transition at which the obstacle term is charged (see
+        :class:`FixedObstacle`).
+
+    Attributes
+    ----------
+    motion : MotionModel
+    params : dict
+        The constructor's parameters (what ``with_params`` edits).
     """
 
     kind = "moving_obstacle"
     separable = ("u_dot", "v_dot")
 
     def __init__(self, motion, gamma_O=10.0, sigma_O=0.5, gamma_psi=1.0, gamma_rho=1.0, u_dot=0.0, v_dot=0.0,
-                 ranges=None):
+                 ranges=None, obstacle_samples=1):
         super().__init__(motion, ranges, gamma_O=gamma_O, sigma_O=sigma_O, gamma_psi=gamma_psi, gamma_rho=gamma_rho,
-                         u_dot=u_dot, v_dot=v_dot)
+                         u_dot=u_dot, v_dot=v_dot, obstacle_samples=obstacle_samples)
 
 
-def samples(task, per_dim=8, ranges=None, drop=0.0, seed=0):
+def samples(task, per_dim=8, ranges=None, drop=0.0, seed=0, clips=None):
     """State samples: every clip times a uniform grid over the continuous variables.
 
     Parameters
@@ -493,6 +710,12 @@ def samples(task, per_dim=8, ranges=None, drop=0.0, seed=0):
     drop : float
         Fraction of the samples deleted at random, in [0, 1).
     seed : int
+        Seed of the deletion.
+    clips : None, "gait" or sequence of int
+        The clips whose states are sampled: all (default), the clips of the
+        task's desired gait (a gait-restricted controller never evaluates V
+        at another gait's clips, so their coefficients stay 0), or the
+        given indices.
 
     Returns
     -------
@@ -522,7 +745,19 @@ def samples(task, per_dim=8, ranges=None, drop=0.0, seed=0):
         else:
             lo, hi = ranges.get(v, (-2.0, 2.0))
             axes.append(np.linspace(real(lo, "ranges"), real(hi, "ranges"), n))
-    mesh = np.meshgrid(np.arange(task.K, dtype=float), *axes, indexing="ij")
+    if clips is None:
+        held = np.arange(task.K, dtype=float)
+    elif isinstance(clips, str):
+        if clips != "gait":
+            raise ValueError(f"clips must be None, 'gait' or clip indices, got {clips!r}")
+        gait = task.params.get("gait")
+        held = np.arange(task.K, dtype=float) if gait is None else np.flatnonzero(
+            np.isin(task.motion.clips.gait, task.motion.clips.gait_index(gait))).astype(float)
+    else:
+        held = np.unique(np.asarray([integer(c, "clips") for c in clips], dtype=float))
+        if held.size == 0 or held[0] < 0 or held[-1] >= task.K:
+            raise ValueError(f"clips must be clip indices in [0, {task.K}), got {clips!r}")
+    mesh = np.meshgrid(held, *axes, indexing="ij")
     X = np.stack([m.ravel() for m in mesh], axis=1)
     if drop > 0:
         rng = np.random.default_rng(integer(seed, "seed"))
@@ -536,11 +771,18 @@ def samples(task, per_dim=8, ranges=None, drop=0.0, seed=0):
 
 @dataclass
 class ValueFunction:
-    """A learned value function V(X) = Phi(X) . r[C].
+    """A learned value function V(X) = Phi(X) . r[C] (made by :func:`learn`).
 
     Attributes
     ----------
+    task : task object
+        The task it was learned for.
+    basis : basis.Basis
+        Phi.
+    alpha : float
+        The discount of eq. 5.7.
     r : (K, nb) ndarray
+        Coefficients per clip, cost units.
     iterations : int
         LP solves of the loop.
     n_constraints : int
@@ -571,7 +813,7 @@ class ValueFunction:
     seconds: float
     solver: str
     converged: bool
-    _problem: object = field(default=None, repr=False)
+    _problem: object = field(default=None, repr=False, init=False)
 
     @property
     def nbytes(self):
@@ -579,12 +821,29 @@ class ValueFunction:
         return int(self.r.nbytes)
 
     def problem(self):
+        """The task and basis as the C++ controller sees them (built once, then cached).
+
+        Returns
+        -------
+        directable._core.DecisionProblem
+        """
         if self._problem is None:
             self._problem = _core.DecisionProblem(self.task._core, self.basis._core(self.task))
         return self._problem
 
     def value(self, states):
-        """V at (S, d) states -> (S,)."""
+        """V at many states.
+
+        Parameters
+        ----------
+        states : (S, d) array_like
+            The clip index in column 0, then the task's variables (m, rad).
+
+        Returns
+        -------
+        (S,) ndarray
+            Cost units.
+        """
         return self.problem().values(self.r, as_float_array(states, "states"))
 
 
@@ -678,6 +937,10 @@ def learn(task, basis, samples, alpha=0.9, max_iterations=50, solver="highspy", 
                 if bounds is None:
                     box = 1e4 * max(1.0, float(np.max(rhs))) / (1.0 - alpha)
                 lower, upper = _lp_bounds(box if bounds is None else bounds, K * nb)
+                # clips that no sample holds and no allowed transition reaches never enter a row:
+                # their coefficients are fixed at 0 rather than left free in the LP
+                idle = np.repeat(~_reachable_clips(task, X), nb)
+                lower[idle], upper[idle] = 0.0, 0.0
                 lp = make_solver(solver, c, lower, upper, warm_start)
             lp.add_rows(data, indices, indptr, rhs)
             status, x = lp.solve()
@@ -700,6 +963,19 @@ def learn(task, basis, samples, alpha=0.9, max_iterations=50, solver="highspy", 
                          samples=X, lp_seconds=0.0 if lp is None else lp.seconds,
                          seconds=time.perf_counter() - t0, solver=solver if lp is None else lp.name,
                          converged=converged)
+
+
+def _reachable_clips(task, X):
+    """(K,) bool: the clips of the samples and those an allowed transition from them reaches."""
+    held = np.unique(X[:, 0].astype(int))
+    out = np.zeros(task.K, bool)
+    out[held] = True
+    probe = np.zeros((held.size, task.dim))
+    probe[:, 0] = held
+    allowed = np.isfinite(task.transition_costs(probe))  # the gait constraint depends on the clips only
+    nxt = task.motion.transition_table()["next_clip"][held]
+    out[nxt[allowed]] = True
+    return out
 
 
 def _check_bounded(lp, c, r, box, basis, K, nb):
@@ -733,6 +1009,10 @@ class GridValueFunction:
 
     Attributes
     ----------
+    task : task object
+        The task it was computed for.
+    alpha : float
+        The discount.
     values : (K, n_1, ..., n_D) ndarray
     axes : list of (n_i,) ndarray
     sweeps, evaluations : int
@@ -740,6 +1020,7 @@ class GridValueFunction:
     residual : float
         max |T V - V| of the last full sweep.
     seconds : float
+        Wall time of the computation, s.
     """
 
     task: object
@@ -750,10 +1031,21 @@ class GridValueFunction:
     evaluations: int
     residual: float
     seconds: float
-    _core: object = field(default=None, repr=False)
+    _core: object = field(default=None, repr=False, init=False)
 
     def value(self, states):
-        """Multilinear interpolation at (S, d) states -> (S,)."""
+        """V at many states, multilinear between grid points (cyclic axes wrapped, linear ones clamped).
+
+        Parameters
+        ----------
+        states : (S, d) array_like
+            The clip index in column 0, then the task's variables (m, rad).
+
+        Returns
+        -------
+        (S,) ndarray
+            Cost units.
+        """
         return self._core(as_float_array(states, "states"))
 
 
@@ -810,9 +1102,11 @@ def value_iteration(task, grid, alpha=0.9, tol=1e-9, max_sweeps=10000, threads=0
     finally:
         close()
     shape = (task.K,) + tuple(len(a) for a in axes)
-    return GridValueFunction(task=task, alpha=alpha, axes=axes, values=g.values.reshape(shape), sweeps=info["sweeps"],
-                             evaluations=info["evaluations"], residual=info["residual"],
-                             seconds=time.perf_counter() - t0, _core=g)
+    out = GridValueFunction(task=task, alpha=alpha, axes=axes, values=g.values.reshape(shape), sweeps=info["sweeps"],
+                            evaluations=info["evaluations"], residual=info["residual"],
+                            seconds=time.perf_counter() - t0)
+    out._core = g  # the C++ table the values view
+    return out
 
 
 # --------------------------------------------------------------------------- switching and separability
@@ -824,6 +1118,17 @@ class ValueFunctionTable:
     gait); ``mode="interpolate"`` blends r linearly (hat bases) between the
     neighbouring values of a numeric parameter, or multilinearly on a grid
     of tuples for a pair of parameters (``("u_dot", "v_dot")``).
+
+    Parameters
+    ----------
+    parameter : str or tuple of str
+        The task parameter(s) the entries stand for.
+    values : sequence
+        The parameter value of each entry.
+    functions : sequence of ValueFunction
+        One per value, on the same basis.
+    mode : {"switch", "interpolate"}
+        How the entries are combined.
     """
 
     def __init__(self, parameter, values, functions, mode):
@@ -831,6 +1136,7 @@ class ValueFunctionTable:
 
     @property
     def nbytes(self):
+        """The controller's memory: every entry's coefficients (bytes)."""
         return sum(f.nbytes for f in self.functions)
 
     def _current(self, task):
@@ -839,7 +1145,21 @@ class ValueFunctionTable:
         return task.params[self.parameter]
 
     def function_for(self, task):
-        """(r, basis, task_of_entry) of the task's current parameter value."""
+        """The coefficients for the task's current parameter value.
+
+        Parameters
+        ----------
+        task : task object
+            Its ``params`` hold the current value of ``parameter``.
+
+        Returns
+        -------
+        r : (K, nb) ndarray
+            The matching entry's coefficients ("switch") or the hat-basis
+            blend of the neighbouring entries ("interpolate").
+        function : ValueFunction
+            An entry whose basis (and alpha) go with r.
+        """
         value = self._current(task)
         if self.mode == "switch":
             for v, f in zip(self.values, self.functions):
@@ -934,9 +1254,11 @@ class Episode:
         Clip of each state.
     states : (steps + 1, d) ndarray
     step_costs : (steps,) ndarray
-        c_s(X_t) + c_t(X_t, X_t+1).
+        c_s(X_t) + c_t(X_t, X_t+1), cost units.
     discounted_cost : float
         sum_t alpha^t step_costs[t].
+    alpha : float
+        The discount.
     """
 
     clips: np.ndarray
@@ -1002,7 +1324,18 @@ class Controller:
         return problem, (None if r is None else np.ascontiguousarray(r)), grid
 
     def choose(self, state):
-        """The next clip for a (d,) state."""
+        """The next clip for one state (eq. 5.10, eq. 5.6 or the grid policy).
+
+        Parameters
+        ----------
+        state : (d,) array_like
+            The clip index first, then the task's variables (m, rad).
+
+        Returns
+        -------
+        int
+            The clip to ask for next.
+        """
         problem, r, grid = self._setup(self.task)
         return int(problem.choose(self.policy, r, grid, self.alpha, as_float_array(state, "state")))
 
@@ -1053,8 +1386,21 @@ class Controller:
 
 @dataclass
 class CrowdResult:
-    """A crowd run: ``times`` (T,), ``positions`` (T, P, 2) world (x, z), ``headings`` (T, P),
-    ``close_encounters`` (pairs closer than ``encounter_distance`` at some time)."""
+    """A crowd run (from :func:`crowd`).
+
+    Attributes
+    ----------
+    times : (T,) ndarray
+        Sample times, s.
+    positions : (T, P, 2) ndarray
+        World (x, z) of each character's root, m.
+    headings : (T, P) ndarray
+        World headings, rad.
+    close_encounters : int
+        Pairs closer than ``encounter_distance`` at some time.
+    min_distance : float
+        Smallest distance between two characters over the run, m.
+    """
 
     times: np.ndarray
     positions: np.ndarray

@@ -49,6 +49,15 @@ class _Family:
 class Basis:
     """A union of outer products of basis families.
 
+    Built by :func:`polynomial`, :func:`gaussian` and :func:`constant`
+    combined with ``*`` (outer products) and ``+`` (unions), rarely directly.
+
+    Parameters
+    ----------
+    products : sequence of tuple of families
+        Each tuple is one outer product of one-variable families (an empty
+        tuple is the constant 1).
+
     Attributes
     ----------
     size : int
@@ -74,6 +83,7 @@ class Basis:
 
     @property
     def variables(self):
+        """The variables the basis uses, in order of first mention (tuple of str)."""
         out = []
         for p in self.products:
             for f in p:
@@ -83,10 +93,12 @@ class Basis:
 
     @property
     def size(self):
+        """nb: the number of basis functions per clip (int)."""
         return sum(int(np.prod([f.size for f in p])) if p else 1 for p in self.products)
 
     @property
     def term_names(self):
+        """One readable name per basis function, in the order of the columns of r (list of str)."""
         names = []
         for p in self.products:
             terms = [""]
@@ -133,16 +145,56 @@ class Basis:
 
 
 def polynomial(var, degree, scale=1.0):
-    """P_N(var): the polynomials of degree 0..N in var / scale (N + 1 terms)."""
+    """P_N(var): the polynomials of degree 0..N in var / scale (N + 1 terms).
+
+    Parameters
+    ----------
+    var : str
+        A task variable (``"d"``, ``"theta"``, ``"u"``, ``"v"``).
+    degree : int
+        N >= 0.
+    scale : float
+        The variable is divided by it (m or rad): the sampled range's
+        half-width keeps the Legendre polynomials within [-1, 1].
+
+    Returns
+    -------
+    Basis
+        N + 1 functions, evaluated as Legendre polynomials of var / scale
+        (the span of the monomials).
+    """
     return Basis([(_Family("polynomial", var, degree=integer(degree, "degree"), scale=real(scale, "scale")),)])
 
 
 def gaussian(var, a, b, n, sigma2=2.0):
-    """G_{a,b,n}(var): n Gaussian bumps exp(-(x - x_i)^2 / sigma2), x_i evenly spaced on [a, b]."""
+    """G_{a,b,n}(var): n Gaussian bumps exp(-(x - x_i)^2 / sigma2), x_i evenly spaced on [a, b].
+
+    Parameters
+    ----------
+    var : str
+        A task variable.
+    a, b : float
+        First and last centre (units of the variable: m or rad).
+    n : int
+        Number of bumps, >= 1 (one bump sits at a).
+    sigma2 : float
+        Squared width (units of the variable squared), > 0; the thesis uses 2.
+
+    Returns
+    -------
+    Basis
+        n functions.
+    """
     return Basis([(_Family("gaussian", var, a=real(a, "a"), b=real(b, "b"), n=integer(n, "n"),
                            sigma2=real(sigma2, "sigma2")),)])
 
 
 def constant():
-    """The constant basis function 1 (an empty product)."""
+    """The constant basis function 1 (an empty product).
+
+    Returns
+    -------
+    Basis
+        One function, 1 everywhere.
+    """
     return Basis([()])

@@ -23,8 +23,13 @@ def plot_pose(frame, skeleton, ax=None, contact=None, color="C0", view="side"):
     frame : (J, 3) array_like
         World joint positions, m.
     skeleton : Skeleton
+        Gives the bones (``parents``).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
     contact : int, optional
         Joint in contact with the ground, marked with a dot.
+    color : matplotlib colour
+        Colour of the bones.
     view : {"side", "top"}
         "side": z (m) horizontal, y (m) up; "top": x and z.
 
@@ -49,6 +54,19 @@ def plot_pose(frame, skeleton, ax=None, contact=None, color="C0", view="side"):
 def plot_animation(animation, skeleton, ax=None, every=4, view="side"):
     """Every ``every``-th frame of an Animation as stick figures, feet in contact marked.
 
+    Parameters
+    ----------
+    animation : Animation
+        From ``MotionModel.synthesize``: ``frames`` (F, J, 3) world positions, m.
+    skeleton : Skeleton
+        Gives the bones.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    every : int
+        Draw one frame in ``every``; the colour runs from the first frame to the last.
+    view : {"side", "top"}
+        "side": z (m) horizontal, y (m) up; "top": x and z (m).
+
     Returns
     -------
     matplotlib.axes.Axes
@@ -65,6 +83,15 @@ def plot_animation(animation, skeleton, ax=None, every=4, view="side"):
 
 def plot_step_costs(episodes, ax=None, event=None):
     """c_s + c_t per step (Fig. 5.4) for a dict of name -> Episode.
+
+    Parameters
+    ----------
+    episodes : dict of str to Episode
+        One line per policy; ``step_costs`` (steps,) in cost units.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    event : int, optional
+        Step of a user edit, marked by a vertical line.
 
     Returns
     -------
@@ -88,9 +115,15 @@ def plot_value_slice(value_function, clip, ax=None, fixed=None, n=60):
     Parameters
     ----------
     value_function : ValueFunction or GridValueFunction
+        Anything with ``task`` and ``value(states)``.
     clip : int
+        The clip of the slice (column 0 of the states).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
     fixed : dict, optional
-        Values of the other variables (default 0).
+        Values of the other variables (default 0; m or rad).
+    n : int
+        Points per axis of the slice.
 
     Returns
     -------
@@ -126,6 +159,13 @@ def plot_value_slice(value_function, clip, ax=None, fixed=None, n=60):
 
 def plot_crowd(result, ax=None):
     """Crowd trajectories (x, z) with the closest approaches marked.
+
+    Parameters
+    ----------
+    result : CrowdResult
+        From :func:`directable.characters.crowd`: ``positions`` (T, P, 2), m.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
 
     Returns
     -------

@@ -15,12 +15,37 @@ from .. import characters as ch
 
 
 def walking_motion(n_turns=9, gaits=("walk",), **kw):
-    """The walking clip set of the navigation experiments: 2 x n_turns clips."""
+    """The walking clip set of the navigation experiments: 2 x n_turns clips.
+
+    Parameters
+    ----------
+    n_turns : int
+        Turn values evenly spaced on [-1.2, 1.2] rad per cycle.
+    gaits : sequence of str
+        Gaits of the clips.
+    **kw
+        Passed to :func:`directable.characters.synthetic_clips`.
+
+    Returns
+    -------
+    MotionModel
+    """
     clips = ch.synthetic_clips(ch.synthetic_walker(), gaits=gaits, turns=np.linspace(-1.2, 1.2, n_turns), **kw)
     return ch.MotionModel(clips)
 
 
 def navigation_basis(d_degree=2, theta_degree=4):
+    """P_a(d) P_b(theta), the navigation basis of the thesis (P2 P4: 15 terms per clip).
+
+    Parameters
+    ----------
+    d_degree, theta_degree : int
+        Polynomial degrees in d (scaled by 2 m) and theta (scaled by pi rad).
+
+    Returns
+    -------
+    directable.characters.basis.Basis
+    """
     return ch.basis.polynomial("d", d_degree, scale=2.0) * ch.basis.polynomial("theta", theta_degree, scale=np.pi)
 
 
@@ -32,6 +57,25 @@ def _random_starts(task, n, seed):
 def planning_vs_greedy(motion=None, per_dim=8, starts=50, steps=30, reversal_step=10, vi_grid=(41, 72), seed=0,
                        solver="highspy"):
     """Fig. 5.4: a reversal of the desired direction, and random starts.
+
+    Parameters
+    ----------
+    motion : MotionModel, optional
+        Default :func:`walking_motion`.
+    per_dim : int
+        LP samples per variable.
+    starts : int
+        Random starts compared.
+    steps : int
+        Clip choices per episode.
+    reversal_step : int
+        Step at which the desired path turns by pi.
+    vi_grid : (int, int)
+        Value iteration grid points in d and theta.
+    seed : int
+        Seed of the random starts.
+    solver : str
+        LP solver of :func:`directable.characters.learn`.
 
     Returns
     -------
@@ -65,6 +109,21 @@ def degree_study(motion=None, degrees=tuple(range(1, 11)), theta_samples=24, d_s
                  seed=0, solver="highspy"):
     """Fig. 5.7: the degree of P_N(theta) in a navigation controller.
 
+    Parameters
+    ----------
+    motion : MotionModel, optional
+        Default :func:`walking_motion`.
+    degrees : sequence of int
+        Degrees N tried; the highest is the reference.
+    theta_samples, d_samples : int
+        LP samples per variable (high degrees need >= 24 theta-samples).
+    starts, steps : int
+        Random starts and clip choices per episode of the policy cost.
+    seed : int
+        Seed of the random starts.
+    solver : str
+        LP solver.
+
     Returns
     -------
     dict
@@ -95,7 +154,29 @@ def sample_deletion(motion=None, per_dim=None, drop=0.5, starts=30, steps=30, se
 
     The default grid has 8 d-samples and 24 theta-samples (as the degree
     study needs): with 8 theta-samples the LP is so loosely constrained that
-    the deletion moves the cost by -8 % to +19 % depending on the seed."""
+    the deletion moves the cost by -8 % to +19 % depending on the seed.
+
+    Parameters
+    ----------
+    motion : MotionModel, optional
+        Default :func:`walking_motion`.
+    per_dim : dict, optional
+        Samples per variable before deletion.
+    drop : float
+        Fraction deleted, in [0, 1).
+    starts, steps : int
+        Random starts and clip choices per episode.
+    seed : int
+        Seeds the starts (and, + 1, the deletion).
+    solver : str
+        LP solver.
+
+    Returns
+    -------
+    dict
+        ``full`` and ``dropped``: mean discounted costs; ``ratio``:
+        dropped / full; ``samples``: (all, kept) sample counts.
+    """
     per_dim = per_dim or {"d": 8, "theta": 24}
     motion = motion or walking_motion()
     task = ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0)
@@ -111,7 +192,26 @@ def sample_deletion(motion=None, per_dim=None, drop=0.5, starts=30, steps=30, se
 def gait_switch(per_dim=6, steps=24, switch_step=10, solver="highspy"):
     """Walk -> run mid-episode with value functions learned separately on the
     walking and the running clips (switchability, eq. 5.10 across value
-    functions). Returns the episode, the animation and the two functions."""
+    functions).
+
+    Parameters
+    ----------
+    per_dim : int
+        LP samples per variable.
+    steps : int
+        Clip choices.
+    switch_step : int
+        Step at which the desired gait becomes "run".
+    solver : str
+        LP solver.
+
+    Returns
+    -------
+    dict
+        ``episode``, ``animation`` (the synthesised clips), ``table`` (the
+        two value functions), ``motion``, ``gaits`` (gait name of every
+        state's clip).
+    """
     motion = ch.MotionModel(ch.synthetic_clips(ch.synthetic_walker(), gaits=("walk", "run"),
                                                turns=(-0.8, 0.0, 0.8)))
     gait = motion.clips.gait
@@ -133,48 +233,134 @@ def gait_switch(per_dim=6, steps=24, switch_step=10, solver="highspy"):
                 gaits=[names[g] for g in gait[ep.clips]])
 
 
-def foa_basis(offset=0.0):
-    """Fig. 5.6's basis, P4(u) P2(v) plus G_{0,-3/2,4} G_{x+u,x+u,1}, in this
-    library's layout: u is the obstacle's lateral and v its along-path
-    position relative to the character, so the four bumps run along v over
-    the 1.5 m ahead of the character and the single one along u sits at the
-    obstacle's offset from the path (where u is when the character is on it)."""
+def foa_basis(offset=0.0, theta_degree=2):
+    """Fig. 5.6's basis, P4(u) P2(v) plus G_{0,-3/2,4} G_{x+u,x+u,1}, times P_N(theta).
+
+    In this library's layout u is the obstacle's lateral and v its
+    along-path position relative to the character, so the four bumps run
+    along v over the 1.5 m ahead of the character and the single one along u
+    sits at the obstacle's offset from the path (where u is when the
+    character is on it). Fig. 5.6 shows the bases as slices at fixed theta;
+    V must depend on theta (the obstacle task's state includes it): with
+    the u-v terms alone the LP cannot raise V where the character heads into
+    the obstacle without breaking the constraints where it heads away, and
+    the policy does not avoid (measured: 2.5 % of the episodes pass).
+
+    Parameters
+    ----------
+    offset : float
+        d + u, the obstacle's lateral offset from the path, m.
+    theta_degree : int
+        N of the P_N(theta) factor (0: Fig. 5.6's 19 terms alone).
+
+    Returns
+    -------
+    directable.characters.basis.Basis
+        19 (N + 1) terms per clip.
+    """
     b = ch.basis
-    return (b.polynomial("u", 4, scale=2.0) * b.polynomial("v", 2, scale=2.0)
-            + b.gaussian("v", 0.0, 1.5, 4) * b.gaussian("u", offset, offset, 1))
+    fig56 = (b.polynomial("u", 4, scale=2.0) * b.polynomial("v", 2, scale=2.0)
+             + b.gaussian("v", 0.0, 1.5, 4) * b.gaussian("u", offset, offset, 1))
+    return fig56 if theta_degree == 0 else fig56 * b.polynomial("theta", theta_degree, scale=np.pi)
 
 
 def obstacle_passes(motion, episode, start, obstacle):
     """Closest distance (m) of the pelvis' ground track to an obstacle, and
     the animation: the episode's clips synthesised from the start pose
     (x, z, theta) in the path frame, where the obstacle sits at ``obstacle``
-    (x, z)."""
+    (x, z).
+
+    Parameters
+    ----------
+    motion : MotionModel
+        Synthesises the episode's clips.
+    episode : Episode
+        Its ``clips`` are played.
+    start : (x, z, theta)
+        World pose of the first clip's root frame (m, m, rad).
+    obstacle : (x, z)
+        The obstacle's world position, m.
+
+    Returns
+    -------
+    distance : float
+        Closest distance of the pelvis' ground track to the obstacle, m.
+    animation : Animation
+    """
     anim = motion.synthesize(episode.clips, start_pose=start)
     track = anim.frames[:, 0, :][:, [0, 2]]
     return float(np.min(np.linalg.norm(track - np.asarray(obstacle), axis=1))), anim
 
 
-def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=8, seed=0, solver="highspy", sigma_O=1.0,
-                   gamma_O=20.0, gamma_x=0.3, offset=0.0):
+def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=12, seed=0, solver="highspy", sigma_O=0.5,
+                   gamma_O=20.0, gamma_x=0.3, offset=0.0, obstacle_samples=3, theta_degree=2, ahead=(2.0, 3.0),
+                   grid=None, bounds=1e4):
     """Fixed obstacle avoidance (FOA, Table 5.1): an obstacle ahead on the path.
 
-    Each episode starts on or near the path (|d| <= 0.3 m) with the
-    obstacle 1.5-2 m ahead. It succeeds when the pelvis' continuous ground
-    track (the synthesised animation, not only the clip starts) stays at
-    least sigma_O from the obstacle and the character ends within 0.2 m of
-    the path. Returns the success rates of the value and greedy policies,
-    their episodes and closest distances."""
+    Each episode starts on or near the path (|d| <= 0.3 m, heading within
+    0.2 rad of it) with the obstacle ``ahead`` metres ahead (beyond the
+    sampled 2 m the value function sees it at the edge). It succeeds when
+    the pelvis' continuous ground track (the synthesised animation, not only
+    the clip starts) stays at least sigma_O from the obstacle and the
+    character ends within 0.2 m of the path.
+
+    Parameters
+    ----------
+    motion : MotionModel, optional
+        Default :func:`walking_motion` (18 clips).
+    per_dim : int
+        LP samples per variable.
+    episodes, steps : int
+        Episodes and clip choices per episode.
+    seed : int
+        Seed of the starts.
+    solver : str
+        LP solver.
+    sigma_O, gamma_O, gamma_x : float
+        Obstacle width (m), obstacle and deviation weights.
+    offset : float
+        The obstacle's lateral offset from the path, m.
+    obstacle_samples : int
+        Points per transition at which the obstacle is charged (see
+        :class:`~directable.characters.FixedObstacle`).
+    theta_degree : int
+        See :func:`foa_basis`.
+    ahead : (float, float)
+        Range of the obstacle's initial distance ahead, m.
+    grid : (int, int, int), optional
+        Also run the value-iteration policy on this (u, v, theta) grid.
+    bounds : optional
+        Passed to :func:`directable.characters.learn`: a box on r. At 4
+        samples per axis the 57-term basis leaves directions of r unbounded
+        (measured: the loop converged after 11 iterations, then the LP was
+        found unbounded in the bumps' and the u-v polynomials' terms).
+
+    Returns
+    -------
+    dict
+        Success rates ``value`` and ``greedy`` (and ``grid``), their
+        episodes (``value_episodes`` ...), closest distances (m,
+        ``value_closest`` ...) and starts (``value_starts`` ...: (episodes,
+        3) lateral offset d0 (m), obstacle distance ahead v0 (m), heading
+        (rad)), ``value_function``, ``task``.
+    """
     motion = motion or walking_motion()
     task = ch.FixedObstacle(motion, gamma_x=gamma_x, gamma_O=gamma_O, sigma_O=sigma_O, gamma_psi=1.0,
-                            gamma_rho=1.0, offset=offset)
-    vf = ch.learn(task, foa_basis(offset), ch.samples(task, per_dim=per_dim), solver=solver)
+                            gamma_rho=1.0, offset=offset, obstacle_samples=obstacle_samples)
+    vf = ch.learn(task, foa_basis(offset, theta_degree), ch.samples(task, per_dim=per_dim), solver=solver,
+                  bounds=bounds)
     straight = int(np.argmin(np.abs(motion.clips.params.turn)))
     result = {}
-    for name, ctrl in (("value", ch.Controller(task, vf)), ("greedy", ch.Controller(task, policy="greedy"))):
+    policies = [("value", ch.Controller(task, vf)), ("greedy", ch.Controller(task, policy="greedy"))]
+    if grid is not None:
+        vi = ch.value_iteration(task, {"u": grid[0], "v": grid[1], "theta": grid[2]})
+        policies.append(("grid", ch.Controller(task, policy="grid", grid_values=vi)))
+    for name, ctrl in policies:
         rng = np.random.default_rng(seed)
-        ok, eps, closest = 0, [], []
+        ok, eps, closest, starts = 0, [], [], []
         for _ in range(episodes):
-            d0, v0, th0 = rng.uniform(-0.3, 0.3), rng.uniform(1.5, 2.0), rng.uniform(-0.2, 0.2)
+            d0, v0, th0 = rng.uniform(-0.3, 0.3), rng.uniform(*ahead), rng.uniform(-0.2, 0.2)
+            starts.append((d0, v0, th0))
             ep = ctrl.run([straight, offset - d0, v0, th0], steps)
             dist, _ = obstacle_passes(motion, ep, (d0, 0.0, th0), (offset, v0))
             d_end = abs(offset - ep.states[-1, 1])  # d = (d + u) - u
@@ -184,35 +370,82 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=8, seed=0, solver
         result[name] = ok / episodes
         result[name + "_episodes"] = eps
         result[name + "_closest"] = np.array(closest)
+        result[name + "_starts"] = np.array(starts)
     result["value_function"] = vf
     result["task"] = task
     return result
 
 
 def moa_basis():
-    """A basis for moving-obstacle avoidance: bumps around the obstacle (3 across, 4 over the 1.5 m ahead, width
-    0.5 m) and a bilinear trend, all times P2(theta). The bumps must depend on the heading: without theta the LP
-    cannot raise V where the character walks into the obstacle without breaking the constraints where it walks
-    away (measured: V 0.3 instead of value iteration's 10.6 at an obstacle 1.5 m ahead, and no avoidance)."""
+    """A basis for moving-obstacle avoidance: bumps around the obstacle and a bilinear trend, all times P2(theta).
+
+    The bumps (3 across, 4 over the 1.5 m ahead, sigma^2 = 0.25 m^2) must
+    depend on the heading: without theta the LP cannot raise V where the
+    character walks into the obstacle without breaking the constraints
+    where it walks away (measured: V 0.3 instead of value iteration's 10.6
+    at an obstacle 1.5 m ahead, and no avoidance).
+
+    Returns
+    -------
+    directable.characters.basis.Basis
+        48 terms per clip.
+    """
     b = ch.basis
     return ((b.polynomial("u", 1, scale=2.0) * b.polynomial("v", 1, scale=2.0)
              + b.gaussian("u", -0.6, 0.6, 3, sigma2=0.25) * b.gaussian("v", 0.0, 1.5, 4, sigma2=0.25))
             * b.polynomial("theta", 2, scale=np.pi))
 
 
-def crowd_crossing(characters=16, per_dim=6, steps=14, velocities=(0.0,), radius=3.0, seed=0,
-                   solver="highspy", bounds=None):
-    """Moving obstacle avoidance in a crowd on crossing courses (Fig. 5.5):
-    close encounters (< 0.5 m) with and without avoidance. ``velocities``
-    spans the (u_dot, v_dot) grid of the tabulated value functions (the
-    default, one at rest, treats every neighbour as standing still)."""
+def crowd_crossing(characters=16, per_dim=5, steps=14, velocities=(-1.2, 0.0, 1.2), radius=3.0, seed=0,
+                   solver="highspy", bounds=1e4, gamma_O=20.0, sigma_O=0.5, obstacle_samples=3):
+    """Moving obstacle avoidance in a crowd on crossing courses (Fig. 5.5).
+
+    Two groups cross at right angles through the same square. Each character
+    fits a moving obstacle (position and velocity in its path frame) to the
+    neighbours within ``radius`` at each of its clip transitions and avoids
+    the one of highest value (:func:`directable.characters.crowd`); the
+    value functions are tabulated over the obstacle velocity (u_dot, v_dot)
+    on ``velocities`` x ``velocities`` and interpolated bilinearly.
+
+    Parameters
+    ----------
+    characters : int
+        Crowd size (half walk +z, half +x).
+    per_dim : int
+        LP samples per variable.
+    steps : int
+        Clip choices per character.
+    velocities : sequence of float
+        Grid of u_dot and v_dot (m/s) of the tabulated value functions.
+    radius : float
+        Neighbourhood radius, m.
+    seed : int
+        Seed of the start positions.
+    solver : str
+        LP solver.
+    bounds : optional
+        Passed to :func:`directable.characters.learn`: a box on r. With a
+        moving obstacle some samples' successors leave the sampled square
+        (where V sees them clamped), and at 4-5 samples per axis the LP can
+        leave the bumps' coefficients unbounded without it.
+    gamma_O, sigma_O : float
+        Obstacle weight and width (m).
+    obstacle_samples : int
+        Points per transition at which the obstacle is charged.
+
+    Returns
+    -------
+    dict
+        ``avoid`` and ``plain`` (CrowdResult with and without avoidance,
+        on the same starts); ``table``.
+    """
     motion = walking_motion(5)
     basis = moa_basis()
     grid = [(u, v) for u in velocities for v in velocities]
 
     def make(vel):
-        return ch.MovingObstacle(motion, gamma_O=10.0, sigma_O=0.5, gamma_psi=1.0, gamma_rho=1.0,
-                                 u_dot=vel[0], v_dot=vel[1])
+        return ch.MovingObstacle(motion, gamma_O=gamma_O, sigma_O=sigma_O, gamma_psi=1.0, gamma_rho=1.0,
+                                 u_dot=vel[0], v_dot=vel[1], obstacle_samples=obstacle_samples)
 
     table = ch.tabulate(make, grid, basis, lambda t: ch.samples(t, per_dim=per_dim), parameter=("u_dot", "v_dot"),
                         solver=solver, bounds=bounds)
@@ -234,40 +467,117 @@ def crowd_crossing(characters=16, per_dim=6, steps=14, velocities=(0.0,), radius
     return dict(avoid=avoid, plain=plain, table=table)
 
 
-def thesis_scale(per_dim=8, solver="highspy", threads=0):
-    """The 384-clip navigation controller of the thesis: time, memory, iterations, rows."""
+def thesis_scale(per_dim=8, solver="highspy", threads=0, gait="walk", progress=False):
+    """The 384-clip navigation controller of the thesis: time, memory, iterations, rows.
+
+    The clips are the thesis's counts (18 standing, 87 slow, 124 normal, 65
+    fast, 90 runs) with the torso angles -0.4, 0, 0.4 rad; the controller
+    is the navigation task of one gait (the gait is switchable: one such
+    controller per gait), learned from samples of that gait's clips.
+
+    Parameters
+    ----------
+    per_dim : int
+        LP samples per variable (the thesis used 5-8).
+    solver : str
+        LP solver.
+    threads : int
+        Threads of the transition table and the scans (0: all).
+    gait : str
+        The desired gait of the controller.
+    progress : bool
+        Print each stage's time as it finishes.
+
+    Returns
+    -------
+    dict
+        ``K``; ``clips_seconds`` (synthetic clips) and ``table_seconds``
+        (the transition table), s; ``seconds`` and ``lp_seconds`` (the
+        learning and its LP share, wall s); ``cpu_seconds`` (process CPU of
+        the learning); ``iterations``; ``constraints``; ``samples``;
+        ``nbytes`` (the controller's memory: the coefficients of the gait's
+        clips, bytes; ``nbytes_all`` counts every clip's row of r);
+        ``peak_memory_mb`` (the process' peak resident memory, MB);
+        ``value_function``.
+    """
     t0 = time.perf_counter()
-    motion = ch.MotionModel(ch.synthetic_clips(ch.synthetic_walker(), counts="thesis", turns=(-1.2, -0.6, 0, 0.6, 1.2),
-                                               torsos=(-0.4, 0.0, 0.4)), threads=threads)
+    clips = ch.synthetic_clips(ch.synthetic_walker(), counts="thesis", turns=(-1.2, -0.6, 0, 0.6, 1.2),
+                               torsos=(-0.4, 0.0, 0.4))
+    t_clips = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    motion = ch.MotionModel(clips, threads=threads)
     t_table = time.perf_counter() - t0
-    task = ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0, gamma_tau=0.5, gait="walk")
-    vf = ch.learn(task, navigation_basis(), ch.samples(task, per_dim=per_dim), solver=solver, threads=threads)
-    return dict(K=motion.K, table_seconds=t_table, seconds=vf.seconds, lp_seconds=vf.lp_seconds,
-                iterations=vf.iterations, constraints=vf.n_constraints, nbytes=vf.nbytes, value_function=vf)
+    if progress:
+        print(f"clips {t_clips:.1f} s, transition table {t_table:.1f} s", flush=True)
+    task = ch.Navigation(motion, gamma_x=0.1, gamma_psi=1.0, gamma_rho=1.0, gamma_tau=0.5, gait=gait)
+    X = ch.samples(task, per_dim=per_dim, clips="gait")
+    c0 = time.process_time()
+    vf = ch.learn(task, navigation_basis(), X, solver=solver, threads=threads,
+                  callback=(lambda it, r, n: print(f"iteration {it}: {n} new rows", flush=True)) if progress else None)
+    cpu = time.process_time() - c0
+    held = np.unique(X[:, 0].astype(int))
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # kB on Linux
+    except ImportError:  # not on every platform
+        peak = float("nan")
+    return dict(K=motion.K, peak_memory_mb=peak, clips_seconds=t_clips, table_seconds=t_table, seconds=vf.seconds, lp_seconds=vf.lp_seconds,
+                cpu_seconds=cpu, iterations=vf.iterations, constraints=vf.n_constraints, samples=len(X),
+                nbytes=int(vf.r[held].nbytes), nbytes_all=vf.nbytes, value_function=vf)
 
 
-def spinning_navigation(spins=(0.0, 1.5, 3.0), sidesteps=tuple(np.linspace(-np.pi, np.pi, 10, endpoint=False)),
-                        desired=(0.0, 1.5, 3.0), query=2.0, per_dim=24, degree=6, starts=10, steps=30, seed=0, solver="highspy",
-                        gamma_psi=0.2, gamma_omega=2.0):
+def spinning_navigation(spins=(-2.0, 0.0, 2.0), sidesteps=tuple(np.linspace(-np.pi, np.pi, 10, endpoint=False)),
+                        desired=(0.0, 1.5, 3.0), query=2.0, per_dim=24, degree=6, starts=10, steps=30, seed=0,
+                        solver="highspy", gamma_psi=0.2, gamma_omega=2.0):
     """Spinning navigation (SN, Table 5.1): walking clips that spin the root
     (60 with the defaults), a desired spin omega-hat separable.
 
     A spinning character keeps its world direction only by stepping in a
     direction rho relative to its root that turns against the spin, so the
     clips combine every spin with side-steps all around (rho covering
-    [-pi, pi)), and the controller strings them together.
+    [-pi, pi)), and the controller strings them together. Steps alternate
+    feet: after a left-first clip the next plays right-first, as the mirror
+    image of a left-first clip, whose spin is negated. A spin is kept up
+    only if the set spins both ways, so ``spins`` is symmetric (with only
+    positive spins every other step can at best stop spinning: the played
+    spin then missed 2 rad/s by 1.3 rad/s on average).
 
     One value function is learned per desired spin in ``desired`` and the
     table interpolates them (hat bases) at ``query``; that policy is compared
     with one learned at ``query`` directly and with greedy.
 
+    Parameters
+    ----------
+    spins : sequence of float
+        Spins of the left-first clips, rad/s (their mirrors spin the other way).
+    sidesteps : sequence of float
+        Leg swing directions relative to the root, rad.
+    desired : sequence of float
+        omega-hat of the tabulated value functions, rad/s.
+    query : float
+        omega-hat asked for, rad/s.
+    per_dim : int
+        LP samples of theta.
+    degree : int
+        Degree of P_N(theta).
+    starts, steps : int
+        Random starts and clip choices per episode.
+    seed : int
+        Seed of the starts.
+    solver : str
+        LP solver.
+    gamma_psi, gamma_omega : float
+        Weights of Psi and of the spin error.
+
     Returns
     -------
     dict
         ``K``; ``table``; mean discounted costs ``interpolated``, ``direct``,
-        ``greedy`` at ``query``; ``spin_error``: mean |omega - omega-hat| of
-        the clips the interpolated policy plays; ``direction_error``: mean
-        |theta + rho| (rad) along its episodes.
+        ``greedy`` at ``query``; ``spin_error``: mean |omega - omega-hat|
+        (rad/s) of the clips the interpolated policy plays; ``spin``: their
+        mean spin (rad/s); ``direction_error``: mean |theta + rho| (rad)
+        along its episodes.
     """
     motion = ch.MotionModel(ch.synthetic_clips(ch.synthetic_walker(), gaits=("walk",), turns=(0.0,), spins=spins,
                                                sidesteps=sidesteps))
@@ -292,6 +602,7 @@ def spinning_navigation(spins=(0.0, 1.5, 3.0), sidesteps=tuple(np.linspace(-np.p
             clips = np.concatenate([e.clips[1:] for e in eps])
             thetas = np.concatenate([e.states[1:, 1] for e in eps])
             out["spin_error"] = float(np.mean(np.abs(spin[clips] - query)))
+            out["spin"] = float(np.mean(spin[clips]))
             out["direction_error"] = float(np.mean(np.abs((thetas + rho[clips] + np.pi) % (2 * np.pi) - np.pi)))
     return out
 
@@ -301,6 +612,23 @@ def torso_separable(torsos=(-0.4, 0.0, 0.4), desired=(-0.4, 0.0, 0.4), query=0.2
     """Navigation with the desired torso angle tau-hat separable (Table 5.1):
     value functions learned at ``desired`` torso angles, interpolated at
     ``query``, against one learned at ``query`` directly.
+
+    Parameters
+    ----------
+    torsos : sequence of float
+        Torso angles of the clips, rad.
+    desired : sequence of float
+        tau-hat of the tabulated value functions, rad.
+    query : float
+        tau-hat asked for, rad.
+    per_dim : int
+        LP samples per variable.
+    starts, steps : int
+        Random starts and clip choices per episode.
+    seed : int
+        Seed of the starts.
+    solver : str
+        LP solver.
 
     Returns
     -------

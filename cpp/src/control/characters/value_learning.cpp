@@ -26,6 +26,7 @@ ValueLearning::ValueLearning(DecisionProblem problem, const Eigen::Ref<const Row
     : problem_(std::move(problem)), samples_(samples), alpha_(alpha) {
   if (!(alpha >= 0.0 && alpha < 1.0)) throw std::domain_error("alpha must lie in [0, 1), got " + std::to_string(alpha));
   if (samples.rows() < 1) throw std::invalid_argument("samples must hold at least one state, got 0");
+  if (!problem_.choose_many) throw std::invalid_argument("basis must be given to learn a value function");
   check_shape("samples", samples.rows(), samples.cols(), samples.rows(), problem_.dim);
   seen_.assign(std::size_t(samples.rows() * problem_.clips), 0);
 }
@@ -43,36 +44,21 @@ Eigen::VectorXd ValueLearning::objective(int threads) const {
   return c;
 }
 
-namespace {
-//! A block's buffers for the scan: the K successors and costs of every
-//! sample of a block, and V at all of them from one batched call.
-struct ScanBlock {
-  explicit ScanBlock(const DecisionProblem& p)
-      : next(kBlock * p.clips, p.dim), costs(kBlock * p.clips), values(kBlock * p.clips),
-        batch(kBlock * p.clips * p.value_scratch) {}
-  RowMatrix next;          //!< (block K, dim)
-  Eigen::VectorXd costs;   //!< (block K,)
-  Eigen::VectorXd values;  //!< (block K,)
-  Eigen::VectorXd batch;   //!< (block K value_scratch,)
-};
-}  // namespace
-
 std::vector<Index> ValueLearning::best_clips(const Eigen::Ref<const RowMatrix>& r, int threads,
                                              const ProgressFn* progress) const {
   check_r(problem_, r);
   const DecisionProblem& p = problem_;
-  const Index S = samples_.rows(), K = p.clips;
+  const Index S = samples_.rows();
   std::vector<Index> best(S, -1);
-  // eq. 5.10 for a block of samples at once: V at the block's K successors
-  // per sample in one batched call (long vectors for the basis families)
-  parallel_steps(blocks(S), threads, progress, blocks(S), [&] { return ScanBlock(p); },
-                 [&](Index b, ScanBlock& w) {
+  std::vector<double> value(S);
+  // r laid out once per scan for the column form of eq. 5.10 (see DecisionProblem)
+  Eigen::VectorXd coef(p.coef_size);
+  p.prepare(r.data(), coef.data());
+  parallel_steps(blocks(S), threads, progress, blocks(S), [&] { return Eigen::VectorXd(p.many_scratch); },
+                 [&](Index b, Eigen::VectorXd& scratch) {
                    const Index first = b * kBlock, n = std::min(S, first + kBlock) - first;
-                   for (Index i = 0; i < n; ++i)
-                     p.expand(&samples_(first + i, 0), &w.next(i * K, 0), &w.costs[i * K]);
-                   p.values_of(w.next.data(), n * K, r.data(), w.values.data(), w.batch.data());
-                   for (Index i = 0; i < n; ++i)
-                     best[first + i] = argmin_value(&w.costs[i * K], &w.values[i * K], K, alpha_);
+                   p.choose_many(&samples_(first, 0), n, coef.data(), alpha_, &best[first], &value[first],
+                                 scratch.data());
                  });
   return best;
 }

@@ -29,6 +29,8 @@ Task::Task(std::shared_ptr<const MotionModel> motion, TaskKind kind, TaskParams 
   check_weight("gamma_omega", p.gamma_omega);
   if (!(p.sigma_O > 0.0) || !std::isfinite(p.sigma_O))
     throw std::domain_error("sigma_O must be a finite obstacle width > 0, got " + std::to_string(p.sigma_O));
+  if (p.obstacle_samples < 1)
+    throw std::invalid_argument("obstacle_samples must be >= 1, got " + std::to_string(p.obstacle_samples));
   for (double v : {p.torso, p.spin, p.offset, p.u_dot, p.v_dot})
     if (!std::isfinite(v)) throw std::domain_error("torso, spin, offset and obstacle velocity must be finite");
   const Index names = Index(motion_->clips().gait_names().size());
@@ -167,11 +169,72 @@ void Task::transition_costs(const double* x, double* costs) const {
     for (Index k = 0; k < K; ++k) costs[k] += p.gamma_tau * std::abs(tau[k] - p.torso);
   if (p.gamma_omega != 0.0)
     for (Index k = 0; k < K; ++k) costs[k] += p.gamma_omega * std::abs(omega[k] - p.spin);
+  const bool obstacle = kind_ == TaskKind::kFixedObstacle || kind_ == TaskKind::kMovingObstacle;
+  if (obstacle && p.obstacle_samples > 1 && p.gamma_O != 0.0) {
+    // the obstacle relative to the character at fractions f of the transition:
+    // (u, v) + f ((u_dot, v_dot) dt - the character's displacement), as in successors()
+    const double *dx = &T.dx(c, 0), *dz = &T.dz(c, 0), *dur = &T.duration(c, 0);
+    const double ct = std::cos(theta), st = std::sin(theta), inv_s2 = 1.0 / (p.sigma_O * p.sigma_O);
+    const double ud = kind_ == TaskKind::kMovingObstacle ? p.u_dot : 0.0;
+    const double vd = kind_ == TaskKind::kMovingObstacle ? p.v_dot : 0.0;
+    for (Index m = 1; m < p.obstacle_samples; ++m) {
+      const double f = double(m) / double(p.obstacle_samples);
+      for (Index k = 0; k < K; ++k) {
+        const double u = x[1] + f * (ud * dur[k] - (ct * dx[k] - st * dz[k]));
+        const double v = x[2] + f * (vd * dur[k] - (st * dx[k] + ct * dz[k]));
+        costs[k] += p.gamma_O * std::exp(-(u * u + v * v) * inv_s2);
+      }
+    }
+  }
   if (!p.gait.empty()) {
     const Index* g = &T.gait[std::size_t(c * K)];
     for (Index k = 0; k < K; ++k)
       if (!p.gait[g[k]]) costs[k] = std::numeric_limits<double>::infinity();
   }
+}
+
+void Task::expand_columns(const double* x, double* next, Index ld, double* costs) const {
+  const TransitionArrays& T = motion_->arrays();
+  const Index K = motion_->K(), c = Index(x[0]);
+  const double theta = x[theta_], ct = std::cos(theta), st = std::sin(theta);
+  const double *dx = &T.dx(c, 0), *dz = &T.dz(c, 0), *dth = &T.dtheta(c, 0), *dur = &T.duration(c, 0),
+               *clip = &T.next_state(c, 0);
+  std::copy(clip, clip + K, next);
+  // the same expressions as successors(), one contiguous pass per variable
+  switch (kind_) {
+    case TaskKind::kNavigation: {
+      double *d = next + ld, *th = next + 2 * ld;
+      for (Index k = 0; k < K; ++k) d[k] = x[1] + (ct * dx[k] - st * dz[k]);
+      for (Index k = 0; k < K; ++k) th[k] = wrap_angle(theta + dth[k]);
+      break;
+    }
+    case TaskKind::kSpinningNavigation: {
+      double* th = next + ld;
+      for (Index k = 0; k < K; ++k) th[k] = wrap_angle(theta + dth[k]);
+      break;
+    }
+    case TaskKind::kFixedObstacle:
+    case TaskKind::kMovingObstacle: {
+      const double ud = kind_ == TaskKind::kMovingObstacle ? params_.u_dot : 0.0;
+      const double vd = kind_ == TaskKind::kMovingObstacle ? params_.v_dot : 0.0;
+      double *u = next + ld, *v = next + 2 * ld, *th = next + 3 * ld;
+      for (Index k = 0; k < K; ++k) u[k] = x[1] + ud * dur[k] - (ct * dx[k] - st * dz[k]);
+      for (Index k = 0; k < K; ++k) v[k] = x[2] + vd * dur[k] - (st * dx[k] + ct * dz[k]);
+      for (Index k = 0; k < K; ++k) th[k] = wrap_angle(theta + dth[k]);
+      break;
+    }
+  }
+  transition_costs(x, costs);
+  const double cs = state_cost(x);
+  for (Index k = 0; k < K; ++k) costs[k] += cs;
+}
+
+void Task::clamp_columns(double* X, Index n, Index ld) const {
+  if (!clamps_values()) return;
+  const double ulo = ranges_(0, 0), uhi = ranges_(0, 1), vlo = ranges_(1, 0), vhi = ranges_(1, 1);
+  double *u = X + ld, *v = X + 2 * ld;
+  for (Index i = 0; i < n; ++i) u[i] = std::min(std::max(u[i], ulo), uhi);
+  for (Index i = 0; i < n; ++i) v[i] = std::min(std::max(v[i], vlo), vhi);
 }
 
 void Task::expand(const double* x, double* next, double* costs) const {

@@ -24,6 +24,18 @@ struct DecisionProblem {
   //! nb): out (n,); the same value as features_of and a dot product, but
   //! each basis family is evaluated for all n states in one pass
   std::function<void(const double* states, Index n, const double* r, double* out, double* scratch)> values_of;
+  //! The scans' form of eq. 5.10 (set with a basis). `prepare` lays r (K,
+  //! nb) out as coef (coef_size,): for each distinct row of next clips, the
+  //! coefficients of the K successors stored by term, (nb, K); `choose_many`
+  //! then picks the best clip of n states (n, dim) with the successors
+  //! stored by variable, so each loop is a contiguous pass over the K clips
+  //! with no gather. best (n,) gets -1 where every clip is forbidden.
+  Index coef_size = 0;
+  Index many_scratch = 0;  //!< doubles of scratch `choose_many` needs (any n)
+  std::function<void(const double* r, double* coef)> prepare;
+  std::function<void(const double* states, Index n, const double* coef, double alpha, Index* best,
+                     double* best_value, double* scratch)>
+      choose_many;
 };
 
 //! Per-thread buffers of one decision.

@@ -27,6 +27,9 @@ class GridValue {
   double operator()(const double* state) const;
   //! Up to 2^D corners: flat indices into values (clip * points + point) and weights.
   Index corners(const double* state, Index* index, double* weight) const;
+  //! The cell of v on axis i: grid indices lo, hi (equal where a linear
+  //! axis clamps) and the weight t of hi.
+  void locate(Index i, double v, Index& lo, Index& hi, double& t) const;
   //! Coordinates (dim,) of grid point g of clip c.
   void point(Index c, Index g, double* state) const;
 

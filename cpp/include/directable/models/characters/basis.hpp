@@ -41,13 +41,23 @@ class Basis {
   //! never materialise Phi; scratch holds batch_scratch() * n doubles.
   void values(const double* X, Index n, Index stride, const double* r, double* out, double* scratch) const;
   Index batch_scratch() const { return 2 * max_product_ + max_family_ + 1; }  // + each state's row of r
+  //! V_i = Phi(X_i) . coef[:, i] at n states stored by variable (column j
+  //! of state i at cols[j ld + i]) with each state's coefficients stored by
+  //! term (coef (nb, n): term j of state i at coef[j n + i]). The scans'
+  //! layout: every loop is a contiguous pass over the states, with no
+  //! gather. The same arithmetic as values(), term by term. scratch holds
+  //! column_scratch() * n doubles.
+  void values_columns(const double* cols, Index ld, Index n, const double* coef, double* out, double* scratch) const;
+  Index column_scratch() const { return 2 * max_product_ + max_family_; }
   const std::vector<std::vector<BasisFamily>>& products() const { return products_; }
 
  private:
   std::vector<std::vector<BasisFamily>> products_;
   bool monomial_;
-  //! g (f.size(), n): family f at n states, g[j n + s]
-  void family_values(const BasisFamily& f, const double* X, Index n, Index stride, double* g) const;
+  //! g (f.size(), n): family f at n states, g[j n + s]; the variable of
+  //! state i at x[i stride] (stride 1: a column of the scans' layout)
+  template <bool kContiguous>
+  void family_values(const BasisFamily& f, const double* x, Index n, Index stride, double* g) const;
   Index size_ = 0, scratch_ = 0, max_column_ = 0;
   Index max_product_ = 1, max_family_ = 1;  //!< largest product and family sizes
 };

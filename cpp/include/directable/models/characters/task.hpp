@@ -29,6 +29,13 @@ struct TaskParams {
   double spin = 0.0;       //!< desired spin omega-hat, rad/s
   double offset = 0.0;     //!< FOA: d + u, the obstacle's lateral offset from the path, m
   double u_dot = 0.0, v_dot = 0.0;  //!< MOA: obstacle velocity in the path frame, m/s
+  //! Obstacle tasks: points at which the obstacle term is charged per
+  //! transition, the state itself and obstacle_samples - 1 more evenly
+  //! along the chord to the next state (added to c_t). One clip covers about
+  //! 1.1 m, more than 2 sigma_O of a person-sized obstacle: charged only at
+  //! the clip starts (1, eq. 5.4 read literally) a policy can step across
+  //! the obstacle between two of them.
+  Index obstacle_samples = 1;
 };
 
 class Task {
@@ -68,6 +75,12 @@ class Task {
   void transition_costs(const double* state, double* costs) const;
   //! successors and c_s(X) + c_t(X, X') in one pass (the learner's hot call).
   void expand(const double* state, double* next, double* costs) const;
+  //! The same values as expand with the successors stored by variable:
+  //! next (d, ld), column j of clip k at next[j ld + k] (ld >= K), so that
+  //! every loop of the scans is a contiguous pass over the K clips.
+  void expand_columns(const double* state, double* next, Index ld, double* costs) const;
+  //! clamp_to_domain for n states stored by variable (column j at X[j ld + i]).
+  void clamp_columns(double* X, Index n, Index ld) const;
 
  private:
   std::shared_ptr<const MotionModel> motion_;
@@ -80,13 +93,15 @@ class Task {
 };
 
 //! Angle wrapped into [-pi, pi) (inline: the scans call it per candidate).
+//! Written without branches (both results computed, one selected) so that
+//! the loops over the K clips vectorise; an angle already in range is
+//! returned unchanged.
 inline double wrap_angle(double a) {
-  if (a >= -M_PI && a < M_PI) return a;
   const double two_pi = 2.0 * M_PI;
-  double w = a - two_pi * std::floor((a + M_PI) / two_pi);
-  if (w >= M_PI) w -= two_pi;
-  if (w < -M_PI) w += two_pi;
-  return w;
+  double w = a - two_pi * std::floor((a + M_PI) * (1.0 / two_pi));
+  w = w >= M_PI ? w - two_pi : w;
+  w = w < -M_PI ? w + two_pi : w;
+  return (a >= -M_PI && a < M_PI) ? a : w;
 }
 
 }  // namespace directable
