@@ -12,6 +12,8 @@ using ConstMatMap = Eigen::Map<const RowMatrix>;
 using VecMap = Eigen::Map<Eigen::VectorXd>;
 using ConstVecMap = Eigen::Map<const Eigen::VectorXd>;
 //! Vector arguments: read-only in, writable out (house convention).
+inline constexpr double kPi = 3.14159265358979323846;
+
 using CRefVec = Eigen::Ref<const Eigen::VectorXd>;
 using RefVec = Eigen::Ref<Eigen::VectorXd>;
 

@@ -14,8 +14,6 @@ namespace directable {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
 void check_weight(const char* name, double value) {
   if (!std::isfinite(value)) throw std::domain_error(std::string(name) + " must be finite, got " + std::to_string(value));
   if (value < 0.0) throw std::invalid_argument(std::string(name) + " must be >= 0, got " + std::to_string(value));

@@ -17,8 +17,6 @@ namespace directable {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
 // Closest point to p on triangle (a, b, c) (Ericson, Real-Time Collision
 // Detection, 5.1.5).
 Eigen::Vector3d closest_on_triangle(const Eigen::Vector3d& p, const Eigen::Vector3d& a, const Eigen::Vector3d& b,

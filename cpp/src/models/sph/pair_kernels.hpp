@@ -14,7 +14,6 @@
 namespace directable {
 
 namespace {
-constexpr double kPi = 3.14159265358979323846;
 // Below this many particles a parallel region costs more than the loop
 // (measured: 100 particles, 2 loaded cores: 150x slower with threads).
 constexpr Index kParallelMin = 2048;
