@@ -290,9 +290,6 @@ _LONG_CALLS = {
                 "s = fem.Simulator(m, 0.01)\n"
                 "F = 5.0 * np.sin(0.3 * np.arange(20000))[:, None] * np.ones(3 * mesh.num_vertices)",  # Newton works each step
                 "s.run(F)", "s.run(F[:2])"),
-    # one LAPACK SVD of seconds (NumPy's: no Python bytecode runs until it returns)
-    "pca": ("X = np.random.default_rng(0).standard_normal((2500, 2500))",
-            "reduce.pca(X, 5, method='svd')", "reduce.pca(X[:20, :30], 2)"),
     # the enrichment runs (each a full FEM run), in this process
     "fem_enrich": ("mesh = fem.box_mesh((12, 3, 3), h=0.1)\n"
                    "m = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))\n"

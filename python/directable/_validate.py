@@ -176,33 +176,6 @@ def progress_callback(progress, desc: str, passes: int = 1):
     raise TypeError(f"progress must be None, a bool or a callable(done, total), got {type(progress).__name__}")
 
 
-def interruptible(fn, *args):
-    """``fn(*args)`` on a helper thread while this one waits, so that Ctrl-C
-    raises KeyboardInterrupt here within a few ms even when ``fn`` is one long
-    call that releases the GIL but never returns to Python (a LAPACK SVD, a
-    BLAS product). On Ctrl-C the helper finishes its call in the background
-    and its result is dropped; its exceptions are re-raised here."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return fn(*args)  # signals reach only the main thread: nothing to gain
-    out = {}
-
-    def work():
-        try:
-            out["value"] = fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            out["error"] = exc
-
-    worker = threading.Thread(target=work, name="directable-interruptible", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.02)
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
-
-
 def run_with_progress(fn, progress, desc: str, passes: int = 1, **kwargs):
     cb, close = progress_callback(progress, desc, passes)
     try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, integer, interruptible
+from ._validate import as_float_array, integer
 
 __all__ = ["Basis", "pca", "IncrementalPCA", "project", "reconstruct"]
 
@@ -123,17 +123,16 @@ def pca(snapshots, r, mass=None, method="auto", oversample=10, power_iterations=
     total = float(np.einsum("ij,ij->", Y, Y))
     if method == "auto":
         method = "randomized" if min(k, N) > 4 * (r + oversample) else "svd"
-    # (LAPACK and BLAS calls of seconds each: run where Ctrl-C still reaches this thread at once)
     if method == "svd":
-        _, S, Vt = interruptible(lambda: np.linalg.svd(Y, full_matrices=False))
+        _, S, Vt = np.linalg.svd(Y, full_matrices=False)
         S, V = S[:r], Vt[:r].T
     elif method == "randomized":
         rng = np.random.default_rng(seed)
         probes = rng.standard_normal((k, min(r + oversample, k)))
-        Q = interruptible(lambda: np.linalg.qr(Y.T @ probes)[0])  # (N, l) range of Y'
+        Q = np.linalg.qr(Y.T @ probes)[0]  # (N, l) range of Y'
         for _ in range(power_iterations):
-            Q = interruptible(lambda Q=Q: np.linalg.qr(Y.T @ (Y @ Q))[0])
-        _, S, Wt = interruptible(lambda: np.linalg.svd(Y @ Q, full_matrices=False))
+            Q = np.linalg.qr(Y.T @ (Y @ Q))[0]
+        _, S, Wt = np.linalg.svd(Y @ Q, full_matrices=False)
         S, V = S[:r], Q @ Wt[:r].T
     else:
         raise ValueError(f"method must be 'auto', 'svd' or 'randomized', got {method!r}")
