@@ -2,80 +2,81 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "directable/core/errors.hpp"
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 namespace directable {
 
 namespace {
 
-constexpr std::uint8_t kFar = 0, kCandidate = 1, kKnown = 2;
+constexpr std::uint8_t kFar = 0, kCandidate = 1, kClosed = 2;  // closed: known, blocked or border
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Indexed binary min-heap of (phi, cell) entries, ordered by phi then by
-// flat index, with decrease-key; the keys sit in the entries (no indirection
-// in the sift loops) and `slot` maps a cell to its entry.
+// Heap entries compare as one unsigned 128-bit number, the value's bits
+// high and the padded cell index low: by value, then by flat index (the
+// padded order is the flat order).
+using HeapEntry = EikonalHeapEntry;
+inline unsigned __int128 wide(const HeapEntry& e) { return (static_cast<unsigned __int128>(e.key) << 64) | e.cell; }
+inline bool less(const HeapEntry& a, const HeapEntry& b) { return wide(a) < wide(b); }
+inline std::uint64_t key_bits(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+constexpr HeapEntry kSentinel{~std::uint64_t(0), ~std::uint64_t(0)};
+
+// Indexed binary min-heap with decrease-key. A pop moves the hole at the
+// root down along the smaller children to a leaf (one branch-free comparison
+// per level; the sentinel after the last entry stands for a missing right
+// child), then lets the last entry rise from there.
 class IndexedHeap {
  public:
-  using Entry = std::pair<double, Index>;
-  IndexedHeap(std::vector<Entry>& heap, std::vector<Index>& slot) : heap_(heap), slot_(slot) { heap_.clear(); }
-  bool empty() const { return heap_.empty(); }
+  IndexedHeap(HeapEntry* entries, std::int32_t* slot) : h_(entries), slot_(slot) { h_[0] = kSentinel; }
+  bool empty() const { return n_ == 0; }
   void push(Index c, double key) {
-    heap_.emplace_back(key, c);
-    up(Index(heap_.size()) - 1);
+    h_[n_ + 1] = kSentinel;
+    place(n_++, HeapEntry{std::uint64_t(c), key_bits(key)});
   }
-  void decrease(Index c, double key) {
-    heap_[slot_[c]].first = key;
-    up(slot_[c]);
-  }
+  void decrease(Index c, double key) { place(slot_[c], HeapEntry{std::uint64_t(c), key_bits(key)}); }
   Index pop() {
-    const Index top = heap_[0].second;
-    const Entry last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) {
-      heap_[0] = last;
-      down(0);
+    const Index top = Index(h_[0].cell);
+    const HeapEntry last = h_[--n_];
+    h_[n_] = kSentinel;
+    if (n_ == 0) return top;
+    std::int32_t k = 0;
+    for (std::int32_t c = 1; c < n_; c = 2 * k + 1) {
+      c += less(h_[c + 1], h_[c]);
+      h_[k] = h_[c];
+      slot_[h_[k].cell] = k;
+      k = c;
     }
+    place(k, last);
     return top;
   }
 
  private:
-  static bool less(const Entry& a, const Entry& b) {
-    return a.first < b.first || (a.first == b.first && a.second < b.second);
-  }
-  void up(Index k) {
-    const Entry e = heap_[k];
+  void place(std::int32_t k, const HeapEntry e) {
     while (k > 0) {
-      const Index parent = (k - 1) / 2;
-      if (!less(e, heap_[parent])) break;
-      heap_[k] = heap_[parent];
-      slot_[heap_[k].second] = k;
+      const std::int32_t parent = (k - 1) >> 1;
+      if (!less(e, h_[parent])) break;
+      h_[k] = h_[parent];
+      slot_[h_[k].cell] = k;
       k = parent;
     }
-    heap_[k] = e;
-    slot_[e.second] = k;
+    h_[k] = e;
+    slot_[e.cell] = k;
   }
-  void down(Index k) {
-    const Index n = Index(heap_.size());
-    const Entry e = heap_[k];
-    for (;;) {
-      Index child = 2 * k + 1;
-      if (child >= n) break;
-      if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
-      if (!less(heap_[child], e)) break;
-      heap_[k] = heap_[child];
-      slot_[heap_[k].second] = k;
-      k = child;
-    }
-    heap_[k] = e;
-    slot_[e.second] = k;
-  }
-  std::vector<Entry>& heap_;
-  std::vector<Index>& slot_;
+  HeapEntry* h_;
+  std::int32_t* slot_;
+  std::int32_t n_ = 0;
 };
 
 // Lazy deletion (std::push_heap / pop_heap on the workspace's buffer, the
@@ -83,133 +84,191 @@ class IndexedHeap {
 // stale ones are skipped when they reach the top.
 class LazyHeap {
  public:
-  using Entry = std::pair<double, Index>;
-  LazyHeap(std::vector<Entry>& storage, const std::uint8_t* state, const double* phi)
-      : q_(storage), state_(state), phi_(phi) {
+  LazyHeap(std::vector<HeapEntry>& storage, const std::uint8_t* state, const double* trial)
+      : q_(storage), state_(state), trial_(trial) {
     q_.clear();
   }
   void push(Index c, double key) {
-    q_.emplace_back(key, c);
-    std::push_heap(q_.begin(), q_.end(), std::greater<Entry>());
+    q_.push_back(HeapEntry{std::uint64_t(c), key_bits(key)});
+    std::push_heap(q_.begin(), q_.end(), greater);
   }
   void decrease(Index c, double key) { push(c, key); }
   bool empty() {
-    skip();
+    while (!q_.empty() && (state_[q_.front().cell] == kClosed || q_.front().key != key_bits(trial_[q_.front().cell]))) {
+      std::pop_heap(q_.begin(), q_.end(), greater);
+      q_.pop_back();
+    }
     return q_.empty();
   }
-  Index pop() {
-    skip();
-    const Index c = q_.front().second;
-    std::pop_heap(q_.begin(), q_.end(), std::greater<Entry>());
+  Index pop() {  // after empty() returned false
+    const Index c = Index(q_.front().cell);
+    std::pop_heap(q_.begin(), q_.end(), greater);
     q_.pop_back();
     return c;
   }
 
  private:
-  void skip() {
-    while (!q_.empty() && (state_[q_.front().second] == kKnown || q_.front().first != phi_[q_.front().second])) {
-      std::pop_heap(q_.begin(), q_.end(), std::greater<Entry>());
-      q_.pop_back();
-    }
-  }
-  std::vector<Entry>& q_;
+  static bool greater(const HeapEntry& a, const HeapEntry& b) { return less(b, a); }
+  std::vector<HeapEntry>& q_;
   const std::uint8_t* state_;
-  const double* phi_;
+  const double* trial_;
 };
 
-// The update of cell M = (i, j) from its KNOWN neighbours (header comment).
-inline double update_value(Index nx, Index ny, double h, const double* cost, Index n, const std::uint8_t* state,
-                           const double* phi, Index i, Index j) {
-  const Index M = j * nx + i;
-  double best_x = kInf, phi_x = 0.0, c_x = 0.0, best_y = kInf, phi_y = 0.0, c_y = 0.0;
-  // x axis: W first, E replaces it only when strictly better (ties to W).
-  if (i > 0 && state[M - 1] == kKnown) {
-    const double c = h * cost[kWest * n + M];
-    if (c < kInf) best_x = phi[M - 1] + c, phi_x = phi[M - 1], c_x = c;
-  }
-  if (i + 1 < nx && state[M + 1] == kKnown) {
-    const double c = h * cost[kEast * n + M];
-    if (c < kInf && phi[M + 1] + c < best_x) best_x = phi[M + 1] + c, phi_x = phi[M + 1], c_x = c;
-  }
-  if (j > 0 && state[M - nx] == kKnown) {
-    const double c = h * cost[kSouth * n + M];
-    if (c < kInf) best_y = phi[M - nx] + c, phi_y = phi[M - nx], c_y = c;
-  }
-  if (j + 1 < ny && state[M + nx] == kKnown) {
-    const double c = h * cost[kNorth * n + M];
-    if (c < kInf && phi[M + nx] + c < best_y) best_y = phi[M + nx] + c, phi_y = phi[M + nx], c_y = c;
-  }
-  if (best_x == kInf || best_y == kInf) return std::min(best_x, best_y);
+// The update of one cell (header comment) from the values of its E, N, W, S
+// neighbours (+inf unless KNOWN) and h C of the moves into them (+inf where
+// closed). Ties go to W and S. Every comparison is written as the vector
+// form below evaluates it, so both give the same value.
+inline double update_value(double kE, double kN, double kW, double kS, double cE, double cN, double cW, double cS) {
+  const double bE = kE + cE, bW = kW + cW, bN = kN + cN, bS = kS + cS;
+  const bool east = bE < bW, north = bN < bS;
+  const double best_x = east ? bE : bW, best_y = north ? bN : bS;
+  const double one_sided = best_y < best_x ? best_y : best_x;
+  if (best_x == kInf || best_y == kInf) return one_sided;
+  const double phi_x = east ? kE : kW, phi_y = north ? kN : kS;
+  const double c_x = east ? cE : cW, c_y = north ? cN : cS;
   const double wx = 1.0 / (c_x * c_x), wy = 1.0 / (c_y * c_y), sw = wx + wy;
   const double diff = phi_x - phi_y;
   const double disc = sw - wx * wy * diff * diff;
-  const double one_sided = std::min(best_x, best_y);
   if (disc < 0.0) return one_sided;
   const double root = (phi_x * wx + phi_y * wy + std::sqrt(disc)) / sw;
-  return root < std::max(phi_x, phi_y) ? one_sided : root;
+  return root < (phi_x < phi_y ? phi_y : phi_x) ? one_sided : root;
 }
 
+// The updates of the four neighbours E, N, W, S of the padded cell p, into
+// v. known (with two rows of +inf beyond each end) and moves (4 per padded
+// cell) are the march's arrays, W the padded row length. The four updates
+// are independent: one vector evaluation where AVX is compiled in, without a
+// branch that depends on the front's shape.
+inline void update_neighbours(const double* known, const double* moves, Index W, Index p, double* v) {
+  const double* k = known + p;
+  const double* m0 = moves + 4 * (p + 1);
+  const double* m1 = moves + 4 * (p + W);
+  const double* m2 = moves + 4 * (p - 1);
+  const double* m3 = moves + 4 * (p - W);
+#if defined(__AVX__)
+  // lane l is the neighbour l (E, N, W, S); K<d>: the KNOWN value beside it in direction d
+  const __m256d KE = _mm256_set_pd(k[1 - W], k[0], k[W + 1], k[2]);
+  const __m256d KN = _mm256_set_pd(k[0], k[W - 1], k[2 * W], k[W + 1]);
+  const __m256d KW = _mm256_set_pd(k[-W - 1], k[-2], k[W - 1], k[0]);
+  const __m256d KS = _mm256_set_pd(k[-2 * W], k[-W - 1], k[0], k[1 - W]);
+  // the neighbours' four costs side by side, transposed to one vector per direction
+  const __m256d r0 = _mm256_loadu_pd(m0), r1 = _mm256_loadu_pd(m1), r2 = _mm256_loadu_pd(m2),
+                r3 = _mm256_loadu_pd(m3);
+  const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+  const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+  const __m256d CE = _mm256_permute2f128_pd(t0, t2, 0x20), CN = _mm256_permute2f128_pd(t1, t3, 0x20);
+  const __m256d CW = _mm256_permute2f128_pd(t0, t2, 0x31), CS = _mm256_permute2f128_pd(t1, t3, 0x31);
+  const __m256d bE = _mm256_add_pd(KE, CE), bW = _mm256_add_pd(KW, CW);
+  const __m256d bN = _mm256_add_pd(KN, CN), bS = _mm256_add_pd(KS, CS);
+  const __m256d east = _mm256_cmp_pd(bE, bW, _CMP_LT_OQ), north = _mm256_cmp_pd(bN, bS, _CMP_LT_OQ);
+  const __m256d best_x = _mm256_blendv_pd(bW, bE, east), best_y = _mm256_blendv_pd(bS, bN, north);
+  const __m256d one_sided = _mm256_blendv_pd(best_x, best_y, _mm256_cmp_pd(best_y, best_x, _CMP_LT_OQ));
+  const __m256d inf = _mm256_set1_pd(kInf);
+  const __m256d both = _mm256_and_pd(_mm256_cmp_pd(best_x, inf, _CMP_NEQ_UQ), _mm256_cmp_pd(best_y, inf, _CMP_NEQ_UQ));
+  const __m256d phi_x = _mm256_blendv_pd(KW, KE, east), phi_y = _mm256_blendv_pd(KS, KN, north);
+  const __m256d c_x = _mm256_blendv_pd(CW, CE, east), c_y = _mm256_blendv_pd(CS, CN, north);
+  const __m256d one = _mm256_set1_pd(1.0);
+  const __m256d wx = _mm256_div_pd(one, _mm256_mul_pd(c_x, c_x)), wy = _mm256_div_pd(one, _mm256_mul_pd(c_y, c_y));
+  const __m256d sw = _mm256_add_pd(wx, wy);
+  const __m256d diff = _mm256_sub_pd(phi_x, phi_y);
+  const __m256d disc = _mm256_sub_pd(sw, _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(wx, wy), diff), diff));
+  const __m256d root = _mm256_div_pd(
+      _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(phi_x, wx), _mm256_mul_pd(phi_y, wy)), _mm256_sqrt_pd(disc)), sw);
+  const __m256d larger = _mm256_blendv_pd(phi_x, phi_y, _mm256_cmp_pd(phi_x, phi_y, _CMP_LT_OQ));
+  // the root where both axes count, the discriminant is not negative and the root not below max(phi_x, phi_y)
+  const __m256d two_sided = _mm256_and_pd(
+      _mm256_and_pd(both, _mm256_cmp_pd(disc, _mm256_setzero_pd(), _CMP_NLT_UQ)), _mm256_cmp_pd(root, larger, _CMP_NLT_UQ));
+  _mm256_storeu_pd(v, _mm256_blendv_pd(one_sided, root, two_sided));
+#else
+  v[0] = update_value(k[2], k[W + 1], k[0], k[1 - W], m0[kEast], m0[kNorth], m0[kWest], m0[kSouth]);
+  v[1] = update_value(k[W + 1], k[2 * W], k[W - 1], k[0], m1[kEast], m1[kNorth], m1[kWest], m1[kSouth]);
+  v[2] = update_value(k[0], k[W - 1], k[-2], k[-W - 1], m2[kEast], m2[kNorth], m2[kWest], m2[kSouth]);
+  v[3] = update_value(k[1 - W], k[0], k[-W - 1], k[-2 * W], m3[kEast], m3[kNorth], m3[kWest], m3[kSouth]);
+#endif
+}
+
+// The march on the padded grid of the workspace (cell (i, j) at (j + 1) W +
+// i + 1, W = nx + 2, a closed border around): no bounds checks in the loop.
 template <class Heap>
-void march(Index nx, Index ny, double h, const double* cost, const std::uint8_t* goal, const std::uint8_t* blocked,
-           std::uint8_t* state, double* phi, Heap& heap) {
-  const Index n = nx * ny;
-  auto relax = [&](Index i, Index j) {
-    const Index M = j * nx + i;
-    if (state[M] == kKnown || (blocked && blocked[M])) return;
-    const double v = update_value(nx, ny, h, cost, n, state, phi, i, j);
-    if (!(v < phi[M])) return;
-    phi[M] = v;
-    if (state[M] == kCandidate) {
-      heap.decrease(M, v);
-    } else {
-      state[M] = kCandidate;
-      heap.push(M, v);
+void march(Index nx, Index ny, double h, const double* cost, Index cost_stride, const std::uint8_t* goal,
+           const std::uint8_t* blocked, EikonalWorkspace& ws, Heap& heap, double* phi) {
+  const Index n = nx * ny, W = nx + 2;
+  std::uint8_t* state = ws.state.data();
+  double* trial = ws.trial.data();
+  double* known = ws.known.data() + 2 * W;
+  double* moves = ws.moves.data();
+  for (Index j = 0; j < ny; ++j) {
+    const Index row = (j + 1) * W + 1, r = j * nx;
+    for (Index i = 0; i < nx; ++i) state[row + i] = (blocked && blocked[r + i]) ? kClosed : kFar;
+    std::fill_n(trial + row, nx, kInf);
+    std::fill_n(known + row, nx, kInf);
+    for (Index i = 0; i < nx; ++i)
+      for (int d = 0; d < 4; ++d) moves[4 * (row + i) + d] = h * cost[d * cost_stride + r + i];
+  }
+  const Index offset[4] = {1, W, -1, -W};
+  double v[4];
+  auto relax_neighbours = [&](Index p) {
+    update_neighbours(known, moves, W, p, v);
+    for (int d = 0; d < 4; ++d) {
+      const Index q = p + offset[d];
+      if (state[q] == kClosed || !(v[d] < trial[q])) continue;
+      trial[q] = v[d];
+      if (state[q] == kCandidate) {
+        heap.decrease(q, v[d]);
+      } else {
+        state[q] = kCandidate;
+        heap.push(q, v[d]);
+      }
     }
   };
-  auto relax_neighbours = [&](Index M) {
-    const Index i = M % nx, j = M / nx;
-    if (i + 1 < nx) relax(i + 1, j);
-    if (j + 1 < ny) relax(i, j + 1);
-    if (i > 0) relax(i - 1, j);
-    if (j > 0) relax(i, j - 1);
-  };
-  for (Index c = 0; c < n; ++c) {
-    phi[c] = kInf;
-    state[c] = kFar;
-  }
+  auto padded = [&](Index c) { return (c / nx + 1) * W + c % nx + 1; };
   for (Index c = 0; c < n; ++c)
-    if (goal[c] && !(blocked && blocked[c])) phi[c] = 0.0, state[c] = kKnown;
+    if (goal[c] && !(blocked && blocked[c])) {
+      const Index p = padded(c);
+      known[p] = trial[p] = 0.0, state[p] = kClosed;
+    }
   for (Index c = 0; c < n; ++c)
-    if (goal[c] && !(blocked && blocked[c])) relax_neighbours(c);
+    if (goal[c] && !(blocked && blocked[c])) relax_neighbours(padded(c));
   while (!heap.empty()) {
-    const Index M = heap.pop();
-    state[M] = kKnown;
-    relax_neighbours(M);
+    const Index p = heap.pop();
+    state[p] = kClosed;
+    known[p] = trial[p];
+    relax_neighbours(p);
   }
+  for (Index j = 0; j < ny; ++j) std::copy_n(known + (j + 1) * W + 1, nx, phi + j * nx);
 }
 
 }  // namespace
 
-void EikonalWorkspace::resize(Index n) {
-  if (Index(state.size()) == n) return;
-  state.assign(n, 0);
-  slot.assign(n, 0);
-  heap.clear();
-  heap.reserve(4 * n);  // the lazy heap holds up to one entry per update
+void EikonalWorkspace::resize(Index nx_new, Index ny_new, EikonalHeap kind) {
+  const Index W = nx_new + 2, padded = W * (ny_new + 2);
+  if (padded + 1 > Index(std::numeric_limits<std::int32_t>::max()))
+    throw std::invalid_argument("grid (ny, nx) must have fewer than 2^31 cells with its border, got (" +
+                                std::to_string(ny_new) + ", " + std::to_string(nx_new) + ")");
+  if (nx_new != nx || ny_new != ny) {
+    nx = nx_new, ny = ny_new;
+    state.assign(padded, kClosed);
+    trial.assign(padded, kInf);
+    known.assign(padded + 4 * W, kInf);
+    moves.assign(4 * padded, kInf);
+    slot.assign(padded, 0);
+    heap.assign(padded + 1, kSentinel);
+  }
+  // the lazy heap holds up to one entry per improvement: at most 4 per accepted cell
+  if (kind == EikonalHeap::kLazy && lazy.capacity() < std::size_t(4 * padded)) lazy.reserve(4 * padded);
 }
 
 void eikonal_unchecked(Index nx, Index ny, double h, const Eigen::Ref<const RowMatrix>& cost,
                        const std::vector<std::uint8_t>& goal, const std::vector<std::uint8_t>& blocked,
                        EikonalWorkspace& ws, Eigen::Ref<Eigen::VectorXd> phi, EikonalHeap kind) {
-  const Index n = nx * ny;
-  ws.resize(n);
+  ws.resize(nx, ny, kind);
   const std::uint8_t* b = blocked.empty() ? nullptr : blocked.data();
   if (kind == EikonalHeap::kIndexed) {
-    IndexedHeap heap(ws.heap, ws.slot);
-    march(nx, ny, h, cost.data(), goal.data(), b, ws.state.data(), phi.data(), heap);
+    IndexedHeap heap(ws.heap.data(), ws.slot.data());
+    march(nx, ny, h, cost.data(), cost.outerStride(), goal.data(), b, ws, heap, phi.data());
   } else {
-    LazyHeap heap(ws.heap, ws.state.data(), phi.data());
-    march(nx, ny, h, cost.data(), goal.data(), b, ws.state.data(), phi.data(), heap);
+    LazyHeap heap(ws.lazy, ws.state.data(), ws.trial.data());
+    march(nx, ny, h, cost.data(), cost.outerStride(), goal.data(), b, ws, heap, phi.data());
   }
 }
 

@@ -27,14 +27,28 @@ namespace directable {
 //! std::priority_queue with lazy deletion (kept for the measurement).
 enum class EikonalHeap { kIndexed, kLazy };
 
-//! Buffers of one march, sized on first use and reused while the grid size
-//! stays the same (no allocation per call after the first). Belongs to one
-//! thread at a time.
+//! One entry of the march's heaps: a padded cell index and the bits of its
+//! tentative value (>= 0, so the bits order as the values).
+struct EikonalHeapEntry {
+  std::uint64_t cell;
+  std::uint64_t key;
+};
+
+//! Buffers of one march on the grid padded by a closed border (cell (i, j)
+//! at (j + 1) W + i + 1, W = nx + 2; N = W (ny + 2) padded cells), laid out
+//! on first use and reused while the grid size stays the same: no allocation
+//! per call after the first. Belongs to one thread at a time.
 struct EikonalWorkspace {
-  std::vector<std::uint8_t> state;              //!< (n) 0 far, 1 candidate, 2 known
-  std::vector<std::pair<double, Index>> heap;   //!< (phi, cell) entries in heap order
-  std::vector<Index> slot;                      //!< (n) entry of a candidate cell (indexed heap)
-  void resize(Index n);
+  Index nx = -1, ny = -1;             //!< grid the buffers are laid out for
+  std::vector<std::uint8_t> state;    //!< (N) 0 far, 1 candidate, 2 closed (known, blocked or border)
+  std::vector<double> trial;          //!< (N) tentative phi, +inf where far
+  std::vector<double> known;          //!< (N + 4 W) phi of KNOWN cells, +inf elsewhere; two rows of +inf beyond each end
+  std::vector<double> moves;          //!< (N x 4) h C of the moves E, N, W, S out of each cell, side by side
+  std::vector<EikonalHeapEntry> heap; //!< (N + 1) indexed binary heap, a sentinel after the last entry
+  std::vector<EikonalHeapEntry> lazy; //!< (<= 4 N) lazy-deletion heap
+  std::vector<std::int32_t> slot;     //!< (N) heap position of a candidate cell (indexed heap)
+  //! Lays the buffers out for an nx x ny grid (the lazy heap's on its first use).
+  void resize(Index nx, Index ny, EikonalHeap kind);
 };
 
 //! phi (n = nx ny) from cost (4 x n, E N W S), goal (n) and blocked (n or
