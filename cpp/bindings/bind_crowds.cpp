@@ -56,12 +56,6 @@ py::array bool_vector(const Mask& m) {
   return out;
 }
 
-EikonalHeap heap_kind(const std::string& heap) {
-  if (heap == "indexed") return EikonalHeap::kIndexed;
-  if (heap == "lazy") return EikonalHeap::kLazy;
-  throw std::domain_error("heap must be 'indexed' or 'lazy', got '" + heap + "'");
-}
-
 //! The Python Crowd: a shared immutable model and this object's run data.
 struct PyCrowd {
   std::shared_ptr<const CrowdModel> model;
@@ -281,7 +275,7 @@ Returns
         auto C = field4(cost, "cost", ny, nx);
         Mask gm = mask(goal, "goal", ny, nx);
         Mask bm = blocked.is_none() ? Mask() : mask(blocked, "blocked", ny, nx);
-        const EikonalHeap kind = heap_kind(heap);
+        const EikonalHeap kind = eikonal_heap(heap);
         py::array_t<double> phi({ny, nx});
         Eigen::Map<Eigen::VectorXd> out(phi.mutable_data(), nx * ny);
         {

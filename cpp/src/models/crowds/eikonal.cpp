@@ -240,6 +240,12 @@ void march(Index nx, Index ny, double h, const double* cost, Index cost_stride, 
 
 }  // namespace
 
+EikonalHeap eikonal_heap(const std::string& name) {
+  if (name == "indexed") return EikonalHeap::kIndexed;
+  if (name == "lazy") return EikonalHeap::kLazy;
+  throw std::domain_error("heap must be 'indexed' or 'lazy', got '" + name + "'");
+}
+
 void EikonalWorkspace::resize(Index nx_new, Index ny_new, EikonalHeap kind) {
   const Index W = nx_new + 2, padded = W * (ny_new + 2);
   if (padded + 1 > Index(std::numeric_limits<std::int32_t>::max()))

@@ -15,6 +15,7 @@
 // one axis phi_i + h C_{M->i}.
 #include <Eigen/Core>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,8 @@ namespace directable {
 //! Priority queue of the march: an indexed binary heap with decrease-key, or
 //! std::priority_queue with lazy deletion (kept for the measurement).
 enum class EikonalHeap { kIndexed, kLazy };
+//! The heap named "indexed" or "lazy"; any other name is a ValueError naming `heap`.
+EikonalHeap eikonal_heap(const std::string& name);
 
 //! One entry of the march's heaps: a padded cell index and the bits of its
 //! tentative value (>= 0, so the bits order as the values).
