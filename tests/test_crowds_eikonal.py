@@ -68,6 +68,23 @@ def test_eikonal_heaps_agree_bit_for_bit_on_a_large_grid():
                                   crowds.eikonal(cost, goal, blocked, heap="lazy"))
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (1, 9), (9, 1), (2, 13), (13, 2), (6, 5)])
+def test_eikonal_thin_grids_ignore_finite_costs_off_the_grid(shape):
+    """The march runs on the grid padded by a closed border: a finite cost
+    of a move off the grid (the caller's array, not a speed field's +inf)
+    must not open it, on grids one cell thin too; sizes and heaps alternate
+    so one workspace is laid out again between calls."""
+    ny, nx = shape
+    rng = np.random.default_rng(ny * 31 + nx)
+    for heap in ("lazy", "indexed"):
+        cost = rng.uniform(0.5, 3.0, (4, ny, nx))  # every move finite, off-grid ones included
+        goal = np.zeros((ny, nx), bool)
+        goal[rng.integers(ny), rng.integers(nx)] = True
+        phi = crowds.eikonal(cost, goal, h=0.7, heap=heap)
+        np.testing.assert_allclose(phi, ref.eikonal(cost, goal, h=0.7), rtol=1e-13, atol=1e-13)
+        crowds.eikonal(np.ones((4, ny + 3, nx + 1)), np.ones((ny + 3, nx + 1), bool), heap=heap)
+
+
 def test_eikonal_upper_bound_property():
     rng = np.random.default_rng(7)
     for _ in range(5):

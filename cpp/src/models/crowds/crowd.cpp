@@ -175,7 +175,7 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
     gd.velocity = Eigen::VectorXd::Zero(g.mac().n_faces());
     gd.face_stamp.assign(g.mac().n_faces(), 0u);
     gd.discomfort = Eigen::VectorXd::Zero(n);
-    gd.eikonal.resize(n);
+    gd.eikonal.resize(g.nx(), g.ny(), EikonalHeap::kIndexed);
     gd.reachable.assign(n, 0);
     gd.queue.assign(n, 0);
   }
