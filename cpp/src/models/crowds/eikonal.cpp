@@ -24,8 +24,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // high and the padded cell index low: by value, then by flat index (the
 // padded order is the flat order).
 using HeapEntry = EikonalHeapEntry;
+#if defined(__SIZEOF_INT128__)
 inline unsigned __int128 wide(const HeapEntry& e) { return (static_cast<unsigned __int128>(e.key) << 64) | e.cell; }
 inline bool less(const HeapEntry& a, const HeapEntry& b) { return wide(a) < wide(b); }
+#else
+inline bool less(const HeapEntry& a, const HeapEntry& b) { return a.key < b.key || (a.key == b.key && a.cell < b.cell); }
+#endif
 inline std::uint64_t key_bits(double v) {
   std::uint64_t b;
   std::memcpy(&b, &v, sizeof b);
