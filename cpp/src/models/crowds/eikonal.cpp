@@ -299,10 +299,16 @@ void eikonal(Index nx, Index ny, double h, const Eigen::Ref<const RowMatrix>& co
     throw_shape("blocked", cells, "(" + std::to_string(blocked.size()) + " cells)");
   if (phi.size() != n) throw_shape("phi", cells, "(" + std::to_string(phi.size()) + " cells)");
   const double* c = cost.data();
-  for (Index k = 0; k < 4 * n; ++k)
-    if (!(c[k] >= 0.0))
-      throw std::domain_error("cost must be >= 0 or +inf, got " + std::to_string(c[k]) + " at flat index " +
-                              std::to_string(k));
+  const Index stride = cost.outerStride();
+  bool valid = true;  // a pass without an early exit (it vectorises); the position only on failure
+  for (Index d = 0; d < 4; ++d)
+    for (Index k = 0; k < n; ++k) valid &= c[d * stride + k] >= 0.0;
+  if (!valid)
+    for (Index d = 0; d < 4; ++d)
+      for (Index k = 0; k < n; ++k)
+        if (!(c[d * stride + k] >= 0.0))
+          throw std::domain_error("cost must be >= 0 or +inf, got " + std::to_string(c[d * stride + k]) +
+                                  " at flat index " + std::to_string(d * n + k));
   bool any = false, free = false;
   for (Index k = 0; k < n; ++k)
     if (goal[k]) any = true, free = free || blocked.empty() || !blocked[k];
