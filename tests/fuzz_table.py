@@ -425,22 +425,11 @@ NOT_FUZZED = {
 
 # (entry, argument) whose refusals do not all name the argument yet: the open gaps, each with its reason.
 # Everything else must name its argument (tests/test_fuzz.py).
-UNNAMED_KNOWN = {
-    # the core checks turns, torsos and spins together, as the clip parameter ranges
-    ("characters.synthetic_clips", "turns"),
-    # a huge Q (or alpha_Q) swamps the discretized R_i = R dt + (the Gamma' Q Gamma integral) in rounding: the sweep
-    # finds R_i singular and blames R_i, the only weight it sees (the discretization no longer knows which input did)
-    ("lqr.retune", "alpha_Q"), ("lqr.solve_continuous", "Q"),
-}
+UNNAMED_KNOWN: set = set()  # (none left: a discretized R_i's message names Q and alpha_Q, the clip ranges each name)
 
 # Entries whose fuzzing found defects not fixed yet: entry -> the finding. tests/test_fuzz.py runs them apart,
 # as expected failures (strict: an entry that passes must leave this list).
-OPEN_FINDINGS = {
-    "MACGrid2D.max_divergence": "an infinite basis returns a non-finite divergence",
-    "MotionModel.blend": "an out-of-range clip index is refused as 'clip indices' without naming next_clip",
-    "ReducedFluid.rollout": "a huge dt overflows the exponential, blamed on its H, not on dt",
-    "ReducedFluid3D.modes": "a NaN point returns non-finite modes",
-}
+OPEN_FINDINGS: dict = {}  # (none open)
 
 # label -> expression of the replaced argument, given its valid value V
 MUTATIONS = {

@@ -283,7 +283,8 @@ def linearize(chain, q_ref, qd_ref, tau_ref=None, threads=0):
     B : (T, 2n, n) ndarray
     """
     q_ref, qd_ref = as_float_array(q_ref, "q_ref"), as_float_array(qd_ref, "qd_ref")
-    return chain.linearize(state(q_ref, qd_ref), optional_array(tau_ref, "tau_ref"), integer(threads, "threads"))
+    return chain.linearize(_state(q_ref, qd_ref, "q_ref", "qd_ref"), optional_array(tau_ref, "tau_ref"),
+                           integer(threads, "threads"))
 
 
 def state(q, qd) -> np.ndarray:
@@ -298,8 +299,12 @@ def state(q, qd) -> np.ndarray:
     -------
     (T, 2n) or (2n,) ndarray
     """
-    q = finite_array(q, "q", [(None, None), (None,)])
-    qd = finite_array(qd, "qd", q.shape, of="that of q")
+    return _state(q, qd, "q", "qd")
+
+
+def _state(q, qd, q_name, qd_name):
+    q = finite_array(q, q_name, [(None, None), (None,)])
+    qd = finite_array(qd, qd_name, q.shape, of=f"that of {q_name}")
     return np.ascontiguousarray(np.concatenate([q, qd], axis=-1))
 
 
