@@ -253,7 +253,7 @@ def test_composite_calls_name_their_own_arguments():
         characters.synthetic_clips(walker, gaits=("walk",), turns=0.5)
     with pytest.raises(TypeError, match="^gaits must be a gait name or a sequence"):
         characters.synthetic_clips(walker, gaits=3, turns=(0.5,))
-    with pytest.raises(ValueError, match=r"z_ref = \[q_ref, qd_ref\] must be finite"):
+    with pytest.raises(ValueError, match=r"^q_ref must be finite"):
         dr.chain.linearize(dr.chain.PlanarChain(np.ones(2), np.ones(2)), np.full((3, 2), np.nan), np.zeros((3, 2)))
     with pytest.raises(ValueError, match=r"^r must lie in \[1e-100, 1e100\] m"):
         fluid.sphere(1e-200, 1)

@@ -295,6 +295,16 @@ _LONG_CALLS = {
                    "m = fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0))\n"
                    "F = 5.0 * np.sin(0.3 * np.arange(20000))[:, None] * np.ones(3 * mesh.num_vertices)",
                    "fem.enrich(m, 0.01, F, runs=4)", "fem.enrich(m, 0.01, F[:4], runs=2)"),
+    "sph3d_step": ("dx = 0.05\n"
+                   "f = sph.SPHFluid3D(sph.block((0.3, 0.3, 0.0), (0.7, 0.7, 0.3), dx),"
+                   " sph.box_walls((0, 0, 0), (1, 1, 1), dx), spacing=dx, h=1.3 * dx)",
+                   "f.step(steps=10**7)", "f.step(steps=1)"),
+    "crowd_run": ("from directable import crowds\n"
+                  "goal = np.zeros((40, 40), bool); goal[:, -1] = True\n"
+                  "people = np.random.default_rng(0).uniform(1, 30, (200, 2))\n"
+                  "c = crowds.Crowd(crowds.CrowdGrid(40, 40), crowds.Params.table_4_1('lanes'),"
+                  " [crowds.Group(goal, people)])",
+                  "c.run(10**4, dt=0.1)", "c.run(1, dt=0.1)"),
 }
 
 

@@ -448,5 +448,5 @@ def test_bad_input_3d(rng):
         sph.SPHFluid3D(np.array([[0.5, 0.5, -0.5]]), walls, spacing=DX, h=H)
     with pytest.raises(ValueError, match="diverged"):
         fluid.step(force=np.full((N, 3), 1e9), steps=5)
-    with pytest.raises(ValueError, match="lo and hi"):
+    with pytest.raises(ValueError, match=r"hi must have shape \(2,\) \(that of lo\), got \(3,\)"):
         sph.block((0, 0), (1, 1, 1), DX)

@@ -399,13 +399,19 @@ mirror : list of int, optional
         }
         return index_out(b);
       }, py::arg("r"), py::arg("threads") = 0)
-      .def_property_readonly("constraints", &ValueLearning::constraints)
-      .def_property_readonly("history", [](const ValueLearning& l) { return index_out(l.history()); })
+      .def_property_readonly("constraints", [](const ValueLearning& l) {
+        return read_locked(&l, [&] { return l.constraints(); });
+      }, "Constraint rows gathered so far.")
+      .def_property_readonly("history", [](const ValueLearning& l) {
+        return index_out(read_locked(&l, [&] { return l.history(); }));
+      }, "Constraints gathered by each step so far.")
       .def_property_readonly("pairs", [](const ValueLearning& l) {
-        IndexRows p(l.constraints(), 2);
-        for (Index i = 0; i < p.rows(); ++i) p(i, 0) = l.pair_sample()[i], p(i, 1) = l.pair_clip()[i];
-        return index_matrix_out(p);
-      });
+        return index_matrix_out(read_locked(&l, [&] {
+          IndexRows p(l.constraints(), 2);
+          for (Index i = 0; i < p.rows(); ++i) p(i, 0) = l.pair_sample()[i], p(i, 1) = l.pair_clip()[i];
+          return p;
+        }));
+      }, "(constraints, 2) the (sample, clip) pair of each constraint row.");
 
   m.def("value_iteration", [](const PyProblem& p, GridValue& grid, double alpha, double tol, Index max_sweeps, int threads,
                               py::object callback) {

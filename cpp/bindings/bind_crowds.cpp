@@ -418,18 +418,31 @@ buffers. Prefer directable.crowds.Crowd.)doc")
            py::arg("agents") = std::vector<CrowdAgent>(), py::arg("expected_periodic") = true)
       .def_property_readonly("grid", [](const PyCrowd& c) { return std::const_pointer_cast<G>(c.model->grid_ptr()); })
       .def_property_readonly("n_groups", [](const PyCrowd& c) { return c.model->n_groups(); })
-      .def_property_readonly("positions", [](const PyCrowd& c) { return RowMatrix(c.data.positions); }, "(P, 2) (a copy).")
-      .def_property_readonly("velocities", [](const PyCrowd& c) { return RowMatrix(c.data.velocities); }, "(P, 2) (a copy).")
+      .def_property_readonly("positions", [](const PyCrowd& c) {
+        return read_locked(&c, [&] { return RowMatrix(c.data.positions); });
+      }, "(P, 2) (a copy).")
+      .def_property_readonly("velocities", [](const PyCrowd& c) {
+        return read_locked(&c, [&] { return RowMatrix(c.data.velocities); });
+      }, "(P, 2) (a copy).")
       .def_property_readonly("group_of", [](const PyCrowd& c) {
-        py::array_t<std::int64_t> out(Index(c.data.group_of.size()));
-        std::copy(c.data.group_of.begin(), c.data.group_of.end(), out.mutable_data());
+        const auto group_of = read_locked(&c, [&] { return c.data.group_of; });
+        py::array_t<std::int64_t> out(Index(group_of.size()));
+        std::copy(group_of.begin(), group_of.end(), out.mutable_data());
         return out;
       }, "(P,) group index of each person.")
-      .def_property_readonly("active", [](const PyCrowd& c) { return bool_vector(c.data.active); }, "(P,) bool: still walking.")
-      .def_property_readonly("arrived", [](const PyCrowd& c) { return bool_vector(c.data.arrived); }, "(P,) bool: reached the goal.")
-      .def_property_readonly("stuck", [](const PyCrowd& c) { return bool_vector(c.data.stuck); }, "(P,) bool: ever walled in (no open path to the goal, whatever the density).")
-      .def_property_readonly("step_index", [](const PyCrowd& c) { return c.data.step; })
-      .def_property_readonly("time", [](const PyCrowd& c) { return c.data.time; })
+      .def_property_readonly("active", [](const PyCrowd& c) {
+        return bool_vector(read_locked(&c, [&] { return c.data.active; }));
+      }, "(P,) bool: still walking.")
+      .def_property_readonly("arrived", [](const PyCrowd& c) {
+        return bool_vector(read_locked(&c, [&] { return c.data.arrived; }));
+      }, "(P,) bool: reached the goal.")
+      .def_property_readonly("stuck", [](const PyCrowd& c) {
+        return bool_vector(read_locked(&c, [&] { return c.data.stuck; }));
+      }, "(P,) bool: ever walled in (no open path to the goal, whatever the density).")
+      .def_property_readonly("step_index", [](const PyCrowd& c) { return read_locked(&c, [&] { return c.data.step; }); },
+                             "Steps taken so far.")
+      .def_property_readonly("time", [](const PyCrowd& c) { return read_locked(&c, [&] { return c.data.time; }); },
+                             "Time walked so far (s): the sum of the steps' dt.")
       .def("cfl", [](const PyCrowd& c, double dt) { return c.model->cfl(dt); }, py::arg("dt"),
            "Largest speed * dt / h over the groups (> 1: people may skip cells).")
       .def("set_goal", [](PyCrowd& c, Index group, const py::object& goal) {
@@ -441,8 +454,11 @@ buffers. Prefer directable.crowds.Crowd.)doc")
            }, py::arg("group"), py::arg("goal"), "Replaces a group's goal (ny, nx) bool.")
       .def("occupied", [](const PyCrowd& c, Index group) {
              const G& g = c.model->grid();
-             Mask occ;
-             occupied_cells(*c.model, c.data, group, occ);
+             const Mask occ = read_locked(&c, [&] {
+               Mask cells;
+               occupied_cells(*c.model, c.data, group, cells);
+               return cells;
+             });
              return bool_image(occ, g.ny(), g.nx());
            }, py::arg("group"), "(ny, nx) bool: cells holding a walking person of the group.")
       .def("step", [](PyCrowd& c, double dt, int threads) {

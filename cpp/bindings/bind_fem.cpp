@@ -177,9 +177,12 @@ Returns
 -------
 (3V,) ndarray
     Displacement u (m).)doc")
-      .def_property_readonly("u", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.u()); }, "(3V,)")
-      .def_property_readonly("v", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.v()); }, "(3V,)")
-      .def_property_readonly("a", [](const NewmarkFEM& s) { return Eigen::VectorXd(s.a()); }, "(3V,) Newmark acceleration.")
+      .def_property_readonly("u", [](const NewmarkFEM& s) { return read_locked(&s, [&] { return Eigen::VectorXd(s.u()); }); },
+                             "(3V,) displacement (m), a copy.")
+      .def_property_readonly("v", [](const NewmarkFEM& s) { return read_locked(&s, [&] { return Eigen::VectorXd(s.v()); }); },
+                             "(3V,) velocity (m/s), a copy.")
+      .def_property_readonly("a", [](const NewmarkFEM& s) { return read_locked(&s, [&] { return Eigen::VectorXd(s.a()); }); },
+                             "(3V,) Newmark acceleration (m/s^2), a copy.")
       .def_property_readonly("dt", &NewmarkFEM::dt, "Time step.")
       .def_property_readonly("linear_solver", [](const NewmarkFEM& s) {
         return std::string(s.linear_solver().method == LinearSolver::cg ? "cg" : "direct");
@@ -188,7 +191,9 @@ Returns
                              "CG stop, relative to the Newton residual.")
       .def_property_readonly("cg_max_iterations", [](const NewmarkFEM& s) { return s.linear_solver().cg_max_iterations; },
                              "CG iteration cap per linear solve.")
-      .def_property_readonly("last_cg_iterations", &NewmarkFEM::last_cg_iterations,
+      .def_property_readonly("last_cg_iterations", [](const NewmarkFEM& s) {
+        return read_locked(&s, [&] { return s.last_cg_iterations(); });
+      },
                              "CG iterations of the last step, summed over its Newton iterations (0 when direct).");
 }
 

@@ -367,17 +367,22 @@ tolerance : float
       }), py::arg("grid"), py::arg("viscosity") = 0.0, py::arg("dt") = 0.01, py::arg("pressure_solver") = "direct",
          py::arg("tolerance") = 1e-12)
       .def_property_readonly("step_solid", [](const FluidSim2D& s) {
+        const auto solid = read_locked(&s, [&] { return s.step_solid(); });
         py::array_t<bool> out({s.grid().ny(), s.grid().nx()});
-        std::copy(s.step_solid().data(), s.step_solid().data() + s.grid().n_cells(), out.mutable_data());
+        std::copy(solid.data(), solid.data() + s.grid().n_cells(), out.mutable_data());
         return out;
       }, "(ny, nx) bool: the solid cells of the last step (fixed solids and obstacles).")
-      .def_property_readonly("pcg_iterations", &FluidSim2D::pcg_iterations, "Iterations of the last obstacle step's PCG.")
-      .def_property_readonly("pcg_residual", &FluidSim2D::pcg_residual, "Relative residual of the last obstacle step's PCG.")
+      .def_property_readonly("pcg_iterations", [](const FluidSim2D& s) {
+        return read_locked(&s, [&] { return s.pcg_iterations(); });
+      }, "Iterations of the last obstacle step's PCG.")
+      .def_property_readonly("pcg_residual", [](const FluidSim2D& s) {
+        return read_locked(&s, [&] { return s.pcg_residual(); });
+      }, "Relative residual of the last obstacle step's PCG.")
       .def_property_readonly("grid", [](const FluidSim2D& s) { return std::const_pointer_cast<G>(s.grid_ptr()); },
                              "The MACGrid2D.")
       .def_property_readonly("dt", &FluidSim2D::dt, "Step (s).")
       .def_property_readonly("viscosity", &FluidSim2D::viscosity, "Kinematic viscosity (m^2/s).")
-      .def_property("velocity", [](const FluidSim2D& s) { return Eigen::VectorXd(s.velocity()); },
+      .def_property("velocity", [](const FluidSim2D& s) { return read_locked(&s, [&] { return Eigen::VectorXd(s.velocity()); }); },
                     [](FluidSim2D& s, const Array& u) {
                       auto v = vector(u, "velocity");
                       py::gil_scoped_release release;
@@ -385,7 +390,7 @@ tolerance : float
                       s.set_velocity(v);
                     },
                     "Velocity (N,) (a copy; assign to set).")
-      .def_property("density", [](const FluidSim2D& s) { return Eigen::VectorXd(s.density()); },
+      .def_property("density", [](const FluidSim2D& s) { return read_locked(&s, [&] { return Eigen::VectorXd(s.density()); }); },
                     [](FluidSim2D& s, const Array& q) {
                       auto v = vector(q, "density");
                       py::gil_scoped_release release;
@@ -393,7 +398,7 @@ tolerance : float
                       s.set_density(v);
                     },
                     "Smoke density (nx ny,) (a copy; assign to set).")
-      .def_property("particles", [](const FluidSim2D& s) { return RowMatrix(s.particles()); },
+      .def_property("particles", [](const FluidSim2D& s) { return read_locked(&s, [&] { return RowMatrix(s.particles()); }); },
                     [](FluidSim2D& s, const Array& p) {
                       auto P = rows_view(p, "particles", -1);
                       py::gil_scoped_release release;

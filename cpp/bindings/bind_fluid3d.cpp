@@ -498,7 +498,7 @@ tol : float
                              "(3,) uniform velocity carrying smoke and particles (m/s).")
       .def_property_readonly("buoyancy", [](const FluidSim3D& s) { return Eigen::Vector3d(s.buoyancy()); },
                              "(3,) acceleration per unit smoke density (m/s^2).")
-      .def_property("velocity", [](const FluidSim3D& s) { return Eigen::VectorXd(s.velocity()); },
+      .def_property("velocity", [](const FluidSim3D& s) { return read_locked(&s, [&] { return Eigen::VectorXd(s.velocity()); }); },
                     [](FluidSim3D& s, const Array& u) {
                       auto v = vector(u, "velocity");
                       py::gil_scoped_release release;
@@ -506,7 +506,7 @@ tol : float
                       s.set_velocity(v);
                     },
                     "Velocity (N,) (a copy; assign to set).")
-      .def_property("density", [](const FluidSim3D& s) { return Eigen::VectorXd(s.density()); },
+      .def_property("density", [](const FluidSim3D& s) { return read_locked(&s, [&] { return Eigen::VectorXd(s.density()); }); },
                     [](FluidSim3D& s, const Array& q) {
                       auto v = vector(q, "density");
                       py::gil_scoped_release release;
@@ -514,7 +514,7 @@ tol : float
                       s.set_density(v);
                     },
                     "Smoke density (n_cells,) (a copy; assign to set).")
-      .def_property("particles", [](const FluidSim3D& s) { return RowMatrix(s.particles()); },
+      .def_property("particles", [](const FluidSim3D& s) { return read_locked(&s, [&] { return RowMatrix(s.particles()); }); },
                     [](FluidSim3D& s, const Array& p) {
                       auto P = rows_view(p, "particles", 3);
                       py::gil_scoped_release release;
@@ -523,11 +523,17 @@ tol : float
                     },
                     "Particle positions (P, 3) (a copy; assign to set).")
       .def_property_readonly("solid", [](const FluidSim3D& s) {
-        return bool_array(s.solid(), {s.grid().nz(), s.grid().ny(), s.grid().nx()});
+        return bool_array(read_locked(&s, [&] { return s.solid(); }), {s.grid().nz(), s.grid().ny(), s.grid().nx()});
       }, "(nz, ny, nx) bool: the cells solid in the last step.")
-      .def_property_readonly("pressure_iterations", &FluidSim3D::pressure_iterations, "PCG iterations of the last step (0: direct).")
-      .def_property_readonly("pressure_residual", &FluidSim3D::pressure_residual, "Relative residual of the last pressure solve.")
-      .def_property_readonly("pushed_particles", &FluidSim3D::pushed_particles, "Particles pushed out of obstacles in the last step.")
+      .def_property_readonly("pressure_iterations", [](const FluidSim3D& s) {
+        return read_locked(&s, [&] { return s.pressure_iterations(); });
+      }, "PCG iterations of the last step (0: direct).")
+      .def_property_readonly("pressure_residual", [](const FluidSim3D& s) {
+        return read_locked(&s, [&] { return s.pressure_residual(); });
+      }, "Relative residual of the last pressure solve.")
+      .def_property_readonly("pushed_particles", [](const FluidSim3D& s) {
+        return read_locked(&s, [&] { return s.pushed_particles(); });
+      }, "Particles pushed out of obstacles in the last step.")
       .def("step", [](FluidSim3D& s, const OptArray& force, const std::vector<Obstacle3D>& obstacles) {
         Eigen::VectorXd f = optional_vector(force, "force");
         Progress prog{py::none()};  // Ctrl-C stops the step within the throttle interval

@@ -304,9 +304,11 @@ The system a receding-horizon loop drives (HorizonOptimizer.run): its state
       .def_property_readonly("n", &Plant::n, "State dimension.")
       .def_property_readonly("s", &Plant::s, "Control dimension.")
       .def_property_readonly("state", [](const Plant& self) {
-        Eigen::VectorXd x(self.n());
-        self.state(x);
-        return x;
+        return read_locked(&self, [&] {  // not in the middle of a run's step
+          Eigen::VectorXd x(self.n());
+          self.state(x);
+          return x;
+        });
       }, "Current state (n,) (a copy).");
 
   py::class_<ModelPlant, Plant, std::shared_ptr<ModelPlant>>(m, "ModelPlant", R"doc(
@@ -386,9 +388,15 @@ void bind_optimizer(py::module_& m) {
 Buffers of one thread's solves with a HorizonOptimizer, and the previous
 solution (the warm start of the next solve). Make one per thread with
 HorizonOptimizer.create_workspace().)doc")
-      .def_property_readonly("has_solution", [](const HorizonWorkspace& w) { return w.has_solution; },
+      .def_property_readonly("has_solution", [](const HorizonWorkspace& w) {
+        return read_locked(&w, [&] { return w.has_solution; });
+      },
                              "Whether a previous solution exists (used as warm start).")
-      .def("reset", [](HorizonWorkspace& w) { w.has_solution = false; },
+      .def("reset", [](HorizonWorkspace& w) {
+        py::gil_scoped_release release;
+        ObjectLock busy(&w);  // not during another thread's solve
+        w.has_solution = false;
+      },
            "Forget the previous solution (the next solve starts from u = 0).");
 
   py::class_<HorizonOptimizer, std::shared_ptr<HorizonOptimizer>>(m, "HorizonOptimizer", R"doc(

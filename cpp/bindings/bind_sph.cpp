@@ -97,13 +97,23 @@ Returns
       .def_property_readonly("dim", [](const Fluid&) { return D; }, "Spatial dimension.")
       .def_property_readonly("mass", [](const Fluid& s) { return s.params().mass(); }, "Particle mass.")
       .def_property_readonly("dt", [](const Fluid& s) { return s.params().dt; }, "Time step.")
-      .def_property_readonly("positions", [](const Fluid& s) { return as_points<D>(s.positions()); },
+      .def_property_readonly("positions", [](const Fluid& s) {
+                               return as_points<D>(read_locked(&s, [&] { return Eigen::VectorXd(s.positions()); }));
+                             },
                              ("(N, " + Ds + ") copy.").c_str())
-      .def_property_readonly("velocities", [](const Fluid& s) { return as_points<D>(s.velocities()); },
+      .def_property_readonly("velocities", [](const Fluid& s) {
+                               return as_points<D>(read_locked(&s, [&] { return Eigen::VectorXd(s.velocities()); }));
+                             },
                              ("(N, " + Ds + ") copy.").c_str())
-      .def_property_readonly("densities", [](const Fluid& s) { return Eigen::VectorXd(s.densities()); }, "(N,) copy.")
-      .def_property_readonly("pressures", [](const Fluid& s) { return Eigen::VectorXd(s.pressures()); }, "(N,) copy.")
-      .def_property_readonly("sphere_centre", [](const Fluid& s) { return Vec(s.sphere_centre()); },
+      .def_property_readonly("densities", [](const Fluid& s) {
+                               return read_locked(&s, [&] { return Eigen::VectorXd(s.densities()); });
+                             }, "(N,) copy.")
+      .def_property_readonly("pressures", [](const Fluid& s) {
+                               return read_locked(&s, [&] { return Eigen::VectorXd(s.pressures()); });
+                             }, "(N,) copy.")
+      .def_property_readonly("sphere_centre", [](const Fluid& s) {
+                               return read_locked(&s, [&] { return Vec(s.sphere_centre()); });
+                             },
                              ("(" + Ds + ",) centre of the sphere.").c_str())
       .def("set_sphere",
            [](Fluid& s, const Array& centre, double radius, const Array& velocity) {

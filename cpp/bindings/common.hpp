@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 #include "directable/core/clock.hpp"
@@ -317,6 +318,18 @@ class ObjectLock {
   }
   const void* object_;
 };
+
+//! A getter's copy of a locked object's state (`copy` returns it by value or
+//! by reference; the value is copied): made with the GIL released and the
+//! object's lock held, so a read while another thread steps the object sees
+//! the state before or after a step, never a mix of two. `copy` must not
+//! touch Python; the caller converts the returned value with the GIL.
+template <class Copy>
+std::decay_t<std::invoke_result_t<Copy&>> read_locked(const void* object, Copy&& copy) {
+  py::gil_scoped_release release;
+  ObjectLock busy(object);
+  return copy();  // the result is built while `busy` and `release` still hold
+}
 
 //! Progress bridge: the core calls it (throttled) with the GIL released;
 //! it re-acquires the GIL, checks for Ctrl-C and calls the user's callback.

@@ -3535,7 +3535,7 @@ class NewmarkFEM:
     @property
     def a(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (3V,) Newmark acceleration.
+        (3V,) Newmark acceleration (m/s^2), a copy.
         """
     @property
     def cg_max_iterations(self) -> int:
@@ -3565,12 +3565,12 @@ class NewmarkFEM:
     @property
     def u(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (3V,)
+        (3V,) displacement (m), a copy.
         """
     @property
     def v(self) -> numpy.typing.NDArray[numpy.float64]:
         """
-        (3V,)
+        (3V,) velocity (m/s), a copy.
         """
 class ReducedStVK(Model):
     """
@@ -4881,7 +4881,9 @@ class Crowd:
         """
     @property
     def step_index(self) -> int:
-        ...
+        """
+        Steps taken so far.
+        """
     @property
     def stuck(self) -> numpy.ndarray:
         """
@@ -4889,7 +4891,9 @@ class Crowd:
         """
     @property
     def time(self) -> float:
-        ...
+        """
+        Time walked so far (s): the sum of the steps' dt.
+        """
     @property
     def velocities(self) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -5372,13 +5376,19 @@ class ValueLearning:
         ...
     @property
     def constraints(self) -> int:
-        ...
+        """
+        Constraint rows gathered so far.
+        """
     @property
     def history(self) -> numpy.ndarray:
-        ...
+        """
+        Constraints gathered by each step so far.
+        """
     @property
     def pairs(self) -> numpy.ndarray:
-        ...
+        """
+        (constraints, 2) the (sample, clip) pair of each constraint row.
+        """
 class MujocoLibrary:
     """
     MuJoCo's C API loaded at run time from the shared library at path (the one

@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import _core
-from ._validate import about, as_float_array, integer, iterable, progress_callback, real
+from ._validate import about, as_float_array, finite_array, integer, iterable, progress_callback, real
 from .reduce import IncrementalPCA
 
 MACGrid3D = _core.MACGrid3D
@@ -235,9 +235,9 @@ def pose6(position, rotation=None) -> np.ndarray:
     (6,) array
     """
     out = np.zeros(6)
-    out[:3] = as_float_array(position, "position").reshape(3)
+    out[:3] = finite_array(position, "position", (3,))
     if rotation is not None:
-        out[3:] = as_float_array(rotation, "rotation").reshape(3)
+        out[3:] = finite_array(rotation, "rotation", (3,))
     return out
 
 
@@ -258,8 +258,14 @@ def rigid_velocity3d(pose, velocity, points) -> np.ndarray:
     (P, 3) array
         Velocities (m/s).
     """
-    pose, velocity = np.asarray(pose, float), np.asarray(velocity, float)
-    return velocity[:3] + np.cross(velocity[3:], np.asarray(points, float) - pose[:3])
+    pose, velocity = finite_array(pose, "pose", (6,)), finite_array(velocity, "velocity", (6,))
+    points = finite_array(points, "points", [(None, 3), (3,)])
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = velocity[:3] + np.cross(velocity[3:], points - pose[:3])
+    if not np.isfinite(out).all():
+        raise ValueError("the rigid velocity overflows: velocity times the distance of points from pose is beyond "
+                         "the float range")
+    return out
 
 
 class FluidSim3D(_core.FluidSim3D):
@@ -517,9 +523,10 @@ def cell_volume(grid, q) -> np.ndarray:
     Returns
     -------
     (nz, ny, nx) array
-        A view, indexed [k, j, i].
+        Indexed [k, j, i]; a view of ``q`` when it is a float64 C-contiguous array.
     """
-    return np.asarray(q).reshape(grid.nz, grid.ny, grid.nx)
+    shape = (grid.nz, grid.ny, grid.nx)
+    return finite_array(q, "q", [(grid.n_cells,), shape]).reshape(shape)
 
 
 ForceFn = Callable[[int], "np.ndarray | None"]

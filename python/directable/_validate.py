@@ -28,6 +28,33 @@ def as_float_array(x, name: str) -> np.ndarray:
     return np.asarray(arr, dtype=np.float64, order="C")
 
 
+def _shape_text(shape) -> str:
+    dims = ", ".join("n" if d is None else str(d) for d in shape)
+    return f"({dims},)" if len(shape) == 1 else f"({dims})"
+
+
+def finite_array(x, name: str, shape=None, of: str | None = None) -> np.ndarray:
+    """``x`` as :func:`as_float_array` does, checked as the core checks its
+    arrays: the shape (``shape``: a tuple of sizes, None for any size, or a
+    list of such tuples, one of which must match; None: any shape) and that
+    every entry is finite. The one check of the Python layer's own helpers
+    (the functions that never reach the core): a ValueError naming ``name``,
+    the expected and the received, in the core's words; ``of`` says where
+    the expected shape comes from (``"that of q"``), so that a wrong ``q``
+    is named in the refusal of its partner too."""
+    arr = as_float_array(x, name)
+    if shape is not None:
+        options = shape if isinstance(shape, list) else [shape]
+        if not any(len(s) == arr.ndim and all(e is None or e == g for e, g in zip(s, arr.shape)) for s in options):
+            source = f" ({of})" if of else ""
+            raise ValueError(f"{name} must have shape {' or '.join(_shape_text(s) for s in options)}{source}, "
+                             f"got {_shape_text(arr.shape)}")
+    if not np.isfinite(arr).all():
+        i = int(np.flatnonzero(~np.isfinite(arr.ravel()))[0])
+        raise ValueError(f"{name} must be finite, got {arr.ravel()[i]} at flat index {i}")
+    return arr
+
+
 def index_array(x, name: str, shape_hint: str) -> np.ndarray:
     """Indices as a C-contiguous int64 array; floats pass only when they are
     finite whole numbers, anything else is a TypeError naming ``name``."""
@@ -102,12 +129,22 @@ def actuation_matrix(actuated, m: int):
     return as_float_array(a, "actuated")
 
 
-def real(x, name: str) -> float:
-    """A real number (not a string, not a bool), or TypeError naming ``name``."""
+def real(x, name: str, finite: bool = False, positive: bool = False) -> float:
+    """A real number (not a string, not a bool), or TypeError naming ``name``;
+    ``finite``/``positive``: also a ValueError unless it is finite (and > 0),
+    in the core's words (``check_positive``)."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.ndarray)) or (
             isinstance(x, np.ndarray) and (x.ndim != 0 or x.dtype.kind not in "iuf")):
         raise TypeError(f"{name} must be a real number, got {x!r}")
-    return float(x)
+    try:
+        value = float(x)
+    except OverflowError:
+        raise ValueError(f"{name} must be a real number within the float range, got {x!r}") from None
+    if positive and not (value > 0 and np.isfinite(value)):
+        raise ValueError(f"{name} must be a positive finite number, got {value}")
+    if finite and not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
 
 
 def integer(x, name: str, allow_none: bool = False):

@@ -24,7 +24,8 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, broadcast, check_size, integer, optional_array, real, run_with_progress
+from ._validate import (as_float_array, broadcast, check_size, finite_array, integer, optional_array, real,
+                        run_with_progress)
 
 PlanarChain = _core.PlanarChain
 Articulated = _core.Articulated
@@ -282,7 +283,8 @@ def linearize(chain, q_ref, qd_ref, tau_ref=None, threads=0):
     B : (T, 2n, n) ndarray
     """
     q_ref, qd_ref = as_float_array(q_ref, "q_ref"), as_float_array(qd_ref, "qd_ref")
-    return chain.linearize(state(q_ref, qd_ref), optional_array(tau_ref, "tau_ref"), integer(threads, "threads"))
+    return chain.linearize(_state(q_ref, qd_ref, "q_ref", "qd_ref"), optional_array(tau_ref, "tau_ref"),
+                           integer(threads, "threads"))
 
 
 def state(q, qd) -> np.ndarray:
@@ -297,10 +299,12 @@ def state(q, qd) -> np.ndarray:
     -------
     (T, 2n) or (2n,) ndarray
     """
-    q = as_float_array(q, "q")
-    qd = as_float_array(qd, "qd")
-    if q.shape != qd.shape:
-        raise ValueError(f"q and qd must have the same shape, got {q.shape} and {qd.shape}")
+    return _state(q, qd, "q", "qd")
+
+
+def _state(q, qd, q_name, qd_name):
+    q = finite_array(q, q_name, [(None, None), (None,)])
+    qd = finite_array(qd, qd_name, q.shape, of=f"that of {q_name}")
     return np.ascontiguousarray(np.concatenate([q, qd], axis=-1))
 
 
@@ -371,19 +375,22 @@ def tracking_errors(q, q_ref):
 
     Parameters
     ----------
-    q, q_ref : (T+1, n) array
-        The run and its reference.
+    q : (T+1, n) array
+        The run (rad); the NaN rows of a diverged run (:func:`track`) count
+        as an infinite error.
+    q_ref : (T+1, n) array
+        Its reference (rad), finite.
 
     Returns
     -------
     inf_norm, two_norm : (n,) ndarray
-        Norms of ``q - q_ref`` over the time steps (``inf`` for a diverged
-        run, whose rows are NaN).
+        Norms of ``q - q_ref`` over the time steps (rad; ``inf`` for a
+        diverged run).
     """
     q = as_float_array(q, "q")
-    q_ref = as_float_array(q_ref, "q_ref")
-    if q.shape != q_ref.shape:
-        raise ValueError(f"q and q_ref must have the same shape, got {q.shape} and {q_ref.shape}")
+    if q.ndim != 2:
+        raise ValueError(f"q must have shape (T+1, n), got {q.shape}")
+    q_ref = finite_array(q_ref, "q_ref", q.shape, of="that of q")
     e = q - q_ref
     bad = ~np.all(np.isfinite(e), axis=0)
     inf_norm = np.where(bad, np.inf, np.max(np.abs(np.nan_to_num(e)), axis=0))

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _core
 from . import executors as _executors
-from ._validate import as_float_array, index_array, integer, real, run_with_progress
+from ._validate import as_float_array, finite_array, index_array, integer, real, run_with_progress
 
 __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cantilever", "t_shape", "stem",
            "load_mesh", "vertices_where", "bottom_vertices", "surface_triangles", "centerline", "enrich",
@@ -706,7 +706,8 @@ def reduced_forces(U, forces) -> np.ndarray:
     -------
     (T, r) ndarray
     """
-    return as_float_array(forces, "forces") @ as_float_array(U, "U")
+    U = finite_array(U, "U", (None, None))
+    return finite_array(forces, "forces", [(None, U.shape[0]), (U.shape[0],)], of="N = the rows of U") @ U
 
 
 def project_states(red, u, v) -> np.ndarray:
@@ -746,6 +747,10 @@ def tip_positions(mesh, u, vertices) -> np.ndarray:
     (k, m, 3) ndarray
         Positions (m).
     """
-    u = np.atleast_2d(as_float_array(u, "u"))
     X = np.asarray(mesh.vertices)
-    return X[vertices][None] + u.reshape(len(u), -1, 3)[:, vertices]
+    u = np.atleast_2d(finite_array(u, "u", [(None, X.size), (X.size,)], of="3 V for the V vertices of mesh"))
+    idx = index_array(vertices, "vertices", "(m,)")
+    if idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= len(X))):
+        raise ValueError(f"vertices must be a 1-D array of vertex indices in [0, {len(X)}), "
+                         f"got {np.asarray(vertices).tolist() if idx.size < 20 else f'shape {idx.shape}'}")
+    return X[idx][None] + u.reshape(len(u), -1, 3)[:, idx]

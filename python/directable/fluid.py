@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core
-from ._validate import about, as_float_array, integer, real, run_with_progress
+from ._validate import about, as_float_array, finite_array, integer, real, run_with_progress
 from .reduce import pca
 from ._fluid3d import GalerkinSteps
 
@@ -51,17 +51,18 @@ def disk(r, segments=48) -> Shape2D:
     r : float
         Radius (m), > 0.
     segments : int
-        Number of sides.
+        Number of sides, >= 3.
 
     Returns
     -------
     Shape2D
         The polygon, counter-clockwise.
     """
-    r = real(r, "r")
-    if not r > 0:
-        raise ValueError(f"r must be > 0, got {r}")
-    a = 2 * np.pi * np.arange(integer(segments, "segments")) / segments
+    r = real(r, "r", positive=True)
+    segments = integer(segments, "segments")
+    if segments < 3:
+        raise ValueError(f"segments must be >= 3 (a polygon), got {segments}")
+    a = 2 * np.pi * np.arange(segments) / segments
     return Shape2D(np.stack([r * np.cos(a), r * np.sin(a)], axis=1))
 
 
@@ -80,9 +81,7 @@ def box(w, h) -> Shape2D:
     Shape2D
         The rectangle, counter-clockwise.
     """
-    w, h = real(w, "w"), real(h, "h")
-    if not (w > 0 and h > 0):
-        raise ValueError(f"w and h must be > 0, got ({w}, {h})")
+    w, h = real(w, "w", positive=True), real(h, "h", positive=True)
     return Shape2D(np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]]))
 
 
@@ -256,9 +255,11 @@ def cell_image(grid, q) -> np.ndarray:
     Returns
     -------
     (ny, nx) array
-        A view, row j at height y (``origin="lower"`` for imshow).
+        Row j at height y (``origin="lower"`` for imshow); a view of ``q``
+        when it is a float64 C-contiguous array.
     """
-    return np.asarray(q).reshape(grid.ny, grid.nx)
+    shape = (grid.ny, grid.nx)
+    return finite_array(q, "q", [(grid.n_cells,), shape]).reshape(shape)
 
 
 def full_run(grid, steps, dt, winds=(), particles=None, viscosity=0.0, density=None, u0=None,
@@ -383,7 +384,9 @@ def project(basis, velocities) -> np.ndarray:
     (T, r) or (r,) array
         Their coordinates.
     """
-    return as_float_array(velocities, "velocities") @ as_float_array(basis, "basis")
+    basis = finite_array(basis, "basis", (None, None))
+    return finite_array(velocities, "velocities", [(None, basis.shape[0]), (basis.shape[0],)],
+                        of="N = the rows of basis") @ basis
 
 
 # 3D: MACGrid3D, FluidSim3D, ReducedFluid3D, ... (and the per-thread step buffers both models use)

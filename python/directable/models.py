@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validate import actuation_matrix, as_float_array, broadcast, check_size, integer, real, run_with_progress
+from ._validate import (actuation_matrix, as_float_array, broadcast, check_size, finite_array, integer, real,
+                        run_with_progress)
 
 Model = _core.Model
 SpringChain = _core.SpringChain
@@ -110,24 +111,32 @@ def finite_difference_jacobian(model: Model, z, t=0.0, eps=1e-6) -> np.ndarray:
     model : Model
         The model.
     z : (n,) array
-        State.
+        State, finite (n = ``model.state_dim()``).
     t : float, optional
         Time (s).
     eps : float, optional
-        Relative step (times ``max(1, |z_j|)``).
+        Relative step (times ``max(1, |z_j|)``), > 0.
 
     Returns
     -------
     (n, n) ndarray
-        The Jacobian (1/s).
+        The Jacobian (1/s); a ValueError where the differences overflow.
     """
-    z = as_float_array(z, "z")
+    z = finite_array(z, "z", (model.state_dim(),), of="the model's state_dim()")
+    t = real(t, "t", finite=True)
+    eps = real(eps, "eps", positive=True)
     n = z.size
     J = np.empty((n, n))
     for j in range(n):
         e = np.zeros(n)
         e[j] = eps * max(1.0, abs(z[j]))
-        J[:, j] = (model.dynamics(z + e, t) - model.dynamics(z - e, t)) / (2 * e[j])
+        if not (np.isfinite(z[j] + e[j]) and np.isfinite(z[j] - e[j]) and z[j] + e[j] != z[j]):
+            raise ValueError(f"eps = {eps} gives no usable step at z[{j}] = {z[j]} (the step overflows or rounds away)")
+        f_plus, f_minus = model.dynamics(z + e, t), model.dynamics(z - e, t)
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, naming z
+            J[:, j] = (f_plus - f_minus) / (2 * e[j])
+    if not np.isfinite(J).all():
+        raise ValueError(f"the finite differences are not finite at z (eps = {eps}): the dynamics overflow there")
     return J
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, integer
+from ._validate import as_float_array, finite_array, integer
 
 __all__ = ["Basis", "pca", "IncrementalPCA", "project", "reconstruct"]
 
@@ -53,17 +53,13 @@ class Basis:
 def _mass_sqrt(mass, N):
     if mass is None:
         return None
-    mass = as_float_array(mass, "mass")
+    mass = finite_array(mass, "mass", [(N,), (N, N)])
     if mass.ndim == 2:
-        if mass.shape != (N, N):
-            raise ValueError(f"mass must have shape ({N},) or ({N}, {N}), got {mass.shape}")
         if np.count_nonzero(mass - np.diag(np.diagonal(mass))):
             raise ValueError("mass must be diagonal (lumped); pass its diagonal as an (N,) array")
         mass = np.diagonal(mass)
-    if mass.shape != (N,):
-        raise ValueError(f"mass must have shape ({N},) or ({N}, {N}), got {mass.shape}")
-    if not np.all(np.isfinite(mass)) or np.any(mass <= 0):
-        raise ValueError("mass must be finite and positive")
+    if np.any(mass <= 0):
+        raise ValueError(f"mass must be positive, got {mass.min()} at index {int(np.argmin(mass))}")
     return np.sqrt(mass)
 
 
@@ -299,10 +295,8 @@ def project(U, q, mass=None) -> np.ndarray:
     -------
     (r,) or (k, r) ndarray
     """
-    U = as_float_array(U, "U")
-    q = as_float_array(q, "q")
-    if q.shape[-1] != U.shape[0]:
-        raise ValueError(f"q must have last dimension {U.shape[0]}, got shape {q.shape}")
+    U = finite_array(U, "U", (None, None))
+    q = finite_array(q, "q", [(U.shape[0],), (None, U.shape[0])], of="N = the rows of U")
     sq = _mass_sqrt(mass, U.shape[0])
     return (q * sq ** 2) @ U if sq is not None else q @ U
 
@@ -321,8 +315,6 @@ def reconstruct(U, z) -> np.ndarray:
     -------
     (N,) or (k, N) ndarray
     """
-    U = as_float_array(U, "U")
-    z = as_float_array(z, "z")
-    if z.shape[-1] != U.shape[1]:
-        raise ValueError(f"z must have last dimension {U.shape[1]}, got shape {z.shape}")
+    U = finite_array(U, "U", (None, None))
+    z = finite_array(z, "z", [(U.shape[1],), (None, U.shape[1])], of="r = the columns of U")
     return z @ U.T

@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._validate import as_float_array, index_array, integer, optional_array, real, run_with_progress, zeros
+from ._validate import (as_float_array, finite_array, index_array, integer, optional_array, real,
+                        run_with_progress, zeros)
 
 Simulation = _core.Simulation
 SimulationResult = _core.SimulationResult
@@ -149,11 +150,10 @@ def summary(result: SimulationResult, dt: float, z_target=None, z_ref=None) -> d
         ``feedback_effort`` (sum of ``effort`` times dt), ``total_effort``
         (sum of ``|w|^2 dt``) and, with ``z_target``, ``final_distance``.
     """
+    dt = real(dt, "dt", positive=True)
     err = result.tracking_error
     if z_ref is not None:
-        z_ref = np.asarray(z_ref, dtype=float)
-        if z_ref.shape != result.states.shape:
-            raise ValueError(f"z_ref must have shape {result.states.shape}, got {z_ref.shape}")
+        z_ref = finite_array(z_ref, "z_ref", result.states.shape, of="that of the run's states")
         err = np.linalg.norm(result.states - z_ref, axis=1)
     out = {
         "rms_tracking_error": float(np.sqrt(np.mean(np.square(err)))),
@@ -162,5 +162,10 @@ def summary(result: SimulationResult, dt: float, z_target=None, z_ref=None) -> d
         "total_effort": float(np.sum(np.square(result.controls)) * dt),
     }
     if z_target is not None:
-        out["final_distance"] = float(np.linalg.norm(result.states[-1] - np.asarray(z_target)))
+        z_target = finite_array(z_target, "z_target", result.states.shape[1:], of="one state of the run")
+        out["final_distance"] = float(np.linalg.norm(result.states[-1] - z_target))
+    for key, cause in (("feedback_effort", f"dt = {dt}"), ("total_effort", f"dt = {dt}"),
+                       ("final_distance", "z_target (too far from the final state)")):
+        if key in out and not np.isfinite(out[key]):
+            raise ValueError(f"{key} overflows: {cause} is too large")
     return out

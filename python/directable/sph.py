@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validate import real
+from ._validate import check_size, finite_array, integer, real
 
 SPHFluid2D = _core.SPHFluid2D
 SPHFluid3D = _core.SPHFluid3D
@@ -28,12 +28,18 @@ SPHPrediction3D = _core.SPHPrediction3D
 
 
 def _corners(lo, hi):
-    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
-    if lo.ndim != 1 or lo.shape != hi.shape or lo.size not in (2, 3):
-        raise ValueError(f"lo and hi must both have shape (2,) or (3,), got {lo.shape} and {hi.shape}")
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
-        raise ValueError("lo and hi must be finite")
-    return lo, hi
+    lo = finite_array(lo, "lo", [(2,), (3,)])
+    return lo, finite_array(hi, "hi", lo.shape, of="that of lo")
+
+
+def _lattice(lo, hi, dx, what):
+    """The cell centres of a dx lattice filling [lo, hi), after the memory check (``what`` names the call)."""
+    with np.errstate(over="ignore"):  # an overflowing count is refused by the check
+        counts = np.maximum(np.ceil((hi - lo) / dx), 0.0)
+    check_size(what, float(np.prod(counts)), lo.size)
+    axes = [np.arange(lo[k] + dx / 2, hi[k], dx) for k in range(lo.size)]
+    grids = np.meshgrid(*axes[::-1], indexing="ij")[::-1]
+    return np.column_stack([g.ravel() for g in grids])
 
 
 def block(lo, hi, spacing) -> np.ndarray:
@@ -42,7 +48,7 @@ def block(lo, hi, spacing) -> np.ndarray:
     Parameters
     ----------
     lo, hi : (2,) or (3,) array
-        Corners of the box (m).
+        Corners of the box (m), finite.
     spacing : float
         Lattice spacing (m), > 0.
 
@@ -51,13 +57,9 @@ def block(lo, hi, spacing) -> np.ndarray:
     (N, 2) or (N, 3) ndarray
         Positions (m), x varying fastest.
     """
-    dx = real(spacing, "spacing")
-    if not dx > 0:
-        raise ValueError(f"spacing must be positive, got {spacing!r}")
+    dx = real(spacing, "spacing", positive=True)
     lo, hi = _corners(lo, hi)
-    axes = [np.arange(lo[k] + dx / 2, hi[k], dx) for k in range(lo.size)]
-    grids = np.meshgrid(*axes[::-1], indexing="ij")[::-1]
-    return np.column_stack([g.ravel() for g in grids])
+    return _lattice(lo, hi, dx, f"the block of lo = {lo.tolist()}, hi = {hi.tolist()}, spacing = {dx}")
 
 
 def box_walls(lo, hi, spacing, layers=3) -> np.ndarray:
@@ -66,20 +68,25 @@ def box_walls(lo, hi, spacing, layers=3) -> np.ndarray:
     Parameters
     ----------
     lo, hi : (2,) or (3,) array
-        Corners of the box (m).
+        Corners of the box (m), finite.
     spacing : float
-        Lattice spacing (m).
+        Lattice spacing (m), > 0.
     layers : int, optional
-        Rows of wall particles.
+        Rows of wall particles, >= 1.
 
     Returns
     -------
     (M, 2) or (M, 3) ndarray
         Positions (m), like the corners.
     """
-    dx = real(spacing, "spacing")
+    dx = real(spacing, "spacing", positive=True)
     lo, hi = _corners(lo, hi)
-    outer = block(lo - layers * dx, hi + layers * dx, dx)
+    layers = integer(layers, "layers")
+    if layers < 1:
+        raise ValueError(f"layers must be >= 1, got {layers}")
+    with np.errstate(over="ignore"):  # an overflowing box is refused by the size check
+        outer = _lattice(lo - layers * dx, hi + layers * dx, dx,
+                         f"the walls of lo = {lo.tolist()}, hi = {hi.tolist()}, spacing = {dx}, layers = {layers}")
     inside = np.all((outer > lo) & (outer < hi), axis=1)
     return outer[~inside]
 

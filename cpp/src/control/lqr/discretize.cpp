@@ -61,6 +61,8 @@ LQRProblem Discretization::make_problem(const FinalCost& Q_final, double alpha_Q
   // R_i = alpha_Q (R_i - dt Rc_i) + alpha_R dt Rnew_i: the Gamma'QGamma
   // integral scales with Q, the control term is dt times the weight.
   p.R_terms.emplace_back(R.view(), alpha_Q);
+  p.R_origin = "R_i = alpha_R R dt + alpha_Q (the integral of Gamma' Q Gamma) of the discretization: a Q or alpha_Q "
+               "large against R rounds R's part away";
   if (R_new.empty()) {
     if (alpha_R != alpha_Q) p.R_terms.emplace_back(Rc.view(), (alpha_R - alpha_Q) * dt);
   } else {

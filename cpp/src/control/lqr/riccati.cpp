@@ -265,6 +265,7 @@ double largest_entry(const SeqView& v, Index from) {
   } else {
     msg << step_label("R", R_varies, i) << " is singular (smallest eigenvalue " << num(r_min)
         << ") and B' P B does not make up for it on its null space";
+    if (pb.R_origin) msg << " (" << pb.R_origin << ")";
   }
   throw std::domain_error(msg.str());
 }

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "directable/core/errors.hpp"
 
@@ -230,9 +233,11 @@ ClipSet synthetic_clips(std::shared_ptr<const Skeleton> skeleton, const Syntheti
                                 "of synthetic_walker()), got " + std::to_string(skeleton->joints()) + " joints");
   const auto& names = synthetic_gait_names();
   if (spec.gaits.empty()) throw std::invalid_argument("gaits must name at least one gait, got none");
-  for (const auto* v : {&spec.turns, &spec.torsos, &spec.spins, &spec.sidesteps}) {
-    if (v->empty()) throw std::invalid_argument("turns, torsos, spins and sidesteps must each hold at least one value");
-    check_finite("clip parameter ranges", v->data(), Index(v->size()));
+  const std::pair<const char*, const std::vector<double>*> ranges[] = {
+      {"turns", &spec.turns}, {"torsos", &spec.torsos}, {"spins", &spec.spins}, {"sidesteps", &spec.sidesteps}};
+  for (const auto& [name, v] : ranges) {
+    if (v->empty()) throw std::invalid_argument(std::string(name) + " must hold at least one value, got none");
+    check_finite(name, v->data(), Index(v->size()));
   }
   if (!(spec.dt > 0.0)) throw std::domain_error("dt must be > 0, got " + std::to_string(spec.dt));
   if (!spec.counts.empty() && spec.counts.size() != spec.gaits.size())

@@ -171,9 +171,13 @@ double smoothstep(Index j, Index n) {
 
 BlendFrames MotionModel::blend(Index c, Index next) const {
   const Index K = this->K(), J = joints();
-  if (c < 0 || c >= K || next < 0 || next >= K)
-    throw std::invalid_argument("clip indices must lie in [0, " + std::to_string(K) + "), got (" + std::to_string(c) +
-                                ", " + std::to_string(next) + ")");
+  const auto check_clip = [K](const char* name, Index i) {
+    if (i < 0 || i >= K)
+      throw std::invalid_argument(std::string(name) + " must be a clip index in [0, " + std::to_string(K) + "), got " +
+                                  std::to_string(i));
+  };
+  check_clip("clip", c);
+  check_clip("next_clip", next);
   const Transition& t = transition(c, next);
   const RowMatrix& A = oriented_poses(c);
   const RowMatrix& B = oriented_poses(t.played);

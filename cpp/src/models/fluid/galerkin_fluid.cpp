@@ -2,6 +2,7 @@
 
 #include <Eigen/Eigenvalues>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "directable/core/errors.hpp"
@@ -90,6 +91,12 @@ void GalerkinFluid::advance(const Eigen::Ref<const Eigen::VectorXd>& z, const Ei
   d.z_forced = z + dt * w;
   advection_matrix(d.z_forced, d.advection);
   d.advection *= dt;
+  // A huge dt overflows here (the exponential would then refuse its own argument, naming neither dt nor z).
+  if (!d.advection.allFinite()) {
+    std::ostringstream msg;
+    msg << "dt = " << dt << " is too large for this z and w: dt A(z + dt w) overflows";
+    throw std::domain_error(msg.str());
+  }
   // Advection: exact exponential of the antisymmetric dt Ahat(zt). We use
   // the scaling-and-squaring Pade approximant of linalg/expm (Al-Mohy &
   // Higham degree choice) rather than the thesis' eigen-decomposition: a
@@ -131,6 +138,12 @@ RowMatrix GalerkinFluid::rollout(const Eigen::Ref<const Eigen::VectorXd>& z0, co
     cancellation_point();  // Ctrl-C: a rollout may be long
     w = W.row(i).transpose();
     advance(z, w, dt, z_next, *data);
+    if (!z_next.allFinite()) {
+      std::ostringstream msg;
+      msg << "rollout diverged (non-finite velocity) at step " << i + 1 << " with dt = " << dt
+          << ": reduce dt or |z0|, |w|";
+      throw std::domain_error(msg.str());
+    }
     Z.row(i + 1) = z_next.transpose();
     z.swap(z_next);
   }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "directable/core/errors.hpp"
+
 namespace directable {
 
 namespace {
@@ -187,6 +189,7 @@ void MACGrid2D::divergence(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Re
 
 double MACGrid2D::max_divergence(const Eigen::Ref<const RowMatrix>& U) const {
   check_shape("basis", U.rows(), U.cols(), n_faces(), U.cols());
+  for (Index f = 0; f < U.rows(); ++f) check_finite("basis", U.row(f).data(), U.cols(), f * U.cols());
   Eigen::VectorXd col(n_faces()), div(n_cells());
   double m = 0.0;
   for (Index k = 0; k < U.cols(); ++k) {

@@ -3,6 +3,7 @@
 #include "directable/models/fluid/reduced_scene.hpp"
 
 #include "directable/core/allocation.hpp"
+#include "directable/core/errors.hpp"
 #include "directable/core/parallel.hpp"
 #include "directable/core/progress.hpp"
 
@@ -54,6 +55,8 @@ ReducedFluid::ReducedFluid(std::shared_ptr<const MACGrid2D> grid, const Eigen::R
 }
 
 void ReducedFluid::modes(double x, double y, Eigen::Ref<RowMatrix> Psi, RowMatrix* dx, RowMatrix* dy) const {
+  const double point[2] = {x, y};
+  check_finite("x", point, 2);  // a NaN point would index the stencil through an undefined cast
   Stencil4 s[2];
   grid_->x_stencil(x, y, s[0]);
   grid_->y_stencil(x, y, s[1]);

@@ -71,6 +71,7 @@ ReducedFluid3D::ReducedFluid3D(std::shared_ptr<const MACGrid3D> grid, const Eige
 }
 
 void ReducedFluid3D::modes(const Eigen::Vector3d& x, Eigen::Ref<RowMatrix> Psi, RowMatrix* dPsi) const {
+  check_finite("x", x.data(), 3);  // a NaN point would index the stencil through an undefined cast
   Eigen::Vector3d p = x;
   grid_->clamp(p);
   Stencil8 s[3];

@@ -103,6 +103,9 @@ struct LQRProblem {
   //! definite (kPivotTolerance), or the sweep throws naming the step, the
   //! smallest pivot and the weight to blame.
   bool check_R_semidefinite = false;
+  //! How the R_i were made, added to a message that blames a singular R_i
+  //! (a discretization names the weights its R_i mixes); null: given.
+  const char* R_origin = nullptr;
   //! Called (on the sweeping thread) before step i's matrices are read, so
   //! a producer can still be writing earlier steps: solve_continuous runs
   //! the discretization and the sweep as a pipeline this way.
