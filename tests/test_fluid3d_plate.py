@@ -63,7 +63,7 @@ def curves(scene):
 def test_error_against_the_full_run_by_basis_size(scene, curves):
     # the basis itself improves with r (projection error); with the boundary fields held to the faces the full
     # solver closes the reduced run's error falls with r too, down to the floor of the local box (measured
-    # 0.371 / 0.128 / 0.116 for r = 4 / 6 / 12); with surface samples it stays at about 0.6 whatever r
+    # 0.377 / 0.130 / 0.120 for r = 4 / 6 / 12); with surface samples it stays at about 0.6 whatever r
     # (plate_basis_error's notes)
     proj = E.plate_projection_error(scene, rs=(4, 8, 16), run=1)
     assert proj[16] < 0.5 * proj[8] < 0.25 * proj[4]
@@ -84,7 +84,7 @@ def test_fig_3_10a_downsampled_full_runs(scene, curves):
 
 def test_fig_3_10b_trained_at_0_and_90_degrees():
     # trained with gusts from below (0) and from the side (90): the gust at 45 degrees is the worst
-    # (16^3, 12 steps, face samples by a NumPy transcription: 0.15 / 0.56 / 0.18; surface samples 0.72 / 0.91 / 0.72)
+    # (16^3, 12 steps, measured 0.15 / 0.56 / 0.18; with surface samples 0.72 / 0.91 / 0.72)
     wa = E.plate_wind_angles(n=16, r=16, p=24, angles=(0, 45, 90), steps=12)
     assert wa["curves"].shape == (3, 12) and wa["train_angles"] == [0.0, 90.0]
     assert wa["error"][1] > max(wa["error"][0], wa["error"][2])

@@ -507,11 +507,11 @@ def plate_basis_error(sc: PlateScene, rs=(4, 8, 16), run=1, viscosity=None, samp
     inside still and spread its edge over three rows of faces; on the first
     step from rest |u' - u*| / |u*| is 1.02 whatever r. With
     ``samples="faces"`` the fields meet the full solver's condition on those
-    faces: first-step error 0.44 (path 0) and 0.26 (path 1), and on path 1
-    with an 8-cell margin 0.37 / 0.12 / 0.12 for r = 4 / 8 / 16 (a NumPy
-    transcription, 2026-11-27); what remains is the local box (no flow
-    through its outer faces; the world walls unseen) and the sub-cell
-    offset of the swaying plate against the world grid.
+    faces: first-step error 0.44 (path 0) and 0.24 (path 1), and on path 1
+    with an 8-cell margin 0.377 / 0.130 / 0.127 / 0.120 / 0.123 for r = 4 /
+    6 / 8 / 12 / 16 (benchmarks/RESULTS.md); what remains is the local box
+    (no flow through its outer faces; the world walls unseen) and the
+    sub-cell offset of the swaying plate against the world grid.
     """
     if isinstance(viscosity, str):
         if viscosity != "matched":
