@@ -63,8 +63,8 @@ def curves(scene):
 def test_error_against_the_full_run_by_basis_size(scene, curves):
     # the basis itself improves with r (projection error); with the boundary fields held to the faces the full
     # solver closes the reduced run's error falls with r too, down to the floor of the local box (measured
-    # 0.377 / 0.130 / 0.120 for r = 4 / 6 / 12); with surface samples it does not fall (0.54 / 0.44 / 0.44 for r = 4 / 8 / 16)
-    # (plate_basis_error's notes)
+    # 0.377 / 0.130 / 0.120 for r = 4 / 6 / 12); with surface samples it does not fall (0.54 / 0.44 / 0.44 for
+    # r = 4 / 8 / 16; plate_basis_error's notes)
     proj = E.plate_projection_error(scene, rs=(4, 8, 16), run=1)
     assert proj[16] < 0.5 * proj[8] < 0.25 * proj[4]
     err = {r: curves["mean"][("r", r)] for r in (4, 6, 12)}
