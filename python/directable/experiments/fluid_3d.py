@@ -36,7 +36,8 @@ from .._validate import integer, real
 from ..reduce import IncrementalPCA
 
 __all__ = ["PlateScene", "plate_path", "plate_scene", "run_plate", "plate_removal", "plate_smoke_entering", "surface_quadrature",
-           "plate_basis_error", "plate_error_curves", "plate_wind_angles", "plate_viscosity", "plate_projection_error", "plate_untrained", "plate_timings", "plate_table_axes", "plot_plate",
+           "plate_basis_error", "plate_error_curves", "plate_wind_angles", "plate_viscosity", "plate_projection_error",
+           "plate_untrained", "plate_timings", "plate_table_axes", "plot_plate",
            "LeavesScene", "car_paths", "car_shape", "car_obstacle", "car_pose", "leaves_scene", "run_leaves",
            "LeavesRun", "plot_slice", "plot_leaves", "plot_split"]
 
