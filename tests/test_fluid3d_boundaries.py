@@ -152,6 +152,51 @@ def test_rigid_fields_surface_speeds(bb):
     np.testing.assert_allclose(S @ bb.rigid_fields, want, atol=1e-9)
 
 
+def np_faces_touching(loc, solid):
+    """Faces of a local grid touching a solid cell: indices, in layout order."""
+    D = np_divergence_matrix(loc)
+    return np.flatnonzero(np.asarray(abs(D[solid]).sum(axis=0)).ravel() > 0)
+
+
+def test_face_samples_meet_the_full_solvers_condition(grid, reduced, train_poses):
+    # samples="faces": the speeds are read at every local face touching a solid cell (the faces FluidSim3D
+    # closes), each along its own axis; the fields meet them exactly, interior faces included
+    plate = F.plate(0.34, 0.34, 2 * grid.h)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        bf = F.BoundaryBasis3D.build(reduced, plate, train_poses, 12, samples="faces")
+    loc = bf.local_grid
+    assert bf.samples == "faces"
+    solid = plate.inside(cell_centres(loc) - bf.half_size)
+    faces = np_faces_touching(loc, solid)
+    X = F.face_positions3d(loc)
+    axis = np.searchsorted([loc.n_xfaces, loc.n_xfaces + loc.n_yfaces], faces, side="right")
+    assert bf.q == len(faces)
+    np.testing.assert_allclose(bf.surface_points, X[faces] - bf.half_size, atol=1e-12)
+    np.testing.assert_array_equal(bf.surface_normals, np.eye(3)[axis])
+    U = np.hstack([bf.fields, bf.rigid_fields])
+    np.testing.assert_allclose(U[faces, :bf.p], bf.surface_speeds, atol=1e-10)  # S reads the face itself
+    np.testing.assert_allclose(bf.surface_speeds.T @ bf.surface_speeds, np.eye(bf.p), atol=1e-10)  # eq. 3.10
+    x, n = bf.surface_points, bf.surface_normals
+    np.testing.assert_allclose(bf.rigid_fields[faces], np.hstack([n, np.cross(x, n)]), atol=1e-10)
+    D = np_divergence_matrix(loc)
+    assert np.abs(D[~solid] @ U).max() * loc.h <= 1e-10 * np.abs(U).max()  # every fluid cell, the corner too
+    assert np.abs(U[loc.closed_mask()]).max() == 0.0
+    # the speeds are flux-free over the solid: what leaves it through its faces into fluid cells sums to zero
+    out = np.asarray(D[~solid][:, faces].sum(axis=0)).ravel() * loc.h
+    np.testing.assert_allclose(out @ bf.surface_speeds, 0.0, atol=1e-10)
+    # the fields are the least-norm ones: a SciPy KKT solve on the free faces, fixed faces given
+    free = np.setdiff1d(np.flatnonzero(~loc.closed_mask()), faces)
+    Df, Dx = D[~solid][:, free], D[~solid][:, faces]
+    lap = (Df @ Df.T).tocsr()  # singular (constants): lsqr's solution, whose gradient is unique
+    for got, S in ((bf.fields, bf.surface_speeds), (bf.rigid_fields, bf.rigid_fields[faces])):
+        for k in (0, S.shape[1] - 1):
+            lam = spla.lsqr(lap, -(Dx @ S[:, k]), atol=1e-14, btol=1e-14, iter_lim=20000)[0]
+            np.testing.assert_allclose(got[free, k], Df.T @ lam, atol=1e-7 * np.abs(S).max())
+    with pytest.raises(ValueError, match="samples"):
+        F.BoundaryBasis3D.build(reduced, plate, train_poses, 4, samples="edges")
+
+
 # --- coupling ----------------------------------------------------------------------------------
 
 

@@ -715,15 +715,16 @@ BoundaryBasis3D.build. Poses are rows (position (3) m, rotation vector (3)
 rad): world = R local + position.)doc")
       .def_static("build", [](py::object reduced, std::shared_ptr<Shape3D> shape, const Array& poses, Index p,
                               std::optional<double> surface_spacing, const OptArray& local_size, bool rigid, int threads,
-                              py::object progress) {
+                              py::object progress, const std::string& samples) {
         auto rf = reduced_arg(reduced);
+        const BoundarySamples where = boundary_samples_from(samples);
         auto P = rows_view(poses, "poses", -1, -1, false, "n", "6");
         const Eigen::VectorXd half = broadcast_vector(local_size, "local_size", 3);
         const Eigen::Vector3d lh = half.size() ? Eigen::Vector3d(half) : Eigen::Vector3d::Zero();
         Progress prog(progress);
         auto b = prog.run([&](const ProgressFn* fn) {
           return std::make_shared<BoundaryBasis3D>(rf->grid_ptr(), rf->basis(), shape, P, p,
-                                                   surface_spacing.value_or(0.0), lh, rigid, threads, fn);
+                                                   surface_spacing.value_or(0.0), lh, rigid, threads, fn, where);
         });
         if (b->p() < b->requested_p())
           PyErr_WarnEx(PyExc_UserWarning,
@@ -734,7 +735,7 @@ rad): world = R local + position.)doc")
         return b;
       }, py::arg("reduced"), py::arg("shape"), py::arg("poses"), py::arg("p"), py::arg("surface_spacing") = py::none(),
          py::arg("local_size") = py::none(), py::arg("rigid") = true, py::arg("threads") = 0,
-         py::arg("progress") = py::none(),
+         py::arg("progress") = py::none(), py::arg("samples") = "surface",
          R"doc(Builds the boundary basis of a shape from a 3D reduced fluid and training poses.
 
 Parallel over poses, GIL released. p larger than the rank of the collected
@@ -759,10 +760,21 @@ threads : int
     Threads (<= 0: all).
 progress : None, bool or callable(done, total)
     Progress over the poses (True: a tqdm bar).
+samples : {"surface", "faces"}
+    Where S reads normal speeds. "surface": samples of the shape's surface
+    ``surface_spacing`` apart with its normals. "faces": the centres of the
+    local grid's faces touching a cell whose centre lies inside the shape,
+    each with its axis as normal (q grows with the volume): the faces the
+    full solver closes, so u' meets its boundary condition there (interior
+    faces included: inside the shape u' moves with the object). The
+    collected speeds are made flux-free over those faces before the PCA.
 
 Returns
 -------
 BoundaryBasis3D)doc")
+      .def_property_readonly("samples", [](const BoundaryBasis3D& b) {
+        return std::string(b.samples() == BoundarySamples::faces ? "faces" : "surface");
+      }, "\"surface\" or \"faces\": where S reads normal speeds (see build).")
       .def_property_readonly("p", &BoundaryBasis3D::p, "Number of boundary fields.")
       .def_property_readonly("q", &BoundaryBasis3D::q, "Number of surface samples.")
       .def_property_readonly("rank", &BoundaryBasis3D::rank, "Rank of the collected surface speeds.")

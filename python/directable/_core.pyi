@@ -3008,7 +3008,7 @@ class BoundaryBasis3D:
     rad): world = R local + position.
     """
     @staticmethod
-    def build(reduced: typing.Any, shape: Shape3D, poses: numpy.ndarray[numpy.float64], p: int, surface_spacing: typing.SupportsFloat | typing.SupportsIndex | None = None, local_size: numpy.ndarray[numpy.float64] | None = None, rigid: bool = True, threads: int = 0, progress: typing.Any = None) -> BoundaryBasis3D:
+    def build(reduced: typing.Any, shape: Shape3D, poses: numpy.ndarray[numpy.float64], p: int, surface_spacing: typing.SupportsFloat | typing.SupportsIndex | None = None, local_size: numpy.ndarray[numpy.float64] | None = None, rigid: bool = True, threads: int = 0, progress: typing.Any = None, samples: str = 'surface') -> BoundaryBasis3D:
         """
         Builds the boundary basis of a shape from a 3D reduced fluid and training poses.
         
@@ -3034,6 +3034,14 @@ class BoundaryBasis3D:
             Threads (<= 0: all).
         progress : None, bool or callable(done, total)
             Progress over the poses (True: a tqdm bar).
+        samples : {"surface", "faces"}
+            Where S reads normal speeds. "surface": samples of the shape's surface
+            ``surface_spacing`` apart with its normals. "faces": the centres of the
+            local grid's faces touching a cell whose centre lies inside the shape,
+            each with its axis as normal (q grows with the volume): the faces the
+            full solver closes, so u' meets its boundary condition there (interior
+            faces included: inside the shape u' moves with the object). The
+            collected speeds are made flux-free over those faces before the PCA.
         
         Returns
         -------
@@ -3085,6 +3093,11 @@ class BoundaryBasis3D:
     def rigid_fields(self) -> numpy.typing.NDArray[numpy.float64]:
         """
         (N_local, 6).
+        """
+    @property
+    def samples(self) -> str:
+        """
+        "surface" or "faces": where S reads normal speeds (see build).
         """
     @property
     def shape(self) -> Shape3D:

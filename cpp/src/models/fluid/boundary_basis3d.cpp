@@ -23,6 +23,12 @@ void stencils(const MACGrid3D& g, const Eigen::Vector3d& x, Stencil8 s[3]) {
 
 }  // namespace
 
+BoundarySamples boundary_samples_from(const std::string& name) {
+  if (name == "surface") return BoundarySamples::surface;
+  if (name == "faces") return BoundarySamples::faces;
+  throw std::invalid_argument("samples must be \"surface\" or \"faces\", got \"" + name + "\"");
+}
+
 Pose3D::Pose3D(const double* row) : c(row[0], row[1], row[2]), R(rotation_from_vector(Eigen::Vector3d(row[3], row[4], row[5]))) {}
 
 Eigen::SparseMatrix<double, Eigen::RowMajor> surface_speed_operator(const MACGrid3D& g,
@@ -47,8 +53,8 @@ Eigen::SparseMatrix<double, Eigen::RowMajor> surface_speed_operator(const MACGri
 BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Eigen::Ref<const RowMatrix>& basis,
                                  std::shared_ptr<const Shape3D> shape, const Eigen::Ref<const RowMatrix>& poses, Index p,
                                  double surface_spacing, const Eigen::Vector3d& local_half, bool rigid, int threads,
-                                 const ProgressFn* progress)
-    : shape_(std::move(shape)), p_(p), requested_p_(p) {
+                                 const ProgressFn* progress, BoundarySamples samples)
+    : shape_(std::move(shape)), p_(p), requested_p_(p), samples_(samples) {
   if (!grid) throw std::invalid_argument("reduced must be a 3D ReducedFluid, got None");
   if (!shape_) throw std::invalid_argument("shape must be a Shape3D, got None");
   const MACGrid3D& g = *grid;
@@ -80,16 +86,59 @@ BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Ei
   }
   local_ = std::make_shared<MACGrid3D>(n[0], n[1], n[2], h, CellMask(), 0);
   const MACGrid3D& L = *local_;
-  shape_->surface(surface_spacing, points_, normals_);
+  const bool faces = samples_ == BoundarySamples::faces;
+  std::vector<char> solid(std::size_t(L.n_cells()));
+  for (Index c = 0; c < L.n_cells(); ++c) solid[std::size_t(c)] = shape_->inside(L.cell_center(c) - half_size_);
+  if (std::find(solid.begin(), solid.end(), 1) == solid.end())
+    throw std::invalid_argument("the shape covers no cell centre of its local grid (thinner than a cell of size " +
+                                std::to_string(h) + "): it cannot hold a boundary field");
+  // faces: phi(s) is the net flux of face speeds s out of the solid cells (+1 where the fluid cell lies on the
+  // face's + side, -1 on its - side, 0 between two solid cells); min-norm fields exist only for phi(s) = 0.
+  Eigen::VectorXd phi;
+  if (faces) {
+    std::vector<double> sign(std::size_t(L.n_faces()), 0.0);
+    std::vector<char> closed_by_shape(std::size_t(L.n_faces()), 0);
+    for (Index k = 0; k < n[2]; ++k)
+      for (Index j = 0; j < n[1]; ++j)
+        for (Index i = 0; i < n[0]; ++i) {
+          if (!solid[std::size_t(L.cell(i, j, k))]) continue;
+          const Index f[6] = {L.xface(i + 1, j, k), L.xface(i, j, k), L.yface(i, j + 1, k),
+                              L.yface(i, j, k),     L.zface(i, j, k + 1), L.zface(i, j, k)};
+          const Index nb[6][3] = {{i + 1, j, k}, {i - 1, j, k}, {i, j + 1, k},
+                                  {i, j - 1, k}, {i, j, k + 1}, {i, j, k - 1}};
+          for (int a = 0; a < 6; ++a) {  // the box keeps a cell to spare: every neighbour exists
+            closed_by_shape[std::size_t(f[a])] = 1;
+            if (!solid[std::size_t(L.cell(nb[a][0], nb[a][1], nb[a][2]))]) sign[std::size_t(f[a])] = a % 2 ? -1.0 : 1.0;
+          }
+        }
+    std::vector<Index> fs;
+    for (Index f = 0; f < L.n_faces(); ++f)
+      if (closed_by_shape[std::size_t(f)]) fs.push_back(f);
+    const Index q = Index(fs.size());
+    points_.resize(q, 3), normals_.setZero(q, 3), phi.resize(q);
+    for (Index k = 0; k < q; ++k) {
+      const Index f = fs[std::size_t(k)];
+      points_.row(k) = (L.face_center(f) - half_size_).transpose();
+      normals_(k, f < L.n_xfaces() ? 0 : f < L.n_xfaces() + L.n_yfaces() ? 1 : 2) = 1.0;
+      phi[k] = sign[std::size_t(f)];
+    }
+  } else {
+    shape_->surface(surface_spacing, points_, normals_);
+  }
   const Index q = points_.rows();
   {
     RowMatrix shifted = points_.rowwise() + half_size_.transpose();
     S_local_ = surface_speed_operator(L, shifted, normals_);
   }
 
+  const double phi2 = faces ? phi.squaredNorm() : 0.0;
   const SurfaceSpeedPCA pca =
       collect_surface_speeds(poses.rows(), q, r, p, threads, progress, [&](Index i, Eigen::Ref<Eigen::MatrixXd> M) {
         world_surface_speeds(g, basis, Pose3D(poses.row(i).data()), M);
+        if (phi2 > 0.0) {  // the interpolated speeds carry a small net flux: keep only their flux-free part
+          const Eigen::RowVectorXd flux = phi.transpose() * M;
+          M.noalias() -= (phi / phi2) * flux;
+        }
       });
   rank_ = pca.rank;
   p_ = pca.directions.cols();
@@ -104,10 +153,16 @@ BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Ei
   std::vector<Trip> t;
   Index row = 0;
   const double ih = 1.0 / h;
+  // faces: the fluid cells' divergence rows sum to phi's combination of the speed rows; drop the first (a corner)
+  bool dropped = !faces;
   for (Index k = 0; k < n[2]; ++k)
     for (Index j = 0; j < n[1]; ++j)
       for (Index i = 0; i < n[0]; ++i) {
-        if (shape_->inside(L.cell_center(L.cell(i, j, k)) - half_size_)) continue;
+        if (solid[std::size_t(L.cell(i, j, k))]) continue;
+        if (!dropped) {
+          dropped = true;
+          continue;
+        }
         const Index f[6] = {L.xface(i + 1, j, k), L.xface(i, j, k), L.yface(i, j + 1, k),
                             L.yface(i, j, k),     L.zface(i, j, k + 1), L.zface(i, j, k)};
         for (int a = 0; a < 6; ++a)
@@ -115,9 +170,6 @@ BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Ei
         ++row;
       }
   const Index n_div = row;
-  if (n_div == L.n_cells())
-    throw std::invalid_argument("the shape covers no cell centre of its local grid (thinner than a cell of size " +
-                                std::to_string(h) + "): it cannot hold a boundary field");
   for (Index k = 0; k < q; ++k)
     for (Eigen::SparseMatrix<double, Eigen::RowMajor>::InnerIterator it(S_local_, k); it; ++it)
       if (var[std::size_t(it.col())] >= 0) t.emplace_back(n_div + k, var[std::size_t(it.col())], it.value());

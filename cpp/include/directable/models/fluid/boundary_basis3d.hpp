@@ -19,6 +19,7 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "directable/core/progress.hpp"
@@ -38,6 +39,16 @@ struct Pose3D {
   Eigen::Vector3d to_local(const Eigen::Vector3d& x) const { return R.transpose() * (x - c); }
 };
 
+//! Where the speeds S reads are taken. surface: samples of the shape's
+//! surface (Shape3D::surface) with its normals. faces: the centres of the
+//! local grid's faces that touch a cell whose centre lies inside the shape,
+//! each with its own axis as normal: the faces the full solver closes
+//! (FluidSim3D gives every face touching a solid cell the rigid normal
+//! velocity), so u' meets the full solver's boundary condition there.
+enum class BoundarySamples { surface, faces };
+//! "surface" or "faces"; anything else is an invalid_argument naming `samples`.
+BoundarySamples boundary_samples_from(const std::string& name);
+
 //! S of a 3D grid at world points (P x 3) with unit normals (P x 3): P x N,
 //! row k = n_k . (trilinear interpolation at x_k, clamped to the domain).
 Eigen::SparseMatrix<double, Eigen::RowMajor> surface_speed_operator(const MACGrid3D& g,
@@ -51,10 +62,14 @@ class BoundaryBasis3D {
   //! surface_spacing <= 0: h; local_half (3): half-sizes of the local box
   //! along the object's axes, each <= 0 for the default (the shape's extent
   //! plus 4h); the box must hold the shape with a cell to spare.
+  //! samples = faces: surface_spacing is unused; the collected speeds are
+  //! made flux-free over the closed faces before the PCA (the divergence
+  //! rows of the fluid cells then sum to a combination of the speed rows,
+  //! one of them is dropped), so the fields meet them exactly.
   BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Eigen::Ref<const RowMatrix>& basis,
                   std::shared_ptr<const Shape3D> shape, const Eigen::Ref<const RowMatrix>& poses, Index p,
                   double surface_spacing, const Eigen::Vector3d& local_half, bool rigid, int threads = 0,
-                  const ProgressFn* progress = nullptr);
+                  const ProgressFn* progress = nullptr, BoundarySamples samples = BoundarySamples::surface);
 
   const Shape3D& shape() const { return *shape_; }
   std::shared_ptr<const Shape3D> shape_ptr() const { return shape_; }
@@ -68,6 +83,7 @@ class BoundaryBasis3D {
   Index requested_p() const { return requested_p_; }
   Index rank() const { return rank_; }
   Index n_rigid() const { return rigid_fields_.cols(); }
+  BoundarySamples samples() const { return samples_; }
   Index m() const { return p_ + n_rigid(); }  //!< p + rigid fields: an object's coefficient count
   const RowMatrix& surface_points() const { return points_; }    //!< q x 3, object frame
   const RowMatrix& surface_normals() const { return normals_; }  //!< q x 3, object frame
@@ -105,6 +121,7 @@ class BoundaryBasis3D {
   Eigen::MatrixXd surface_speeds_;                        //!< q x p
   Eigen::VectorXd energy_;                                //!< p
   double constraint_error_ = 0.0;
+  BoundarySamples samples_ = BoundarySamples::surface;
 };
 
 }  // namespace directable
