@@ -39,7 +39,8 @@ void lattice_stencil(const double f[3], const Index m[3], double g[3], IndexFn i
 
 // Clamps f into [0, hi]; returns the derivative factor (0 when clamped).
 double clamp_coord(double& f, double hi, double g) {
-  if (f < 0.0) { f = 0.0; return 0.0; }
+  // NaN (a departure point from an overflowing u dt) lands on 0: casting it to an index is undefined
+  if (std::isnan(f) || f < 0.0) { f = 0.0; return 0.0; }
   if (f > hi) { f = hi; return 0.0; }
   return g;
 }
