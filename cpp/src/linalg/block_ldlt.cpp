@@ -349,12 +349,16 @@ Index panel_ldlt(double* P, Index f, Index p, double* W) {
       }
     }
     if (k1 == p) break;
-    // columns k1..p-1, rows k1..f-1: -= L(rows, block) D L(k1..p-1, block)'
+    // columns k1..p-1, rows k1..f-1: -= L(rows, block) D L(k1..p-1, block)'. Only the lower triangle of
+    // the square top part is needed: computing all of it would double the flops of a root front (u = 0).
     const Index rows = f - k1, cols = p - k1, w = k1 - k0;
     FrontMap Lb(P + k0 * f + k1, rows, w, Eigen::OuterStride<>(f));
     FrontMap Wb(W, cols, w, Eigen::OuterStride<>(cols));
     for (Index k = 0; k < w; ++k) Wb.col(k) = Lb.col(k).head(cols) * P[(k0 + k) * f + k0 + k];
-    FrontMap(P + k1 * f + k1, rows, cols, Eigen::OuterStride<>(f)).noalias() -= Lb * Wb.transpose();
+    FrontMap(P + k1 * f + k1, cols, cols, Eigen::OuterStride<>(f)).triangularView<Eigen::Lower>() -=
+        Lb.topRows(cols) * Wb.transpose();
+    if (rows > cols)
+      FrontMap(P + k1 * f + p, rows - cols, cols, Eigen::OuterStride<>(f)).noalias() -= Lb.bottomRows(rows - cols) * Wb.transpose();
   }
   return -1;
 }
@@ -378,6 +382,39 @@ void extend_add(const double* C, Index uc, const int* rel, Index jb0, Index jb1,
         for (Index ii = 0; ii < b; ++ii) dst[r + ii] += src[ib * b + ii];
       }
     }
+}
+
+//! Ranks up to this use lower_rank_update: most supernodes of a cloth are
+//! one to three nodes (p = 3..9), where a GEMM call costs more in packing
+//! and dispatch than its few multiply-adds.
+constexpr Index kSmallRank = 12;
+
+//! The lower triangle of U = -L W' (U: u x u, leading dimension u; L: u x p,
+//! leading dimension ldl; W: u x p, leading dimension u) for small p, written
+//! (not accumulated) column by column, three ranks fused per pass over a column.
+void lower_rank_update(const double* L, Index ldl, const double* W, Index u, Index p, double* U) {
+  for (Index j = 0; j < u; ++j) {
+    double* col = U + j * u;
+    Index k = 0;
+    for (; k + 3 <= p; k += 3) {
+      const double* a = L + k * ldl;
+      const double* b = a + ldl;
+      const double* c = b + ldl;
+      const double wa = W[k * u + j], wb = W[(k + 1) * u + j], wc = W[(k + 2) * u + j];
+      if (k == 0)
+        for (Index i = j; i < u; ++i) col[i] = -(a[i] * wa + b[i] * wb + c[i] * wc);
+      else
+        for (Index i = j; i < u; ++i) col[i] -= a[i] * wa + b[i] * wb + c[i] * wc;
+    }
+    for (; k < p; ++k) {
+      const double* a = L + k * ldl;
+      const double wa = W[k * u + j];
+      if (k == 0)
+        for (Index i = j; i < u; ++i) col[i] = -a[i] * wa;
+      else
+        for (Index i = j; i < u; ++i) col[i] -= a[i] * wa;
+    }
+  }
 }
 
 }  // namespace
@@ -427,8 +464,12 @@ bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
     FrontMap W(d.panel.data(), u, p, Eigen::OuterStride<>(u));
     for (Index k = 0; k < p; ++k) W.col(k) = L21.col(k) * P[k * f + k];
     FrontMap U(d.front.data(), u, u, Eigen::OuterStride<>(u));
-    U.triangularView<Eigen::Lower>().setZero();
-    U.triangularView<Eigen::Lower>() -= L21 * W.transpose();
+    if (p <= kSmallRank)
+      lower_rank_update(L21.data(), f, W.data(), u, p, U.data());
+    else {
+      U.triangularView<Eigen::Lower>().setZero();
+      U.triangularView<Eigen::Lower>() -= L21 * W.transpose();
+    }
     extend_add_children(s, np, d, d.front.data(), u, p, false);
     const double* Up = d.front.data();
     double* top = d.updates.data() + update_offset_[s];
