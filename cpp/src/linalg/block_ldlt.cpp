@@ -384,39 +384,6 @@ void extend_add(const double* C, Index uc, const int* rel, Index jb0, Index jb1,
     }
 }
 
-//! Ranks up to this use lower_rank_update: most supernodes of a cloth are
-//! one to three nodes (p = 3..9), where a GEMM call costs more in packing
-//! and dispatch than its few multiply-adds.
-constexpr Index kSmallRank = 12;
-
-//! The lower triangle of U = -L W' (U: u x u, leading dimension u; L: u x p,
-//! leading dimension ldl; W: u x p, leading dimension u) for small p, written
-//! (not accumulated) column by column, three ranks fused per pass over a column.
-void lower_rank_update(const double* L, Index ldl, const double* W, Index u, Index p, double* U) {
-  for (Index j = 0; j < u; ++j) {
-    double* col = U + j * u;
-    Index k = 0;
-    for (; k + 3 <= p; k += 3) {
-      const double* a = L + k * ldl;
-      const double* b = a + ldl;
-      const double* c = b + ldl;
-      const double wa = W[k * u + j], wb = W[(k + 1) * u + j], wc = W[(k + 2) * u + j];
-      if (k == 0)
-        for (Index i = j; i < u; ++i) col[i] = -(a[i] * wa + b[i] * wb + c[i] * wc);
-      else
-        for (Index i = j; i < u; ++i) col[i] -= a[i] * wa + b[i] * wb + c[i] * wc;
-    }
-    for (; k < p; ++k) {
-      const double* a = L + k * ldl;
-      const double wa = W[k * u + j];
-      if (k == 0)
-        for (Index i = j; i < u; ++i) col[i] = -a[i] * wa;
-      else
-        for (Index i = j; i < u; ++i) col[i] -= a[i] * wa;
-    }
-  }
-}
-
 }  // namespace
 
 void BlockLDLT::extend_add_children(int s, Index np, BlockLDLTData& d, double* T, Index ld, Index shift,
@@ -464,12 +431,8 @@ bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
     FrontMap W(d.panel.data(), u, p, Eigen::OuterStride<>(u));
     for (Index k = 0; k < p; ++k) W.col(k) = L21.col(k) * P[k * f + k];
     FrontMap U(d.front.data(), u, u, Eigen::OuterStride<>(u));
-    if (p <= kSmallRank)
-      lower_rank_update(L21.data(), f, W.data(), u, p, U.data());
-    else {
-      U.triangularView<Eigen::Lower>().setZero();
-      U.triangularView<Eigen::Lower>() -= L21 * W.transpose();
-    }
+    U.triangularView<Eigen::Lower>().setZero();
+    U.triangularView<Eigen::Lower>() -= L21 * W.transpose();
     extend_add_children(s, np, d, d.front.data(), u, p, false);
     const double* Up = d.front.data();
     double* top = d.updates.data() + update_offset_[s];
