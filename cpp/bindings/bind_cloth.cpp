@@ -144,17 +144,8 @@ a new one to change colliders: a model in use is never modified.)doc")
                       ClothIntegrator method) {
         const Index V = c.node_count();
         Eigen::VectorXd xs = flat_points(x, "x", 3, V), vs = flat_points(v, "v", 3, V);
-        check_positive("dt", dt);
-        const double* up = nullptr;
-        if (u) {
-          up = flat_points(*u, "u", 3, V).data();
-        }
-        for (Index a = 0; a < V; ++a)
-          if (c.pinned()[a]) vs.segment<3>(3 * a).setZero();
-        auto d = c.create_data(method);
-        ClothSpeedBound speed_bound(c, xs, vs);
-        speed_bound.add_step(dt, up);
-        check_divergence("step", c.step(xs, vs, dt, up, method, *d), 0, speed_bound.bound());
+        const double* up = u ? flat_points(*u, "u", 3, V).data() : nullptr;
+        cloth_step(c, xs, vs, dt, up, method);
         return py::make_tuple(as_points<3>(xs), as_points<3>(vs));
       }, py::arg("x"), py::arg("v"), py::arg("dt"), py::arg("u") = py::none(), py::arg("method") = ClothIntegrator::symplectic,
          "One step: (x+, v+), each (V, 3).")

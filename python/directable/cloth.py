@@ -35,26 +35,57 @@ _METHODS = {"symplectic": _core.ClothIntegrator.symplectic, "implicit": _core.Cl
 
 
 def Sphere(center, radius, stiffness, friction=0.0) -> ClothCollider:
-    """A sphere collider: penalty normal force ``stiffness * depth`` (N/m)
+    """A sphere collider: penalty normal force ``stiffness * depth`` (N)
     plus regularised Coulomb friction (coefficient ``friction``).
 
     Parameters
     ----------
-    center : (3,) m
-    radius : m, > 0
-    stiffness : N/m, > 0
-    friction : >= 0
+    center : array_like, shape (3,)
+        Centre of the sphere (m).
+    radius : float
+        Radius (m, > 0).
+    stiffness : float
+        Penalty stiffness of the normal force (N/m, > 0).
+    friction : float
+        Coulomb coefficient of the regularised friction (>= 0, dimensionless).
 
-    The collider force is a smooth part of F^A, so the inverse dynamics of
-    :func:`plan` stays exact under contact.
+    Returns
+    -------
+    ClothCollider
+        The collider, for :meth:`ClothGrid.add_collider`.
+
+    Notes
+    -----
+    The collider force is a smooth function of (x, v) and part of F^A, so
+    the inverse dynamics of :func:`plan` (eq. 7) stays exact under contact.
     """
     return ClothCollider.sphere(as_float_array(center, "center"), real(radius, "radius"),
                                 real(stiffness, "stiffness"), real(friction, "friction"))
 
 
 def Plane(point, normal, stiffness, friction=0.0) -> ClothCollider:
-    """A plane collider through ``point`` (3,) m with outward ``normal`` (3,);
-    penalty stiffness (N/m, > 0) and Coulomb ``friction`` (>= 0) as :func:`Sphere`."""
+    """A plane collider (penalty normal force and regularised Coulomb friction, as :func:`Sphere`).
+
+    Parameters
+    ----------
+    point : array_like, shape (3,)
+        A point of the plane (m).
+    normal : array_like, shape (3,)
+        Normal pointing out of the solid (normalised by the model; must not be zero).
+    stiffness : float
+        Penalty stiffness of the normal force (N/m, > 0).
+    friction : float
+        Coulomb coefficient of the regularised friction (>= 0, dimensionless).
+
+    Returns
+    -------
+    ClothCollider
+        The collider, for :meth:`ClothGrid.add_collider`.
+
+    Notes
+    -----
+    Part of F^A and smooth in (x, v): the inverse dynamics of :func:`plan` stays exact under contact.
+    """
     return ClothCollider.plane(as_float_array(point, "point"), as_float_array(normal, "normal"),
                                real(stiffness, "stiffness"), real(friction, "friction"))
 
@@ -187,17 +218,54 @@ class ClothGrid:
 
     # -- physics -------------------------------------------------------------------------------------------------
     def forces(self, x, v) -> np.ndarray:
-        """F^A (V, 3) in N at positions x (V, 3) and velocities v (V, 3): springs,
-        dampers, gravity and colliders (forces on pinned nodes included; the
-        integrators ignore them)."""
+        """The applied forces F^A: springs, dampers, gravity and colliders.
+
+        Parameters
+        ----------
+        x : array_like, shape (V, 3)
+            Node positions (m).
+        v : array_like, shape (V, 3)
+            Node velocities (m/s).
+
+        Returns
+        -------
+        numpy.ndarray, shape (V, 3)
+            F^A (N), forces on pinned nodes included (the integrators ignore them).
+        """
         return self.core.forces(as_float_array(x, "x"), as_float_array(v, "v"))
 
     def energy(self, x) -> float:
-        """Spring + gravity (zero at the origin) + collider penalty potential (J) at x (V, 3)."""
+        """Potential energy: springs, gravity (zero at the origin) and collider penalties.
+
+        Parameters
+        ----------
+        x : array_like, shape (V, 3)
+            Node positions (m).
+
+        Returns
+        -------
+        float
+            The potential energy (J); :meth:`forces` is its negative gradient when damping and friction are off.
+        """
         return self.core.energy(as_float_array(x, "x"))
 
     def force_jacobians(self, x, v):
-        """(dF/dx, dF/dv) at (x, v), each a SciPy CSR matrix (3V, 3V), flat order q = [x0, y0, z0, x1, ...]."""
+        """The analytic Jacobians of :meth:`forces`.
+
+        Parameters
+        ----------
+        x : array_like, shape (V, 3)
+            Node positions (m).
+        v : array_like, shape (V, 3)
+            Node velocities (m/s).
+
+        Returns
+        -------
+        dF_dx : scipy.sparse.csr_matrix, shape (3V, 3V)
+            dF^A/dx (N/m), in the flat order q = [x0, y0, z0, x1, ...].
+        dF_dv : scipy.sparse.csr_matrix, shape (3V, 3V)
+            dF^A/dv (N s/m), same pattern.
+        """
         from scipy import sparse
 
         indptr, indices, Kx, Kv = self.core.force_jacobians(as_float_array(x, "x"), as_float_array(v, "v"))
@@ -207,8 +275,38 @@ class ClothGrid:
                 sparse.csr_matrix((Kv, indices.copy(), indptr.copy()), shape=(n, n)))
 
     def step(self, x, v, dt, u=None, method="symplectic"):
-        """One step from x, v (V, 3) with control forces u (V, 3) or None.
+        """One step from (x, v) with control forces u.
 
+        Parameters
+        ----------
+        x : array_like, shape (V, 3)
+            Node positions (m).
+        v : array_like, shape (V, 3)
+            Node velocities (m/s); pinned nodes' are taken as zero.
+        dt : float
+            Time step (s, > 0).
+        u : array_like, shape (V, 3), optional
+            Control forces (N); None for none.
+        method : {"symplectic", "implicit", "implicit_cg"}
+            The integrator (see Notes).
+
+        Returns
+        -------
+        x_next : numpy.ndarray, shape (V, 3)
+            Positions after the step (m).
+        v_next : numpy.ndarray, shape (V, 3)
+            Velocities after the step (m/s).
+
+        Raises
+        ------
+        ValueError
+            For bad shapes, non-finite input, dt <= 0, a degenerate spring, a
+            vanishing pivot of the implicit system, or a step that diverges
+            (a node faster than energy and momentum allow; the message names
+            the step).
+
+        Notes
+        -----
         ``"symplectic"``: eq. 4-5, v+ = v + dt M^-1 (F^A + u), x+ = x + dt v+.
         ``"implicit"``: backward Euler with one Newton step (Baraff-Witkin),
         (M - dt dF/dv - dt^2 sym(dF/dx)) dv = dt (F + u + dt dF/dx v), solved
@@ -220,23 +318,60 @@ class ClothGrid:
         conjugate gradients (Baraff-Witkin's solver) to 1e-12 relative residual,
         warm-started from the previous step: about 3x faster on a 20 x 20
         cloth (benchmarks/RESULTS.md), for matrices that stay definite.
-        Returns (x+, v+), each (V, 3)."""
+        """
         return self.core.step(as_float_array(x, "x"), as_float_array(v, "v"), real(dt, "dt"),
                               None if u is None else as_float_array(u, "u"), _method(method))
 
     def rollout(self, x0, v0, dt, steps, u=None, method="symplectic", progress=None) -> ClothRollout:
-        """``steps`` steps in one C++ call (GIL released): an object with ``.x``,
-        ``.v`` (T+1, V, 3). u: (T, V, 3) control forces or None. A diverging
-        run raises ValueError naming the step."""
+        """``steps`` steps in one C++ call (GIL released, Ctrl-C stops it).
+
+        Parameters
+        ----------
+        x0 : array_like, shape (V, 3)
+            Initial positions (m).
+        v0 : array_like, shape (V, 3)
+            Initial velocities (m/s); pinned nodes' are taken as zero.
+        dt : float
+            Time step (s, > 0).
+        steps : int
+            Number of steps T (>= 0).
+        u : array_like, shape (T, V, 3), optional
+            Control forces (N) per step; None for none.
+        method : {"symplectic", "implicit", "implicit_cg"}
+            The integrator, as in :meth:`step` (the implicit system is analysed once per rollout).
+        progress : bool or callable, optional
+            True for a tqdm bar, or a callback ``f(done, total)``.
+
+        Returns
+        -------
+        ClothRollout
+            ``.x`` and ``.v``, each (T+1, V, 3) read-only views (m, m/s).
+
+        Raises
+        ------
+        ValueError
+            For bad input, or a run that diverges (the message names the step).
+        """
         integrator = _method(method)
         return run_with_progress(self.core.rollout, progress, "cloth", x0=as_float_array(x0, "x0"),
                                  v0=as_float_array(v0, "v0"), dt=real(dt, "dt"), steps=integer(steps, "steps"),
                                  u=None if u is None else as_float_array(u, "u"), method=integrator)
 
     def as_model(self, controlled) -> _core.ClothControlModel:
-        """The cloth as a ``directable.models.Model``: z = [q, q'] (6V), controls
-        the forces on the ``controlled`` nodes (3 per node), B = [0; M^-1 S],
-        analytic Jacobian; its ``step`` is symplectic Euler."""
+        """The cloth as a ``directable.models.Model`` for LQR, MPC and ``simulate``.
+
+        Parameters
+        ----------
+        controlled : sequence of int
+            The nodes whose forces are the controls (3 per node; not pinned).
+
+        Returns
+        -------
+        ClothControlModel
+            z = [q, q'] (6V: m, m/s), w = the forces on the controlled nodes
+            (3c, N), B = [0; M^-1 S], an analytic Jacobian; its ``step`` is
+            symplectic Euler.
+        """
         if controlled is None:
             raise TypeError("controlled must be a sequence of node indices, got None")
         return self.core.as_model([integer(k, "controlled") for k in np.atleast_1d(controlled).tolist()])
@@ -259,9 +394,22 @@ def _f_max(f_max) -> float:
 
 
 def control_window(distance, alpha, t_c=None) -> int:
-    """Eq. 11: T_r = round(alpha * distance^2) steps, clipped to [1, t_c].
+    """The control window of eq. 11.
 
-    distance in m; alpha in steps/m^2 (>= 0); t_c None: no upper clip."""
+    Parameters
+    ----------
+    distance : float
+        |q# - q_n|, the goal's distance from the node's pilot position (m, >= 0).
+    alpha : float
+        Window scale (steps/m^2, >= 0).
+    t_c : int, optional
+        The goal step: the window is clipped to it; None for no upper clip.
+
+    Returns
+    -------
+    int
+        T_r = round(alpha * distance^2) steps, clipped to [1, t_c].
+    """
     t = 2 ** 62 if t_c is None else integer(t_c, "t_c")
     return _core.cloth_control_window(real(distance, "distance"), real(alpha, "alpha"), t)
 
@@ -329,10 +477,35 @@ def plan(cloth, pilot, goals, dt, alpha=500.0, beta=1.0, gamma=1e-6, delta=1.0, 
 
 
 def follow(cloth, pilot, plan, paths, dt, beta=1.0, gamma=1e-6, f_max=None, tolerance=1e-6) -> ClothPlan:
-    """The second pass alone along edited ``paths`` (nodes, n+1, 3) over
-    ``plan``'s windows (e.g. ``plan.targets`` with a blended path put in):
-    forces by inverse dynamics, simulation in the loop. Each node's goal is
-    its path at its window end. Returns a new ClothPlan (``generated`` empty)."""
+    """The second pass alone, along edited paths over ``plan``'s windows.
+
+    Parameters
+    ----------
+    cloth : ClothGrid
+        The cloth of the plan.
+    pilot : ClothRollout
+        The pilot run the plan was made on.
+    plan : ClothPlan
+        Gives the nodes and their windows.
+    paths : array_like, shape (nodes, n+1, 3)
+        The paths to follow (m), e.g. ``plan.targets`` with a blended path
+        put in; each node's goal is its path at its window end.
+    dt : float
+        The pilot's step (s).
+    beta, gamma : float
+        Weights of eq. 14's cost (per m^2, per N^2), >= 0.
+    f_max : float, optional
+        Force limit |u_i| <= f_max (N); None for none.
+    tolerance : float
+        Distance (m) within which a node has ``reached`` its goal.
+
+    Returns
+    -------
+    ClothPlan
+        Forces by inverse dynamics with the simulation in the loop, the
+        second pass's ``paths``, ``reached``, ``final_distance``, ``cost``
+        (``generated`` empty).
+    """
     px, pv = _pilot(pilot)
     if not isinstance(plan, ClothPlan):
         raise TypeError(f"plan must be a ClothPlan, got {type(plan).__name__}")
@@ -342,10 +515,31 @@ def follow(cloth, pilot, plan, paths, dt, beta=1.0, gamma=1e-6, f_max=None, tole
 
 
 def apply(cloth, x0, v0, dt, steps, plan, progress=None) -> PointMassRun:
-    """The second-phase run: ``steps`` symplectic steps from x0, v0 (V, 3) with
-    ``plan.forces`` applied to ``plan.nodes`` at steps [t_start, t_end), in
-    one C++ call. Returns a :class:`PointMassRun`, a :class:`ClothRollout`
-    (``.x``, ``.v`` (T+1, V, 3)) with the applied forces ``.u`` (T, V, 3) N."""
+    """The second-phase run, in one C++ call (GIL released).
+
+    Parameters
+    ----------
+    cloth : ClothGrid
+        The cloth of the plan.
+    x0 : array_like, shape (V, 3)
+        Initial positions (m), normally the pilot's.
+    v0 : array_like, shape (V, 3)
+        Initial velocities (m/s).
+    dt : float
+        Time step (s), the pilot's.
+    steps : int
+        Symplectic steps T to run; ``plan.forces`` act on ``plan.nodes`` at steps [t_start, t_end).
+    plan : ClothPlan
+        The forces to apply.
+    progress : bool or callable, optional
+        True for a tqdm bar, or a callback ``f(done, total)``.
+
+    Returns
+    -------
+    PointMassRun
+        A :class:`ClothRollout` (``.x``, ``.v`` (T+1, V, 3): m, m/s) with the
+        applied forces ``.u`` (T, V, 3) N.
+    """
     if not isinstance(plan, ClothPlan):
         raise TypeError(f"plan must be a ClothPlan, got {type(plan).__name__}")
     return run_with_progress(_core.cloth_apply, progress, "cloth", cloth=_cloth(cloth), x0=as_float_array(x0, "x0"),
@@ -354,28 +548,72 @@ def apply(cloth, x0, v0, dt, steps, plan, progress=None) -> PointMassRun:
 
 
 def blend_path(path, control_points, weight) -> np.ndarray:
-    """(1 - weight) path + weight curve (n+1, 3): the curve is the Newton-form
-    interpolating polynomial through 4 control points (4, 3) at parameters
-    0, 1/3, 2/3, 1, sampled at i/n (sec. 3.6). weight in [0, 1]."""
+    """Blend a path with a user curve (sec. 3.6).
+
+    Parameters
+    ----------
+    path : array_like, shape (n+1, 3)
+        The generated path (m).
+    control_points : array_like, shape (4, 3)
+        The user's control points (m); the curve is the Newton-form
+        interpolating polynomial through them at parameters 0, 1/3, 2/3, 1,
+        sampled at i/n.
+    weight : float
+        Blend weight in [0, 1] (0: the path, 1: the curve).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n+1, 3)
+        (1 - weight) path + weight curve (m).
+    """
     return _core.cloth_blend(as_float_array(path, "path"), as_float_array(control_points, "control_points"),
                              real(weight, "weight"))
 
 
 def retime(path, reference) -> np.ndarray:
-    """Temporal re-parameterisation (eq. 20-24): n+1 points (n+1, 3) on the
-    polyline ``path`` (m+1, 3) spaced like the steps of ``reference`` (n+1, 3)
-    (plain step lengths; eq. 20 prints their squares), from its first point
-    to its last."""
+    """Temporal re-parameterisation (eq. 20-24).
+
+    Parameters
+    ----------
+    path : array_like, shape (m+1, 3)
+        The polyline to re-time (m).
+    reference : array_like, shape (n+1, 3)
+        The path whose step lengths set the spacing (m), e.g. the pilot's.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n+1, 3)
+        Points on ``path`` from its first point to its last, with arc-length
+        steps proportional to the reference's (plain step lengths: eq. 20
+        prints their squares).
+    """
     return _core.cloth_retime(as_float_array(path, "path"), as_float_array(reference, "reference"))
 
 
 def curl_goals(cloth, x_at_tc, region, curl_deg, rotate_deg) -> np.ndarray:
-    """Target pose of Fig. 5: goals (len(region), 3) for the ``region`` nodes of
-    the cloth at x_at_tc (V, 3): rotated by ``curl_deg`` about the hinge
-    where the region joins the cloth (lifting it towards the cloth normal),
-    then by ``rotate_deg`` about the normal through the hinge point. The
-    hinge passes through the region's innermost node, perpendicular to the
-    direction from the cloth's centre to the region's."""
+    """Goals of a target pose (Fig. 5): a region curled and rotated.
+
+    Parameters
+    ----------
+    cloth : ClothGrid
+        The cloth.
+    x_at_tc : array_like, shape (V, 3)
+        The cloth's positions at the goal step (m), e.g. ``pilot.x[t_c]``.
+    region : sequence of int
+        The region's nodes (e.g. :func:`corner_region`).
+    curl_deg : float
+        Rotation (degrees) about the hinge where the region joins the cloth,
+        lifting it towards the cloth normal. The hinge passes through the
+        region's innermost node, perpendicular to the direction from the
+        cloth's centre to the region's.
+    rotate_deg : float
+        Then a rotation (degrees) about the normal through the hinge point.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(region), 3)
+        The goals (m), in the order of ``region``.
+    """
     _cloth(cloth)
     if region is None:
         raise TypeError("region must be a sequence of node indices, got None")
@@ -385,8 +623,25 @@ def curl_goals(cloth, x_at_tc, region, curl_deg, rotate_deg) -> np.ndarray:
 
 
 def corner_region(cloth, size, corner=(0, 0)) -> list:
-    """Node indices of the size x size patch at grid corner (0 or 1, 0 or 1)."""
+    """Node indices of a square patch at a corner of the grid.
+
+    Parameters
+    ----------
+    cloth : ClothGrid
+        The cloth.
+    size : int
+        Side of the patch in nodes, in [1, min(nx, ny)].
+    corner : tuple of int
+        (ci, cj), each 0 (low index end) or 1 (high end).
+
+    Returns
+    -------
+    list of int
+        The size * size node indices, row by row (j outer, i inner).
+    """
     size = integer(size, "size")
+    if corner is None or len(corner) != 2 or any(c not in (0, 1) for c in corner):
+        raise ValueError(f"corner must be (ci, cj) with each 0 or 1, got {corner!r}")
     if not 1 <= size <= min(cloth.nx, cloth.ny):
         raise ValueError(f"size must lie in [1, {min(cloth.nx, cloth.ny)}], got {size}")
     ci, cj = corner

@@ -349,12 +349,16 @@ Index panel_ldlt(double* P, Index f, Index p, double* W) {
       }
     }
     if (k1 == p) break;
-    // columns k1..p-1, rows k1..f-1: -= L(rows, block) D L(k1..p-1, block)'
+    // columns k1..p-1, rows k1..f-1: -= L(rows, block) D L(k1..p-1, block)'. Only the lower triangle of
+    // the square top part is needed: computing all of it would double the flops of a root front (u = 0).
     const Index rows = f - k1, cols = p - k1, w = k1 - k0;
     FrontMap Lb(P + k0 * f + k1, rows, w, Eigen::OuterStride<>(f));
     FrontMap Wb(W, cols, w, Eigen::OuterStride<>(cols));
     for (Index k = 0; k < w; ++k) Wb.col(k) = Lb.col(k).head(cols) * P[(k0 + k) * f + k0 + k];
-    FrontMap(P + k1 * f + k1, rows, cols, Eigen::OuterStride<>(f)).noalias() -= Lb * Wb.transpose();
+    FrontMap(P + k1 * f + k1, cols, cols, Eigen::OuterStride<>(f)).triangularView<Eigen::Lower>() -=
+        Lb.topRows(cols) * Wb.transpose();
+    if (rows > cols)
+      FrontMap(P + k1 * f + p, rows - cols, cols, Eigen::OuterStride<>(f)).noalias() -= Lb.bottomRows(rows - cols) * Wb.transpose();
   }
   return -1;
 }

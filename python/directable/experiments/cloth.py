@@ -124,8 +124,26 @@ def patch(n=20, pinned=(), origin=(0.0, 0.0, 0.0), k_struct=300.0, k_shear=60.0,
 
 
 def fig3_scene(n=20, steps=300, dt=0.002, offset=(0.15, 0.0, 0.25)):
-    """Fig. 3: a free-falling n x n patch, no pins; node (0.7 n, n/2) is dragged
-    by ``offset`` (m) from its pilot position at t_c = 5/6 of the run."""
+    """Fig. 3: a free-falling n x n patch, no pins; one node dragged at t_c.
+
+    Parameters
+    ----------
+    n : int
+        Nodes per side.
+    steps : int
+        Steps of the pilot run.
+    dt : float
+        Time step (s).
+    offset : array_like, shape (3,)
+        The goal's offset (m) from node (0.7 n, n/2)'s pilot position at t_c = 5/6 of the run.
+
+    Returns
+    -------
+    dict
+        ``cloth`` (ClothGrid), ``dt`` (s), ``steps``, ``x0``, ``v0`` (V, 3), ``pilot`` (the pilot
+        rollout), ``node``, ``t_c``, ``goal`` (3,) m, and ``plan_args`` (the keyword arguments of
+        :func:`directable.cloth.plan` the scene uses).
+    """
     cloth = patch(n)
     x0, v0 = cloth.positions0, np.zeros((cloth.node_count, 3))
     pilot = cloth.rollout(x0, v0, dt, steps)
@@ -137,7 +155,23 @@ def fig3_scene(n=20, steps=300, dt=0.002, offset=(0.15, 0.0, 0.25)):
 
 
 def run_plan(scene, goals=None, **overrides):
-    """plan + apply for a scene; returns dict(plan, run, seconds)."""
+    """:func:`directable.cloth.plan` and :func:`directable.cloth.apply` on a scene.
+
+    Parameters
+    ----------
+    scene : dict
+        A scene of this module (``fig3_scene``, ``fig4_scene``, ...).
+    goals : list of (node, t_c, goal_xyz), optional
+        The goals; None for the scene's own single goal.
+    **overrides
+        Keyword arguments of ``plan`` that replace the scene's ``plan_args``.
+
+    Returns
+    -------
+    dict
+        ``plan`` (ClothPlan), ``run`` (the second-phase PointMassRun over the scene's steps)
+        and ``seconds`` (wall time of the plan, s).
+    """
     args = dict(scene["plan_args"], **overrides)
     goals = goals if goals is not None else [(scene["node"], scene["t_c"], scene["goal"])]
     t = time.perf_counter()
@@ -148,9 +182,26 @@ def run_plan(scene, goals=None, **overrides):
 
 
 def fig3_edit(scene, result, lift=(0.0, 0.0, 0.05), weight=0.5):
-    """Fig. 3(c): the generated path blended with a user curve through 4 control
-    points (the target path's start, two inner points lifted by ``lift``, the
-    goal), then re-timed and followed in a second pass. Returns dict(path, plan, run)."""
+    """Fig. 3(c): an edited path, blended with a user curve, re-timed and followed.
+
+    Parameters
+    ----------
+    scene : dict
+        :func:`fig3_scene`'s scene.
+    result : dict
+        :func:`run_plan`'s result on it.
+    lift : array_like, shape (3,)
+        Offset (m) of the two inner control points of the user curve (the
+        others are the target path's start and the goal).
+    weight : float
+        Blend weight in [0, 1] of :func:`directable.cloth.blend_path`.
+
+    Returns
+    -------
+    dict
+        ``path`` (n+1, 3) the blended and re-timed path (m), ``blended`` (before re-timing),
+        ``control_points`` (4, 3), ``plan`` (the second pass along it) and ``run`` (its second-phase run).
+    """
     plan = result["plan"]
     k = 0
     start, end = plan.window_start[k] - plan.t_start, plan.window_end[k] - plan.t_start
@@ -169,7 +220,20 @@ def fig3_edit(scene, result, lift=(0.0, 0.0, 0.05), weight=0.5):
 
 
 def fig3_two_nodes(scene, second_offset=(-0.1, 0.1, 0.2)):
-    """Fig. 3(e): a second node (mirror of the first) with an overlapping window."""
+    """Fig. 3(e): a second node (the first's mirror) with an overlapping window.
+
+    Parameters
+    ----------
+    scene : dict
+        :func:`fig3_scene`'s scene.
+    second_offset : array_like, shape (3,)
+        The second goal's offset (m) from its node's pilot position at t_c - 10.
+
+    Returns
+    -------
+    dict
+        :func:`run_plan`'s result for both goals, planned jointly.
+    """
     cloth, n = scene["cloth"], scene["cloth"].nx
     node2 = cloth.node(n - 1 - int(0.7 * n), n // 2)
     t2 = scene["t_c"] - 10
@@ -185,7 +249,32 @@ def fig4_scene(n=20, steps=1000, dt=0.0005, radius=0.25, stiffness=6e4, friction
     beyond node (1, 1) along the direction from node (2, 2) (pilot positions
     at t_c). alpha is chosen so that the control window is ``window`` steps.
     The penalty stiffness keeps every node within 1 % of the radius of the
-    surface (dt below the contact's stability limit 2 sqrt(m / stiffness))."""
+    surface (dt below the contact's stability limit 2 sqrt(m / stiffness)).
+
+    Parameters
+    ----------
+    n : int
+        Nodes per side.
+    steps : int
+        Steps of the pilot run; t_c = 4/5 of it.
+    dt : float
+        Time step (s).
+    radius : float
+        Sphere radius (m).
+    stiffness : float
+        Penalty stiffness of the sphere (N/m).
+    friction : float
+        Coulomb coefficient of the sphere.
+    window : int
+        The control window (steps) that alpha is chosen for.
+
+    Returns
+    -------
+    dict
+        ``cloth`` (ClothGrid), ``dt`` (s), ``steps``, ``x0``, ``v0`` (V, 3), ``pilot`` (the pilot
+        rollout), ``node``, ``t_c``, ``goal`` (3,) m, and ``plan_args`` (the keyword arguments of
+        :func:`directable.cloth.plan` the scene uses), and ``radius``.
+    """
     spacing = 0.05
     half = 0.5 * spacing * (n - 1)
     cloth = patch(n, origin=(-half, -half, radius + 0.03), spacing=spacing)
@@ -251,8 +340,30 @@ def sphere_depth(x, radius, center=(0.0, 0.0, 0.0)) -> float:
 
 
 def fig5_scene(n=20, region=5, steps=300, dt=0.002, curl_deg=60.0, rotate_deg=30.0):
-    """Fig. 5: a patch pinned along its far edge swings down; the region x region
-    corner patch at (0, 0) gets the target pose curl_deg / rotate_deg at t_c."""
+    """Fig. 5: a corner region given a target pose (curl and rotate).
+
+    A patch pinned along its far edge swings down; the region x region corner
+    patch at (0, 0) gets the goals of :func:`directable.cloth.curl_goals` at t_c.
+
+    Parameters
+    ----------
+    n : int
+        Nodes per side.
+    region : int
+        Side of the corner patch (nodes).
+    steps : int
+        Steps of the pilot run; t_c = 2/3 of it.
+    dt : float
+        Time step (s).
+    curl_deg, rotate_deg : float
+        The pose's curl and rotate angles (degrees).
+
+    Returns
+    -------
+    dict
+        ``cloth``, ``dt`` (s), ``steps``, ``x0``, ``v0``, ``pilot``, ``nodes`` (the region), ``t_c``,
+        ``goals`` (a list of (node, t_c, goal_xyz)) and ``plan_args``.
+    """
     cloth = patch(n, pinned=[(n - 1) * n + i for i in range(n)])
     x0, v0 = cloth.positions0, np.zeros((cloth.node_count, 3))
     pilot = cloth.rollout(x0, v0, dt, steps)
@@ -267,7 +378,22 @@ def fig5_scene(n=20, region=5, steps=300, dt=0.002, curl_deg=60.0, rotate_deg=30
 # -- parameters (paper sec. 5) ---------------------------------------------------------------------------------------
 
 def gamma_sweep(scene, gammas, f_max):
-    """Final distance and reached per gamma with a force limit f_max (N)."""
+    """The plan's outcome per force weight gamma under a force limit (paper sec. 5).
+
+    Parameters
+    ----------
+    scene : dict
+        A single-goal scene (:func:`fig3_scene`).
+    gammas : sequence of float
+        Force weights (per N^2).
+    f_max : float
+        Force limit (N).
+
+    Returns
+    -------
+    list of dict
+        Per gamma: ``gamma``, ``final_distance`` (m) and ``reached`` (bool).
+    """
     rows = []
     for g in gammas:
         p = dc.plan(scene["cloth"], scene["pilot"], [(scene["node"], scene["t_c"], scene["goal"])], scene["dt"],
@@ -277,7 +403,22 @@ def gamma_sweep(scene, gammas, f_max):
 
 
 def straightness(scene, beta=1.0, gamma=1e-12, seek_angle=90.0):
-    """Chord / arc of the cut first-pass path with beta >> gamma, a constant wide seek angle."""
+    """Straightness of the path when the goal weight dominates (beta >> gamma).
+
+    Parameters
+    ----------
+    scene : dict
+        A single-goal scene (:func:`fig3_scene`).
+    beta, gamma : float
+        Weights of eq. 19 (per m^2, per N^2).
+    seek_angle : float
+        The constant seek angle (degrees; widen = 0).
+
+    Returns
+    -------
+    dict
+        ``chord_over_arc`` of the first-pass path up to its closest approach, and the ``plan``.
+    """
     p = dc.plan(scene["cloth"], scene["pilot"], [(scene["node"], scene["t_c"], scene["goal"])], scene["dt"],
                 **dict(scene["plan_args"], beta=beta, gamma=gamma, seek_angle=seek_angle, widen=0.0))
     c = p.closest_step[0]
@@ -289,7 +430,23 @@ def widening(scene, widens=(0.0, 0.3, 0.6, 1.0), beta=1.0, gamma=1e-9, seek_angl
     """Turning angles (degrees) of the generated path up to its closest approach,
     the pilot's step into the window included (so a sharp first turn counts),
     per widen fraction (0: the constant angle theta_max from the first step).
-    Returns rows of widen, mean_turning, max_turning."""
+
+    Parameters
+    ----------
+    scene : dict
+        A single-goal scene (:func:`fig3_scene`).
+    widens : sequence of float
+        Fractions of the window over which the seek angle grows to theta_max.
+    beta, gamma : float
+        Weights of eq. 19 (per m^2, per N^2).
+    seek_angle : float
+        theta_max (degrees).
+
+    Returns
+    -------
+    list of dict
+        Per fraction: ``widen``, ``mean_turning`` and ``max_turning`` (degrees).
+    """
     rows = []
     node = scene["node"]
     for w in widens:
@@ -306,8 +463,29 @@ def widening(scene, widens=(0.0, 0.3, 0.6, 1.0), beta=1.0, gamma=1e-9, seek_angl
 # -- beyond the paper: the heuristic against MPC and LQR ------------------------------------------------------------
 
 def comparison_scene(n=10, steps=150, dt=0.002, offset=(0.08, 0.05, 0.1)):
-    """An n x n patch (6V states) soft enough that MPC's explicit Euler
-    predictor stays stable over the window; node (n/2, n/2) dragged at t_c."""
+    """The scene of the heuristic against MPC and LQR.
+
+    An n x n patch (6V states) soft enough that MPC's explicit Euler
+    predictor stays stable over the window; node (n/2, n/2) dragged at t_c.
+
+    Parameters
+    ----------
+    n : int
+        Nodes per side.
+    steps : int
+        Steps of the pilot run; t_c = steps - 10.
+    dt : float
+        Time step (s).
+    offset : array_like, shape (3,)
+        The goal's offset (m) from the node's pilot position at t_c.
+
+    Returns
+    -------
+    dict
+        ``cloth`` (ClothGrid), ``dt`` (s), ``steps``, ``x0``, ``v0`` (V, 3), ``pilot`` (the pilot
+        rollout), ``node``, ``t_c``, ``goal`` (3,) m, and ``plan_args`` (the keyword arguments of
+        :func:`directable.cloth.plan` the scene uses).
+    """
     cloth = dc.ClothGrid(n, n, 0.1, 0.02, 20.0, 5.0, 1.0, 0.05)
     x0, v0 = cloth.positions0, np.zeros((cloth.node_count, 3))
     pilot = cloth.rollout(x0, v0, dt, steps)
@@ -352,10 +530,29 @@ def _hit(scene, ts, solve, target, corrections, method):
 
 
 def compare_optimal(scene, rho=1e-3, terminal=1e6, corrections=4):
-    """The same single-node goal three ways; returns a list of dicts with
-    method, effort (sum |u|^2 dt, N^2 s), final_error (m, on the symplectic
-    cloth), mean_turning (degrees, the pilot's step into the window
-    included), seconds (wall time of the solve, corrections included).
+    """The same single-node goal three ways: the heuristic, MPC and LQR.
+
+    Parameters
+    ----------
+    scene : dict
+        :func:`comparison_scene`'s scene.
+    rho : float
+        Control weight R = rho I of MPC and LQR (per N^2).
+    terminal : float
+        Final weight on the node's position (per m^2).
+    corrections : int
+        Secant target corrections of MPC and LQR (see below).
+
+    Returns
+    -------
+    list of dict
+        Per method: ``method``, ``effort`` (sum |u|^2 dt, N^2 s), ``final_error``
+        (m, on the symplectic cloth), ``mean_turning`` (degrees, the pilot's step
+        into the window included), ``seconds`` (wall time of the solve,
+        corrections included), ``path`` (H+1, 3) m and ``u`` (H, 3) N.
+
+    Notes
+    -----
 
     MPC: ``HorizonOptimizer(EulerModel(cloth.as_model([j]), dt), horizon=T_r,
     Q=0, R=rho, C=terminal on the node's position, method="gauss_newton")``,

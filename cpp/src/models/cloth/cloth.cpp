@@ -139,20 +139,6 @@ void ClothModel::build_pattern() {
         for (int q = 0; q < 3; ++q) columns_.push_back(3 * block_cols_[s] + q);
       row_offsets_[3 * a + p + 1] = static_cast<int>(columns_.size());
     }
-  const std::size_t nnz = columns_.size();
-  transpose_entry_.resize(nnz);
-  entry_pinned_.resize(nnz);
-  entry_diagonal_.resize(nnz);
-  for (Index a = 0; a < V_; ++a)
-    for (int p = 0; p < 3; ++p)
-      for (int s = block_start_[a]; s < block_start_[a + 1]; ++s)
-        for (int q = 0; q < 3; ++q) {
-          const Index c = block_cols_[s];
-          const int e = row_offsets_[3 * a + p] + 3 * (s - block_start_[a]) + q;
-          transpose_entry_[e] = row_offsets_[3 * c + q] + 3 * block_slot(c, a) + p;
-          entry_pinned_[e] = pinned_[a] || pinned_[c];
-          entry_diagonal_[e] = (c == a && p == q);
-        }
   auto first_entry = [&](Index r, Index c) { return row_offsets_[3 * r] + 3 * block_slot(r, c); };
   diagonal_entry_.resize(V_);
   for (Index a = 0; a < V_; ++a) diagonal_entry_[a] = first_entry(a, a);
@@ -355,13 +341,30 @@ double ClothModel::energy(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   return E;
 }
 
-void ClothModel::add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate) const {
+void ClothModel::add_block(double* values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate) const {
   const int stride = row_offsets_[3 * r + 1] - row_offsets_[3 * r];
   for (int p = 0; p < 3; ++p) {
-    double* row = values.data() + entry + p * stride;
+    double* row = values + entry + p * stride;
     for (int q = 0; q < 3; ++q) row[q] = (accumulate ? row[q] : 0.0) + B(p, q);
   }
 }
+
+namespace {
+
+//! One spring's Jacobian blocks: Jx = dF_a/dx_b and Jv = dF_a/dv_b (3 x 3
+//! each; dF_a/dx_a = -Jx, dF_b/dx_a = Jx, dF_b/dx_b = -Jx, the same for v),
+//! for the spring vector dxv = x_b - x_a (length L > 0) and dvv = v_b - v_a.
+inline void spring_jacobians(const SpringFamily& f, double c, const Eigen::Vector3d& dxv, const Eigen::Vector3d& dvv,
+                             Eigen::Matrix3d& Jx, Eigen::Matrix3d& Jv) {
+  const double L = dxv.norm();
+  const Eigen::Vector3d u = dxv / L;
+  const Eigen::Matrix3d P = Eigen::Matrix3d::Identity() - u * u.transpose();
+  const double rel = dvv.dot(u);
+  Jx = f.stiffness * u * u.transpose() + (f.stiffness * (L - f.rest) + c * rel) / L * P + (c / L) * u * (P * dvv).transpose();
+  Jv = c * u * u.transpose();
+}
+
+}  // namespace
 
 void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x,
                                       const Eigen::Ref<const Eigen::VectorXd>& v, ClothData& d) const {
@@ -369,37 +372,32 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
   // Every off-diagonal block belongs to exactly one spring and is assigned
   // below (dF/dv's stay zero without damping); only the diagonal blocks,
   // shared by a node's springs and colliders, accumulate.
+  double* Kx = d.Kx.data();
+  double* Kv = d.Kv.data();
   for (Index a = 0; a < V_; ++a) {
-    add_block(d.Kx, a, diagonal_entry_[a], Eigen::Matrix3d::Zero(), false);
-    add_block(d.Kv, a, diagonal_entry_[a], Eigen::Matrix3d::Zero(), false);
+    add_block(Kx, a, diagonal_entry_[a], Eigen::Matrix3d::Zero(), false);
+    add_block(Kv, a, diagonal_entry_[a], Eigen::Matrix3d::Zero(), false);
   }
   const Index nx = params_.nx;
   const double c = params_.damping;
-  const Eigen::Matrix3d I = Eigen::Matrix3d::Identity();
   const int* entry = spring_entry_.data();
+  Eigen::Matrix3d Jx, Jv;
   for (const SpringFamily& f : families_)
     for (Index j = 0; j < f.j_end; ++j)
       for (Index i = f.i_begin; i < f.i_end; ++i) {
         const Index a = j * nx + i, b = a + f.dj * nx + f.di;
         const Eigen::Vector3d dxv(d.X[b] - d.X[a], d.Y[b] - d.Y[a], d.Z[b] - d.Z[a]);
         const Eigen::Vector3d dvv(d.VX[b] - d.VX[a], d.VY[b] - d.VY[a], d.VZ[b] - d.VZ[a]);
-        const double L = dxv.norm();
-        const Eigen::Vector3d u = dxv / L;
-        const Eigen::Matrix3d P = I - u * u.transpose();
-        const double rel = dvv.dot(u);
-        // dF_a/dx_b; dF_a/dx_a = -Jx, F_b = -F_a
-        const Eigen::Matrix3d Jx = f.stiffness * u * u.transpose() + (f.stiffness * (L - f.rest) + c * rel) / L * P +
-                                   (c / L) * u * (P * dvv).transpose();
-        const Eigen::Matrix3d Jv = c * u * u.transpose();
-        add_block(d.Kx, a, entry[0], -Jx);
-        add_block(d.Kx, a, entry[1], Jx, false);
-        add_block(d.Kx, b, entry[2], Jx, false);
-        add_block(d.Kx, b, entry[3], -Jx);
+        spring_jacobians(f, c, dxv, dvv, Jx, Jv);
+        add_block(Kx, a, entry[0], -Jx);
+        add_block(Kx, a, entry[1], Jx, false);
+        add_block(Kx, b, entry[2], Jx, false);
+        add_block(Kx, b, entry[3], -Jx);
         if (c != 0.0) {
-          add_block(d.Kv, a, entry[0], -Jv);
-          add_block(d.Kv, a, entry[1], Jv, false);
-          add_block(d.Kv, b, entry[2], Jv, false);
-          add_block(d.Kv, b, entry[3], -Jv);
+          add_block(Kv, a, entry[0], -Jv);
+          add_block(Kv, a, entry[1], Jv, false);
+          add_block(Kv, b, entry[2], Jv, false);
+          add_block(Kv, b, entry[3], -Jv);
         }
         entry += 4;
       }
@@ -411,8 +409,71 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
     bool any = false;
     for (const Collider& col : colliders_) any |= collider_force(col, xa, va, fc, &Jx, &Jv);
     if (any) {
-      add_block(d.Kx, a, diagonal_entry_[a], Jx);
-      add_block(d.Kv, a, diagonal_entry_[a], Jv);
+      add_block(Kx, a, diagonal_entry_[a], Jx);
+      add_block(Kv, a, diagonal_entry_[a], Jv);
+    }
+  }
+}
+
+void ClothModel::implicit_system(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
+                                 double dt, const double* u, ClothData& d) const {
+  applied_forces(x, v, d.F, d);
+  // The same terms as forces_and_jacobians, added into A and rhs as each
+  // spring's blocks are formed: no dF/dx, dF/dv arrays are written or read
+  // back (they and A would be three passes over 3 x nnz doubles, which
+  // evict the factor's panels from the cache).
+  // Diagonal blocks start as M (the identity for a pinned node, whose row
+  // and column are those of the identity); every off-diagonal block belongs
+  // to one spring and is written by it.
+  double* A = d.A.valuePtr();
+  double* rhs = d.rhs.data();
+  const double dt2 = dt * dt;
+  for (Index a = 0; a < V_; ++a) {
+    add_block(A, a, diagonal_entry_[a], (pinned_[a] ? 1.0 : masses_[a]) * Eigen::Matrix3d::Identity(), false);
+    for (Index r = 3 * a; r < 3 * a + 3; ++r) rhs[r] = pinned_[a] ? 0.0 : dt * (d.F[r] + (u ? u[r] : 0.0));
+  }
+  const Index nx = params_.nx;
+  const double c = params_.damping;
+  const int* entry = spring_entry_.data();
+  Eigen::Matrix3d Jx, Jv;
+  for (const SpringFamily& f : families_)
+    for (Index j = 0; j < f.j_end; ++j)
+      for (Index i = f.i_begin; i < f.i_end; ++i) {
+        const Index a = j * nx + i, b = a + f.dj * nx + f.di;
+        const Eigen::Vector3d dxv(d.X[b] - d.X[a], d.Y[b] - d.Y[a], d.Z[b] - d.Z[a]);
+        const Eigen::Vector3d dvv(d.VX[b] - d.VX[a], d.VY[b] - d.VY[a], d.VZ[b] - d.VZ[a]);
+        spring_jacobians(f, c, dxv, dvv, Jx, Jv);
+        // block (a, b) of A = M - dt dF/dv - dt^2 sym(dF/dx) is -B, blocks (a, a) and (b, b) gain B;
+        // dt^2 dF/dx v adds dt^2 Jx (v_b - v_a) to rhs_a and takes it from rhs_b
+        const Eigen::Matrix3d B = dt * Jv + (0.5 * dt2) * (Jx + Jx.transpose());
+        const Eigen::Vector3d kv = dt2 * (Jx * dvv);
+        const bool pa = pinned_[a], pb = pinned_[b];
+        if (!pa) {
+          add_block(A, a, entry[0], B);
+          for (int r = 0; r < 3; ++r) rhs[3 * a + r] += kv[r];
+        }
+        if (!pb) {
+          add_block(A, b, entry[3], B);
+          for (int r = 0; r < 3; ++r) rhs[3 * b + r] -= kv[r];
+        }
+        const Eigen::Matrix3d off = (pa || pb) ? Eigen::Matrix3d::Zero() : Eigen::Matrix3d(-B);
+        add_block(A, a, entry[1], off, false);
+        add_block(A, b, entry[2], off, false);
+        entry += 4;
+      }
+  if (colliders_.empty()) return;
+  Eigen::Vector3d fc;
+  for (Index a = 0; a < V_; ++a) {
+    if (pinned_[a]) continue;
+    const Eigen::Vector3d xa(d.X[a], d.Y[a], d.Z[a]), va(d.VX[a], d.VY[a], d.VZ[a]);
+    Jx.setZero();
+    Jv.setZero();
+    bool any = false;
+    for (const Collider& col : colliders_) any |= collider_force(col, xa, va, fc, &Jx, &Jv);
+    if (any) {
+      add_block(A, a, diagonal_entry_[a], -dt * Jv - (0.5 * dt2) * (Jx + Jx.transpose()));
+      const Eigen::Vector3d kv = dt2 * (Jx * va);
+      for (int r = 0; r < 3; ++r) rhs[3 * a + r] += kv[r];
     }
   }
 }

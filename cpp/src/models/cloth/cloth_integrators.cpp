@@ -17,34 +17,7 @@ double ClothModel::step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorX
   }
   if (d.A.nonZeros() == 0 || (method == ClothIntegrator::implicit && !d.analysis))
     throw std::invalid_argument("implicit step: the ClothData was created for another integrator");
-  forces_and_jacobians(x, v, d);
-  const Index n = 3 * V_;
-  // One pass over the pattern: rhs = dt (F + u + dt dF/dx v) (pinned rows
-  // zero) and A = M - dt dF/dv - dt^2 sym(dF/dx) (pinned rows and columns
-  // those of the identity).
-  d.rhs = d.F;
-  if (u) d.rhs += Eigen::Map<const Eigen::VectorXd>(u, n);
-  double* Av = d.A.valuePtr();
-  const double* Kx = d.Kx.data();
-  const double* Kv = d.Kv.data();
-  const double* vp = v.data();
-  const double dt2 = 0.5 * dt * dt;
-  for (Index r = 0; r < n; ++r) {
-    const int e0 = row_offsets_[r], e1 = row_offsets_[r + 1];
-    if (pinned_[r / 3]) {
-      for (int e = e0; e < e1; ++e) Av[e] = entry_diagonal_[e] ? 1.0 : 0.0;
-      d.rhs[r] = 0.0;
-      continue;
-    }
-    const double m = masses_[r / 3];
-    double acc = 0.0;
-    for (int e = e0; e < e1; ++e) {
-      acc += Kx[e] * vp[columns_[e]];
-      const double a = (entry_diagonal_[e] ? m : 0.0) - dt * Kv[e] - dt2 * (Kx[e] + Kx[transpose_entry_[e]]);
-      Av[e] = entry_pinned_[e] ? 0.0 : a;
-    }
-    d.rhs[r] = dt * (d.rhs[r] + dt * acc);
-  }
+  implicit_system(x, v, dt, u, d);
   if (method == ClothIntegrator::implicit) {
     if (!d.analysis->factorize(d.A.valuePtr(), d.factor))
       throw std::domain_error("implicit step: the system matrix M - dt dF/dv - dt^2 dF/dx has a zero or non-finite pivot "
@@ -102,15 +75,59 @@ void ClothSpeedBound::add_step(double dt, const double* u) {
   gained_ += a_max * dt;
 }
 
+namespace {
+
+//! The checks every run from (x0, v0) shares: shapes, finite values, dt > 0.
+void check_start(const ClothModel& model, const Eigen::Ref<const Eigen::VectorXd>& x0,
+                 const Eigen::Ref<const Eigen::VectorXd>& v0, double dt, const char* x_name, const char* v_name) {
+  const Index n = 3 * model.node_count();
+  check_shape(x_name, x0.size(), 1, n, 1);
+  check_shape(v_name, v0.size(), 1, n, 1);
+  check_finite(x_name, x0.data(), n);
+  check_finite(v_name, v0.data(), n);
+  check_positive("dt", dt);
+}
+
+void zero_pinned_velocities(const ClothModel& model, Eigen::Ref<Eigen::VectorXd> v) {
+  for (Index a = 0; a < model.node_count(); ++a)
+    if (model.pinned()[a]) v.segment<3>(3 * a).setZero();
+}
+
+//! Step i of a run in place, judged against the run's speed bound: a
+//! diverging step throws with its index ("<what> diverged at step i"), and a
+//! failed factorisation at step 0 names the caller's positions.
+void checked_step(const ClothModel& model, Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v, double dt,
+                  const double* u, ClothIntegrator method, ClothData& data, ClothSpeedBound& speed_bound, Index i,
+                  const char* what, const char* x_name) {
+  speed_bound.add_step(dt, u);
+  double speed2;  // the fastest node's speed squared
+  try {
+    speed2 = model.step(x, v, dt, u, method, data);
+  } catch (const std::domain_error& e) {
+    if (i > 0) throw;
+    // the first step's forces are those of the caller's positions: name them
+    throw std::domain_error(std::string(x_name) + " (the positions at step 0): " + e.what());
+  }
+  check_divergence(what, speed2, i, speed_bound.bound());
+}
+
+}  // namespace
+
+void cloth_step(const ClothModel& model, Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v, double dt,
+                const double* u, ClothIntegrator method) {
+  check_start(model, x, v, dt, "x", "v");
+  if (u) check_finite("u", u, 3 * model.node_count());
+  zero_pinned_velocities(model, v);
+  auto data = model.create_data(method);
+  ClothSpeedBound speed_bound(model, x, v);
+  checked_step(model, x, v, dt, u, method, *data, speed_bound, 0, "step", "x");
+}
+
 ClothRollout cloth_rollout(const ClothModel& model, const Eigen::Ref<const Eigen::VectorXd>& x0,
                            const Eigen::Ref<const Eigen::VectorXd>& v0, double dt, Index steps, SeqView u,
                            ClothIntegrator method, const ProgressFn* progress) {
   const Index n = 3 * model.node_count();
-  check_shape("x0", x0.size(), 1, n, 1);
-  check_shape("v0", v0.size(), 1, n, 1);
-  check_finite("x0", x0.data(), n);
-  check_finite("v0", v0.data(), n);
-  check_positive("dt", dt);
+  check_start(model, x0, v0, dt, "x0", "v0");
   if (steps < 0) throw std::invalid_argument("steps must be >= 0, got " + std::to_string(steps));
   // the positions and velocities of every step: 2 (steps + 1) 3 nodes doubles
   check_allocation("steps = " + std::to_string(steps) + " (the rollout's states)", 16.0 * (double(steps) + 1.0) * double(n));
@@ -122,24 +139,13 @@ ClothRollout cloth_rollout(const ClothModel& model, const Eigen::Ref<const Eigen
   ClothRollout out{VectorSeq(steps + 1, n, MatrixSeq::Uninitialized{}), VectorSeq(steps + 1, n, MatrixSeq::Uninitialized{})};
   auto data = model.create_data(method);
   Eigen::VectorXd x = x0, v = v0;
-  for (Index a = 0; a < model.node_count(); ++a)
-    if (model.pinned()[a]) v.segment<3>(3 * a).setZero();
+  zero_pinned_velocities(model, v);
   out.x[0] = x;
   out.v[0] = v;
   ProgressThrottle throttle(progress, steps);
   ClothSpeedBound speed_bound(model, x, v);
   for (Index i = 0; i < steps; ++i) {
-    const double* ui = u.empty() ? nullptr : u[i].data();
-    speed_bound.add_step(dt, ui);
-    double speed2;  // the fastest node's speed squared
-    try {
-      speed2 = model.step(x, v, dt, ui, method, *data);
-    } catch (const std::domain_error& e) {
-      if (i > 0) throw;
-      // the first step's forces are those of the caller's positions: name them
-      throw std::domain_error(std::string("x0 (the positions at step 0): ") + e.what());
-    }
-    check_divergence("rollout", speed2, i, speed_bound.bound());
+    checked_step(model, x, v, dt, u.empty() ? nullptr : u[i].data(), method, *data, speed_bound, i, "rollout", "x0");
     out.x[i + 1] = x;
     out.v[i + 1] = v;
     if (!throttle.report(i + 1)) break;

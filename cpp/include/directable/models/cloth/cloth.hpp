@@ -142,7 +142,10 @@ class ClothModel final : public PointMassSystem {
   void build_pattern();
   int block_slot(Index row_node, Index col_node) const;
   //! Adds B to (accumulate) or writes B into the 3x3 block of node row r that starts at CSR entry `entry`.
-  void add_block(Eigen::VectorXd& values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate = true) const;
+  void add_block(double* values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate = true) const;
+  //! The backward-Euler system of step(): data.A's values and data.rhs (u: 3V or null), in one pass over the springs.
+  void implicit_system(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v, double dt,
+                       const double* u, ClothData& data) const;
 
   ClothParams params_;
   std::vector<Collider> colliders_;
@@ -159,11 +162,8 @@ class ClothModel final : public PointMassSystem {
   std::vector<int> columns_;             //!< nnz
   std::vector<int> block_cols_;          //!< per node: sorted neighbour nodes (offsets in block_start_)
   std::vector<int> block_start_;         //!< V + 1
-  std::vector<int> transpose_entry_;     //!< nnz: entry index of (c, r) for entry (r, c)
   std::vector<int> spring_entry_;        //!< 4 per spring (family order): first entry of blocks (a,a), (a,b), (b,a), (b,b)
   std::vector<int> diagonal_entry_;      //!< V: first entry of each node's diagonal block
-  std::vector<std::uint8_t> entry_pinned_;  //!< nnz: row or column belongs to a pinned node
-  std::vector<std::uint8_t> entry_diagonal_;  //!< nnz
 };
 
 //! The fastest any node of an uncontrolled-or-controlled run from (x0, v0)
@@ -191,6 +191,14 @@ class ClothSpeedBound {
   double initial_ = 0.0;  //!< m/s, initial speed + what the initial energy allows
   double gained_ = 0.0;   //!< m/s, what gravity and the controls added since
 };
+
+//! One step of a fresh run from (x, v) in place, with the checks of a
+//! rollout's step 0: shapes, finite x, v and u (3V or null), dt > 0, pinned
+//! velocities zeroed, and a diverging step reported ("step diverged at
+//! step 0 ..."), never returned as NaN. Each call analyses the implicit
+//! system anew; runs of many steps belong to cloth_rollout.
+void cloth_step(const ClothModel& model, Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v, double dt,
+                const double* u, ClothIntegrator method);
 
 //! A cloth run: positions and velocities (T+1) x 3V each.
 using ClothRollout = PointMassRollout;
