@@ -1,4 +1,6 @@
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -66,6 +68,70 @@ void check_positive_definite(const std::string& what, const Eigen::Ref<const Eig
   Eigen::MatrixXd sym = 0.5 * (M + M.transpose());
   Eigen::LLT<Eigen::MatrixXd> llt(sym);
   if (llt.info() != Eigen::Success) throw std::domain_error(what + " must be symmetric positive definite");
+}
+
+namespace {
+
+std::string short_num(double x) {
+  std::ostringstream o;
+  o.precision(3);
+  o << x;
+  return o.str();
+}
+
+const char* definiteness_word(Definiteness required) {
+  return required == Definiteness::definite ? "definite" : "semidefinite";
+}
+
+}  // namespace
+
+void check_symmetric(const std::string& label, const double* M, Index n) {
+  if (n == 0) return;
+  const Eigen::Map<const Eigen::MatrixXd> X(M, n, n);
+  const double tol = kSymmetryTolerance * X.cwiseAbs().maxCoeff();
+  for (Index c = 0; c < n; ++c)
+    for (Index r = c + 1; r < n; ++r)
+      if (!(std::abs(X(r, c) - X(c, r)) <= tol))
+        throw std::domain_error(label + " must be symmetric (|M_ij - M_ji| <= " + short_num(kSymmetryTolerance) +
+                                " max|M|), got " + label + "[" + std::to_string(c) + ", " + std::to_string(r) +
+                                "] = " + short_num(X(c, r)) + " and " + label + "[" + std::to_string(r) + ", " +
+                                std::to_string(c) + "] = " + short_num(X(r, c)));
+}
+
+void check_weight(const std::string& label, const double* M, Index n, Definiteness required) {
+  check_finite(label, M, n * n);
+  check_symmetric(label, M, n);
+  if (n == 0) return;
+  using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 16, 16>;
+  const Eigen::Map<const Eigen::MatrixXd> X(M, n, n);
+  const double scale = X.cwiseAbs().maxCoeff();
+  // the boundary of the accepted set: lambda_min(sym M) must be >= bound (semidefinite) or > bound (definite)
+  const double bound = required == Definiteness::definite ? kDefiniteTolerance * scale : -kSemidefiniteTolerance * scale;
+  auto shifted_is_definite = [&](auto S) {
+    S = 0.5 * (X + X.transpose());
+    S.diagonal().array() -= bound;  // sym(M) - bound I > 0  <=>  lambda_min > bound
+    return Eigen::LLT<decltype(S)>(S).info() == Eigen::Success;
+  };
+  const bool fast = n <= 16 ? shifted_is_definite(Small(n, n)) : shifted_is_definite(Eigen::MatrixXd(n, n));
+  if (fast && scale > 0.0) return;
+  const Eigen::MatrixXd S = 0.5 * (X + X.transpose());
+  const double lo = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S, Eigen::EigenvaluesOnly).eigenvalues()(0);
+  const bool ok = required == Definiteness::definite ? lo > bound : lo >= bound;
+  if (ok) return;
+  const std::string tolerance = required == Definiteness::definite
+                                    ? "it must exceed " + short_num(kDefiniteTolerance) + " max|" + label + "|"
+                                    : "the tolerance is -" + short_num(kSemidefiniteTolerance) + " max|" + label + "|";
+  throw std::domain_error(label + " must be symmetric positive " + definiteness_word(required) +
+                          ", got smallest eigenvalue " + short_num(lo) + " (" + tolerance + ")");
+}
+
+void check_diagonal_weight(const std::string& label, const double* d, Index n, Definiteness required) {
+  check_finite(label, d, n);
+  for (Index k = 0; k < n; ++k)
+    if (required == Definiteness::definite ? !(d[k] > 0.0) : !(d[k] >= 0.0))
+      throw std::domain_error(label + " must be " + (required == Definiteness::definite ? "> 0" : ">= 0") +
+                              " (the diagonal of a positive " + definiteness_word(required) + " weight), got " +
+                              short_num(d[k]) + " at index " + std::to_string(k));
 }
 
 }  // namespace directable
