@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/weights.hpp"
 
 namespace directable {
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/weights.hpp"
 
 namespace directable {
 

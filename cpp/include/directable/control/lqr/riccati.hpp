@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/weights.hpp"
 #include "directable/core/sequence.hpp"
 #include "directable/core/progress.hpp"
 

@@ -10,7 +10,7 @@ namespace directable {
 
 struct CostWeight {
   Eigen::VectorXd diag;  //!< dim: the diagonal, used when dense is empty
-  RowMatrix dense;       //!< dim x dim, symmetric (validate)
+  RowMatrix dense;       //!< dim x dim; its symmetric part is used
   bool is_dense() const { return dense.size() > 0; }
   Index dim() const { return is_dense() ? dense.rows() : diag.size(); }
   //! out = W e (symmetric part).
