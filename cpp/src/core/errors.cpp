@@ -115,8 +115,7 @@ void check_weight(const std::string& label, const double* M, Index n, Definitene
   };
   const bool fast = n <= 16 ? shifted_is_definite(Small(n, n)) : shifted_is_definite(Eigen::MatrixXd(n, n));
   if (fast && scale > 0.0) return;
-  const Eigen::MatrixXd S = 0.5 * (X + X.transpose());
-  const double lo = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S, Eigen::EigenvaluesOnly).eigenvalues()(0);
+  const double lo = smallest_eigenvalue(M, n);
   const bool ok = required == Definiteness::definite ? lo > bound : lo >= bound;
   if (ok) return;
   const std::string tolerance = required == Definiteness::definite
@@ -124,6 +123,13 @@ void check_weight(const std::string& label, const double* M, Index n, Definitene
                                     : "the tolerance is -" + short_num(kSemidefiniteTolerance) + " max|" + label + "|";
   throw std::domain_error(label + " must be symmetric positive " + definiteness_word(required) +
                           ", got smallest eigenvalue " + short_num(lo) + " (" + tolerance + ")");
+}
+
+double smallest_eigenvalue(const double* M, Index n) {
+  if (n == 0) return 0.0;
+  const Eigen::Map<const Eigen::MatrixXd> X(M, n, n);
+  const Eigen::MatrixXd S = 0.5 * (X + X.transpose());
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S, Eigen::EigenvaluesOnly).eigenvalues()(0);
 }
 
 void check_diagonal_weight(const std::string& label, const double* d, Index n, Definiteness required) {

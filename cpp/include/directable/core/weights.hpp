@@ -30,6 +30,9 @@ void check_symmetric(const std::string& label, const double* M, Index n);
 //! path is one Cholesky factorization of sym(M) shifted by the tolerance
 //! (no allocation below n = 16); eigenvalues only where it fails.
 void check_weight(const std::string& label, const double* M, Index n, Definiteness required);
+//! Smallest eigenvalue of the symmetric part of the n x n matrix at M (either
+//! storage order; 0 for n = 0): for messages that name it.
+double smallest_eigenvalue(const double* M, Index n);
 //! The same rule for a diagonal weight given by its n diagonal entries d
 //! (finite, >= 0 or > 0); throws naming `label` and the first bad entry.
 void check_diagonal_weight(const std::string& label, const double* d, Index n, Definiteness required);

@@ -8,7 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
 
 #include "directable/control/lqr/stationary.hpp"
 #include "directable/core/parallel.hpp"
@@ -181,11 +180,6 @@ std::string step_label(const char* name, bool varies, Index i) {
   return varies ? std::string(name) + "[" + std::to_string(i) + "]" : std::string(name);
 }
 
-double smallest_eigenvalue(const Eigen::MatrixXd& M) {
-  if (M.size() == 0) return 0.0;
-  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M, Eigen::EigenvaluesOnly).eigenvalues()(0);
-}
-
 std::string num(double x) {
   std::ostringstream o;
   o.precision(3);
@@ -252,7 +246,8 @@ double largest_entry(const SeqView& v, Index from) {
   msg << "R + B' P B is not positive definite at step " << i << ": its Cholesky pivot " << bad << " is "
       << num(d(bad)) << " (it must exceed " << kPivotTolerance << " times the diagonal entry " << num(H(bad, bad))
       << "); ";
-  const double r_min = smallest_eigenvalue(R), p_min = smallest_eigenvalue(P);
+  // the eigensolver lives in the core's cold code (weights.hpp), compiled once, not per dispatch level
+  const double r_min = smallest_eigenvalue(R.data(), s), p_min = smallest_eigenvalue(P.data(), P.rows());
   if (r_min < -kSemidefiniteTolerance * R.cwiseAbs().maxCoeff()) {
     msg << step_label("R", R_varies, i) << " is not positive semidefinite (smallest eigenvalue " << num(r_min) << ")";
   } else if (p_min < -kSemidefiniteTolerance * P.cwiseAbs().maxCoeff()) {

@@ -1,6 +1,7 @@
 #include "directable/control/lqr/tracker.hpp"
 
 #include "directable/core/allocation.hpp"
+#include "directable/core/weights.hpp"
 
 #include <algorithm>
 #include <cmath>
