@@ -440,7 +440,7 @@ def solve_continuous_batch(problems, executor=None, progress=None) -> list:
     problems : sequence of dict
         Each holds ``solve_continuous``'s keyword arguments (``A``, ``B``,
         ``dt``, ``Q``, ``R``, ``Q_final``, optionally ``method``,
-        ``horizon``, ``intervals``, ``threads``).
+        ``horizon``, ``intervals``, ``threads``, ``allow_indefinite_Q``).
     executor : None, concurrent.futures.Executor, dask.distributed.Client or "ray"
         None solves here one after the other (each on all cores).
     progress : None, bool or callable(done, total)
