@@ -103,7 +103,7 @@ def test_tracker_nearest_index_weights_and_state_are_checked(rng):
     z_ref = rng.standard_normal((T + 1, n))
     tr = lqr.tracker(rng.standard_normal((T, s, n)), z_ref)
     assert tr.nearest_index(z_ref[2], weights=np.ones(n)) == 2
-    with pytest.raises(ValueError, match=r"weights must be >= 0"):
+    with pytest.raises(ValueError, match=r"^weights must be symmetric positive semidefinite, got smallest eigenvalue -1 "):
         tr.nearest_index(z_ref[2], weights=np.array([1.0, -1.0, 1.0]))
     with pytest.raises(ValueError, match=r"\bweights\b"):
         tr.nearest_index(z_ref[2], weights=np.array([1.0, np.nan, 1.0]))
@@ -191,8 +191,8 @@ def test_negative_R_is_refused_everywhere_and_singular_R_only_in_the_mpc(rng):
     with pytest.raises(ValueError, match=r"^R must be symmetric positive definite, got smallest eigenvalue 0 "
                                          r"\(it must exceed 1e-14 max\|R\|\)$"):
         mpc.HorizonOptimizer(model, horizon=3, Q=1.0, R=np.array([[1.0, 1.0], [1.0, 1.0]]), C=1.0)
-    with pytest.raises(ValueError, match=r"^R must be > 0 \(the diagonal of a positive definite weight\), got 0 at "
-                                         r"index 1$"):
+    with pytest.raises(ValueError, match=r"^R must be symmetric positive definite, got smallest eigenvalue 0 "
+                                         r"\(it must exceed 1e-14 max\|R\|\)$"):
         mpc.HorizonOptimizer(model, horizon=3, Q=1.0, R=np.array([1.0, 0.0]), C=1.0)
 
 
@@ -219,7 +219,9 @@ def test_tolerance_boundary_of_the_semidefinite_check(rng):
             lqr.solve_discrete(A, B, Q, 1.0, Q)
         else:
             with pytest.raises(ValueError, match=r"^Q must be symmetric positive semidefinite"):
-                lqr.solve_discrete(A, B, Q, 1.0, Q)
+                lqr.solve_discrete(A, B, Q, 1.0, 1.0)
+            with pytest.raises(ValueError, match=r"^Q_final must be symmetric positive semidefinite"):
+                lqr.solve_discrete(A, B, 1.0, 1.0, Q)
     lqr.solve_continuous(A, B, 0.05, np.diag([1.0, 0.0]), 1.0, 0.0)  # semidefinite Q, zero Q_final
 
 

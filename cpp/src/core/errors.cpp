@@ -84,6 +84,14 @@ const char* definiteness_word(Definiteness required) {
   return required == Definiteness::definite ? "definite" : "semidefinite";
 }
 
+[[noreturn]] void throw_not_definite(const std::string& label, double smallest, Definiteness required) {
+  const std::string tolerance = required == Definiteness::definite
+                                    ? "it must exceed " + short_num(kDefiniteTolerance) + " max|" + label + "|"
+                                    : "the tolerance is -" + short_num(kSemidefiniteTolerance) + " max|" + label + "|";
+  throw std::domain_error(label + " must be symmetric positive " + definiteness_word(required) +
+                          ", got smallest eigenvalue " + short_num(smallest) + " (" + tolerance + ")");
+}
+
 }  // namespace
 
 void check_symmetric(const std::string& label, const double* M, Index n) {
@@ -92,11 +100,11 @@ void check_symmetric(const std::string& label, const double* M, Index n) {
   const double tol = kSymmetryTolerance * X.cwiseAbs().maxCoeff();
   for (Index c = 0; c < n; ++c)
     for (Index r = c + 1; r < n; ++r)
-      if (!(std::abs(X(r, c) - X(c, r)) <= tol))
+      if (!(std::abs(X(r, c) - X(c, r)) <= tol))  // indices as in the row-major (NumPy) array: M[c, r] is X(r, c)
         throw std::domain_error(label + " must be symmetric (|M_ij - M_ji| <= " + short_num(kSymmetryTolerance) +
                                 " max|M|), got " + label + "[" + std::to_string(c) + ", " + std::to_string(r) +
-                                "] = " + short_num(X(c, r)) + " and " + label + "[" + std::to_string(r) + ", " +
-                                std::to_string(c) + "] = " + short_num(X(r, c)));
+                                "] = " + short_num(X(r, c)) + " and " + label + "[" + std::to_string(r) + ", " +
+                                std::to_string(c) + "] = " + short_num(X(c, r)));
 }
 
 void check_weight(const std::string& label, const double* M, Index n, Definiteness required) {
@@ -116,13 +124,7 @@ void check_weight(const std::string& label, const double* M, Index n, Definitene
   const bool fast = n <= 16 ? shifted_is_definite(Small(n, n)) : shifted_is_definite(Eigen::MatrixXd(n, n));
   if (fast && scale > 0.0) return;
   const double lo = smallest_eigenvalue(M, n);
-  const bool ok = required == Definiteness::definite ? lo > bound : lo >= bound;
-  if (ok) return;
-  const std::string tolerance = required == Definiteness::definite
-                                    ? "it must exceed " + short_num(kDefiniteTolerance) + " max|" + label + "|"
-                                    : "the tolerance is -" + short_num(kSemidefiniteTolerance) + " max|" + label + "|";
-  throw std::domain_error(label + " must be symmetric positive " + definiteness_word(required) +
-                          ", got smallest eigenvalue " + short_num(lo) + " (" + tolerance + ")");
+  if (!(required == Definiteness::definite ? lo > bound : lo >= bound)) throw_not_definite(label, lo, required);
 }
 
 double smallest_eigenvalue(const double* M, Index n) {
@@ -134,11 +136,13 @@ double smallest_eigenvalue(const double* M, Index n) {
 
 void check_diagonal_weight(const std::string& label, const double* d, Index n, Definiteness required) {
   check_finite(label, d, n);
-  for (Index k = 0; k < n; ++k)
-    if (required == Definiteness::definite ? !(d[k] > 0.0) : !(d[k] >= 0.0))
-      throw std::domain_error(label + " must be " + (required == Definiteness::definite ? "> 0" : ">= 0") +
-                              " (the diagonal of a positive " + definiteness_word(required) + " weight), got " +
-                              short_num(d[k]) + " at index " + std::to_string(k));
+  if (n == 0) return;
+  // the same rule and message as the matrix diag(d), whose eigenvalues are the entries
+  const Eigen::Map<const Eigen::VectorXd> v(d, n);
+  const double lo = v.minCoeff(), scale = v.cwiseAbs().maxCoeff();
+  const bool ok = required == Definiteness::definite ? lo > kDefiniteTolerance * scale
+                                                     : lo >= -kSemidefiniteTolerance * scale;
+  if (!ok) throw_not_definite(label, lo, required);
 }
 
 }  // namespace directable

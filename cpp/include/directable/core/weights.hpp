@@ -22,7 +22,8 @@ inline constexpr double kDefiniteTolerance = 1e-14;
 enum class Definiteness { semidefinite, definite };
 
 //! Throws domain_error unless the n x n matrix at M is symmetric (either
-//! storage order); `label` names it ("Q", "R[3]").
+//! storage order; the message's indices are those of a row-major array);
+//! `label` names it ("Q", "R[3]").
 void check_symmetric(const std::string& label, const double* M, Index n);
 //! Throws domain_error unless the n x n matrix at M (either storage order) is
 //! symmetric and positive semidefinite or definite (tolerances above); the
@@ -33,8 +34,8 @@ void check_weight(const std::string& label, const double* M, Index n, Definitene
 //! Smallest eigenvalue of the symmetric part of the n x n matrix at M (either
 //! storage order; 0 for n = 0): for messages that name it.
 double smallest_eigenvalue(const double* M, Index n);
-//! The same rule for a diagonal weight given by its n diagonal entries d
-//! (finite, >= 0 or > 0); throws naming `label` and the first bad entry.
+//! The same rule and message for the diagonal weight diag(d), given by its n
+//! entries (finite; its smallest entry is its smallest eigenvalue).
 void check_diagonal_weight(const std::string& label, const double* d, Index n, Definiteness required);
 
 }  // namespace directable
