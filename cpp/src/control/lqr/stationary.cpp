@@ -132,8 +132,10 @@ void validate(const CRef& A, const CRef& B, const CRef& Q, const CRef& R, const 
   check_finite("Q", q.data(), q.size());
   check_finite("R", r.data(), r.size());
   if (N.size()) check_finite("N", nn.data(), nn.size());
-  check_state_weight("Q", q.data(), n, Q_indefinite);
-  check_weight("R", r.data(), s, Definiteness::semidefinite);
+  // the weight checks read row-major storage, so that their messages name entries as NumPy does
+  const RowMatrix q_rows = Q, r_rows = R;
+  check_state_weight("Q", q_rows.data(), n, Q_indefinite);
+  check_weight("R", r_rows.data(), s, Definiteness::semidefinite);
 }
 
 }  // namespace
