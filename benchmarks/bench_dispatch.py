@@ -3,13 +3,16 @@ portable build (each variant chosen with DIRECTABLE_KERNELS) timed beside a
 -march=native build of the same sources, in the same run, one variant per
 subprocess, on one thread (the sweep, the discretization, the tracker loop).
 
+    python benchmarks/bench_dispatch.py --build-native [--quick]
     python benchmarks/bench_dispatch.py --native PATH/_core*.so [--quick]
 
-``--native`` is the extension of a DIRECTABLE_NATIVE=ON build (for example
-``build/native/<tag>/_core*.so`` after
-``DIRECTABLE_NATIVE=ON pip install --no-build-isolation -C build-dir=build/native/{wheel_tag} .``);
-it is run from a copy of the installed package with that extension in
-place of the dispatched ones. Target: dispatched within 5 % of native.
+``--build-native`` configures and builds the extension of this checkout with
+``-DDIRECTABLE_NATIVE=ON`` into a folder under /tmp (``--native-dir``; the
+compiler, pybind11 and Eigen of this environment, ccache when present), so the
+native build and the installed dispatched one are timed in the same run.
+``--native`` takes the extension of such a build made elsewhere. It is run
+from a copy of the installed package with that extension in place of the
+dispatched ones. Target: dispatched within 5 % of native.
 """
 from __future__ import annotations
 
@@ -71,12 +74,43 @@ def native_copy(native_so: pathlib.Path, into: pathlib.Path) -> str:
     return str(into)
 
 
+def build_native(build_dir: pathlib.Path, jobs: int) -> pathlib.Path:
+    """The _core extension of this checkout built with -DDIRECTABLE_NATIVE=ON in build_dir."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    cmake = shutil.which("cmake") or "cmake"
+    args = [cmake, "-S", str(root), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release", "-DDIRECTABLE_NATIVE=ON",
+            f"-DPython_EXECUTABLE={sys.executable}"]
+    import pybind11
+
+    args.append(f"-Dpybind11_DIR={pybind11.get_cmake_dir()}")
+    try:
+        prefix = subprocess.run([sys.executable, "-m", "cmeel", "cmake"], capture_output=True, text=True, check=True)
+        args.append(f"-DCMAKE_PREFIX_PATH={prefix.stdout.strip()}")
+    except (OSError, subprocess.CalledProcessError):
+        pass  # a system Eigen
+    if shutil.which("ninja"):
+        args += ["-G", "Ninja"] if not (build_dir / "CMakeCache.txt").exists() else []
+    if shutil.which("ccache"):
+        args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    print(f"building the native extension in {build_dir} (-j{jobs}) ...", flush=True)
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([cmake, "--build", str(build_dir), "--target", "_core", "-j", str(jobs)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return next(build_dir.glob("_core*.so"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--native", type=pathlib.Path, help="the extension of a DIRECTABLE_NATIVE=ON build")
+    ap.add_argument("--build-native", action="store_true", help="build the native extension first (into --native-dir)")
+    ap.add_argument("--native-dir", type=pathlib.Path, default=pathlib.Path(tempfile.gettempdir()) / "directable-native",
+                    help="build folder of --build-native")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="compile jobs of --build-native")
     ap.add_argument("--quick", action="store_true", help="smaller problems, no RESULTS.md")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per variant (best kept)")
     args = ap.parse_args()
+    if args.build_native:
+        args.native = build_native(args.native_dir, args.jobs)
     sizes = [(48, 200)] if args.quick else [(48, 1000), (128, 200)]
     variants = {"x86-64 (baseline)": ({"DIRECTABLE_KERNELS": "x86-64"}, None),
                 "x86-64-v3": ({"DIRECTABLE_KERNELS": "x86-64-v3"}, None),

@@ -36,7 +36,7 @@ def test_darex_matches_scipy_with_a_residual_as_small(k):
     (or the closed form), the residual no larger than SciPy's (or at rounding
     level), K the gain of P, and A + BK stable."""
     A, B, Q, R, S = CASES[k]
-    sol = lqr.solve_stationary(A, B, Q, R, N=S)
+    sol = lqr.solve_stationary(A, B, Q, R, N=S, allow_indefinite_Q=True)
     P_ref = _reference(k)
     tol = 1e-6 if k in ILL_CONDITIONED else 1e-10
     assert rel_err(sol.P, P_ref) < tol
@@ -71,15 +71,15 @@ def test_sweep_from_the_stationary_solution_stays_there(k):
     every step and K_i = K (singular R #3, #4 included); Q_final="dare" gives
     the same terminal cost."""
     A, B, Q, R, S = CASES[k]
-    st = lqr.solve_stationary(A, B, Q, R, N=S)
+    st = lqr.solve_stationary(A, B, Q, R, N=S, allow_indefinite_Q=True)
     T = 6
     tol = 1e-6 if k in ILL_CONDITIONED else 1e-9
-    sol = lqr.solve_discrete(A, B, Q, R, st.P, N=S, horizon=T)
+    sol = lqr.solve_discrete(A, B, Q, R, st.P, N=S, horizon=T, allow_indefinite_Q=True)
     for i in range(T + 1):
         assert rel_err(sol.P[i], st.P) < tol, i
     for i in range(T):
         assert rel_err(sol.K[i], st.K) < tol, i
-    dare = lqr.solve_discrete(A, B, Q, R, "dare", N=S, horizon=T)
+    dare = lqr.solve_discrete(A, B, Q, R, "dare", N=S, horizon=T, allow_indefinite_Q=True)
     np.testing.assert_allclose(dare.P[T], 0.5 * (st.P + st.P.T), rtol=0, atol=0)
     np.testing.assert_array_equal(dare.K, sol.K)
 
@@ -91,8 +91,8 @@ def test_singular_R_sweep_equals_dense_optimum(k):
     one dense system (which is well posed: its Hessian is definite)."""
     A, B, Q, R, S = CASES[k]
     T, n, s = 8, A.shape[0], B.shape[1]
-    Q_final = lqr.solve_stationary(A, B, Q, R, N=S).P + np.eye(n)
-    sol = lqr.solve_discrete(A, B, Q, R, Q_final, N=S, horizon=T)
+    Q_final = lqr.solve_stationary(A, B, Q, R, N=S, allow_indefinite_Q=True).P + np.eye(n)
+    sol = lqr.solve_discrete(A, B, Q, R, Q_final, N=S, horizon=T, allow_indefinite_Q=True)
     seq = lambda M: np.repeat(M[None], T, axis=0)
     Kb, P0 = dense_lq(seq(A), seq(B), seq(Q), seq(R), Q_final, None if S is None else seq(S))
     assert rel_err(sol.P[0], P0) < 1e-9

@@ -42,24 +42,31 @@ def test_z_ref_one_row_short_is_blamed_not_K(rng):
     lqr.tracker(K, np.zeros((T + 1, n)))  # the right one passes
 
 
-def test_negative_Q_final_is_blamed_not_R(rng):
+def test_negative_Q_final_is_refused_by_name_not_blamed_on_R(rng):
     A, B, Q, R = _problem(rng)
+    with pytest.raises(ValueError, match=r"^Q_final must be symmetric positive semidefinite, got smallest eigenvalue "
+                                         r"-10 \(the tolerance is -1e-12 max\|Q_final\|\)$"):
+        lqr.solve_discrete(A, B, Q, 1e-3, -10 * np.eye(8))
+    # allowed indefinite, the sweep still blames Q_final (not R) where H_i breaks down
     with pytest.raises(ValueError, match=r"R \+ B' P B is not positive definite at step 9: its Cholesky pivot 0 is "
                                          r"-\S+ .*; Q_final is not positive semidefinite \(smallest eigenvalue -10\)"):
-        lqr.solve_discrete(A, B, Q, 1e-3, -10 * np.eye(8))
+        lqr.solve_discrete(A, B, Q, 1e-3, -10 * np.eye(8), allow_indefinite_Q=True)
 
 
 def test_indefinite_Q_far_from_the_end_is_blamed(rng):
-    """An indefinite Q drives P_{i+1} indefinite a few steps before the end."""
+    """Allowed indefinite, a Q that drives P_{i+1} indefinite a few steps before the end is named."""
     T, n, s = 12, 2, 1
     A = np.eye(n)
     B = np.array([[1.0], [0.0]])
-    with pytest.raises(ValueError, match=r"P\[\d+\] is indefinite .*Q or Q_final is too negative"):
+    with pytest.raises(ValueError, match=r"^Q must be symmetric positive semidefinite, got smallest eigenvalue -1 "):
         lqr.solve_discrete(A, B, np.diag([-1.0, 1.0]), 0.5, np.eye(n), horizon=T)
+    with pytest.raises(ValueError, match=r"P\[\d+\] is indefinite .*Q or Q_final is too negative"):
+        lqr.solve_discrete(A, B, np.diag([-1.0, 1.0]), 0.5, np.eye(n), horizon=T, allow_indefinite_Q=True)
 
 
-def test_indefinite_Q_is_fine_while_H_stays_definite(rng):
-    """Q may be indefinite (issue 24): DAREX #4 style, checked against the dense optimum."""
+def test_indefinite_Q_is_fine_when_allowed_while_H_stays_definite(rng):
+    """allow_indefinite_Q=True (issue 24, DAREX #4 style), checked against the dense optimum;
+    refused by default, naming the step of a time-varying Q."""
     from reference.lqr import dense_lq
 
     T, n, s = 6, 3, 2
@@ -67,7 +74,10 @@ def test_indefinite_Q_is_fine_while_H_stays_definite(rng):
     B = rng.standard_normal((T, n, s))
     Q = np.tile(np.diag([1.0, -0.05, 0.5]), (T, 1, 1))
     R = np.tile(np.eye(s), (T, 1, 1))
-    sol = lqr.solve_discrete(A, B, Q, R, np.eye(n))
+    with pytest.raises(ValueError, match=r"^Q\[5\] must be symmetric positive semidefinite, got smallest eigenvalue "
+                                         r"-0.05 "):
+        lqr.solve_discrete(A, B, Q, R, np.eye(n))
+    sol = lqr.solve_discrete(A, B, Q, R, np.eye(n), allow_indefinite_Q=True)
     Kb, P0 = dense_lq(A, B, Q, R, np.eye(n))
     np.testing.assert_allclose(sol.P[0], P0, rtol=1e-9, atol=1e-12)
 

@@ -72,18 +72,20 @@ float
     The cost to go.)doc");
 
   m.def("solve_discrete", [](const Array& A, const Array& B, const Array& Q, const Array& R, const py::object& Q_final,
-                             const OptArray& N, std::optional<Index> horizon, py::object progress) {
+                             const OptArray& N, std::optional<Index> horizon, py::object progress,
+                             bool allow_indefinite_Q) {
     LQRProblem p = discrete_problem(matrix_seq(A, "A"), matrix_seq(B, "B"), matrix_seq(Q, "Q"), matrix_seq(R, "R"),
-                                    final_cost(Q_final), matrix_seq(N, "N"), horizon);
+                                    final_cost(Q_final), matrix_seq(N, "N"), horizon, allow_indefinite_Q);
     return sweep(p, progress);
   }, py::arg("A"), py::arg("B"), py::arg("Q"), py::arg("R"), py::arg("Q_final"), py::arg("N") = py::none(),
-     py::arg("horizon") = py::none(), py::arg("progress") = py::none(),
+     py::arg("horizon") = py::none(), py::arg("progress") = py::none(), py::arg("allow_indefinite_Q") = false,
      R"doc(Riccati backward sweep of the discrete LTV LQR problem (GIL released).
 
 A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), N (T, n, s): per step, or
 one matrix constant in time; Q_final (n, n) or "dare" (the stationary solution
-of the last step's problem). progress(done, total) is called
-at most every 50 ms. Returns an LQRSolution.)doc");
+of the last step's problem). Q and Q_final symmetric positive semidefinite
+(symmetric only with allow_indefinite_Q), R symmetric positive semidefinite.
+progress(done, total) is called at most every 50 ms. Returns an LQRSolution.)doc");
 
 }
 
@@ -114,17 +116,21 @@ P (n, n), K (s, n) are read-only views of this object's memory. Unpacks as
       });
 
   m.def("solve_stationary", [](const Array& A, const Array& B, const Array& Q, const Array& R, const OptArray& N,
-                               py::object progress) {
+                               py::object progress, bool allow_indefinite_Q) {
     const Eigen::MatrixXd a = matrix(A, "A"), b = matrix(B, "B"), q = matrix(Q, "Q"), r = matrix(R, "R");
     const Eigen::MatrixXd nn = N ? matrix(*N, "N") : Eigen::MatrixXd();
+    StationaryOptions options;
+    options.Q_indefinite = allow_indefinite_Q;
     Progress prog(progress);
     return prog.run([&](const ProgressFn* fn) {
-      return std::make_shared<StationaryLQR>(solve_stationary(a, b, q, r, nn, StationaryOptions(), fn));
+      return std::make_shared<StationaryLQR>(solve_stationary(a, b, q, r, nn, options, fn));
     });
   }, py::arg("A"), py::arg("B"), py::arg("Q"), py::arg("R"), py::arg("N") = py::none(), py::arg("progress") = py::none(),
+     py::arg("allow_indefinite_Q") = false,
      R"doc(Stabilizing solution of the DARE P = Q + A'PA - G'(R + B'PB)^-1 G,
 G = B'PA + N', by structure-preserving doubling with Newton refinement (GIL
-released). A (n, n), B (n, s), Q (n, n) symmetric, R (s, s) symmetric
+released). A (n, n), B (n, s), Q (n, n) symmetric positive semidefinite
+(symmetric only with allow_indefinite_Q), R (s, s) symmetric
 positive semidefinite, N (n, s) or None. progress(done, total) is called at
 most every 50 ms (a doubling or Newton step done; total: the most there can
 be). Returns a StationaryLQR.)doc");
@@ -176,10 +182,11 @@ method : DiscretizeMethod, optional
       .def_property_readonly("n", &Discretization::n, "State size n.")
       .def_property_readonly("s", &Discretization::s, "Control size s.")
       .def("solve", [](std::shared_ptr<Discretization> self, const py::object& Q_final, double alpha_Q, double alpha_R,
-                       const OptArray& R, py::object progress) {
-        return sweep(self->make_problem(final_cost(Q_final), alpha_Q, alpha_R, matrix_seq(R, "R")), progress);
+                       const OptArray& R, py::object progress, bool allow_indefinite_Q) {
+        return sweep(self->make_problem(final_cost(Q_final), alpha_Q, alpha_R, matrix_seq(R, "R"), allow_indefinite_Q),
+                     progress);
       }, py::arg("Q_final"), py::arg("alpha_Q") = 1.0, py::arg("alpha_R") = 1.0, py::arg("R") = py::none(),
-         py::arg("progress") = py::none(),
+         py::arg("progress") = py::none(), py::arg("allow_indefinite_Q") = false,
          R"doc(Riccati sweep for re-tuned weights, without a new discretization.
 
 Parameters
@@ -192,6 +199,9 @@ R : (s, s) or (T, s, s) array, optional
     A new continuous control weight replacing the one discretized.
 progress : None, bool or callable(done, total), optional
     Progress report; Ctrl-C stops the sweep.
+allow_indefinite_Q : bool, optional
+    Q_final may be indefinite (symmetric only); by default it must be
+    positive semidefinite (smallest eigenvalue >= -1e-12 max|Q_final|).
 
 Returns
 -------
@@ -200,19 +210,20 @@ LQRSolution
 
   m.def("discretize", [](const Array& A, const Array& B, double dt, const Array& Q, const Array& R,
                          DiscretizeMethod method, std::optional<Index> horizon, int intervals, int threads,
-                         py::object progress) {
+                         py::object progress, bool allow_indefinite_Q) {
     SeqView a = matrix_seq(A, "A"), b = matrix_seq(B, "B"), q = matrix_seq(Q, "Q"), r = matrix_seq(R, "R");
     DiscretizeOptions opt;
     opt.method = method;
     opt.simpson_intervals = intervals;
     opt.threads = threads;
+    opt.Q_indefinite = allow_indefinite_Q;
     Progress prog(progress);
     return prog.run([&](const ProgressFn* fn) {
       return std::make_shared<Discretization>(discretize(a, b, dt, q, r, horizon, opt, fn));
     });
   }, py::arg("A"), py::arg("B"), py::arg("dt"), py::arg("Q"), py::arg("R"), py::arg("method") = DiscretizeMethod::Exact,
      py::arg("horizon") = py::none(), py::arg("intervals") = 10, py::arg("threads") = 0,
-     py::arg("progress") = py::none(),
+     py::arg("progress") = py::none(), py::arg("allow_indefinite_Q") = false,
      R"doc(Discretize z' = A_i z + B w (w held over each step dt) and the cost
 int z'Qz + w'Rw dt. A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), or
 single matrices (constant; then horizon is required). Parallel over steps
@@ -220,20 +231,21 @@ single matrices (constant; then horizon is required). Parallel over steps
 
   m.def("solve_continuous", [](const Array& A, const Array& B, double dt, const Array& Q, const Array& R,
                                const py::object& Q_final, DiscretizeMethod method, std::optional<Index> horizon,
-                               int intervals, int threads, py::object progress) {
+                               int intervals, int threads, py::object progress, bool allow_indefinite_Q) {
     SeqView a = matrix_seq(A, "A"), b = matrix_seq(B, "B"), q = matrix_seq(Q, "Q"), r = matrix_seq(R, "R");
     const FinalCost qf = final_cost(Q_final);
     DiscretizeOptions opt;
     opt.method = method;
     opt.simpson_intervals = intervals;
     opt.threads = threads;
+    opt.Q_indefinite = allow_indefinite_Q;
     Progress prog(progress);
     auto both = prog.run([&](const ProgressFn* fn) { return solve_continuous(a, b, dt, q, r, qf, horizon, opt, fn); });
     return py::make_tuple(std::make_shared<Discretization>(std::move(both.first)),
                           std::make_shared<LQRSolution>(std::move(both.second)));
   }, py::arg("A"), py::arg("B"), py::arg("dt"), py::arg("Q"), py::arg("R"), py::arg("Q_final"),
      py::arg("method") = DiscretizeMethod::Exact, py::arg("horizon") = py::none(), py::arg("intervals") = 10,
-     py::arg("threads") = 0, py::arg("progress") = py::none(),
+     py::arg("threads") = 0, py::arg("progress") = py::none(), py::arg("allow_indefinite_Q") = false,
      R"doc(discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
 steps are discretized from the last one down while the calling thread sweeps
 each one as soon as it is ready. Returns (Discretization, LQRSolution), the

@@ -19,11 +19,11 @@
 // TypeError says which argument it refused.
 #include <Python.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <regex>
 #include <string>
 #include <unordered_map>
 
@@ -33,11 +33,69 @@ namespace directable::py_bind {
 
 namespace {
 
+// Reads doc from `at` as a tiny grammar; each step advances `at` only on a
+// match. (No std::regex: it costs seconds of compile time, and at import it
+// uses the C++ locale, which crashed where a toolchain linked libstdc++
+// statically beside numpy's dynamically loaded one.)
+struct Reader {
+  const std::string& doc;
+  std::size_t at;
+  bool literal(const char* text) {
+    const std::size_t n = std::strlen(text);
+    if (doc.compare(at, n, text) != 0) return false;
+    at += n;
+    return true;
+  }
+  bool word(std::string* out = nullptr) {  // [A-Za-z0-9_]+
+    std::size_t end = at;
+    while (end < doc.size() && (std::isalnum(static_cast<unsigned char>(doc[end])) || doc[end] == '_')) ++end;
+    if (end == at) return false;
+    if (out) *out = doc.substr(at, end - at);
+    at = end;
+    return true;
+  }
+  bool placeholder_shape() {  // "[m, n]": no ] or " inside
+    if (!literal("\"[")) return false;
+    while (at < doc.size() && doc[at] != ']' && doc[at] != '"') ++at;
+    return literal("]\"");
+  }
+  bool flags_and_close() {  // (, "flags.word")* ]
+    for (;;) {
+      const std::size_t mark = at;
+      if (literal(", \"flags.") && word() && literal("\"")) continue;
+      at = mark;
+      return literal("]");
+    }
+  }
+};
+
+// typing.Annotated[numpy.typing.NDArray[numpy.T], "[m, n]", "flags.x"...] -> numpy.typing.NDArray[numpy.T]
+// typing.Annotated[numpy.typing.ArrayLike, numpy.T, "[m, n]", ...]        -> numpy.typing.ArrayLike
 std::string tidy(const std::string& doc) {
-  static const std::regex result(R"re(typing\.Annotated\[numpy\.typing\.NDArray\[numpy\.(\w+)\], "\[[^\]"]*\]"(, "flags\.\w+")*\])re");
-  static const std::regex argument(R"re(typing\.Annotated\[numpy\.typing\.ArrayLike, numpy\.(\w+), "\[[^\]"]*\]"(, "flags\.\w+")*\])re");
-  return std::regex_replace(std::regex_replace(doc, result, "numpy.typing.NDArray[numpy.$1]"), argument,
-                            "numpy.typing.ArrayLike");
+  static const char kStart[] = "typing.Annotated[numpy.typing.";
+  std::string out;
+  std::size_t copied = 0;
+  for (std::size_t pos = doc.find(kStart); pos != std::string::npos; pos = doc.find(kStart, pos + 1)) {
+    Reader r{doc, pos + sizeof(kStart) - 1};
+    std::string dtype, replacement;
+    if (r.literal("NDArray[numpy.") && r.word(&dtype) && r.literal("], ") && r.placeholder_shape() &&
+        r.flags_and_close()) {
+      replacement = "numpy.typing.NDArray[numpy." + dtype + "]";
+    } else {
+      r.at = pos + sizeof(kStart) - 1;
+      if (!(r.literal("ArrayLike, numpy.") && r.word() && r.literal(", ") && r.placeholder_shape() &&
+            r.flags_and_close()))
+        continue;
+      replacement = "numpy.typing.ArrayLike";
+    }
+    out.append(doc, copied, pos - copied);
+    out += replacement;
+    copied = r.at;
+    pos = r.at - 1;
+  }
+  if (copied == 0) return doc;
+  out.append(doc, copied, std::string::npos);
+  return out;
 }
 
 void tidy_function(PyObject* f) {

@@ -186,7 +186,7 @@ class Discretization:
         """
     def __repr__(self) -> str:
         ...
-    def solve(self, Q_final: typing.Any, alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> LQRSolution:
+    def solve(self, Q_final: typing.Any, alpha_Q: typing.SupportsFloat | typing.SupportsIndex = 1.0, alpha_R: typing.SupportsFloat | typing.SupportsIndex = 1.0, R: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None, allow_indefinite_Q: bool = False) -> LQRSolution:
         """
         Riccati sweep for re-tuned weights, without a new discretization.
         
@@ -200,6 +200,9 @@ class Discretization:
             A new continuous control weight replacing the one discretized.
         progress : None, bool or callable(done, total), optional
             Progress report; Ctrl-C stops the sweep.
+        allow_indefinite_Q : bool, optional
+            Q_final may be indefinite (symmetric only); by default it must be
+            positive semidefinite (smallest eigenvalue >= -1e-12 max|Q_final|).
         
         Returns
         -------
@@ -5555,7 +5558,7 @@ def crowd_velocity_field(grid: CrowdGrid, phi: numpy.ndarray[numpy.float64], cos
     """
     MAC velocity (N,) walking down phi (ny, nx) with the speeds (4, ny, nx).
     """
-def discretize(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: int | None = None, intervals: int = 10, threads: int = 0, progress: typing.Any = None) -> Discretization:
+def discretize(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], method: DiscretizeMethod = ..., horizon: int | None = None, intervals: int = 10, threads: int = 0, progress: typing.Any = None, allow_indefinite_Q: bool = False) -> Discretization:
     """
     Discretize z' = A_i z + B w (w held over each step dt) and the cost
     int z'Qz + w'Rw dt. A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), or
@@ -5676,7 +5679,7 @@ def simulate(model: Model, z0: numpy.ndarray[numpy.float64], steps: int, dt: typ
     serve several runs at once; afterwards the Tracker's index is where the run
     ended. Returns a SimulationResult.
     """
-def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, method: DiscretizeMethod = ..., horizon: int | None = None, intervals: int = 10, threads: int = 0, progress: typing.Any = None) -> tuple[Discretization, LQRSolution]:
+def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, method: DiscretizeMethod = ..., horizon: int | None = None, intervals: int = 10, threads: int = 0, progress: typing.Any = None, allow_indefinite_Q: bool = False) -> tuple[Discretization, LQRSolution]:
     """
     discretize() and the Riccati sweep for Q_final (n, n) as one pipeline:
     steps are discretized from the last one down while the calling thread sweeps
@@ -5684,20 +5687,22 @@ def solve_continuous(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.flo
     same results as the two calls, on `threads` cores (0: all; 1: the calling
     thread only, the sweep too). GIL released, progress(done, 2T) throttled.
     """
-def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, N: numpy.ndarray[numpy.float64] | None = None, horizon: int | None = None, progress: typing.Any = None) -> LQRSolution:
+def solve_discrete(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], Q_final: typing.Any, N: numpy.ndarray[numpy.float64] | None = None, horizon: int | None = None, progress: typing.Any = None, allow_indefinite_Q: bool = False) -> LQRSolution:
     """
     Riccati backward sweep of the discrete LTV LQR problem (GIL released).
     
     A (T, n, n), B (T, n, s), Q (T, n, n), R (T, s, s), N (T, n, s): per step, or
     one matrix constant in time; Q_final (n, n) or "dare" (the stationary solution
-    of the last step's problem). progress(done, total) is called
-    at most every 50 ms. Returns an LQRSolution.
+    of the last step's problem). Q and Q_final symmetric positive semidefinite
+    (symmetric only with allow_indefinite_Q), R symmetric positive semidefinite.
+    progress(done, total) is called at most every 50 ms. Returns an LQRSolution.
     """
-def solve_stationary(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> StationaryLQR:
+def solve_stationary(A: numpy.ndarray[numpy.float64], B: numpy.ndarray[numpy.float64], Q: numpy.ndarray[numpy.float64], R: numpy.ndarray[numpy.float64], N: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None, allow_indefinite_Q: bool = False) -> StationaryLQR:
     """
     Stabilizing solution of the DARE P = Q + A'PA - G'(R + B'PB)^-1 G,
     G = B'PA + N', by structure-preserving doubling with Newton refinement (GIL
-    released). A (n, n), B (n, s), Q (n, n) symmetric, R (s, s) symmetric
+    released). A (n, n), B (n, s), Q (n, n) symmetric positive semidefinite
+    (symmetric only with allow_indefinite_Q), R (s, s) symmetric
     positive semidefinite, N (n, s) or None. progress(done, total) is called at
     most every 50 ms (a doubling or Newton step done; total: the most there can
     be). Returns a StationaryLQR.

@@ -48,37 +48,60 @@ def _final_weight(Q_final, n):
     return _weight(Q_final, n, "Q_final")
 
 
-def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> LQRSolution:
+def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None,
+                   allow_indefinite_Q=False) -> LQRSolution:
     """Riccati backward sweep of the discrete time-varying LQR problem.
 
     Parameters
     ----------
-    A : (T, n, n) or (n, n)
-    B : (T, n, s) or (n, s)
-    Q : (T, n, n), (n, n), (n,) diagonal or scalar (times identity); symmetric
-    R : (T, s, s), (s, s), (s,) diagonal or scalar; symmetric positive semidefinite
-    Q_final : (n, n), (n,), scalar, or ``"dare"``: the stationary P of the
-        last step's problem (``solve_stationary(A[-1], B[-1], Q[-1], R[-1],
-        N[-1]).P``), the natural terminal cost of a problem that goes on
-        like its last step
-    N : (T, n, s), (n, s) or None -- cross term 2 x' N u
-    horizon : T, required only when every matrix is constant
-    progress : None, True (tqdm bar) or callable(done, total)
+    A : (T, n, n) or (n, n) array_like
+        State transitions, time first.
+    B : (T, n, s) or (n, s) array_like
+        Control matrices.
+    Q : (T, n, n), (n, n), (n,) diagonal or scalar (times identity)
+        State weight, symmetric positive semidefinite.
+    R : (T, s, s), (s, s), (s,) diagonal or scalar
+        Control weight, symmetric positive semidefinite.
+    Q_final : (n, n), (n,), scalar, or ``"dare"``
+        Terminal weight, symmetric positive semidefinite; ``"dare"``: the
+        stationary P of the last step's problem (``solve_stationary(A[-1],
+        B[-1], Q[-1], R[-1], N[-1]).P``), the natural terminal cost of a
+        problem that goes on like its last step.
+    N : (T, n, s), (n, s) or None, optional
+        Cross term ``2 x' N u``.
+    horizon : int, optional
+        T, required only when every matrix is constant.
+    progress : None, True (tqdm bar) or callable(done, total), optional
+        Progress report; Ctrl-C stops the sweep.
+    allow_indefinite_Q : bool, optional
+        Let Q and Q_final be indefinite (checked symmetric only), as in the
+        DARE literature (DAREX #4): the problem is well posed while every
+        ``H_i`` below is positive definite. Off by default: a negative
+        weight is far more often a sign error than an intent.
 
     Returns
     -------
-    LQRSolution with ``.K`` (T, s, n) and ``.P`` (T+1, n, n), read-only views
-    of C++ memory that live as long as the solution or any view of it.
+    LQRSolution
+        ``.K`` (T, s, n) and ``.P`` (T+1, n, n), read-only views of C++
+        memory that live as long as the solution or any view of it.
+
+    Raises
+    ------
+    ValueError
+        A shape (naming the argument, the expected and the received shape),
+        a non-finite entry, or a weight that breaks the rules in Notes.
 
     Notes
     -----
-    Weights are checked symmetric (``|M_ij - M_ji| <= 1e-10 max|M|``). Q and
-    Q_final may be indefinite and R positive semidefinite (smallest
-    eigenvalue ``>= -1e-12 max|R|``) or zero: what must hold is that
-    ``H_i = R_i + B_i' P_{i+1} B_i`` is positive definite at every step, each
-    pivot of its Cholesky factorization above ``1e-13`` times its diagonal
-    entry. Otherwise a ValueError names the step, the pivot and the weight
-    to blame (R, Q_final, or the P that an indefinite Q made).
+    Weights are checked in the C++ core (the same check as the MPC's):
+    symmetric means ``|M_ij - M_ji| <= 1e-10 max|M|``; positive
+    semidefinite means the smallest eigenvalue of the symmetric part is
+    ``>= -1e-12 max|M|`` (the message gives that eigenvalue). R may be
+    singular or zero: what must hold is that ``H_i = R_i + B_i' P_{i+1} B_i``
+    is positive definite at every step, each pivot of its Cholesky
+    factorization above ``1e-13`` times its diagonal entry. Otherwise a
+    ValueError names the step, the pivot and the weight to blame (R,
+    Q_final, or the P that an indefinite Q made).
     """
     A = as_float_array(A, "A")
     B = as_float_array(B, "B")
@@ -94,10 +117,18 @@ def solve_discrete(A, B, Q, R, Q_final, N=None, horizon=None, progress=None) -> 
         Q_final=_final_weight(Q_final, n),
         N=optional_array(N, "N"),
         horizon=_horizon(horizon),
+        allow_indefinite_Q=_flag(allow_indefinite_Q),
     )
 
 
-def solve_stationary(A, B, Q, R, N=None, progress=None) -> StationaryLQR:
+def _flag(x, name="allow_indefinite_Q"):
+    """A bool option (numpy bools too); anything else is a TypeError naming it."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    raise TypeError(f"{name} must be True or False, got {type(x).__name__}")
+
+
+def solve_stationary(A, B, Q, R, N=None, progress=None, allow_indefinite_Q=False) -> StationaryLQR:
     """Stationary (infinite-horizon) LQR: the stabilizing solution of the DARE.
 
     ``P = Q + A'PA - G' (R + B'PB)^{-1} G`` with ``G = B'PA + N'``, and the
@@ -109,14 +140,24 @@ def solve_stationary(A, B, Q, R, N=None, progress=None) -> StationaryLQR:
 
     Parameters
     ----------
-    A : (n, n)
-    B : (n, s)
-    Q : (n, n), (n,) diagonal or scalar; symmetric, may be indefinite
-    R : (s, s), (s,) diagonal or scalar; symmetric positive semidefinite
-        (singular R is fine where ``R + B'PB`` is positive definite)
-    N : (n, s) or None -- cross term 2 x' N u
-    progress : None, True (tqdm bar) or callable(done, total); the GIL is
-        released and Ctrl-C stops the call between two doubling steps
+    A : (n, n) array_like
+        State transition.
+    B : (n, s) array_like
+        Control matrix.
+    Q : (n, n), (n,) diagonal or scalar
+        State weight, symmetric positive semidefinite (tolerances as in
+        :func:`solve_discrete`).
+    R : (s, s), (s,) diagonal or scalar
+        Control weight, symmetric positive semidefinite (singular R is fine
+        where ``R + B'PB`` is positive definite).
+    N : (n, s) or None, optional
+        Cross term ``2 x' N u``.
+    progress : None, True (tqdm bar) or callable(done, total), optional
+        The GIL is released and Ctrl-C stops the call between two doubling
+        steps.
+    allow_indefinite_Q : bool, optional
+        Let Q be indefinite (symmetric only), as in DAREX #4; detectability
+        is still required.
 
     Returns
     -------
@@ -137,10 +178,12 @@ def solve_stationary(A, B, Q, R, N=None, progress=None) -> StationaryLQR:
     B = as_float_array(B, "B")
     n, s = _dims(A, B)
     return run_with_progress(_core.solve_stationary, progress, "stationary LQR", A=A, B=B, Q=_weight(Q, n, "Q"),
-                             R=_weight(R, s, "R"), N=optional_array(N, "N"))
+                             R=_weight(R, s, "R"), N=optional_array(N, "N"),
+                             allow_indefinite_Q=_flag(allow_indefinite_Q))
 
 
-def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threads=0, progress=None) -> Discretization:
+def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threads=0, progress=None,
+               allow_indefinite_Q=False) -> Discretization:
     """Discretize the continuous LTV tracking problem (appendix A).
 
     ``z' = A_i z + B w`` with ``w`` constant on each step of length ``dt`` and
@@ -158,8 +201,8 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
     dt : float
         Step length (s), > 0.
     Q : (T, n, n), (n, n), (n,) diagonal or scalar
-        State weight of the continuous cost, symmetric (tolerances as in
-        ``solve_discrete``).
+        State weight of the continuous cost, symmetric positive
+        semidefinite (tolerances as in :func:`solve_discrete`).
     R : (T, s, s), (s, s), (s,) diagonal or scalar
         Control weight, symmetric positive semidefinite.
     method : {"exact", "simpson"}, optional
@@ -172,6 +215,8 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
         Cores for the per-step work (0: all); the GIL is released.
     progress : None, bool or callable(done, total), optional
         True shows a tqdm bar; Ctrl-C interrupts within 0.2 s.
+    allow_indefinite_Q : bool, optional
+        Let Q be indefinite (symmetric only), as in :func:`solve_discrete`.
 
     Returns
     -------
@@ -181,10 +226,11 @@ def discretize(A, B, dt, Q, R, method="exact", horizon=None, intervals=10, threa
         re-tunes the weights with a Riccati sweep only.
     """
     return run_with_progress(_core.discretize, progress, "discretize",
-                             **_discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads))
+                             **_discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads,
+                                                allow_indefinite_Q))
 
 
-def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads):
+def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads, allow_indefinite_Q):
     """Validated keyword arguments of _core.discretize (also the first ones of _core.solve_continuous)."""
     A = as_float_array(A, "A")
     B = as_float_array(B, "B")
@@ -193,11 +239,12 @@ def _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads):
         raise ValueError(f"method must be 'exact' or 'simpson', got {method!r}")
     args = dict(A=A, B=B, dt=real(dt, "dt"), Q=_weight(Q, n, "Q"), R=_weight(R, s, "R"), method=_METHODS[method],
                 horizon=_horizon(horizon), intervals=integer(intervals, "intervals"),
-                threads=integer(threads, "threads"))
+                threads=integer(threads, "threads"), allow_indefinite_Q=_flag(allow_indefinite_Q))
     return args
 
 
-def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, intervals=10, threads=0, progress=None):
+def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, intervals=10, threads=0, progress=None,
+                     allow_indefinite_Q=False):
     """``discretize`` then ``solve_discrete``: gains of the continuous problem.
 
     Both run as one pipeline (steps are discretized from the last one down
@@ -207,12 +254,18 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
     Parameters
     ----------
     A, B, dt, Q, R, method, horizon, intervals, progress
-        As in :func:`discretize`.
+        As in :func:`discretize`: A (T, n, n) or (n, n), B (T, n, s) or
+        (n, s), dt (s), Q and R symmetric positive semidefinite (scalar,
+        diagonal, matrix or per step).
     Q_final : (n, n), (n,), scalar or "dare"
-        Terminal weight; ``"dare"``: the stationary P of the last step's
-        discrete problem, as in :func:`solve_discrete`.
+        Terminal weight, symmetric positive semidefinite; ``"dare"``: the
+        stationary P of the last step's discrete problem, as in
+        :func:`solve_discrete`.
     threads : int, optional
         Cores (0: all; 1: the calling thread only, the sweep too).
+    allow_indefinite_Q : bool, optional
+        Let Q and Q_final be indefinite (symmetric only), as in
+        :func:`solve_discrete`.
 
     Returns
     -------
@@ -221,14 +274,15 @@ def solve_continuous(A, B, dt, Q, R, Q_final, method="exact", horizon=None, inte
         the Discretization, so ``sol.discretization.solve(Q_final, alpha_Q,
         alpha_R)`` re-tunes without a new discretization.
     """
-    args = _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads)
+    args = _discretize_args(A, B, dt, Q, R, method, horizon, intervals, threads, allow_indefinite_Q)
     disc, sol = run_with_progress(_core.solve_continuous, progress, "discretize + Riccati sweep", passes=2,
                                   Q_final=_final_weight(Q_final, _dims(args["A"], args["B"])[0]), **args)
     sol.discretization = disc
     return sol
 
 
-def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=None, progress=None) -> LQRSolution:
+def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=None, progress=None,
+           allow_indefinite_Q=False) -> LQRSolution:
     """Gains for re-scaled weights, reusing a discretization: a Riccati sweep, no exponential.
 
     Parameters
@@ -244,6 +298,9 @@ def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=
         A new continuous control weight in place of ``alpha_R R``.
     progress : None, bool or callable(done, total), optional
         As in :func:`solve_discrete`.
+    allow_indefinite_Q : bool, optional
+        Let Q_final be indefinite (symmetric only), as in
+        :func:`solve_discrete`.
 
     Returns
     -------
@@ -261,6 +318,7 @@ def retune(discretization: Discretization, Q_final, alpha_Q=1.0, alpha_R=1.0, R=
         alpha_Q=real(alpha_Q, "alpha_Q"),
         alpha_R=real(alpha_R, "alpha_R"),
         R=None if R is None else _weight(R, discretization.s, "R"),
+        allow_indefinite_Q=_flag(allow_indefinite_Q),
     )
 
 
@@ -382,7 +440,7 @@ def solve_continuous_batch(problems, executor=None, progress=None) -> list:
     problems : sequence of dict
         Each holds ``solve_continuous``'s keyword arguments (``A``, ``B``,
         ``dt``, ``Q``, ``R``, ``Q_final``, optionally ``method``,
-        ``horizon``, ``intervals``, ``threads``).
+        ``horizon``, ``intervals``, ``threads``, ``allow_indefinite_Q``).
     executor : None, concurrent.futures.Executor, dask.distributed.Client or "ray"
         None solves here one after the other (each on all cores).
     progress : None, bool or callable(done, total)

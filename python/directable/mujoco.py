@@ -598,11 +598,13 @@ class LQRTracker:
         ctrl_ref : (T, nu) array_like
             Feed-forward controls.
         Q : scalar, (nx,) or (nx, nx) array_like
-            State weight (any form ``lqr.solve_discrete`` takes).
+            State weight (any form ``lqr.solve_discrete`` takes), symmetric
+            positive semidefinite (checked as there).
         R : scalar, (nu,) or (nu, nu) array_like
-            Control weight.
-        Q_final : scalar or (nx, nx) array_like, optional
-            Final state weight (default ``Q``).
+            Control weight, symmetric positive semidefinite.
+        Q_final : scalar, (nx,) or (nx, nx) array_like, optional
+            Final state weight (default ``Q``), symmetric positive
+            semidefinite.
         eps : float
             Finite-difference step of the linearization (tangent units).
         threads : int, optional

@@ -1,8 +1,11 @@
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/weights.hpp"
 
 namespace directable {
 
@@ -66,6 +69,80 @@ void check_positive_definite(const std::string& what, const Eigen::Ref<const Eig
   Eigen::MatrixXd sym = 0.5 * (M + M.transpose());
   Eigen::LLT<Eigen::MatrixXd> llt(sym);
   if (llt.info() != Eigen::Success) throw std::domain_error(what + " must be symmetric positive definite");
+}
+
+namespace {
+
+std::string short_num(double x) {
+  std::ostringstream o;
+  o.precision(3);
+  o << x;
+  return o.str();
+}
+
+const char* definiteness_word(Definiteness required) {
+  return required == Definiteness::definite ? "definite" : "semidefinite";
+}
+
+[[noreturn]] void throw_not_definite(const std::string& label, double smallest, Definiteness required) {
+  const std::string tolerance = required == Definiteness::definite
+                                    ? "it must exceed " + short_num(kDefiniteTolerance) + " max|" + label + "|"
+                                    : "the tolerance is -" + short_num(kSemidefiniteTolerance) + " max|" + label + "|";
+  throw std::domain_error(label + " must be symmetric positive " + definiteness_word(required) +
+                          ", got smallest eigenvalue " + short_num(smallest) + " (" + tolerance + ")");
+}
+
+}  // namespace
+
+void check_symmetric(const std::string& label, const double* M, Index n) {
+  if (n == 0) return;
+  const Eigen::Map<const Eigen::MatrixXd> X(M, n, n);
+  const double tol = kSymmetryTolerance * X.cwiseAbs().maxCoeff();
+  for (Index c = 0; c < n; ++c)
+    for (Index r = c + 1; r < n; ++r)
+      if (!(std::abs(X(r, c) - X(c, r)) <= tol))  // indices as in the row-major (NumPy) array: M[c, r] is X(r, c)
+        throw std::domain_error(label + " must be symmetric (|M_ij - M_ji| <= " + short_num(kSymmetryTolerance) +
+                                " max|M|), got " + label + "[" + std::to_string(c) + ", " + std::to_string(r) +
+                                "] = " + short_num(X(r, c)) + " and " + label + "[" + std::to_string(r) + ", " +
+                                std::to_string(c) + "] = " + short_num(X(c, r)));
+}
+
+void check_weight(const std::string& label, const double* M, Index n, Definiteness required) {
+  check_finite(label, M, n * n);
+  check_symmetric(label, M, n);
+  if (n == 0) return;
+  using Small = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 16, 16>;
+  const Eigen::Map<const Eigen::MatrixXd> X(M, n, n);
+  const double scale = X.cwiseAbs().maxCoeff();
+  // the boundary of the accepted set: lambda_min(sym M) must be >= bound (semidefinite) or > bound (definite)
+  const double bound = required == Definiteness::definite ? kDefiniteTolerance * scale : -kSemidefiniteTolerance * scale;
+  auto shifted_is_definite = [&](auto S) {
+    S = 0.5 * (X + X.transpose());
+    S.diagonal().array() -= bound;  // sym(M) - bound I > 0  <=>  lambda_min > bound
+    return Eigen::LLT<decltype(S)>(S).info() == Eigen::Success;
+  };
+  const bool fast = n <= 16 ? shifted_is_definite(Small(n, n)) : shifted_is_definite(Eigen::MatrixXd(n, n));
+  if (fast && scale > 0.0) return;
+  const double lo = smallest_eigenvalue(M, n);
+  if (!(required == Definiteness::definite ? lo > bound : lo >= bound)) throw_not_definite(label, lo, required);
+}
+
+double smallest_eigenvalue(const double* M, Index n) {
+  if (n == 0) return 0.0;
+  const Eigen::Map<const Eigen::MatrixXd> X(M, n, n);
+  const Eigen::MatrixXd S = 0.5 * (X + X.transpose());
+  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S, Eigen::EigenvaluesOnly).eigenvalues()(0);
+}
+
+void check_diagonal_weight(const std::string& label, const double* d, Index n, Definiteness required) {
+  check_finite(label, d, n);
+  if (n == 0) return;
+  // the same rule and message as the matrix diag(d), whose eigenvalues are the entries
+  const Eigen::Map<const Eigen::VectorXd> v(d, n);
+  const double lo = v.minCoeff(), scale = v.cwiseAbs().maxCoeff();
+  const bool ok = required == Definiteness::definite ? lo > kDefiniteTolerance * scale
+                                                     : lo >= -kSemidefiniteTolerance * scale;
+  if (!ok) throw_not_definite(label, lo, required);
 }
 
 }  // namespace directable

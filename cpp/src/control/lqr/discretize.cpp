@@ -47,8 +47,9 @@ Discretization::Discretization(const SeqView& Phi_saved, const SeqView& Gamma_sa
 }
 
 LQRProblem Discretization::make_problem(const FinalCost& Q_final, double alpha_Q,
-                                        double alpha_R, SeqView R_new) const {
+                                        double alpha_R, SeqView R_new, bool Q_indefinite) const {
   LQRProblem p;
+  p.Q_indefinite = Q_indefinite;
   p.A = Phi.view();
   p.B = Gamma.view();
   p.Q = Q.view();
@@ -69,7 +70,8 @@ LQRProblem Discretization::make_problem(const FinalCost& Q_final, double alpha_Q
     R_new.check("R", s(), s(), horizon());
     R_new.check_finite("R");
     for (Index i = 0; i < (R_new.is_constant() ? 1 : horizon()); ++i)
-      check_semidefinite(R_new.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", R_new[i].data(), s());
+      check_weight(R_new.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", R_new[i].data(), s(),
+                   Definiteness::semidefinite);
     p.R_terms.emplace_back(Rc.view(), -alpha_Q * dt);
     p.R_terms.emplace_back(R_new, alpha_R * dt);
   }
@@ -172,9 +174,11 @@ Index checked_horizon(const SeqView& A, const SeqView& B, double dt, const SeqVi
   Qc.check_finite("Q");
   Rc.check_finite("R");
   for (Index i = 0; i < (Rc.is_constant() ? 1 : T); ++i)
-    check_semidefinite(Rc.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", Rc[i].data(), Rc.rows);
+    check_weight(Rc.is_constant() ? std::string("R") : "R[" + std::to_string(i) + "]", Rc[i].data(), Rc.rows,
+                 Definiteness::semidefinite);
   for (Index i = 0; i < (Qc.is_constant() ? 1 : T); ++i)
-    check_symmetric(Qc.is_constant() ? std::string("Q") : "Q[" + std::to_string(i) + "]", Qc[i].data(), Qc.rows);
+    check_state_weight(Qc.is_constant() ? std::string("Q") : "Q[" + std::to_string(i) + "]", Qc[i].data(), Qc.rows,
+                       options.Q_indefinite);
   if (options.method == DiscretizeMethod::Simpson && (options.simpson_intervals < 2 || options.simpson_intervals % 2))
     throw std::invalid_argument("simpson intervals must be an even number >= 2, got " +
                                 std::to_string(options.simpson_intervals));
@@ -263,7 +267,7 @@ void solve_in_sequence(const ContinuousInputs& in, const FinalCost& Q_final, int
   replicate_constant(disc, count);
   ProgressFn second;
   if (progress) second = [&](Index done, Index) { return (*progress)(T + done, 2 * T); };
-  LQRProblem pb = disc.make_problem(Q_final);
+  LQRProblem pb = disc.make_problem(Q_final, 1.0, 1.0, SeqView(), in.options.Q_indefinite);
   pb.threads = threads;
   riccati_sweep(pb, sol, progress ? &second : nullptr);
 }
@@ -309,7 +313,7 @@ void solve_pipelined(const ContinuousInputs& in, const FinalCost& Q_final, int t
 #endif
     if (sweeper) {
       try {
-        LQRProblem pb = disc.make_problem(Q_final);
+        LQRProblem pb = disc.make_problem(Q_final, 1.0, 1.0, SeqView(), in.options.Q_indefinite);
         pb.before_step = [&](Index i) {
           while (!ready[i].load(std::memory_order_acquire)) {
             if (cancel.load(std::memory_order_relaxed)) throw Cancelled();
@@ -349,7 +353,7 @@ std::pair<Discretization, LQRSolution> solve_continuous(SeqView A, SeqView B, do
   if (!Q_final.stationary) {
     check_shape("Q_final", Q_final.matrix.rows(), Q_final.matrix.cols(), n, n);
     check_finite("Q_final", Q_final.matrix.data(), Q_final.matrix.size());
-    check_symmetric("Q_final", Q_final.matrix.data(), n);
+    check_state_weight("Q_final", Q_final.matrix.data(), n, options.Q_indefinite);
   }
   const int threads = resolve_threads(options.threads);
   const ContinuousInputs in{A, B, Qc, Rc, dt, options, T, n, s};

@@ -8,7 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include <Eigen/Eigenvalues>
 
 #include "directable/control/lqr/stationary.hpp"
 #include "directable/core/parallel.hpp"
@@ -181,11 +180,6 @@ std::string step_label(const char* name, bool varies, Index i) {
   return varies ? std::string(name) + "[" + std::to_string(i) + "]" : std::string(name);
 }
 
-double smallest_eigenvalue(const Eigen::MatrixXd& M) {
-  if (M.size() == 0) return 0.0;
-  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M, Eigen::EigenvaluesOnly).eigenvalues()(0);
-}
-
 std::string num(double x) {
   std::ostringstream o;
   o.precision(3);
@@ -252,7 +246,8 @@ double largest_entry(const SeqView& v, Index from) {
   msg << "R + B' P B is not positive definite at step " << i << ": its Cholesky pivot " << bad << " is "
       << num(d(bad)) << " (it must exceed " << kPivotTolerance << " times the diagonal entry " << num(H(bad, bad))
       << "); ";
-  const double r_min = smallest_eigenvalue(R), p_min = smallest_eigenvalue(P);
+  // the eigensolver lives in the core's cold code (weights.hpp), compiled once, not per dispatch level
+  const double r_min = smallest_eigenvalue(R.data(), s), p_min = smallest_eigenvalue(P.data(), P.rows());
   if (r_min < -kSemidefiniteTolerance * R.cwiseAbs().maxCoeff()) {
     msg << step_label("R", R_varies, i) << " is not positive semidefinite (smallest eigenvalue " << num(r_min) << ")";
   } else if (p_min < -kSemidefiniteTolerance * P.cwiseAbs().maxCoeff()) {
@@ -274,7 +269,7 @@ double largest_entry(const SeqView& v, Index from) {
 // positive semidefinite; "R" or "R[i]" in the message.
 void check_R_semidefinite(Eigen::MatrixXd& R, bool R_varies, Index i) {
   R.triangularView<Eigen::StrictlyUpper>() = R.transpose();
-  check_semidefinite(step_label("R", R_varies, i), R.data(), R.rows());
+  check_weight(step_label("R", R_varies, i), R.data(), R.rows(), Definiteness::semidefinite);
 }
 
 // Symmetry of step i's Q and R terms (a constant one once, at the first
@@ -284,6 +279,14 @@ void check_step_symmetric(const char* name, const SeqView& v, Index i, Index T) 
   check_symmetric(step_label(name, !v.is_constant(), i), v[i].data(), v.rows);
 }
 
+// Step i's Q (a constant one once): symmetric positive semidefinite unless
+// the problem allows an indefinite Q.
+void check_step_Q(const LQRProblem& pb, Index i) {
+  const SeqView& Q = pb.Q;
+  if (Q.empty() || (Q.is_constant() && i != pb.horizon - 1)) return;
+  check_state_weight(step_label("Q", !Q.is_constant(), i), Q[i].data(), Q.rows, pb.Q_indefinite);
+}
+
 // The stationary P of step T-1's problem, symmetric to the last bit.
 Eigen::MatrixXd stationary_final_cost(const LQRProblem& pb) {
   const Index i = pb.horizon - 1, s = pb.s();
@@ -291,7 +294,9 @@ Eigen::MatrixXd stationary_final_cost(const LQRProblem& pb) {
   for (const auto& term : pb.R_terms) R += term.second * term.first[i];
   const Eigen::MatrixXd N = pb.N.empty() ? Eigen::MatrixXd() : Eigen::MatrixXd(pb.q_scale * pb.N[i]);
   try {
-    const Eigen::MatrixXd P = solve_stationary(pb.A[i], pb.B[i], pb.q_scale * pb.Q[i], R, N).P;
+    StationaryOptions options;
+    options.Q_indefinite = pb.Q_indefinite;
+    const Eigen::MatrixXd P = solve_stationary(pb.A[i], pb.B[i], pb.q_scale * pb.Q[i], R, N, options).P;
     return 0.5 * (P + P.transpose());
   } catch (const std::domain_error& e) {
     throw std::domain_error(std::string("Q_final = \"dare\" (the stationary solution of step ") +
@@ -307,7 +312,7 @@ void check_step(const LQRProblem& pb, Index i) {
   check_step_finite("Q", pb.Q, i, T);
   check_step_finite("N", pb.N, i, T);
   for (const auto& term : pb.R_terms) check_step_finite("R", term.first, i, T);
-  check_step_symmetric("Q", pb.Q, i, T);
+  check_step_Q(pb, i);
   for (const auto& term : pb.R_terms) check_step_symmetric("R", term.first, i, T);
 }
 
@@ -546,28 +551,11 @@ void eigen_sweep(const LQRProblem& pb, LQRSolution& out, ProgressThrottle& throt
 
 }  // namespace
 
-void check_symmetric(const std::string& label, const double* M, Index n) {
-  if (n == 0) return;
-  const ConstMatMap X(M, n, n);
-  const double tol = kSymmetryTolerance * X.cwiseAbs().maxCoeff();
-  for (Index r = 0; r < n; ++r)
-    for (Index c = r + 1; c < n; ++c)
-      if (!(std::abs(X(r, c) - X(c, r)) <= tol))
-        throw std::domain_error(label + " must be symmetric (|M_ij - M_ji| <= " + num(kSymmetryTolerance) +
-                                " max|M|), got " + label + "[" + std::to_string(r) + ", " + std::to_string(c) +
-                                "] = " + num(X(r, c)) + " and " + label + "[" + std::to_string(c) + ", " +
-                                std::to_string(r) + "] = " + num(X(c, r)));
-}
-
-void check_semidefinite(const std::string& label, const double* M, Index n) {
-  check_symmetric(label, M, n);
-  if (n == 0) return;
-  const Eigen::MatrixXd S = 0.5 * (ConstMatMap(M, n, n) + ConstMatMap(M, n, n).transpose());
-  if (Eigen::LLT<Eigen::MatrixXd>(S).info() == Eigen::Success) return;  // positive definite
-  const double lo = smallest_eigenvalue(S);
-  if (lo < -kSemidefiniteTolerance * S.cwiseAbs().maxCoeff())
-    throw std::domain_error(label + " must be symmetric positive semidefinite, got smallest eigenvalue " + num(lo) +
-                            " (the tolerance is -" + num(kSemidefiniteTolerance) + " max|" + label + "|)");
+void check_state_weight(const std::string& label, const double* M, Index n, bool indefinite_allowed) {
+  if (indefinite_allowed)
+    check_symmetric(label, M, n);
+  else
+    check_weight(label, M, n, Definiteness::semidefinite);
 }
 
 double pivot_ratio(const double* F, Index s, Index ld) {
@@ -640,14 +628,15 @@ void LQRProblem::validate() const {
   if (!Q_final_stationary) {
     check_shape("Q_final", Q_final.rows(), Q_final.cols(), dims.n, dims.n);
     check_finite("Q_final", Q_final.data(), Q_final.size());
-    check_symmetric("Q_final", Q_final.data(), dims.n);
+    check_state_weight("Q_final", Q_final.data(), dims.n, Q_indefinite);
   }
   if (!std::isfinite(q_scale)) throw std::domain_error("cost scale must be finite");
 }
 
 LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const FinalCost& Q_final,
-                            SeqView N, std::optional<Index> horizon) {
+                            SeqView N, std::optional<Index> horizon, bool Q_indefinite) {
   LQRProblem p;
+  p.Q_indefinite = Q_indefinite;
   p.A = A;
   p.B = B;
   p.Q = Q;

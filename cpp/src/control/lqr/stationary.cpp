@@ -116,7 +116,7 @@ double relative_smallest_singular_value(const Eigen::MatrixXcd& M) {
                           "): the pencil has eigenvalues on or too near the unit circle");
 }
 
-void validate(const CRef& A, const CRef& B, const CRef& Q, const CRef& R, const CRef& N) {
+void validate(const CRef& A, const CRef& B, const CRef& Q, const CRef& R, const CRef& N, bool Q_indefinite) {
   const Index n = A.rows(), s = B.cols();
   if (n < 1) throw std::invalid_argument("need at least one state, got A " + shape_str(A.rows(), A.cols()));
   if (A.cols() != n) throw_shape("A", "(n, n) (square)", shape_str(A.rows(), A.cols()));
@@ -132,15 +132,17 @@ void validate(const CRef& A, const CRef& B, const CRef& Q, const CRef& R, const 
   check_finite("Q", q.data(), q.size());
   check_finite("R", r.data(), r.size());
   if (N.size()) check_finite("N", nn.data(), nn.size());
-  check_symmetric("Q", q.data(), n);
-  check_semidefinite("R", r.data(), s);
+  // the weight checks read row-major storage, so that their messages name entries as NumPy does
+  const RowMatrix q_rows = Q, r_rows = R;
+  check_state_weight("Q", q_rows.data(), n, Q_indefinite);
+  check_weight("R", r_rows.data(), s, Definiteness::semidefinite);
 }
 
 }  // namespace
 
 StationaryLQR solve_stationary(const CRef& A, const CRef& B, const CRef& Q_in, const CRef& R_in, const CRef& N,
                                const StationaryOptions& opt, const ProgressFn* progress) {
-  validate(A, B, Q_in, R_in, N);
+  validate(A, B, Q_in, R_in, N, opt.Q_indefinite);
   const Index n = A.rows(), s = B.cols();
   const Mat Q = 0.5 * (Q_in + Q_in.transpose()), R = 0.5 * (R_in + R_in.transpose());
 

@@ -1,6 +1,7 @@
 #include "directable/control/lqr/tracker.hpp"
 
 #include "directable/core/allocation.hpp"
+#include "directable/core/weights.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -361,8 +362,7 @@ Index Tracker::nearest_index(const Eigen::Ref<const Eigen::VectorXd>& z, Index f
     throw std::invalid_argument("search window [first, last] must lie in [0, " + std::to_string(T_ - 1) + "]");
   if (weights && weights->size() != n_)
     throw_shape("weights", "(" + std::to_string(n_) + ",)", "(" + std::to_string(weights->size()) + ",)");
-  if (weights) check_finite("weights", weights->data(), n_);
-  if (weights && (weights->array() < 0).any()) throw std::domain_error("weights must be >= 0");
+  if (weights) check_diagonal_weight("weights", weights->data(), n_, Definiteness::semidefinite);
   check_finite("z", z.data(), n_);
   Index best = first;
   double best_d = std::numeric_limits<double>::infinity();

@@ -1,10 +1,9 @@
 #include "directable/control/mpc/cost.hpp"
 
-#include <Eigen/Eigenvalues>
-#include <algorithm>
 #include <stdexcept>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/weights.hpp"
 
 namespace directable {
 
@@ -50,26 +49,17 @@ Eigen::MatrixXd CostWeight::matrix() const {
 }
 
 void CostWeight::validate(const std::string& name, Index dim_expected, bool positive) const {
+  const Definiteness required = positive ? Definiteness::definite : Definiteness::semidefinite;
   if (is_dense()) {
     check_shape(name, dense.rows(), dense.cols(), dim_expected, dim_expected);
-    check_finite(name, dense.data(), dense.size());
-    const Eigen::MatrixXd S = matrix();
-    const double lo = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S, Eigen::EigenvaluesOnly).eigenvalues().minCoeff();
-    const double scale = std::max(1.0, S.cwiseAbs().maxCoeff());
-    if (positive ? !(lo > 1e-14 * scale) : lo < -1e-12 * scale)
-      throw std::domain_error(name + " must be symmetric positive " + (positive ? "definite" : "semi-definite") +
-                              ", got smallest eigenvalue " + std::to_string(lo));
+    check_weight(name, dense.data(), dim_expected, required);  // the LQR's check and tolerances
     return;
   }
   if (diag.size() != dim_expected)
     throw_shape(name, "(" + std::to_string(dim_expected) + ",) or (" + std::to_string(dim_expected) + ", " +
                           std::to_string(dim_expected) + ")",
                 "(" + std::to_string(diag.size()) + ",)");
-  check_finite(name, diag.data(), diag.size());
-  for (Index k = 0; k < diag.size(); ++k)
-    if (positive ? !(diag[k] > 0) : diag[k] < 0)
-      throw std::domain_error(name + " weights must be " + (positive ? "positive" : "non-negative") + ", got " +
-                              std::to_string(diag[k]) + " at index " + std::to_string(k));
+  check_diagonal_weight(name, diag.data(), dim_expected, required);
 }
 
 }  // namespace directable

@@ -23,6 +23,9 @@ struct DiscretizeOptions {
   DiscretizeMethod method = DiscretizeMethod::Exact;
   int simpson_intervals = 10;  //!< even; the paper's "10 integration points"
   int threads = 0;             //!< 0: all cores
+  //! Qc and Q_final may be indefinite (LQRProblem::Q_indefinite); else both
+  //! must be positive semidefinite.
+  bool Q_indefinite = false;
 };
 
 //! Reference-dependent part of the tracking problem. Phi and Gamma depend
@@ -56,12 +59,14 @@ class Discretization {
   //! The discrete problem for weights (alpha_Q Qc, alpha_R Rc) and final
   //! cost Q_final, viewing this object's arrays (keep it alive). If
   //! R_new (s x s, or T x s x s) is given it replaces Rc.
+  //! Q_indefinite: Q_final may be indefinite (LQRProblem::Q_indefinite).
   LQRProblem make_problem(const FinalCost& Q_final, double alpha_Q = 1.0,
-                          double alpha_R = 1.0, SeqView R_new = SeqView()) const;
+                          double alpha_R = 1.0, SeqView R_new = SeqView(), bool Q_indefinite = false) const;
 };
 
 //! A: T x (n x n) or constant, B: n x s (or T x ...), Qc: n x n (or
-//! T x ...), Rc: s x s (or T x ...), symmetric positive definite; shapes and
+//! T x ...), Rc: s x s (or T x ...), Qc and Rc symmetric positive
+//! semidefinite (Qc only symmetric where options.Q_indefinite); shapes and
 //! the horizon as for check_lqr_shapes (the horizon is required when every
 //! input is constant). Parallel over steps.
 Discretization discretize(SeqView A, SeqView B, double dt, SeqView Qc, SeqView Rc, std::optional<Index> horizon,

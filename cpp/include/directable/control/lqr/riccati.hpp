@@ -18,30 +18,24 @@
 #include <vector>
 
 #include "directable/core/errors.hpp"
+#include "directable/core/weights.hpp"
 #include "directable/core/sequence.hpp"
 #include "directable/core/progress.hpp"
 
 namespace directable {
 
-//! Tolerances of the LQR family's checks of its weights (the Python
-//! docstrings state them). A weight M is symmetric when every
-//! |M_ij - M_ji| <= kSymmetryTolerance max|M|.
-inline constexpr double kSymmetryTolerance = 1e-10;
-//! R is positive semidefinite when the smallest eigenvalue of sym(R) is
-//! >= -kSemidefiniteTolerance max|R|.
-inline constexpr double kSemidefiniteTolerance = 1e-12;
+// The weights are checked by core/errors.hpp's check_weight (tolerances
+// kSymmetryTolerance, kSemidefiniteTolerance there; the Python docstrings
+// state them): Q and Q_final symmetric positive semidefinite unless a problem
+// allows an indefinite Q, each R_i symmetric positive semidefinite.
 //! H_i = R_i + B_i' P_{i+1} B_i is positive definite when every pivot d_j of
 //! its Cholesky factorization exceeds kPivotTolerance H_jj (a smaller pivot
 //! means H_i is singular to within rounding and K_i would be noise).
 inline constexpr double kPivotTolerance = 1e-13;
 
-//! Throws domain_error unless the n x n matrix at M is symmetric (either
-//! storage order); `label` names it ("Q", "R[3]").
-void check_symmetric(const std::string& label, const double* M, Index n);
-//! Throws domain_error unless the n x n matrix at M is symmetric and
-//! positive semidefinite (tolerances above). The fast path is a Cholesky
-//! factorization (R positive definite); eigenvalues only where it fails.
-void check_semidefinite(const std::string& label, const double* M, Index n);
+//! Checks the state weight Q or Q_final (n x n at M): symmetric positive
+//! semidefinite, or only symmetric where `indefinite_allowed`.
+void check_state_weight(const std::string& label, const double* M, Index n, bool indefinite_allowed);
 //! min_j d_j / H_jj of H = F F' from its lower Cholesky factor F (s x s,
 //! column-major at F with leading dimension ld, or F' row-major): d_j =
 //! F_jj^2, H_jj = sum_k F_jk^2. 1 for a diagonal H, -> 0 as H turns singular.
@@ -106,6 +100,11 @@ struct LQRProblem {
   //! How the R_i were made, added to a message that blames a singular R_i
   //! (a discretization names the weights its R_i mixes); null: given.
   const char* R_origin = nullptr;
+  //! Q and Q_final may be indefinite (checked symmetric only): the DARE
+  //! literature's problems (DAREX #4) are well posed while every H_i > 0.
+  //! Otherwise (the default) both must be positive semidefinite: a negative
+  //! weight is far more often a sign error than an intent.
+  bool Q_indefinite = false;
   //! Called (on the sweeping thread) before step i's matrices are read, so
   //! a producer can still be writing earlier steps: solve_continuous runs
   //! the discretization and the sweep as a pipeline this way.
@@ -124,12 +123,13 @@ struct LQRProblem {
 
 //! The problem of solve_discrete with its arguments: A, B, Q, R, N (may be
 //! empty) per step or constant, Q_final (n x n); the horizon as for
-//! check_lqr_shapes. Validated; the sweep checks the values, that Q_i and R_i
-//! are symmetric and each R_i positive semidefinite (Q and Q_final may be
-//! indefinite: what must hold is H_i > 0). Views the arguments (keep them
-//! alive).
+//! check_lqr_shapes. Validated; the sweep checks the values, that each R_i is
+//! symmetric positive semidefinite, each Q_i and Q_final too (symmetric
+//! only where Q_indefinite), and that every H_i > 0. Views the arguments
+//! (keep them alive).
 LQRProblem discrete_problem(SeqView A, SeqView B, SeqView Q, SeqView R, const FinalCost& Q_final,
-                            SeqView N = SeqView(), std::optional<Index> horizon = std::nullopt);
+                            SeqView N = SeqView(), std::optional<Index> horizon = std::nullopt,
+                            bool Q_indefinite = false);
 
 //! Result of a sweep: K (T, s, n) and P (T+1, n, n), allocated once.
 class LQRSolution {

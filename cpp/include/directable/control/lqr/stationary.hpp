@@ -31,6 +31,9 @@ struct StationaryOptions {
   int max_iterations = 80;   //!< doubling steps (each squares the contraction)
   int max_refinements = 4;   //!< Newton steps after the doubling
   double tolerance = 1e-14;  //!< doubling stops when |H_{k+1} - H_k|_F <= tolerance |H_{k+1}|_F
+  //! Q may be indefinite (symmetric only, as in DAREX #4); else it must be
+  //! positive semidefinite (LQRProblem::Q_indefinite).
+  bool Q_indefinite = false;
 };
 
 //! The stabilizing solution and what it took.
@@ -44,10 +47,10 @@ struct StationaryLQR {
 };
 
 //! The stabilizing solution of the DARE for A (n x n), B (n x s), Q (n x n,
-//! symmetric, may be indefinite), R (s x s, symmetric positive
-//! semidefinite), N (n x s, or empty: no cross term). Validated here:
-//! shapes (invalid_argument), finiteness, symmetry and R's semidefiniteness
-//! (domain_error, tolerances of riccati.hpp). Throws domain_error naming the
+//! symmetric positive semidefinite, or indefinite where options.Q_indefinite),
+//! R (s x s, symmetric positive semidefinite), N (n x s, or empty: no cross
+//! term). Validated here: shapes (invalid_argument), finiteness, symmetry and
+//! definiteness (domain_error, check_weight's tolerances). Throws domain_error naming the
 //! cause where no stabilizing solution exists: "(A, B) is not stabilizable"
 //! or "(A, Q) is not detectable" with the offending eigenvalue of A, or R
 //! singular where B cannot make R + B'PB definite. progress(done, total)
