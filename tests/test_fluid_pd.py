@@ -157,10 +157,10 @@ def test_bad_input(scn):
 def test_law_on_a_scene_with_an_obstacle(scn):
     # Psi includes the boundary fields of a FluidParticles on a ReducedScene; the gain is still its derivative
     from directable.experiments import fluid_boundaries as FB
-    model = FB.obstacle_model(scn, F.c_shape(0.1, 0.06, segments=12), pose=(0.55, 0.5, 0.0), p=12)
+    model = FB.obstacle_model(scn, F.box(0.25, 0.15), pose=(0.5, 0.5, 0.3), p=12)
     law = F.ParticlePD(model, scn.x_ref, scn.dt, 1.0, 200.0, 20.0)
     x = scn.x_ref[10].copy()
-    x[:2] = (0.45, 0.5)  # beside the object
+    x[:2] = (0.3, 0.5)  # beside the object
     plain = F.ParticlePD(scn.model, scn.x_ref, scn.dt, 1.0, 200.0, 20.0)
     assert np.linalg.norm(law.control(x, 10) - plain.control(x, 10)) > 1e-6
     K, x0, eps = law.gain(10), scn.x_ref[10], 1e-6
@@ -184,3 +184,24 @@ def test_fit_viscosity_recovers_a_known_viscosity(scn):
         f.fit_viscosity(z0, E, 0.01, W, 1.0, 0.1)
     with pytest.raises(ValueError, match="start and stop"):
         f.match_viscosity(scn.full, start=5, stop=5)
+
+
+def test_fig7_with_a_c_shape_in_the_flow():
+    # Fig. 7's protocol with an obstacle beside the path: LQR linearised on the scene, P/PD of eq. 14 with Psi
+    # (boundary fields included) at the particle; every setting scaled to LQR's budget
+    from directable.experiments import fluid_boundaries as FB
+    scn = E.make_scenario(n=32, r=16, steps=120)
+    shape, pose = F.c_shape(0.1, 0.05, segments=16), np.array([0.62, 0.3, np.pi])
+    model = FB.obstacle_model(scn, shape, pose, p=24)
+    out = E.lqr_vs_pd(scn, model=model, noise=5.0, seed=3, grid_size=6, iterations=8)
+    s, budget = out["search"], out["budget"]
+    assert s["settings"] == 6 + 36 and s["tried"] >= 30
+    lqr_err = out["lqr_error"][-1, 0]
+    for kind in ("P", "PD"):
+        assert s[kind]["effort"] <= budget and s[kind]["effort"] > 0.95 * budget
+        assert lqr_err < s[kind]["final_error"]
+    # no particle position of any plotted run lies inside the object
+    c, sn = np.cos(pose[2]), np.sin(pose[2])
+    for res in [out["lqr"]] + [s[k]["result"] for k in ("P", "PD")]:
+        local = (res.states[:, :2] - pose[:2]) @ np.array([[c, -sn], [sn, c]])
+        assert not shape.inside(local).any()
