@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'BoundaryBasis', 'BoundaryBasis3D', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Coupling3D', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'MujocoData', 'MujocoLibrary', 'MujocoModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedScene3D', 'ReducedScene3DData', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'check_allocation', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'mujoco_run_lqr', 'mujoco_run_servo', 'mujoco_spd', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
+__all__: list[str] = ['Articulated', 'BoundaryBasis', 'BoundaryBasis3D', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Coupling3D', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'MujocoData', 'MujocoLibrary', 'MujocoModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'ParticlePD', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedScene3D', 'ReducedScene3DData', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'check_allocation', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'mujoco_run_lqr', 'mujoco_run_servo', 'mujoco_spd', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1233,6 +1233,10 @@ class GalerkinFluid:
         (r, r) array
             d(A(z) z + nu D z)/dz (1/s).
         """
+    def fit_viscosity(self, z0: numpy.ndarray[numpy.float64], energy: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, w: numpy.ndarray[numpy.float64], lo: typing.SupportsFloat | typing.SupportsIndex = 1e-06, hi: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> tuple:
+        """
+        The viscosity whose reduced energy decay matches a run's.
+        """
     def rollout(self, z0: numpy.ndarray[numpy.float64], w: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         T steps from z0 under the controls w.
@@ -2086,6 +2090,10 @@ class Coupling:
         -------
         (r, m) array
             G = B' R [Btilde, rigid]: z gains G c for coefficients c (m,).
+        """
+    def feedforward_single(self, pose: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        The on-the-fly feedforward F (eq. 3.11) in single precision.
         """
     def feedforward(self, pose: numpy.ndarray[numpy.float64], exact: bool = False) -> numpy.typing.NDArray[numpy.float64]:
         """
@@ -2958,6 +2966,79 @@ class ReducedFluid3D(GalerkinFluid):
     def grid(self) -> MACGrid3D:
         """
         The MACGrid3D of the basis.
+        """
+class ParticlePD:
+    """
+    Barbic & Popovic's PD law for a reduced fluid with particles (eq. 14).
+    """
+    def __init__(self, model: Model, particles: int, x_ref: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, k_z: typing.SupportsFloat | typing.SupportsIndex = 0.0, k_p: typing.SupportsFloat | typing.SupportsIndex = 0.0, k_pdot: typing.SupportsFloat | typing.SupportsIndex = 0.0, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def control(self, x: numpy.ndarray[numpy.float64], step: int) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The control of eq. 14 at a state.
+        """
+    def gain(self, step: int) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The law's gain dw/dx at the reference state x_ref[step].
+        """
+    def run(self, x0: numpy.ndarray[numpy.float64], steps: int, disturbance: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> SimulationResult:
+        """
+        A closed-loop run under this law (GIL released).
+        """
+    def sweep(self, gains: numpy.ndarray[numpy.float64], x0: numpy.ndarray[numpy.float64], steps: int, disturbance: numpy.ndarray[numpy.float64] | None = None, threads: int = 0, progress: typing.Any = None) -> dict:
+        """
+        Closed-loop runs under many gain settings, in parallel (GIL released).
+        """
+    def with_gains(self, k_z: typing.SupportsFloat | typing.SupportsIndex, k_p: typing.SupportsFloat | typing.SupportsIndex, k_pdot: typing.SupportsFloat | typing.SupportsIndex) -> ParticlePD:
+        """
+        The same model and reference with other gains.
+        """
+    @property
+    def dt(self) -> float:
+        """
+        Step between reference states (s).
+        """
+    @property
+    def gains(self) -> tuple:
+        """
+        (k_z, k_p, k_pdot).
+        """
+    @property
+    def horizon(self) -> int:
+        """
+        T: reference steps.
+        """
+    @property
+    def model(self) -> Model:
+        """
+        The model.
+        """
+    @property
+    def particles(self) -> int:
+        """
+        Number of particles P.
+        """
+    @property
+    def reference(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (T+1, n) read-only view of the reference states (a copy taken at construction).
+        """
+    @property
+    def reference_rates(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        (T+1, d P) read-only view of p'(x_ref[i]), the model's particle rates on the reference (m/s).
+        """
+    @property
+    def space_dim(self) -> int:
+        """
+        d: 2 or 3.
+        """
+    @property
+    def t0(self) -> float:
+        """
+        Time of x_ref[0] (s).
         """
 class FluidParticles3D(Model):
     """
