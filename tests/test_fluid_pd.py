@@ -157,7 +157,7 @@ def test_bad_input(scn):
 def test_law_on_a_scene_with_an_obstacle(scn):
     # Psi includes the boundary fields of a FluidParticles on a ReducedScene; the gain is still its derivative
     from directable.experiments import fluid_boundaries as FB
-    model = FB.obstacle_model(scn, F.box(0.25, 0.15), pose=(0.5, 0.5, 0.3), p=12)
+    model = FB.obstacle_model(scn, F.box(0.25, 0.15), pose=(0.5, 0.5, 0.3), p=8, surface_spacing=2 * scn.grid.h)
     law = F.ParticlePD(model, scn.x_ref, scn.dt, 1.0, 200.0, 20.0)
     x = scn.x_ref[10].copy()
     x[:2] = (0.3, 0.5)  # beside the object

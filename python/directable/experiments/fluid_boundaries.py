@@ -1076,7 +1076,7 @@ def untrained_shapes(sc: CShapeScene, run=0, p=None) -> dict:
     return out
 
 
-def obstacle_model(scn, shape, pose, p=24, seed=0) -> "F.FluidParticles":
+def obstacle_model(scn, shape, pose, p=24, seed=0, surface_spacing=None) -> "F.FluidParticles":
     """The leaf scenario's particles in its reduced fluid with a still object in the flow.
 
     A boundary basis trained at 24 poses jittered around ``pose`` (2 cells,
@@ -1096,6 +1096,8 @@ def obstacle_model(scn, shape, pose, p=24, seed=0) -> "F.FluidParticles":
         Boundary fields (plus 3 rigid).
     seed : int
         Seed of the training poses.
+    surface_spacing : float, optional
+        Spacing of the surface samples (m); default one grid cell.
 
     Returns
     -------
@@ -1105,7 +1107,8 @@ def obstacle_model(scn, shape, pose, p=24, seed=0) -> "F.FluidParticles":
     pose = as_float_array(pose, "pose")
     rng = np.random.default_rng(seed)
     train = pose + rng.uniform(-1, 1, (24, 3)) * np.array([2 * scn.grid.h, 2 * scn.grid.h, 0.1])
-    bb = _boundary_basis(scn.fluid, shape, train, p, surface_spacing=scn.grid.h)
+    spacing = scn.grid.h if surface_spacing is None else real(surface_spacing, "surface_spacing")
+    bb = _boundary_basis(scn.fluid, shape, train, p, surface_spacing=spacing)
     scene = F.ReducedScene(scn.fluid, [F.Coupling(scn.fluid, bb)])
     return F.FluidParticles(scene, scn.particles, poses=pose[None], velocities=np.zeros((1, 3)))
 
