@@ -315,7 +315,7 @@ def _sweep(scn, law, gains, d, executor, progress):
 
 
 def gain_search(scn: FluidScenario, budget, noise, seed=0, grid_size=10, model=None, pushes=None, spread=100.0,
-                iterations=10, executor=None, progress=None) -> dict:
+                iterations=14, executor=None, progress=None) -> dict:
     """Fig. 7's protocol: P and PD (eq. 14) at LQR's control budget.
 
     Every setting of :func:`gain_directions` (P: two gains, PD: three) is
@@ -404,7 +404,7 @@ def gain_search(scn: FluidScenario, budget, noise, seed=0, grid_size=10, model=N
 
 
 def lqr_vs_pd(scn: FluidScenario, model=None, noise=5.0, seed=3, alpha_R=1e-2, particle_weight=1e5,
-              velocity_weight=1.0, final_weight=0.0, grid_size=10, iterations=10, progress=None) -> dict:
+              velocity_weight=1.0, final_weight=0.0, grid_size=10, iterations=14, progress=None) -> dict:
     """Fig. 7: LQR against P and PD (eq. 14) under one control budget.
 
     The LQR run (expensive control, non-zero position cost, zero final cost
