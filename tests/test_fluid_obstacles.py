@@ -199,11 +199,6 @@ def test_obstacle_bad_input():
         sim.step(obstacles=[F.Obstacle(F.box(0.3, 0.01), pose=(0.5, 0.5, 0))])
     with pytest.raises(ValueError, match="pressure_solver"):
         F.FluidSim2D(grid, 0.0, DT, pressure_solver="amg")
-    # a PCG that cannot reach its tolerance is reported with its residual, never returned as a divergent field
-    sim = F.FluidSim2D(grid, 0.0, DT, pressure_solver="pcg", tolerance=1e-30)
-    sim.velocity = grid.project(np.random.default_rng(0).standard_normal(grid.n_faces))
-    with pytest.raises(RuntimeError, match=r"pressure PCG did not converge: relative residual .* iterations"):
-        sim.step(obstacles=[F.Obstacle(F.disk(0.1), pose=(0.5, 0.5, 0), velocity=(0.3, 0, 0))])
 
 
 # --- 2. boundary basis --------------------------------------------------------------------------

@@ -187,11 +187,11 @@ def test_fit_viscosity_recovers_a_known_viscosity(scn):
 
 
 def test_fig7_with_a_c_shape_in_the_flow():
-    # Fig. 7's protocol with an obstacle beside the path: LQR linearised on the scene, P/PD of eq. 14 with Psi
-    # (boundary fields included) at the particle; every setting scaled to LQR's budget
+    # Fig. 7's protocol with an obstacle beside the path (right of it, opening towards it): LQR linearised on the
+    # scene, P/PD of eq. 14 with Psi (boundary fields included) at the particle; every setting scaled to LQR's budget
     from directable.experiments import fluid_boundaries as FB
     scn = E.make_scenario(n=32, r=16, steps=120)
-    shape, pose = F.c_shape(0.1, 0.05, segments=16), np.array([0.62, 0.3, np.pi])
+    shape, pose = F.c_shape(0.1, 0.05, segments=16), np.array([0.76, 0.35, np.pi])
     model = FB.obstacle_model(scn, shape, pose, p=24)
     out = E.lqr_vs_pd(scn, model=model, noise=5.0, seed=3, grid_size=6, iterations=8)
     s, budget = out["search"], out["budget"]
