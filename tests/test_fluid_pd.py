@@ -193,7 +193,7 @@ def test_fig7_with_a_c_shape_in_the_flow():
     scn = E.make_scenario(n=32, r=16, steps=120)
     shape, pose = F.c_shape(0.1, 0.05, segments=16), np.array([0.76, 0.35, np.pi])
     model = FB.obstacle_model(scn, shape, pose, p=24)
-    out = E.lqr_vs_pd(scn, model=model, noise=5.0, seed=3, grid_size=6, iterations=8)
+    out = E.lqr_vs_pd(scn, model=model, noise=5.0, seed=3, grid_size=6)
     s, budget = out["search"], out["budget"]
     assert s["settings"] == 6 + 36 and s["tried"] >= 30
     lqr_err = out["lqr_error"][-1, 0]
