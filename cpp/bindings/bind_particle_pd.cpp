@@ -176,7 +176,7 @@ dict
     ``final_error`` (m, P): distance of each particle to its reference at
     the last step (m); ``max_error`` (m, P): the largest over the run;
     ``effort`` (m,): sum |w|^2 dt; ``diverged_at`` (m,): the step whose state
-    went non-finite, -1 for none (errors NaN, effort inf there).)doc");
+    went non-finite, -1 for none (errors and effort inf there).)doc");
 }
 
 }  // namespace directable::py_bind

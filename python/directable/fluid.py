@@ -227,6 +227,8 @@ class ReducedFluid(GalerkinSteps, _core.ReducedFluid):
             RMS of the log-energy mismatch at nu (about the relative energy
             error; 0 for a perfect match).
         """
+        if not hasattr(run, "velocities") or not hasattr(run, "dt"):
+            raise TypeError(f"run must be a FullRun (velocities, dt), got {type(run).__name__}")
         U = as_float_array(run.velocities, "run.velocities")
         start = integer(start, "start")
         stop = U.shape[0] - 1 if stop is None else integer(stop, "stop")
@@ -333,7 +335,7 @@ class ParticlePD(_core.ParticlePD):
         -------
         dict
             ``final_error`` (m, P) and ``max_error`` (m, P): particle
-            distances to the reference (m), NaN where diverged; ``effort``
+            distances to the reference (m), inf where diverged; ``effort``
             (m,): sum |w|^2 dt, inf where diverged; ``diverged_at`` (m,).
         """
         return run_with_progress(super().sweep, progress, "PD gains", gains=gains, x0=x0, steps=steps,

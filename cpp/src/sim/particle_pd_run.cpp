@@ -87,9 +87,9 @@ ParticlePDSweep sweep_particle_pd(const ParticlePD& law, const Eigen::Ref<const 
   laws.reserve(size_t(m));
   for (Index k = 0; k < m; ++k) laws.push_back(law.with_gains({gains(k, 0), gains(k, 1), gains(k, 2)}));
   ParticlePDSweep out;
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  out.final_error.setConstant(m, P, nan);
-  out.max_error.setConstant(m, P, nan);
+  const double inf = std::numeric_limits<double>::infinity();  // a diverged run's distance is unbounded
+  out.final_error.setConstant(m, P, inf);
+  out.max_error.setConstant(m, P, inf);
   out.effort.setConstant(m, std::numeric_limits<double>::infinity());
   out.diverged_at.setConstant(m, -1);
   const RowMatrix& ref = law.reference();

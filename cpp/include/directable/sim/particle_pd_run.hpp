@@ -22,8 +22,8 @@ SimulationResult simulate_particle_pd(const ParticlePD& law, const Eigen::Ref<co
 
 //! Outcomes of a sweep over gain settings.
 struct ParticlePDSweep {
-  RowMatrix final_error;   //!< m x P: |p_i - p_ref,i| at the last step (NaN where diverged)
-  RowMatrix max_error;     //!< m x P: the largest |p_i - p_ref,i| over the run (NaN where diverged)
+  RowMatrix final_error;   //!< m x P: |p_i - p_ref,i| at the last step (inf where diverged)
+  RowMatrix max_error;     //!< m x P: the largest |p_i - p_ref,i| over the run (inf where diverged)
   Eigen::VectorXd effort;  //!< m: sum_i |w_i|^2 dt (inf where diverged)
   Eigen::VectorXi diverged_at;  //!< m: the step whose state went non-finite, -1 for none
 };
