@@ -379,11 +379,13 @@ TABLE = {
     "ParticlePD.with_gains": ("fluid.ParticlePD(fluid.FluidParticles(red, 1), np.full((5, 5), 0.5), 0.01)"
                               ".with_gains(k_z, k_p, k_pdot)", dict(k_z="1.0", k_p="1.0", k_pdot="1.0")),
     "ParticlePD.run": ("fluid.ParticlePD(fluid.FluidParticles(red, 1), np.full((5, 5), 0.5), 0.01, 1.0, 1.0, 1.0)"
-                       ".run(x0, steps, disturbance)", dict(x0="np.full(5, 0.4)", steps="3",
-                                                            disturbance="np.zeros((3, 3))")),
+                       ".run(x0, steps)", dict(x0="np.full(5, 0.4)", steps="3")),
     "ParticlePD.sweep": ("fluid.ParticlePD(fluid.FluidParticles(red, 1), np.full((5, 5), 0.5), 0.01)"
                          ".sweep(gains, x0, steps)", dict(gains="np.ones((2, 3))", x0="np.full(5, 0.4)", steps="3"),
                          {"allow_inf": True}),
+    "Coupling.feedforward_single": ("fluid.Coupling(red, fluid.BoundaryBasis.build(red, fluid.box(0.4, 0.4), "
+                                    "np.array([[0.5, 0.5, 0.0]]), 1, surface_spacing=0.3)).feedforward_single(pose)",
+                                    dict(pose="np.array([0.5, 0.5, 0.1])")),
     "ReducedFluid.fit_viscosity": ("red.fit_viscosity(z0, energy, dt, w)",
                                    dict(z0="np.ones(3)", energy="np.linspace(3.0, 2.0, 5)", dt="0.01",
                                         w="np.zeros((4, 3))")),

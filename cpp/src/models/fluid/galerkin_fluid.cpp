@@ -214,6 +214,9 @@ ViscosityFit GalerkinFluid::fit_viscosity(const Eigen::Ref<const Eigen::VectorXd
   }
   double x = fc < fe ? c : e, f = std::min(fc, fe);
   if (fs[size_t(best)] < f) x = xs[size_t(best)], f = fs[size_t(best)];
+  if (!std::isfinite(f))
+    throw std::domain_error("no viscosity in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                            "] gives a finite reduced rollout with dt = " + std::to_string(dt) + ": reduce dt or |w|");
   ViscosityFit fit;
   fit.nu = std::exp(x);
   fit.residual = std::sqrt(f);
