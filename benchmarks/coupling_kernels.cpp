@@ -36,7 +36,15 @@ int main() {
   auto shape = std::make_shared<Shape2D>(V);
   RowMatrix poses(100, 3);
   for (int i = 0; i < 100; ++i) poses(i, 0) = 0.25 + 0.5 * i / 99.0, poses(i, 1) = 0.5 + 0.1 * std::sin(6.28 * i / 99.0), poses(i, 2) = -0.3 + 0.8 * i / 99.0;
-  for (double spacing : {0.5 / n, 0.5 * 290.0 / 256.0 / n}) {
+  // the spacing that gives q = 256 surface points (the target's size), by bisection on the count
+  double lo = 0.25 / n, hi = 1.0 / n;
+  for (int it = 0; it < 60; ++it) {
+    RowMatrix pts, nrm;
+    shape->surface(0.5 * (lo + hi), pts, nrm);
+    if (pts.rows() == 256) break;
+    (pts.rows() > 256 ? lo : hi) = 0.5 * (lo + hi);
+  }
+  for (double spacing : {0.5 / n, 0.5 * (lo + hi)}) {
     auto bb = std::make_shared<BoundaryBasis>(grid, B, shape, poses, r, spacing, 0.0, true, 0, nullptr);
     PoseAxes ax;
     ax.x = Eigen::VectorXd::LinSpaced(10, 0.3, 0.3 + 9 * 2.0 / n);
@@ -55,8 +63,11 @@ int main() {
     const double t64 = per_obj(c64), t32 = per_obj(c32), tfl = per_obj(fly);
     Eigen::MatrixXd F(bb->p(), r);
     const double tff = best([&] { fly.feedforward_exact(Pose2D(0.5, 0.5, 0.3), F, *d); }, 500);
+    Eigen::MatrixXf F32(bb->p(), r);
+    const double tff32 = best([&] { fly.feedforward_exact(Pose2D(0.5, 0.5, 0.3), F32, *d); }, 500);
+    const double err32 = (F32.cast<double>() - F).cwiseAbs().maxCoeff() / F.cwiseAbs().maxCoeff();
     std::printf("q = %ld p = %ld: apply per object (F z and G c): float64 tables %.2f us, float32 tables %.2f us, "
-                "on the fly %.2f us; feedforward matrix %.1f us (CPU)\n",
-                long(bb->q()), long(bb->p()), t64 * 1e6, t32 * 1e6, tfl * 1e6, tff * 1e6);
+                "on the fly %.2f us; feedforward matrix %.1f us, in float32 %.1f us (max rel. difference %.1e) (CPU)\n",
+                long(bb->q()), long(bb->p()), t64 * 1e6, t32 * 1e6, tfl * 1e6, tff * 1e6, tff32 * 1e6, err32);
   }
 }

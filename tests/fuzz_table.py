@@ -370,6 +370,29 @@ TABLE = {
     "MACGrid2D.max_divergence": ("grid.max_divergence(basis)", dict(basis="basis")),
     "FluidSim2D.step": ("fluid.FluidSim2D(grid, 0.01, 0.01).step(force)", dict(force="np.ones(grid.n_faces)")),
     "ReducedFluid.modes": ("red.modes(x)", dict(x="np.array([0.5, 0.5])")),
+    "fluid.ParticlePD": ("fluid.ParticlePD(model, x_ref, dt, k_z, k_p, k_pdot)",
+                         dict(model="fluid.FluidParticles(red, 1)", x_ref="np.full((5, 5), 0.5)", dt="0.01", k_z="1.0",
+                              k_p="1.0", k_pdot="1.0")),
+    "ParticlePD.control": ("fluid.ParticlePD(fluid.FluidParticles(red, 1), np.full((5, 5), 0.5), 0.01, 1.0, 1.0, 1.0)"
+                           ".control(x, step)", dict(x="np.full(5, 0.4)", step="2")),
+    "ParticlePD.gain": ("fluid.ParticlePD(fluid.FluidParticles(red, 1), np.full((5, 5), 0.5), 0.01, 1.0, 1.0, 1.0)"
+                        ".gain(step)", dict(step="2")),
+    "ParticlePD.with_gains": ("fluid.ParticlePD(fluid.FluidParticles(red, 1), np.full((5, 5), 0.5), 0.01)"
+                              ".with_gains(k_z, k_p, k_pdot)", dict(k_z="1.0", k_p="1.0", k_pdot="1.0")),
+    "ParticlePD.run": ("fluid.ParticlePD(fluid.FluidParticles(red, 1), np.full((5, 5), 0.5), 0.01, 1.0, 1.0, 1.0)"
+                       ".run(x0, steps)", dict(x0="np.full(5, 0.4)", steps="3")),
+    "ParticlePD.sweep": ("fluid.ParticlePD(fluid.FluidParticles(red, 1), np.full((5, 5), 0.5), 0.01)"
+                         ".sweep(gains, x0, steps)", dict(gains="np.ones((2, 3))", x0="np.full(5, 0.4)", steps="3"),
+                         {"allow_inf": True}),
+    "Coupling.feedforward_single": ("fluid.Coupling(red, fluid.BoundaryBasis.build(red, fluid.box(0.4, 0.4), "
+                                    "np.array([[0.5, 0.5, 0.0]]), 1, surface_spacing=0.3)).feedforward_single(pose)",
+                                    dict(pose="np.array([0.5, 0.5, 0.1])")),
+    "ReducedFluid.fit_viscosity": ("red.fit_viscosity(z0, energy, dt, w)",
+                                   dict(z0="np.ones(3)", energy="np.linspace(3.0, 2.0, 5)", dt="0.01",
+                                        w="np.zeros((4, 3))")),
+    "ReducedFluid.match_viscosity": ("red.match_viscosity(run)",
+                                     dict(run="fluid.full_run(grid, 4, 0.01, u0=grid.project(np.sin(np.arange("
+                                              "grid.n_faces))))")),
     "ReducedFluid.velocity": ("red.velocity(z, points)", dict(z="np.ones(3)", points="np.array([[0.5, 0.5]])")),
     "ReducedFluid.rollout": ("red.rollout(z0, w, dt)", dict(z0="np.ones(3)", w="np.zeros((4, 3))", dt="0.01")),
     "ReducedFluid.dynamics": ("red.dynamics(z)", dict(z="np.ones(3)")),

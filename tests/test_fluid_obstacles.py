@@ -317,6 +317,20 @@ def test_feedforward_matches_numpy(world, bbasis):
     np.testing.assert_allclose(cpl.feedforward(pose), -bbasis.surface_speeds.T @ SRB, atol=1e-9)
 
 
+def test_single_precision_feedforward(world, bbasis):
+    # the float32 on-the-fly feedforward (the product in float, rows of S R^-1 B summed in double): ~1e-6 relative
+    grid, B, red, run = world
+    cpl = F.Coupling(red, bbasis)
+    for pose in (np.array([0.47, 0.52, 0.4]), np.array([0.55, 0.45, -1.0])):
+        F64, F32 = cpl.feedforward(pose, exact=True), cpl.feedforward_single(pose)
+        assert F32.dtype == np.float32 and F32.shape == F64.shape
+        assert np.abs(F32 - F64).max() <= 1e-5 * np.abs(F64).max()
+        # the boundary coefficients of a flow state, and so what the step removes, agree to the same order
+        z = B.T @ run.velocities[40]
+        c64, c32 = F64 @ z, F32.astype(float) @ z
+        assert np.linalg.norm(c32 - c64) <= 1e-5 * np.linalg.norm(c64)
+
+
 def test_feedback_matches_independent_scatter(world, bbasis):
     grid, B, red, _ = world
     cpl = F.Coupling(red, bbasis)

@@ -294,6 +294,27 @@ Returns
 -------
 (p, r) array
     F: the boundary coefficients r~ = F z of a flow state z.)doc")
+      .def("feedforward_single", [](const Coupling& c, const Array& pose) {
+        Eigen::MatrixXf F(c.p(), c.r());
+        auto d = c.create_data();
+        c.feedforward_exact(pose_arg(pose), F, *d);
+        return F;
+      }, py::arg("pose"), R"doc(The on-the-fly feedforward F (eq. 3.11) in single precision.
+
+Each row of S R^-1 B is summed in double and rounded to float; the
+(p x q) (q x r) product then runs in float, twice the lanes per vector
+instruction of the double computation (``feedforward(pose, exact=True)``),
+with F to about 1e-6 relative.
+
+Parameters
+----------
+pose : (3,) array
+    (x, y, theta) in (m, m, rad).
+
+Returns
+-------
+(p, r) float32 array
+    F: the boundary coefficients r~ = F z of a flow state z.)doc")
       .def("feedback", [](const Coupling& c, const Array& pose, bool exact) {
         Eigen::MatrixXd G(c.r(), c.m());
         auto d = c.create_data();

@@ -153,7 +153,44 @@ dt : float
 Returns
 -------
 (T+1, r) array
-    The states, z0 first.)doc");
+    The states, z0 first.)doc")
+      .def("fit_viscosity", [](const GalerkinFluid& f, const Array& z0, const Array& energy, double dt, const Array& w,
+                               double lo, double hi) {
+        auto zz = vector(z0, "z0");
+        auto E = vector(energy, "energy");
+        auto W = rows_view(w, "w", f.r(), -1, false, "T");
+        Progress prog{py::none()};  // Ctrl-C between rollouts
+        const ViscosityFit fit = prog.run_checked([&] { return f.fit_viscosity(zz, W, E, dt, lo, hi); });
+        return py::make_tuple(fit.nu, fit.residual);
+      }, py::arg("z0"), py::arg("energy"), py::arg("dt"), py::arg("w"), py::arg("lo") = 1e-6, py::arg("hi") = 1.0,
+      R"doc(The viscosity whose reduced energy decay matches a run's.
+
+The full solver loses energy to its advection scheme's numerical
+dissipation; this model's advection keeps it exactly, so only nu can
+account for it. Minimises the mean squared difference of
+log(E_red(t) / E_red(0)) and log(E(t) / E(0)) over nu in [lo, hi] (a
+log-spaced scan, then golden section in log nu), each trial a reduced
+rollout from z0 under w with that nu (the model's own viscosity is not used).
+
+Parameters
+----------
+z0 : (r,) array
+    The run's start projected on the basis.
+energy : (T+1,) array
+    The run's kinetic energy per step (any common scale), > 0.
+dt : float
+    Step (s), > 0.
+w : (T, r) array
+    The run's forces projected on the basis (zeros for an unforced run).
+lo, hi : float
+    Bounds of nu (m^2/s), 0 < lo < hi.
+
+Returns
+-------
+nu : float
+    The fitted viscosity (m^2/s).
+residual : float
+    RMS of the log-energy difference at nu (0: a perfect match).)doc");
 }
 
 }  // namespace directable::py_bind

@@ -11,6 +11,7 @@ void bind_chain(py::module_& m);
 void bind_galerkin_fluid(py::module_& m);
 void bind_fluid(py::module_& m);
 void bind_fluid3d(py::module_& m);
+void bind_particle_pd(py::module_& m);
 void bind_fem(py::module_& m);
 void bind_mpc(py::module_& m);
 void bind_sph(py::module_& m);
@@ -33,6 +34,7 @@ PYBIND11_MODULE(_core, m) {
   directable::py_bind::bind_galerkin_fluid(m);
   directable::py_bind::bind_fluid(m);
   directable::py_bind::bind_fluid3d(m);
+  directable::py_bind::bind_particle_pd(m);
   directable::py_bind::bind_fem(m);
   directable::py_bind::bind_mpc(m);
   directable::py_bind::bind_sph(m);

@@ -6,7 +6,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Articulated', 'BoundaryBasis', 'BoundaryBasis3D', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Coupling3D', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'MujocoData', 'MujocoLibrary', 'MujocoModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedScene3D', 'ReducedScene3DData', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'check_allocation', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'mujoco_run_lqr', 'mujoco_run_servo', 'mujoco_spd', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
+__all__: list[str] = ['Articulated', 'BoundaryBasis', 'BoundaryBasis3D', 'CharacterAnimation', 'CharacterBasis', 'CharacterClipSet', 'CharacterSkeleton', 'CharacterTask', 'ClothCollider', 'ClothControlModel', 'ClothIntegrator', 'ClothModel', 'ClothPlan', 'ClothRollout', 'Coupling', 'Coupling3D', 'Crowd', 'CrowdAgent', 'CrowdGrid', 'CrowdParams', 'CrowdRun', 'DecisionProblem', 'DiscretePlant', 'Discretization', 'DiscretizeMethod', 'EulerPrediction', 'FluidParticles', 'FluidParticles3D', 'FluidSim2D', 'FluidSim3D', 'GalerkinFluid', 'GridValue', 'HorizonOptimizer', 'HorizonWorkspace', 'Integrator', 'LQRSolution', 'LinearPrediction', 'MACGrid2D', 'MACGrid3D', 'MPCMethod', 'Model', 'ModelPlant', 'MotionModel', 'MujocoData', 'MujocoLibrary', 'MujocoModel', 'NewmarkFEM', 'Obstacle', 'Obstacle3D', 'ParticlePD', 'PlanarChain', 'Plant', 'PointMassRun', 'PredictionData', 'PredictionModel', 'ReducedFluid', 'ReducedFluid3D', 'ReducedFluidData', 'ReducedScene', 'ReducedScene3D', 'ReducedScene3DData', 'ReducedSceneData', 'ReducedStVK', 'SPHFluid2D', 'SPHFluid3D', 'SPHPlant2D', 'SPHPlant3D', 'SPHPrediction', 'SPHPrediction3D', 'Servo', 'Shape2D', 'Shape3D', 'Simulation', 'SimulationResult', 'SpringChain', 'StVKFEM', 'StationaryLQR', 'SubstepPrediction', 'TetMesh', 'TrackResult', 'Tracker', 'ValueLearning', 'build_info', 'check_allocation', 'cloth_apply', 'cloth_blend', 'cloth_control_window', 'cloth_curl_goals', 'cloth_follow', 'cloth_plan', 'cloth_retime', 'crowd_close_pairs', 'crowd_eikonal', 'crowd_min_distance', 'crowd_speed_field', 'crowd_splat', 'crowd_unit_cost', 'crowd_velocity_field', 'discretize', 'expm_bordered', 'linearize', 'max_threads', 'minimize_lbfgs', 'mirror_poses', 'mujoco_run_lqr', 'mujoco_run_servo', 'mujoco_spd', 'pd_gain', 'run_plant_servo', 'set_max_threads', 'simulate', 'solve_continuous', 'solve_discrete', 'solve_stationary', 'spd_step', 'synthetic_clips', 'synthetic_walker', 'track', 'value_iteration']
 class LQRSolution:
     """
     Gains and cost-to-go of a discrete LQR problem.
@@ -1222,6 +1222,37 @@ class GalerkinFluid:
         (r,) array
             A(z) z + nu D z (reduced acceleration).
         """
+    def fit_viscosity(self, z0: numpy.ndarray[numpy.float64], energy: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, w: numpy.ndarray[numpy.float64], lo: typing.SupportsFloat | typing.SupportsIndex = 1e-06, hi: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> tuple[float, float]:
+        """
+        The viscosity whose reduced energy decay matches a run's.
+        
+        The full solver loses energy to its advection scheme's numerical
+        dissipation; this model's advection keeps it exactly, so only nu can
+        account for it. Minimises the mean squared difference of
+        log(E_red(t) / E_red(0)) and log(E(t) / E(0)) over nu in [lo, hi] (a
+        log-spaced scan, then golden section in log nu), each trial a reduced
+        rollout from z0 under w with that nu (the model's own viscosity is not used).
+        
+        Parameters
+        ----------
+        z0 : (r,) array
+            The run's start projected on the basis.
+        energy : (T+1,) array
+            The run's kinetic energy per step (any common scale), > 0.
+        dt : float
+            Step (s), > 0.
+        w : (T, r) array
+            The run's forces projected on the basis (zeros for an unforced run).
+        lo, hi : float
+            Bounds of nu (m^2/s), 0 < lo < hi.
+        
+        Returns
+        -------
+        nu : float
+            The fitted viscosity (m^2/s).
+        residual : float
+            RMS of the log-energy difference at nu (0: a perfect match).
+        """
     def jacobian(self, z: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
         """
         Jacobian of the reduced dynamics.
@@ -2104,6 +2135,25 @@ class Coupling:
         Returns
         -------
         (p, r) array
+            F: the boundary coefficients r~ = F z of a flow state z.
+        """
+    def feedforward_single(self, pose: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        The on-the-fly feedforward F (eq. 3.11) in single precision.
+        
+        Each row of S R^-1 B is summed in double and rounded to float; the
+        (p x q) (q x r) product then runs in float, twice the lanes per vector
+        instruction of the double computation (``feedforward(pose, exact=True)``),
+        with F to about 1e-6 relative.
+        
+        Parameters
+        ----------
+        pose : (3,) array
+            (x, y, theta) in (m, m, rad).
+        
+        Returns
+        -------
+        (p, r) float32 array
             F: the boundary coefficients r~ = F z of a flow state z.
         """
     @property
@@ -3354,6 +3404,181 @@ class ReducedScene3D:
     def objects(self) -> int:
         """
         Number of objects K.
+        """
+class ParticlePD:
+    """
+    Barbic & Popovic's PD law for a reduced fluid with particles (eq. 14):
+    w = -k_z (z - z_ref) - Psi(p)' (k_p (p - p_ref) + k_pdot (p' - p_ref')).
+    
+    Psi(p) (d P x r) and the particles' rate p' are the model's, evaluated at the
+    current state (the dp'/dz block of its Jacobian and the particle rows of its
+    dynamics), so a FluidParticles on a ReducedScene includes the boundary
+    fields. p_ref' is the model's rate at the reference state, so w vanishes on
+    the reference. A P controller is k_pdot = 0.
+    
+    Parameters
+    ----------
+    model : Model
+        State [p (d P), z (r)], control matrix [0; I] (a FluidParticles).
+    particles : int
+        Number of particles P.
+    x_ref : (T+1, n) array
+        Reference states (m for the positions, reduced units for z).
+    dt : float
+        Step between reference states (s).
+    k_z : float
+        Gain on the reduced velocity error (1/s), >= 0.
+    k_p : float
+        Gain on the particle position error (1/s^2 per m of error, through Psi'), >= 0.
+    k_pdot : float
+        Gain on the particle velocity error (1/s per m/s of error, through Psi'), >= 0.
+    t0 : float
+        Time of x_ref[0] (s).
+    """
+    def __init__(self, model: Model, particles: int, x_ref: numpy.ndarray[numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, k_z: typing.SupportsFloat | typing.SupportsIndex = 0.0, k_p: typing.SupportsFloat | typing.SupportsIndex = 0.0, k_pdot: typing.SupportsFloat | typing.SupportsIndex = 0.0, t0: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def control(self, x: numpy.ndarray[numpy.float64], step: int) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The control of eq. 14 at a state.
+        
+        Parameters
+        ----------
+        x : (n,) array
+            State [p, z].
+        step : int
+            Reference step i in [0, T].
+        
+        Returns
+        -------
+        (r,) array
+            w, the reduced force.
+        """
+    def gain(self, step: int) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        The law's gain dw/dx at the reference state x_ref[step].
+        
+        K = -[Psi'(k_p I + k_pdot Y), k_z I + k_pdot Psi' Psi] with Psi = dp'/dz and
+        Y = dp'/dp (the gradient of Psi times z) at x_ref[step]: exact there, and
+        comparable with an LQR tracker's gain matrices.
+        
+        Parameters
+        ----------
+        step : int
+            Reference step i in [0, T].
+        
+        Returns
+        -------
+        (r, n) array
+            K_i.
+        """
+    def run(self, x0: numpy.ndarray[numpy.float64], steps: int, disturbance: numpy.ndarray[numpy.float64] | None = None, progress: typing.Any = None) -> SimulationResult:
+        """
+        A closed-loop run under this law (GIL released).
+        
+        Parameters
+        ----------
+        x0 : (n,) array
+            Start state.
+        steps : int
+            Steps, in [1, T].
+        disturbance : (steps, r) array, optional
+            Reduced forces added to w over each step.
+        progress : None or callable(done, total)
+            Progress report.
+        
+        Returns
+        -------
+        SimulationResult
+            states (steps+1, n), controls = feedback (steps, r): w; effort (steps,):
+            |w|^2; tracking_error (steps+1,): |x - x_ref[i]|.
+        """
+    def sweep(self, gains: numpy.ndarray[numpy.float64], x0: numpy.ndarray[numpy.float64], steps: int, disturbance: numpy.ndarray[numpy.float64] | None = None, threads: int = 0, progress: typing.Any = None) -> dict:
+        """
+        Closed-loop runs under many gain settings, in parallel (GIL released).
+        
+        Parameters
+        ----------
+        gains : (m, 3) array
+            Rows (k_z, k_p, k_pdot), each >= 0.
+        x0 : (n,) array
+            Start state of every run.
+        steps : int
+            Steps, in [1, T].
+        disturbance : (steps, r) array, optional
+            Reduced forces added to w, the same for every run.
+        threads : int
+            Threads (<= 0: all cores).
+        progress : None or callable(done, total)
+            Progress over the settings.
+        
+        Returns
+        -------
+        dict
+            ``final_error`` (m, P): distance of each particle to its reference at
+            the last step (m); ``max_error`` (m, P): the largest over the run;
+            ``effort`` (m,): sum |w|^2 dt; ``diverged_at`` (m,): the step whose state
+            went non-finite, -1 for none (errors NaN, effort inf there).
+        """
+    def with_gains(self, k_z: typing.SupportsFloat | typing.SupportsIndex, k_p: typing.SupportsFloat | typing.SupportsIndex, k_pdot: typing.SupportsFloat | typing.SupportsIndex) -> ParticlePD:
+        """
+        The same model and reference with other gains.
+        
+        Parameters
+        ----------
+        k_z, k_p, k_pdot : float
+            Gains of eq. 14 (1/s, 1/s^2, 1/s), each >= 0.
+        
+        Returns
+        -------
+        ParticlePD
+            Shares the reference (and its rates) with this law.
+        """
+    @property
+    def dt(self) -> float:
+        """
+        Step between reference states (s).
+        """
+    @property
+    def gains(self) -> tuple[float, float, float]:
+        """
+        (k_z, k_p, k_pdot).
+        """
+    @property
+    def horizon(self) -> int:
+        """
+        T: reference steps.
+        """
+    @property
+    def model(self) -> Model:
+        """
+        The model.
+        """
+    @property
+    def particles(self) -> int:
+        """
+        Number of particles P.
+        """
+    @property
+    def reference(self) -> numpy.ndarray:
+        """
+        (T+1, n) read-only view of the reference states (a copy taken at construction).
+        """
+    @property
+    def reference_rates(self) -> numpy.ndarray:
+        """
+        (T+1, d P) read-only view of p'(x_ref[i]), the model's particle rates on the reference (m/s).
+        """
+    @property
+    def space_dim(self) -> int:
+        """
+        d: 2 or 3.
+        """
+    @property
+    def t0(self) -> float:
+        """
+        Time of x_ref[0] (s).
         """
 class TetMesh:
     """

@@ -40,7 +40,7 @@ class FluidParticles(_core.FluidParticles):
 
 __all__ = ["MACGrid2D", "FluidSim2D", "ReducedFluid", "FluidParticles", "FullRun", "full_run", "velocity_basis",
            "project", "face_positions", "cell_image",
-           "Shape2D", "Obstacle", "disk", "box", "c_shape", "BoundaryBasis", "Coupling", "ReducedScene"]
+           "Shape2D", "Obstacle", "disk", "box", "c_shape", "BoundaryBasis", "Coupling", "ReducedScene", "ParticlePD"]
 
 
 def disk(r, segments=48) -> Shape2D:
@@ -194,6 +194,151 @@ class ReducedFluid(GalerkinSteps, _core.ReducedFluid):
         if isinstance(grid, _core.MACGrid3D):  # the 3D model (directable.fluid.ReducedFluid3D)
             return ReducedFluid3D(grid, *args, **kwargs)
         return super().__new__(cls)
+
+    def match_viscosity(self, run, forces=None, start=0, stop=None, bounds=(1e-6, 1.0)) -> tuple[float, float]:
+        """The viscosity that matches the full solver's numerical dissipation.
+
+        Fitted on the energy decay of a (training) run: the full solver's
+        semi-Lagrangian advection loses energy, the reduced advection keeps
+        it exactly, so nu stands in for the loss. The reduced model is
+        rolled out from the run's projected start under its projected forces
+        for trial viscosities, and nu minimises the mean squared difference
+        of the normalised log energies (``GalerkinFluid.fit_viscosity``). Use
+        ``ReducedFluid(grid, basis, nu)`` for the matched model.
+
+        Parameters
+        ----------
+        run : FullRun
+            A full run on this model's grid (its ``velocities`` (T+1, N), m/s).
+        forces : (T, N) array, optional
+            The face accelerations (m/s^2) applied in the window's steps;
+            None: the window is unforced.
+        start, stop : int, optional
+            The window of the run, steps ``start .. stop`` (default all).
+        bounds : (float, float)
+            Search interval of nu (m^2/s), 0 < lo < hi.
+
+        Returns
+        -------
+        nu : float
+            The matched viscosity (m^2/s).
+        residual : float
+            RMS of the log-energy mismatch at nu (about the relative energy
+            error; 0 for a perfect match).
+        """
+        if not hasattr(run, "velocities") or not hasattr(run, "dt"):
+            raise TypeError(f"run must be a FullRun (velocities, dt), got {type(run).__name__}")
+        U = as_float_array(run.velocities, "run.velocities")
+        start = integer(start, "start")
+        stop = U.shape[0] - 1 if stop is None else integer(stop, "stop")
+        if not 0 <= start < stop < U.shape[0]:
+            raise ValueError(f"start and stop must satisfy 0 <= start < stop <= {U.shape[0] - 1}, got {start}, {stop}")
+        U = U[start:stop + 1]
+        B = self.basis
+        if forces is None:
+            W = np.zeros((stop - start, self.r))
+        else:
+            f = as_float_array(forces, "forces")
+            if f.shape != (stop - start, U.shape[1]):
+                raise ValueError(f"forces must have shape ({stop - start}, {U.shape[1]}), got {f.shape}")
+            W = f @ B
+        lo, hi = (real(b, "bounds") for b in bounds)
+        return self.fit_viscosity(B.T @ U[0], np.sum(U * U, axis=1), run.dt, W, lo, hi)
+
+
+class ParticlePD(_core.ParticlePD):
+    __doc__ = _core.ParticlePD.__doc__
+
+    def __init__(self, model, x_ref, dt, k_z=0.0, k_p=0.0, k_pdot=0.0, particles=None, t0=0.0):
+        """Eq. 14 of Barbic & Popovic 2008 on a model with particles.
+
+        Parameters
+        ----------
+        model : FluidParticles
+            State [p (d P), z (r)], control [0; I] (2D or 3D, on a scene or not).
+        x_ref : (T+1, n) array
+            Reference states (positions in m, reduced velocities).
+        dt : float
+            Step between reference states (s).
+        k_z : float
+            Gain on the reduced velocity error (1/s), >= 0.
+        k_p : float
+            Gain on the particle position error (1/s^2, through Psi(p)'), >= 0.
+        k_pdot : float
+            Gain on the particle velocity error (1/s, through Psi(p)'), >= 0; 0: a P controller.
+        particles : int, optional
+            Number of particles P; default ``model.particles``.
+        t0 : float
+            Time of x_ref[0] (s).
+        """
+        if particles is None:
+            particles = getattr(model, "particles", None)
+            if particles is None:
+                raise ValueError(f"particles must be given for a model without a particle count, got {model!r}")
+        super().__init__(model, particles, x_ref, dt, k_z, k_p, k_pdot, t0)
+
+    def with_gains(self, k_z, k_p, k_pdot) -> "ParticlePD":
+        """The same model and reference with other gains.
+
+        Parameters
+        ----------
+        k_z, k_p, k_pdot : float
+            Gains of eq. 14 (1/s, 1/s^2, 1/s), each >= 0.
+
+        Returns
+        -------
+        ParticlePD
+        """
+        return ParticlePD(self.model, self.reference, self.dt, k_z, k_p, k_pdot, self.particles, self.t0)
+
+    def run(self, x0, steps, disturbance=None, progress=None):
+        """A closed-loop run under this law (GIL released).
+
+        Parameters
+        ----------
+        x0 : (n,) array
+            Start state.
+        steps : int
+            Steps, in [1, T].
+        disturbance : (steps, r) array, optional
+            Reduced forces added to w over each step.
+        progress : None, bool or callable(done, total)
+            True: a tqdm bar.
+
+        Returns
+        -------
+        SimulationResult
+            states (steps+1, n), controls (steps, r) = w, effort (steps,) = |w|^2.
+        """
+        return run_with_progress(super().run, progress, "PD run", x0=x0, steps=steps, disturbance=disturbance)
+
+    def sweep(self, gains, x0, steps, disturbance=None, threads=0, progress=None) -> dict:
+        """Closed-loop runs under many gain settings, in parallel (GIL released).
+
+        Parameters
+        ----------
+        gains : (m, 3) array
+            Rows (k_z, k_p, k_pdot), each >= 0.
+        x0 : (n,) array
+            Start state of every run.
+        steps : int
+            Steps, in [1, T].
+        disturbance : (steps, r) array, optional
+            Reduced forces added to w, the same for every run.
+        threads : int
+            Threads (<= 0: all cores).
+        progress : None, bool or callable(done, total)
+            Progress over the settings.
+
+        Returns
+        -------
+        dict
+            ``final_error`` (m, P) and ``max_error`` (m, P): particle
+            distances to the reference (m), inf where diverged; ``effort``
+            (m,): sum |w|^2 dt, inf where diverged; ``diverged_at`` (m,).
+        """
+        return run_with_progress(super().sweep, progress, "PD gains", gains=gains, x0=x0, steps=steps,
+                                 disturbance=disturbance, threads=threads)
 
 
 @dataclass

@@ -71,30 +71,23 @@ def _fluid_model(spec):
     return executors.cached(executors.spec_key(*spec), build)
 
 
-def _fluid_gain_run(spec, K, x_ref, steps, dt, disturbance):
-    """One closed-loop reduced-fluid run under a constant gain K (a task):
-    (final path error per particle (P,), effort sum |w|^2 dt), or None if
-    the run diverged."""
-    model = _fluid_model(spec)
-    P = spec[5]
-    try:
-        res = sim.simulate(model, x_ref[0], steps, dt, disturbance=disturbance,
-                           controller=lqr.tracker(np.broadcast_to(K, (steps,) + K.shape).copy(), x_ref))
-    except ValueError:  # the state went non-finite: this gain diverges
-        return None
-    err = np.linalg.norm((res.states[-1, :2 * P] - x_ref[-1, :2 * P]).reshape(P, 2), axis=1)
-    return err, float(np.sum(np.asarray(res.controls) ** 2) * dt)
+def _fluid_gain_run(spec, gains, x_ref, steps, dt, disturbance):
+    """Closed-loop reduced-fluid runs under eq. 14 PD gains (a task): the
+    sweep's dict for the rows (k_z, k_p, k_pdot) of ``gains``, on one thread."""
+    law = F.ParticlePD(_fluid_model(spec), x_ref, dt)
+    return law.sweep(gains, x_ref[0], steps, disturbance, threads=1)
 
 
-def fluid_gain_runs(scn, gains, disturbance, executor=None, progress=None) -> list:
-    """Closed-loop runs of a reduced-fluid scenario (``reduced_fluid_paths``) under each constant gain.
+def fluid_gain_runs(scn, gains, disturbance, executor=None, progress=None) -> dict:
+    """Closed-loop runs of a reduced-fluid scenario (``reduced_fluid_paths``)
+    under each row of eq. 14 gains (``fluid.ParticlePD``), one task per row.
 
     Parameters
     ----------
     scn : reduced_fluid_paths.FluidScenario
         The scenario.
-    gains : sequence of (r, 2P + r) arrays
-        Constant gains.
+    gains : (m, 3) array
+        Rows (k_z, k_p, k_pdot).
     disturbance : (steps, r) array
         Reduced disturbance.
     executor : optional
@@ -104,13 +97,17 @@ def fluid_gain_runs(scn, gains, disturbance, executor=None, progress=None) -> li
 
     Returns
     -------
-    list
-        Per gain, (final error per particle (P,), effort), or None where the run diverged.
+    dict
+        As ``ParticlePD.sweep``: ``final_error`` (m, P), ``max_error`` (m, P),
+        ``effort`` (m,), ``diverged_at`` (m,).
     """
     spec = _fluid_scenario_spec(scn)
     d = as_float_array(disturbance, "disturbance")
-    tasks = [(spec, as_float_array(K, "K"), scn.x_ref, scn.steps, scn.dt, d) for K in gains]
-    return executors.map_tasks(_fluid_gain_run, tasks, executor, progress=progress, desc="gain search")
+    G = as_float_array(gains, "gains")
+    tasks = [(spec, G[k:k + 1], scn.x_ref, scn.steps, scn.dt, d) for k in range(len(G))]
+    parts = executors.map_tasks(_fluid_gain_run, tasks, executor, progress=progress, desc="gain search")
+    return {key: np.concatenate([p[key] for p in parts]) for key in ("final_error", "max_error", "effort",
+                                                                        "diverged_at")}
 
 
 # ---------------------------------------------------------------- reduced solids

@@ -19,6 +19,7 @@ Coupling::Coupling(std::shared_ptr<const ReducedFluid> reduced, std::shared_ptr<
     weights_ = basis_->surface_speeds().transpose();
   else
     weights_ = basis_->energy_weights();
+  weights32_ = weights_.cast<float>();
   if (basis_->h() != reduced_->grid().h())
     throw std::invalid_argument("boundary_basis was built on a grid of spacing " + std::to_string(basis_->h()) +
                                 ", the reduced fluid's grid has " + std::to_string(reduced_->grid().h()));
@@ -47,6 +48,8 @@ Pose2D Coupling::node_pose(Index n) const {
 std::unique_ptr<CouplingData> Coupling::create_data() const {
   auto d = std::make_unique<CouplingData>();
   d->M.resize(std::min<Index>(basis_->q(), kSurfaceBlock), r());
+  d->M32.resize(d->M.rows(), r());
+  d->row.resize(r());
   d->speeds.resize(basis_->q());
   d->local.resize(basis_->local_grid().n_faces());
   return d;
@@ -61,6 +64,28 @@ void Coupling::feedforward_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd>
     auto M = d.M.topRows(kb);
     basis_->world_surface_speeds(reduced_->grid(), reduced_->basis(), pose, M, k0);
     F.noalias() -= weights_.middleCols(k0, kb) * M;
+  }
+}
+
+void Coupling::feedforward_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXf> F, CouplingData& d) const {
+  const Index q = basis_->q();
+  const RowMatrix& B = reduced_->basis();
+  const MACGrid2D& g = reduced_->grid();
+  Stencil4 sx, sy;
+  Eigen::Vector2d n;
+  F.setZero();
+  for (Index k0 = 0; k0 < q; k0 += kSurfaceBlock) {
+    const Index kb = std::min(kSurfaceBlock, q - k0);
+    for (Index k = 0; k < kb; ++k) {
+      basis_->surface_stencils(g, pose, k0 + k, sx, sy, n);
+      d.row.setZero();
+      for (int a = 0; a < 4; ++a) {
+        d.row.noalias() += (n[0] * sx.w[a]) * B.row(sx.idx[a]).transpose();
+        d.row.noalias() += (n[1] * sy.w[a]) * B.row(sy.idx[a]).transpose();
+      }
+      d.M32.row(k) = d.row.transpose().cast<float>();
+    }
+    F.noalias() -= weights32_.middleCols(k0, kb) * d.M32.topRows(kb);
   }
 }
 

@@ -3,6 +3,8 @@
 #include <Eigen/Eigenvalues>
 #include <cmath>
 #include <sstream>
+#include <limits>
+#include <vector>
 #include <string>
 
 #include "directable/core/errors.hpp"
@@ -148,6 +150,91 @@ RowMatrix GalerkinFluid::rollout(const Eigen::Ref<const Eigen::VectorXd>& z0, co
     z.swap(z_next);
   }
   return Z;
+}
+
+ViscosityFit GalerkinFluid::fit_viscosity(const Eigen::Ref<const Eigen::VectorXd>& z0,
+                                          const Eigen::Ref<const RowMatrix>& W,
+                                          const Eigen::Ref<const Eigen::VectorXd>& energy, double dt, double lo,
+                                          double hi) const {
+  check_reduced("z0", z0);
+  const Index T = W.rows();
+  if (T < 1) throw std::invalid_argument("w must have at least one step, got 0");
+  check_shape("w", W.rows(), W.cols(), T, r_);
+  check_finite("w", W.data(), W.size());
+  if (energy.size() != T + 1)
+    throw_shape("energy", "(" + std::to_string(T + 1) + ",) (one more than the steps of w)",
+                "(" + std::to_string(energy.size()) + ",)");
+  check_finite("energy", energy.data(), energy.size());
+  if (!(energy.minCoeff() > 0.0)) throw std::domain_error("energy must be > 0 at every step");
+  if (!(z0.squaredNorm() > 0.0)) throw std::domain_error("z0 must not be zero (the run's projected start)");
+  check_positive("dt", dt);
+  if (!(lo > 0.0) || !(hi > lo) || !std::isfinite(hi))
+    throw std::domain_error("bounds must satisfy 0 < lo < hi < inf, got (" + std::to_string(lo) + ", " +
+                            std::to_string(hi) + ")");
+  // exp(dt nu Dhat) = V exp(dt nu Lambda) V' for every trial nu from one decomposition
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(diffusion_);
+  const Eigen::MatrixXd& V = es.eigenvectors();
+  const Eigen::VectorXd& lambda = es.eigenvalues();
+  const Eigen::VectorXd target = (energy.array() / energy[0]).log().matrix();
+  auto data = create_data();
+  ReducedFluidData& d = *data;
+  Eigen::VectorXd z(r_), y(r_);
+  Index evaluations = 0;
+  auto mismatch = [&](double nu) {
+    ++evaluations;
+    cancellation_point();
+    z = z0;
+    const double e0 = z0.squaredNorm();
+    double sum = 0.0;
+    for (Index i = 0; i < T; ++i) {
+      d.z_forced.noalias() = z + dt * W.row(i).transpose();
+      advection_matrix(d.z_forced, d.advection);
+      d.advection *= dt;
+      d.expm.compute(d.advection, d.no_border);
+      d.z_advected.noalias() = d.expm.E() * d.z_forced;
+      y.noalias() = V.transpose() * d.z_advected;
+      y.array() *= (dt * nu * lambda.array()).exp();
+      z.noalias() = V * y;
+      const double e = z.squaredNorm();
+      if (!(e > 0.0) || !std::isfinite(e)) return std::numeric_limits<double>::infinity();
+      const double diff = std::log(e / e0) - target[i + 1];
+      sum += diff * diff;
+    }
+    return sum / double(T);
+  };
+  // scan, then golden section on the bracket around the best scanned value
+  constexpr int kScan = 13;
+  const double a0 = std::log(lo), a1 = std::log(hi);
+  std::vector<double> xs(kScan), fs(kScan);
+  int best = 0;
+  for (int k = 0; k < kScan; ++k) {
+    xs[size_t(k)] = a0 + (a1 - a0) * k / (kScan - 1);
+    fs[size_t(k)] = mismatch(std::exp(xs[size_t(k)]));
+    if (fs[size_t(k)] < fs[size_t(best)]) best = k;
+  }
+  double a = xs[size_t(std::max(best - 1, 0))], b = xs[size_t(std::min(best + 1, kScan - 1))];
+  const double g = 0.5 * (std::sqrt(5.0) - 1.0);
+  double c = b - g * (b - a), e = a + g * (b - a);
+  double fc = mismatch(std::exp(c)), fe = mismatch(std::exp(e));
+  for (int it = 0; it < 30 && b - a > 1e-6; ++it) {
+    if (fc < fe) {
+      b = e, e = c, fe = fc;
+      c = b - g * (b - a), fc = mismatch(std::exp(c));
+    } else {
+      a = c, c = e, fc = fe;
+      e = a + g * (b - a), fe = mismatch(std::exp(e));
+    }
+  }
+  double x = fc < fe ? c : e, f = std::min(fc, fe);
+  if (fs[size_t(best)] < f) x = xs[size_t(best)], f = fs[size_t(best)];
+  if (!std::isfinite(f))
+    throw std::domain_error("no viscosity in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                            "] gives a finite reduced rollout with dt = " + std::to_string(dt) + ": reduce dt or |w|");
+  ViscosityFit fit;
+  fit.nu = std::exp(x);
+  fit.residual = std::sqrt(f);
+  fit.evaluations = evaluations;
+  return fit;
 }
 
 }  // namespace directable

@@ -30,6 +30,9 @@ struct CouplingData {
   Eigen::MatrixXd values;       //!< faces x m, R [Btilde, rigid] on those faces
   Eigen::MatrixXd B_faces;      //!< faces x r, the basis rows of those faces
   NodeTableData table;          //!< the table lookups' buffers
+  //! min(q, 64) x r, the same block in float (the single-precision feedforward)
+  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> M32;
+  Eigen::VectorXd row;          //!< r: one surface point's row of S R^-1 B, accumulated in double
   Eigen::VectorXd speeds;       //!< q: S R^-1 B z, the flow's normal speeds at the surface
   Eigen::VectorXd local;        //!< N_local: the object's combined local field [Btilde, rigid] c
   Eigen::VectorXd face_value;   //!< N (on the first on-the-fly apply): (B z)_f, valid where face_stamp[f] == stamp
@@ -80,6 +83,10 @@ class Coupling {
 
   //! Eq. 3.11 at pose, computed from the surface samples.
   void feedforward_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> F, CouplingData& d) const;
+  //! The same in single precision: each row of S R^-1 B is summed in double
+  //! and rounded, the p x q x r product runs in float (twice the lanes of a
+  //! vector; F to ~1e-6 relative).
+  void feedforward_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXf> F, CouplingData& d) const;
   //! Eq. 3.12 at pose, computed by resampling the boundary fields onto the world grid.
   void feedback_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> G, CouplingData& d) const;
   //! F at pose: interpolated from the table when precompute is Both, else exact.
@@ -106,6 +113,7 @@ class Coupling {
   FeedforwardProjection projection_;
   Index compress_;
   Eigen::MatrixXd weights_;  //!< p x q, W of F = -W S R^-1 B
+  Eigen::MatrixXf weights32_;  //!< p x q, W rounded to float
   std::vector<Eigen::VectorXd> axes_;  //!< x, y, theta nodes of the tables
   NodeTable F_table_, G_table_;         //!< p x r and r x m per node
 };

@@ -37,6 +37,13 @@ struct ReducedFluidData {
 using AdvectionStencil = std::function<void(const Eigen::Ref<const Eigen::VectorXd>& flux,
                                             const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::VectorXd> out)>;
 
+//! A viscosity fitted to a run's energy decay (GalerkinFluid::fit_viscosity).
+struct ViscosityFit {
+  double nu = 0.0;        //!< m^2/s
+  double residual = 0.0;  //!< RMS of log(E_red(t)/E_red(0)) - log(E(t)/E(0)) over the run at nu
+  Index evaluations = 0;  //!< reduced rollouts tried
+};
+
 class GalerkinFluid {
  public:
   Index r() const { return r_; }
@@ -66,6 +73,16 @@ class GalerkinFluid {
   //! The same step without the checks, for loops that validated their inputs once.
   void advance(const Eigen::Ref<const Eigen::VectorXd>& z, const Eigen::Ref<const Eigen::VectorXd>& w, double dt,
                Eigen::Ref<Eigen::VectorXd> z_next, ReducedFluidData& data) const;
+  //! The viscosity that makes this model's energy follow a run's: the full
+  //! solver dissipates by its advection scheme's numerical viscosity, which
+  //! the reduced model (exact, energy-preserving advection) only has through
+  //! nu. energy: (T+1) kinetic energies of the run (any common scale),
+  //! z0 (r) its projected start, W (T x r) its projected forces. Minimises
+  //! the mean squared difference of the normalised log energies over nu in
+  //! [lo, hi] (a log-spaced scan, then golden section in log nu); the model's
+  //! own viscosity is not used.
+  ViscosityFit fit_viscosity(const Eigen::Ref<const Eigen::VectorXd>& z0, const Eigen::Ref<const RowMatrix>& W,
+                             const Eigen::Ref<const Eigen::VectorXd>& energy, double dt, double lo, double hi) const;
   //! States (T+1) x r from z0 under controls W (T x r), one step each.
   RowMatrix rollout(const Eigen::Ref<const Eigen::VectorXd>& z0, const Eigen::Ref<const RowMatrix>& W, double dt) const;
 
