@@ -182,3 +182,24 @@ def run_with_progress(fn, progress, desc: str, passes: int = 1, **kwargs):
         return fn(progress=cb, **kwargs)
     finally:
         close()
+
+
+def finite_array(x, name: str) -> np.ndarray:
+    """:func:`as_float_array`, then ValueError naming ``name`` and the first
+    non-finite entry (for the pure-Python helpers that no C++ check sees)."""
+    arr = as_float_array(x, name)
+    if not np.all(np.isfinite(arr)):
+        i = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ValueError(f"{name} must be finite, got {arr.flat[i]} at flat index {i}")
+    return arr
+
+
+def finite_real(x, name: str, minimum: float | None = None, strict: bool = False) -> float:
+    """:func:`real`, finite, and ``>= minimum`` (``> minimum`` when
+    ``strict``), or ValueError naming ``name``, the bound and the value."""
+    v = real(x, name)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    if minimum is not None and (v <= minimum if strict else v < minimum):
+        raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum:g}, got {v:g}")
+    return v
