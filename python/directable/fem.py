@@ -352,9 +352,9 @@ def cantilever(length=1.0, width=0.1, height=0.1, n=(20, 2, 2)) -> TetMesh:
     h = np.array([finite_real(length, "length", 0.0, strict=True) / nx,
                   finite_real(width, "width", 0.0, strict=True) / ny,
                   finite_real(height, "height", 0.0, strict=True) / nz])
-    if not (0.0 < np.min(h) ** 3 and np.max(h) ** 3 < np.inf):
-        raise ValueError(f"length, width and height give cells of {h.tolist()} m, whose volume double precision "
-                         "cannot hold")
+    if not (0.0 < np.min(h) ** 3 and np.max(h) ** 3 < np.inf and np.max(h) < 1e6 * np.min(h)):
+        raise ValueError(f"length, width and height give cells of {h.tolist()} m: their volume or aspect ratio "
+                         "(up to 1e6) is beyond what the tets can resolve")
     m = box_mesh(_block(0, nx, 0, ny, 0, nz))
     return TetMesh(m.vertices * h, m.tets)
 
