@@ -98,3 +98,112 @@ def incremental_pca():
     p = reduce.IncrementalPCA(6, 3)
     p.add(np.random.default_rng(0).standard_normal((5, 6)))
     return p
+
+
+# ---------------------------------------------------------------- fluids with obstacles (2D, then 3D)
+
+@cache
+def fluid2d():
+    """A 10 x 10 grid and a reduced fluid of 4 divergence-free modes."""
+    grid = fluid.MACGrid2D(16, 16)
+    rng = np.random.default_rng(1)
+    basis = fluid.velocity_basis(grid, np.stack([grid.project(rng.standard_normal(grid.n_faces)) for _ in range(6)]),
+                                 r=4)
+    return grid, fluid.ReducedFluid(grid, basis, 0.01)
+
+
+@cache
+def cshape():
+    return fluid.c_shape(0.15, 0.08, segments=8)
+
+
+def training_poses():
+    return np.array([[0.45, 0.5, 0.0], [0.55, 0.5, 0.3]])
+
+
+@cache
+def boundary_basis():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return fluid.BoundaryBasis.build(fluid2d()[1], cshape(), training_poses(), 3, surface_spacing=0.15)
+
+
+@cache
+def coupling():
+    return fluid.Coupling(fluid2d()[1], boundary_basis())
+
+
+@cache
+def scene2d():
+    return fluid.ReducedScene(fluid2d()[1], [coupling()])
+
+
+@cache
+def scene2d_state():
+    """(z, coefficients, poses) of one step of scene2d."""
+    scene, red = scene2d(), fluid2d()[1]
+    pose = np.array([[0.5, 0.5, 0.1]])
+    z, coeffs = scene.step(np.ones(red.r), np.zeros(red.r), 0.01, pose, np.zeros((1, 3)))
+    return z, coeffs, pose
+
+
+@cache
+def fluid3d():
+    """A 6 x 6 x 6 grid and a reduced fluid of 4 divergence-free modes."""
+    grid = fluid.MACGrid3D(6, 6, 6)
+    rng = np.random.default_rng(2)
+    basis = fluid.velocity_basis3d(grid, np.stack([grid.project(rng.standard_normal(grid.n_faces))
+                                                   for _ in range(6)]), 4)
+    return grid, fluid.ReducedFluid3D(grid, basis, 0.01)
+
+
+@cache
+def plate3d():
+    return fluid.plate(0.34, 0.34, 2 * fluid3d()[0].h)
+
+
+def training_poses3d():
+    return np.array([[0.5, 0.45, 0.5, 0.0, 0.0, 0.0], [0.5, 0.55, 0.5, 0.2, 0.1, 0.0]])
+
+
+@cache
+def boundary_basis3d():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return fluid.BoundaryBasis3D.build(fluid3d()[1], plate3d(), training_poses3d(), 3)
+
+
+@cache
+def coupling3d():
+    return fluid.Coupling3D(fluid3d()[1], boundary_basis3d())
+
+
+@cache
+def coupling3d_table():
+    xs = np.array([0.45, 0.55])
+    return fluid.Coupling3D(fluid3d()[1], boundary_basis3d(), pose_table=(xs, xs, xs, [0.0], [0.0], [0.0]),
+                            precompute="both")
+
+
+@cache
+def scene3d():
+    return fluid.ReducedScene3D(fluid3d()[1], [coupling3d()])
+
+
+@cache
+def scene3d_state():
+    scene, red = scene3d(), fluid3d()[1]
+    pose = np.array([[0.5, 0.5, 0.5, 0.1, 0.0, 0.0]])
+    z, coeffs = scene.step(np.ones(red.r), np.zeros(red.r), 0.01, pose, np.zeros((1, 6)))
+    return z, coeffs, pose
+
+
+def wind_sim():
+    """A fresh 2D simulator with one particle (run_particle_winds moves it)."""
+    sim = fluid.FluidSim2D(fluid.MACGrid2D(6, 6), 0.0, 0.01)
+    sim.particles = np.array([[0.5, 0.5]])
+    return sim
