@@ -694,8 +694,7 @@ and pushes particles out of the objects.)doc")
 
 
 std::shared_ptr<ReducedFluid3D> reduced_arg(const py::object& reduced) {
-  if (reduced.is_none()) throw std::invalid_argument("reduced must be a 3D ReducedFluid, got None");
-  return reduced.cast<std::shared_ptr<ReducedFluid3D>>();
+  return object_arg<ReducedFluid3D>(reduced, "reduced", "3D ReducedFluid");
 }
 
 void bind_boundaries3d(py::module_& m) {
@@ -822,7 +821,8 @@ progress : None, bool or callable(done, total)
         PoseTable3D table;
         if (pose_table)
           for (std::size_t a = 0; a < pose_table->size(); ++a)
-            table.axes.push_back(vector((*pose_table)[a].cast<Array>(), "pose_table axis " + std::to_string(a)));
+            table.axes.push_back(vector(array_item((*pose_table)[a], "pose_table axis " + std::to_string(a)),
+                                           "pose_table axis " + std::to_string(a)));
         if (path) table.path = rows_view(*path, "path", -1, -1, false, "n", "6");
         if (compress && *compress < 1) throw std::invalid_argument("compress must be >= 1 or None, got " + std::to_string(*compress));
         Progress prog(progress);

@@ -203,3 +203,11 @@ def finite_real(x, name: str, minimum: float | None = None, strict: bool = False
     if minimum is not None and (v <= minimum if strict else v < minimum):
         raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum:g}, got {v:g}")
     return v
+
+
+def points_array(x, name: str, dim: int) -> np.ndarray:
+    """(P, dim) points (P may be 0), or TypeError / ValueError naming ``name``."""
+    arr = as_float_array(x, name)
+    if arr.ndim != 2 or arr.shape[1] != dim:
+        raise ValueError(f"{name} must have shape (P, {dim}), got {arr.shape}")
+    return arr
