@@ -181,9 +181,10 @@ class ReducedScene(_core.ReducedScene):
             The advected density, zero inside the objects.
         """
         grid = self.reduced.grid
-        poses = as_float_array(poses, "poses").reshape(-1, 3)
+        poses = points_array(poses, "poses", 3)
         u = self.velocity_field(z, boundary_coeffs, poses)
-        rho = grid.advect_cells(u, as_float_array(density, "density"), real(dt, "dt"))
+        with about("density"):
+            rho = grid.advect_cells(u, as_float_array(density, "density"), real(dt, "dt"))
         c = (np.arange(grid.nx) + 0.5) * grid.h
         X, Y = np.meshgrid(c, (np.arange(grid.ny) + 0.5) * grid.h)
         cells = np.stack([X.ravel(), Y.ravel()], axis=1)
