@@ -679,6 +679,8 @@ OPEN_FINDINGS = {
     "fluid.disk": "an infinite r or a segment count < 3 is refused as the polygon it builds",
     "fem.enrich": "a huge fraction (10**12) makes an impulse run's Newton solve fail: RuntimeError from the core "
                   "(models/fem/fem.cpp), wrapped in executors.TaskError",
+    "ReducedFluid3D.mode_gradients": "a NaN point returns non-finite gradients (ReducedFluid3D::modes, as for "
+                                     "ReducedFluid3D.modes)",
 }
 
 # label -> expression of the replaced argument, given its valid value V

@@ -445,6 +445,7 @@ Returns
 (P,) bool array)doc")
       .def("rigid_velocity", [](const Obstacle3D& o, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
+        check_finite("points", P.data(), P.size());
         RowMatrix V(P.rows(), 3);
         for (Index k = 0; k < P.rows(); ++k) V.row(k) = o.rigid_velocity(P.row(k).transpose()).transpose();
         return V;

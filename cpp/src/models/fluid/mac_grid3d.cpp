@@ -236,6 +236,7 @@ void MACGrid3D::divergence(const Eigen::Ref<const Eigen::VectorXd>& u, Eigen::Re
 
 double MACGrid3D::max_divergence(const Eigen::Ref<const RowMatrix>& U) const {
   check_shape("basis", U.rows(), U.cols(), n_faces(), U.cols());
+  for (Index k = 0; k < U.rows(); ++k) check_finite("basis", U.row(k).data(), U.cols(), k * U.cols());
   const auto closed = closed_mask();
   Eigen::VectorXd col(n_faces()), div(n_cells());
   double m = 0.0;
