@@ -601,7 +601,7 @@ TABLE = {
     "Coupling3D.feedback": ("fx.coupling3d().feedback(pose)", dict(pose="np.array([0.5, 0.5, 0.5, 0.1, 0.0, 0.0])")),
     "Coupling3D.feedforward": ("fx.coupling3d().feedforward(pose)",
                                dict(pose="np.array([0.5, 0.5, 0.5, 0.1, 0.0, 0.0])")),
-    "Coupling3D.node_pose": ("fx.coupling3d_table().node_pose(n)", dict(n="3")),
+    "Coupling3D.node_pose": ("fx.coupling3d_table().node_pose(n)", dict(n="3"), {"aliases": {"n": ("node",)}}),
     "fluid.ReducedScene3D": ("fluid.ReducedScene3D(reduced, [fx.coupling3d()])", dict(reduced="fx.fluid3d()[1]")),
     "ReducedScene3D.step": ("fx.scene3d().step(z, w, dt, poses, velocities)",
                             dict(z="np.ones(4)", w="np.zeros(4)", dt="0.01",
