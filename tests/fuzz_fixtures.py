@@ -207,3 +207,22 @@ def wind_sim():
     sim = fluid.FluidSim2D(fluid.MACGrid2D(6, 6), 0.0, 0.01)
     sim.particles = np.array([[0.5, 0.5]])
     return sim
+
+
+# ---------------------------------------------------------------- cloth
+
+@cache
+def cloth_scene():
+    """(cloth, pilot run, dt, plan): a 4 x 4 cloth pinned at node 0, 40 pilot steps, one goal at step 30."""
+    c = cloth.ClothGrid(4, 4, 0.05, 0.01, 200.0, 50.0, 5.0, 0.02, pinned=[0])
+    dt = 0.002
+    pilot = c.rollout(c.positions0, np.zeros_like(c.positions0), dt, 40)
+    plan = cloth.plan(c, pilot, [(10, 30, cloth_goal())], dt, samples=5, azimuths=2)
+    return c, pilot, dt, plan
+
+
+@cache
+def cloth_goal():
+    c = cloth.ClothGrid(4, 4, 0.05, 0.01, 200.0, 50.0, 5.0, 0.02, pinned=[0])
+    pilot = c.rollout(c.positions0, np.zeros_like(c.positions0), 0.002, 40)
+    return pilot.x[30, 10] + np.array([0.02, 0.0, 0.0])

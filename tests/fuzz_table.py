@@ -624,7 +624,29 @@ TABLE = {
                                         poses="fx.scene3d_state()[2]")),
     "ReducedScene3D.velocity_field": ("fx.scene3d().velocity_field(z, boundary_coeffs, poses)",
                                       dict(z="fx.scene3d_state()[0]", boundary_coeffs="fx.scene3d_state()[1]",
-                                           poses="fx.scene3d_state()[2]")),
+                                           poses="fx.scene3d_state()[2]")),    # cloth
+    "ClothGrid.add_collider": ("cloth.ClothGrid(3, 3, 0.1, 0.02, 10.0, 0.0, 0.0, 0.0).add_collider(collider)",
+                               dict(collider="cloth.Sphere((0.0, 0.0, 0.0), 0.1, 100.0)")),
+    "ClothGrid.as_model": ("cl.as_model(controlled)", dict(controlled="[4]")),
+    "ClothGrid.force_jacobians": ("cl.force_jacobians(x, v)",
+                                  dict(x="cl.positions0", v="np.zeros_like(cl.positions0)")),
+    "ClothGrid.node": ("cl.node(i, j)", dict(i="1", j="2")),
+    "cloth.corner_region": ("cloth.corner_region(cl, size, corner=corner)", dict(size="2", corner="(0, 0)")),
+    "cloth.curl_goals": ("cloth.curl_goals(cl, x_at_tc, region, curl_deg, rotate_deg)",
+                         dict(x_at_tc="cl.positions0", region="[0, 1]", curl_deg="30.0", rotate_deg="10.0")),
+    "cloth.plan": ("cloth.plan(fx.cloth_scene()[0], fx.cloth_scene()[1], [(node, t_c, goal)], dt, alpha=alpha,"
+                   " beta=beta, gamma=gamma, delta=delta, seek_angle=seek_angle, samples=samples, azimuths=azimuths,"
+                   " widen=widen, f_max=f_max, tolerance=tolerance)",
+                   dict(node="10", t_c="30", goal="fx.cloth_goal()", dt="0.002", alpha="500.0", beta="1.0",
+                        gamma="1e-6", delta="1.0", seek_angle="30.0", samples="5", azimuths="2", widen="0.3",
+                        f_max="10.0", tolerance="1e-6"), {"long": {"samples", "azimuths"}}),
+    "cloth.follow": ("cloth.follow(fx.cloth_scene()[0], fx.cloth_scene()[1], fx.cloth_scene()[3], paths, dt,"
+                     " beta=beta, gamma=gamma, f_max=f_max, tolerance=tolerance)",
+                     dict(paths="fx.cloth_scene()[3].paths", dt="0.002", beta="1.0", gamma="1e-6", f_max="10.0",
+                          tolerance="1e-6")),
+    "cloth.apply": ("cloth.apply(fx.cloth_scene()[0], x0, v0, dt, steps, fx.cloth_scene()[3])",
+                    dict(x0="fx.cloth_scene()[1].x[0]", v0="fx.cloth_scene()[1].v[0]", dt="0.002", steps="40"),
+                    {"long": {"steps"}}),
 }
 
 # Public callables that take arrays or numbers but are not fuzzed here, as fnmatch patterns over the names
