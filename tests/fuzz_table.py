@@ -633,7 +633,8 @@ TABLE = {
     "ClothGrid.node": ("cl.node(i, j)", dict(i="1", j="2")),
     "cloth.corner_region": ("cloth.corner_region(cl, size, corner=corner)", dict(size="2", corner="(0, 0)")),
     "cloth.curl_goals": ("cloth.curl_goals(cl, x_at_tc, region, curl_deg, rotate_deg)",
-                         dict(x_at_tc="cl.positions0", region="[0, 1]", curl_deg="30.0", rotate_deg="10.0")),
+                         dict(x_at_tc="cl.positions0", region="[0, 1]", curl_deg="30.0", rotate_deg="10.0"),
+                         {"aliases": {"x_at_tc": ("positions",)}}),
     "cloth.plan": ("cloth.plan(fx.cloth_scene()[0], fx.cloth_scene()[1], [(node, t_c, goal)], dt, alpha=alpha,"
                    " beta=beta, gamma=gamma, delta=delta, seek_angle=seek_angle, samples=samples, azimuths=azimuths,"
                    " widen=widen, f_max=f_max, tolerance=tolerance)",
@@ -646,7 +647,8 @@ TABLE = {
                           tolerance="1e-6")),
     "cloth.apply": ("cloth.apply(fx.cloth_scene()[0], x0, v0, dt, steps, fx.cloth_scene()[3])",
                     dict(x0="fx.cloth_scene()[1].x[0]", v0="fx.cloth_scene()[1].v[0]", dt="0.002", steps="40"),
-                    {"long": {"steps"}}),
+                    # x: the core's name for the positions, checked (springs of zero length) where the run starts
+                    {"long": {"steps"}, "aliases": {"x0": ("x",)}}),
 }
 
 # Public callables that take arrays or numbers but are not fuzzed here, as fnmatch patterns over the names
