@@ -226,3 +226,24 @@ def cloth_goal():
     c = cloth.ClothGrid(4, 4, 0.05, 0.01, 200.0, 50.0, 5.0, 0.02, pinned=[0])
     pilot = c.rollout(c.positions0, np.zeros_like(c.positions0), 0.002, 40)
     return pilot.x[30, 10] + np.array([0.02, 0.0, 0.0])
+
+
+# ---------------------------------------------------------------- crowds
+
+@cache
+def periodic_grid():
+    from directable import crowds
+
+    g = crowds.CrowdGrid(8, 8)
+    g.set_periodic(np.eye(8, dtype=bool), 0.5, 10.0)
+    return g
+
+
+@cache
+def crowd():
+    from directable import crowds
+
+    goal = np.zeros((8, 8), bool)
+    goal[:, -1] = True
+    return crowds.Crowd(crowds.CrowdGrid(8, 8), crowds.Params.table_4_1("lanes"),
+                        [crowds.Group(goal, [[1.5, 1.5], [2.5, 4.5]])])

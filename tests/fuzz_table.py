@@ -648,7 +648,22 @@ TABLE = {
     "cloth.apply": ("cloth.apply(fx.cloth_scene()[0], x0, v0, dt, steps, fx.cloth_scene()[3])",
                     dict(x0="fx.cloth_scene()[1].x[0]", v0="fx.cloth_scene()[1].v[0]", dt="0.002", steps="40"),
                     # x: the core's name for the positions, checked (springs of zero length) where the run starts
-                    {"long": {"steps"}, "aliases": {"x0": ("x",)}}),
+                    {"long": {"steps"}, "aliases": {"x0": ("x",)}}),    # crowds
+    "crowds.Params": ("crowds.Params(f_max, rho_min, rho_max, lam, delta_min, alpha, beta, gamma, f_min=f_min,"
+                      " s_min=s_min, s_max=s_max, flow_floor=flow_floor)",
+                      dict(f_max="0.12", rho_min="0.001", rho_max="0.056", lam="10.0", delta_min="0.5", alpha="0.0",
+                           beta="1.0", gamma="0.0", f_min="0.0", s_min="0.0", s_max="1.0", flow_floor="0.0")),
+    "crowds.Agent": ("crowds.Agent(path, radius, discomfort_ahead=discomfort_ahead, speed_ahead=speed_ahead,"
+                     " lookahead=lookahead)",
+                     dict(path="np.array([[2.0, 2.0], [3.0, 2.0]])", radius="1.0", discomfort_ahead="0.5",
+                          speed_ahead="0.1", lookahead="2")),
+    "crowds.Group": ("crowds.Group(goal, positions)", dict(goal="cgoal", positions="[[1.5, 1.5]]")),
+    "CrowdGrid.set_periodic": ("crowds.CrowdGrid(8, 8).set_periodic(mask, green_fraction, period, phase=phase)",
+                               dict(mask="np.eye(8, dtype=bool)", green_fraction="0.5", period="10.0",
+                                    phase="1.0")),
+    "CrowdGrid.red": ("fx.periodic_grid().red(time)", dict(time="3.0")),
+    "Crowd.fields": ("fx.crowd().fields(group)", dict(group="0"), {"allow_inf": True}),
+    "Crowd.occupied": ("fx.crowd().occupied(group)", dict(group="0")),
 }
 
 # Public callables that take arrays or numbers but are not fuzzed here, as fnmatch patterns over the names
@@ -665,6 +680,15 @@ NOT_FUZZED = {
     "dr.save": "see io.*",
     "dr.load": "see io.*",
     "cli.*": "the command line (argparse refuses its own input)",
+    # records of finished runs: plain containers of the arrays a run returned, never an input to the core
+    "mpc.MPCResult": "a result record (dataclass of a finished solve's arrays)",
+    "mpc.RecedingRun": "a result record (dataclass of a finished receding-horizon run)",
+    "fluid.FullRun": "a result record (dataclass of a finished full run)",
+    "fluid.FullRun3D": "a result record (dataclass of a finished 3D full run)",
+    "mujoco.RunResult": "a result record (dataclass of a finished MuJoCo run)",
+    "reduce.Basis": "a result record (dataclass: the basis, singular values and energy of a finished PCA)",
+    "characters.CrowdResult": "a result record (dataclass of a finished crowd of characters)",
+    "characters.Episode": "a result record (dataclass of a finished episode)",
 }
 
 # (entry, argument) whose refusals do not all name the argument yet: the open gaps, each with its reason.
