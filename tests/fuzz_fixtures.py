@@ -247,3 +247,83 @@ def crowd():
     goal[:, -1] = True
     return crowds.Crowd(crowds.CrowdGrid(8, 8), crowds.Params.table_4_1("lanes"),
                         [crowds.Group(goal, [[1.5, 1.5], [2.5, 4.5]])])
+
+
+# ---------------------------------------------------------------- characters
+
+@cache
+def motion():
+    from directable import characters
+
+    walker = characters.synthetic_walker()
+    return characters.MotionModel(characters.synthetic_clips(walker, gaits=("walk",), turns=(-0.5, 0.5)))
+
+
+@cache
+def navigation():
+    from directable import characters
+
+    return characters.Navigation(motion())
+
+
+@cache
+def nav_basis():
+    from directable import characters
+
+    return characters.basis.polynomial("d", 1, scale=2.0) * characters.basis.polynomial("theta", 2, scale=np.pi)
+
+
+@cache
+def value_function():
+    from directable import characters
+
+    nav = navigation()
+    return characters.learn(nav, nav_basis(), characters.samples(nav, per_dim=3), alpha=0.8, solver="scipy",
+                            bounds=1e4)
+
+
+@cache
+def grid_value_function():
+    from directable import characters
+
+    return characters.value_iteration(navigation(), 4, alpha=0.5, max_sweeps=20)
+
+
+@cache
+def controller():
+    from directable import characters
+
+    return characters.Controller(navigation(), value_function())
+
+
+@cache
+def obstacle_controller():
+    """A controller on a MovingObstacle task (what characters.crowd takes)."""
+    from directable import characters
+
+    task = characters.MovingObstacle(motion())
+    phi = characters.basis.polynomial("u", 1, scale=2.0) * characters.basis.polynomial("v", 1, scale=2.0)
+    vf = characters.learn(task, phi, characters.samples(task, per_dim=2), alpha=0.8, solver="scipy", bounds=1e4)
+    return characters.Controller(task, vf)
+
+
+@cache
+def value_table():
+    """A ValueFunctionTable switching on gamma_x between two learned functions."""
+    from directable import characters
+
+    nav = navigation()
+    return characters.tabulate(lambda g: characters.Navigation(motion(), gamma_x=g), [0.1, 0.2], nav_basis(),
+                               characters.samples(nav, per_dim=3), parameter="gamma_x", mode="interpolate",
+                               alpha=0.8, solver="scipy", bounds=1e4)
+
+
+@cache
+def bvh_file() -> str:
+    from directable import characters
+
+    walker = characters.synthetic_walker()
+    clips = characters.synthetic_clips(walker, gaits=("walk",), turns=(0.0,))
+    path = os.path.join(tmpdir(), "walk.bvh")
+    characters.write_bvh(path, walker, np.asarray(clips.poses[0])[:4])
+    return path

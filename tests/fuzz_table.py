@@ -663,7 +663,66 @@ TABLE = {
                                     phase="1.0")),
     "CrowdGrid.red": ("fx.periodic_grid().red(time)", dict(time="3.0")),
     "Crowd.fields": ("fx.crowd().fields(group)", dict(group="0"), {"allow_inf": True}),
-    "Crowd.occupied": ("fx.crowd().occupied(group)", dict(group="0")),
+    "Crowd.occupied": ("fx.crowd().occupied(group)", dict(group="0")),    # characters
+    "characters.Skeleton": ("characters.Skeleton(parents, offsets, mirror=mirror)",
+                            dict(parents="list(walker.parents)", offsets="np.asarray(walker.offsets)",
+                                 mirror="list(walker.mirror)")),
+    "characters.ClipSet": ("characters.ClipSet(poses, constraint_frames, stance_foot, gait, params)",
+                           dict(poses="[np.array(p) for p in clips.poses]", constraint_frames="clips.constraint_frames",
+                                stance_foot="clips.stance_foot", gait="clips.gait", params="dict(clips.params)")),
+    "ClipSet.gait_index": ("clips.gait_index(gait)", dict(gait="[0]")),
+    "ClipSet.mirrored": ("clips.mirrored(k)", dict(k="0")),
+    "ClipSet.subset": ("clips.subset(indices)", dict(indices="[0, 1]")),
+    "characters.mirror_poses": ("characters.mirror_poses(walker, poses)", dict(poses="np.asarray(clips.poses[0])")),
+    "characters.write_bvh": ("characters.write_bvh(fx.tmpdir() + '/out.bvh', walker, poses, dt=dt)",
+                             dict(poses="np.asarray(clips.poses[0])[:3]", dt="1 / 30")),
+    "characters.load_bvh": ("characters.load_bvh(path, scale=scale)", dict(path="fx.bvh_file()", scale="1.0")),
+    "characters.basis.polynomial": ("characters.basis.polynomial(var, degree, scale=scale)",
+                                    dict(var="'d'", degree="2", scale="2.0"), {"long": {"degree"}}),
+    "characters.basis.gaussian": ("characters.basis.gaussian(var, a, b, n, sigma2=sigma2)",
+                                  dict(var="'u'", a="0.0", b="1.5", n="3", sigma2="2.0"), {"long": {"n"}}),
+    "characters.basis.Basis": ("characters.basis.Basis(products)", dict(products="fx.nav_basis().products")),
+    "Basis.evaluate": ("fx.nav_basis().evaluate(states, task=nav)", dict(states="np.array([[0.0, 0.1, 0.2]])")),
+    "characters.FixedObstacle": ("characters.FixedObstacle(motion, gamma_x=gamma_x, gamma_O=gamma_O, sigma_O=sigma_O,"
+                                 " gamma_psi=gamma_psi, gamma_rho=gamma_rho, offset=offset,"
+                                 " obstacle_samples=obstacle_samples)",
+                                 dict(gamma_x="0.1", gamma_O="10.0", sigma_O="0.5", gamma_psi="1.0", gamma_rho="1.0",
+                                      offset="0.5", obstacle_samples="2"), {"long": {"obstacle_samples"}}),
+    "characters.MovingObstacle": ("characters.MovingObstacle(motion, gamma_O=gamma_O, sigma_O=sigma_O,"
+                                  " gamma_psi=gamma_psi, gamma_rho=gamma_rho, u_dot=u_dot, v_dot=v_dot,"
+                                  " obstacle_samples=obstacle_samples)",
+                                  dict(gamma_O="10.0", sigma_O="0.5", gamma_psi="1.0", gamma_rho="1.0", u_dot="0.3",
+                                       v_dot="-0.2", obstacle_samples="2"), {"long": {"obstacle_samples"}}),
+    "characters.SpinningNavigation": ("characters.SpinningNavigation(motion, gamma_psi=gamma_psi, gamma_rho=gamma_rho,"
+                                      " gamma_omega=gamma_omega, spin=spin)",
+                                      dict(gamma_psi="1.0", gamma_rho="1.0", gamma_omega="1.0", spin="2.0")),
+    "Navigation.transition_costs": ("nav.transition_costs(states)", dict(states="np.array([[0.0, 0.1, 0.2]])"),
+                                    {"covers": ("FixedObstacle.transition_costs", "MovingObstacle.transition_costs",
+                                                "SpinningNavigation.transition_costs")}),
+    "characters.learn": ("characters.learn(fx.navigation(), fx.nav_basis(), samples, alpha=alpha,"
+                         " max_iterations=max_iterations, solver='scipy', bounds=bounds)",
+                         dict(samples="characters.samples(fx.navigation(), per_dim=2)", alpha="0.8",
+                              max_iterations="5", bounds="1e4"), {"long": {"max_iterations"}}),
+    "characters.tabulate": ("characters.tabulate(lambda g: characters.Navigation(fx.motion(), gamma_x=g), values,"
+                            " fx.nav_basis(), samples, parameter='gamma_x', mode='interpolate', alpha=0.8,"
+                            " solver='scipy', bounds=1e4, max_iterations=5)",
+                            dict(values="[0.1, 0.2]", samples="characters.samples(fx.navigation(), per_dim=2)")),
+    "ValueFunction.value": ("fx.value_function().value(states)", dict(states="np.array([[0.0, 0.1, 0.2]])")),
+    "GridValueFunction.value": ("fx.grid_value_function().value(states)",
+                                dict(states="np.array([[0.0, 0.1, 0.2]])")),
+    "characters.ValueFunctionTable": ("characters.ValueFunctionTable('gamma_x', values, fx.value_table().functions,"
+                                      " 'interpolate')", dict(values="[0.1, 0.2]")),
+    "ValueFunctionTable.function_for": ("fx.value_table().function_for(characters.Navigation(fx.motion(),"
+                                        " gamma_x=gamma_x))", dict(gamma_x="0.15")),
+    "characters.Controller": ("characters.Controller(fx.navigation(), value_function)",
+                              dict(value_function="fx.value_function()")),
+    "Controller.choose": ("fx.controller().choose(state)", dict(state="np.array([0.0, 0.1, 0.2])")),
+    "Controller.run": ("fx.controller().run(state0, steps)", dict(state0="np.array([0.0, 0.1, 0.2])", steps="3"),
+                       {"long": {"steps"}}),
+    "characters.crowd": ("characters.crowd([fx.obstacle_controller()] * 2, starts, steps, radius,"
+                         " encounter_distance=encounter_distance, dt=dt)",
+                         dict(starts="np.array([[0.0, 0.0, 0.0, 0.0], [2.0, 0.0, 3.0, 1.0]])", steps="2",
+                              radius="3.0", encounter_distance="0.5", dt="0.1"), {"long": {"steps"}}),
 }
 
 # Public callables that take arrays or numbers but are not fuzzed here, as fnmatch patterns over the names
@@ -689,6 +748,10 @@ NOT_FUZZED = {
     "reduce.Basis": "a result record (dataclass: the basis, singular values and energy of a finished PCA)",
     "characters.CrowdResult": "a result record (dataclass of a finished crowd of characters)",
     "characters.Episode": "a result record (dataclass of a finished episode)",
+    "characters.BVHClip": "a result record (dataclass of a loaded BVH file: characters.load_bvh is fuzzed)",
+    "characters.ValueFunction": "a result record (dataclass of a finished learn: its value method is fuzzed)",
+    "characters.GridValueFunction": "a result record (dataclass of a finished value iteration: its value method is "
+                                    "fuzzed)",
 }
 
 # (entry, argument) whose refusals do not all name the argument yet: the open gaps, each with its reason.
