@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 
 from .. import _core
-from .._validate import as_float_array, check_size, integer, iterable, progress_callback, real
+from .._validate import as_float_array, check_size, index_array, integer, iterable, progress_callback, real
 from . import basis
 from ._bvh import BVHClip, load_bvh, write_bvh
 from ._lp import LPStatus, make_solver, require_highspy
@@ -110,10 +110,15 @@ class ClipSet:
                  dt=1.0 / 30.0, foot_tolerance=1e-6, contacts=None, gait_names=None):
         if poses is None or isinstance(poses, np.ndarray) and poses.ndim != 3 and poses.dtype != object:
             raise ValueError("poses must be a list of (m_k, J, 3) arrays, one per clip")
-        poses = [as_float_array(p, f"poses[{k}]") for k, p in enumerate(poses)]
-        gait = list(np.asarray(gait).tolist()) if gait is not None else None
+        poses = [as_float_array(p, f"poses[{k}]")
+                 for k, p in enumerate(iterable(poses, "poses", "a list of (m_k, J, 3) arrays"))]
         if gait is None:
             raise ValueError("gait must be a (K,) array of gait indices or names, got None")
+        gait = np.asarray(gait)
+        if gait.ndim != 1:
+            raise ValueError(f"gait must be a (K,) array of gait indices or names, got shape {gait.shape}")
+        names = gait.dtype.kind == "U" or (gait.dtype.kind == "O" and all(isinstance(g, str) for g in gait.tolist()))
+        gait = gait.tolist() if names else index_array(gait, "gait", "(K,)").tolist()
         if gait_names is None:
             gait_names = list(GAITS) if all(isinstance(g, str) for g in gait) or not gait else \
                 [str(i) for i in range(max(int(g) for g in gait) + 1)]
