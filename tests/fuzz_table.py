@@ -692,7 +692,9 @@ TABLE = {
                                   " gamma_psi=gamma_psi, gamma_rho=gamma_rho, u_dot=u_dot, v_dot=v_dot,"
                                   " obstacle_samples=obstacle_samples)",
                                   dict(gamma_O="10.0", sigma_O="0.5", gamma_psi="1.0", gamma_rho="1.0", u_dot="0.3",
-                                       v_dot="-0.2", obstacle_samples="2"), {"long": {"obstacle_samples"}}),
+                                       v_dot="-0.2", obstacle_samples="2"),
+                                  {"long": {"obstacle_samples"},
+                                   "aliases": {"u_dot": ("obstacle velocity",), "v_dot": ("obstacle velocity",)}}),
     "characters.SpinningNavigation": ("characters.SpinningNavigation(motion, gamma_psi=gamma_psi, gamma_rho=gamma_rho,"
                                       " gamma_omega=gamma_omega, spin=spin)",
                                       dict(gamma_psi="1.0", gamma_rho="1.0", gamma_omega="1.0", spin="2.0")),

@@ -34,7 +34,8 @@ from typing import Optional
 import numpy as np
 
 from .. import _core
-from .._validate import as_float_array, check_size, index_array, integer, iterable, progress_callback, real
+from .._validate import (as_float_array, check_size, finite_array, finite_real, index_array, integer, iterable,
+                         progress_callback, real)
 from . import basis
 from ._bvh import BVHClip, load_bvh, write_bvh
 from ._lp import LPStatus, make_solver, require_highspy
@@ -860,6 +861,8 @@ def _lp_bounds(bounds, n):
         if not b > 0:
             raise ValueError(f"bounds must be > 0 (|r| <= bounds) or a (lo, hi) pair, got {b}")
         return np.full(n, -b), np.full(n, b)
+    if np.shape(bounds) != (2,):
+        raise ValueError(f"bounds must be None, a float or a (lo, hi) pair, got shape {np.shape(bounds)}")
     lo, hi = bounds
     return np.full(n, real(lo, "bounds")), np.full(n, real(hi, "bounds"))
 
@@ -1137,7 +1140,8 @@ class ValueFunctionTable:
     """
 
     def __init__(self, parameter, values, functions, mode):
-        self.parameter, self.values, self.functions, self.mode = parameter, list(values), list(functions), mode
+        self.parameter, self.mode = parameter, mode
+        self.values, self.functions = list(iterable(values, "values")), list(iterable(functions, "functions"))
 
     @property
     def nbytes(self):
@@ -1225,7 +1229,7 @@ def tabulate(make_task, values, basis, samples, parameter=None, mode=None, max_w
     -------
     ValueFunctionTable
     """
-    values = list(values)
+    values = list(iterable(values, "values"))
     if not values:
         raise ValueError("values must hold at least one parameter value")
     tasks = [make_task(v) for v in values]
@@ -1451,8 +1455,11 @@ def crowd(controllers, starts, steps, radius, directions=None, avoid=True, encou
     P = len(controllers)
     if starts.shape != (P, 4):
         raise ValueError(f"starts must have shape ({P}, 4) (x, z, theta, clip), got {starts.shape}")
+    finite_array(starts, "starts")
     radius = real(radius, "radius")
     steps = integer(steps, "steps")
+    encounter_distance = finite_real(encounter_distance, "encounter_distance", 0.0)
+    dt = finite_real(dt, "dt", 0.0, strict=True)
     psi = starts[:, 2].copy() if directions is None else as_float_array(directions, "directions")
     wrap = lambda a: (a + np.pi) % (2 * np.pi) - np.pi  # noqa: E731
     tables = [c.value_function for c in controllers]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_float_array, real
+from .._validate import as_float_array, finite_real, real
 
 BVH_HINT = "load_bvh needs the bvh package: pip install 'directable[bvh]' (or pip install bvh)"
 
@@ -83,9 +83,7 @@ def load_bvh(path, scale=1.0):
         raise ImportError(BVH_HINT) from None
     from . import Skeleton
 
-    scale = real(scale, "scale")
-    if not scale > 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
+    scale = finite_real(scale, "scale", 0.0, strict=True)
     try:
         fh = open(_path(path))
     except FileNotFoundError:
