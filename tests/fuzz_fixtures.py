@@ -327,3 +327,28 @@ def bvh_file() -> str:
     path = os.path.join(tmpdir(), "walk.bvh")
     characters.write_bvh(path, walker, np.asarray(clips.poses[0])[:4])
     return path
+
+
+# ---------------------------------------------------------------- MuJoCo (the model comes from SETUP)
+
+@cache
+def mj_lqr(mjm):
+    from directable import mujoco as dmj
+
+    import mujoco
+
+    d = mujoco.MjData(mjm)
+    mujoco.mj_forward(mjm, d)
+    x = dmj.state(mjm, d)
+    return dmj.LQRTracker.from_linearization(mjm, np.tile(x, (4, 1)), np.zeros((3, mjm.nu)), 1.0, 1.0, threads=1)
+
+
+@cache
+def mj_spd(mjm):
+    from directable import mujoco as dmj
+
+    import mujoco
+
+    d = mujoco.MjData(mjm)
+    mujoco.mj_forward(mjm, d)
+    return dmj.SPDTracker(mjm, np.tile(d.qpos, (4, 1)), np.zeros((4, mjm.nv)), 10.0, 1.0)

@@ -724,7 +724,36 @@ TABLE = {
     "characters.crowd": ("characters.crowd([fx.obstacle_controller()] * 2, starts, steps, radius,"
                          " encounter_distance=encounter_distance, dt=dt)",
                          dict(starts="np.array([[0.0, 0.0, 0.0, 0.0], [2.0, 0.0, 3.0, 1.0]])", steps="2",
-                              radius="3.0", encounter_distance="0.5", dt="0.1"), {"long": {"steps"}}),
+                              radius="3.0", encounter_distance="0.5", dt="0.1"), {"long": {"steps"}}),    # MuJoCo plants (skipped without the optional dependency)
+    "mujoco.nx": ("dmj.nx(model)", dict(model="mjm")),
+    "mujoco.state": ("dmj.state(mjm, data)", dict(data="mjd")),
+    "mujoco.set_state": ("dmj.set_state(mjm, _mj.MjData(mjm), x)", dict(x="mjx")),
+    "mujoco.qpos_of": ("dmj.qpos_of(mjm, x)", dict(x="mjx")),
+    "mujoco.tangent_of": ("dmj.tangent_of(mjm, qpos, qvel=qvel)",
+                          dict(qpos="mjd.qpos.copy()", qvel="np.zeros(mjm.nv)")),
+    "mujoco.supported_mass": ("dmj.supported_mass(model)", dict(model="mjm")),
+    "mujoco.normalize_quaternions": ("dmj.normalize_quaternions(mjm, qpos)", dict(qpos="np.tile(mjd.qpos, (2, 1))")),
+    "mujoco.reference_rollout": ("dmj.reference_rollout(mjm, x0, ctrl)", dict(x0="mjx", ctrl="np.zeros((3, 1))")),
+    "mujoco.zordan_hodgins_schedule": ("dmj.zordan_hodgins_schedule(steps, dt, contact_steps, k_t, k_r, t_e, t_f)",
+                                       dict(steps="10", dt="0.01", contact_steps="[3]", k_t="1.0", k_r="0.2",
+                                            t_e="0.02", t_f="0.03"), {"long": {"steps"}}),
+    "mujoco.LQRTracker": ("dmj.LQRTracker(mjm, x_ref, K, ctrl_ref=ctrl_ref)",
+                          dict(x_ref="np.tile(mjx, (4, 1))", K="np.zeros((3, mjm.nu, 2 * mjm.nv))",
+                               ctrl_ref="np.zeros((3, mjm.nu))")),
+    "mujoco.LQRTracker.from_linearization": ("dmj.LQRTracker.from_linearization(mjm, x_ref, ctrl_ref, Q, R, eps=eps,"
+                                             " threads=1)",
+                                             dict(x_ref="np.tile(mjx, (3, 1))", ctrl_ref="np.zeros((2, mjm.nu))",
+                                                  Q="1.0", R="1.0", eps="1e-6")),
+    "mujoco.LQRTracker.control": ("fx.mj_lqr(mjm).control(i, data)", dict(i="0", data="mjd")),
+    "mujoco.SPDTracker": ("dmj.SPDTracker(mjm, qpos_ref, qvel_ref, kp, kd, tau_ff=tau_ff)",
+                          dict(qpos_ref="np.tile(mjd.qpos, (4, 1))", qvel_ref="np.zeros((4, mjm.nv))", kp="10.0",
+                               kd="1.0", tau_ff="np.zeros((3, mjm.nv))")),
+    "mujoco.SPDTracker.control": ("fx.mj_spd(mjm).control(i, data)", dict(i="0", data="mjd")),
+    "mujoco.SPDTracker.finish": ("fx.mj_spd(mjm).finish(u, qvel_next)",
+                                 dict(u="np.zeros((3, mjm.nv))", qvel_next="np.zeros((3, mjm.nv))")),
+    "mujoco.run": ("dmj.run(mjm, _mj.MjData(mjm), fx.mj_spd(mjm), steps, disturbance=disturbance,"
+                   " max_state=max_state)",
+                   dict(steps="3", disturbance="np.zeros((3, mjm.nv))", max_state="1e6"), {"long": {"steps"}}),
 }
 
 # Public callables that take arrays or numbers but are not fuzzed here, as fnmatch patterns over the names
