@@ -730,7 +730,7 @@ TABLE = {
     "mujoco.set_state": ("dmj.set_state(mjm, _mj.MjData(mjm), x)", dict(x="mjx")),
     "mujoco.qpos_of": ("dmj.qpos_of(mjm, x)", dict(x="mjx")),
     "mujoco.tangent_of": ("dmj.tangent_of(mjm, qpos, qvel=qvel)",
-                          dict(qpos="mjd.qpos.copy()", qvel="np.zeros(mjm.nv)")),
+                          dict(qpos="mjd.qpos.copy()", qvel="np.zeros(mjm.nv)"), {"aliases": {"qpos": ("qvel",)}}),
     "mujoco.supported_mass": ("dmj.supported_mass(model)", dict(model="mjm")),
     "mujoco.normalize_quaternions": ("dmj.normalize_quaternions(mjm, qpos)", dict(qpos="np.tile(mjd.qpos, (2, 1))")),
     "mujoco.reference_rollout": ("dmj.reference_rollout(mjm, x0, ctrl)", dict(x0="mjx", ctrl="np.zeros((3, 1))")),
@@ -743,7 +743,9 @@ TABLE = {
     "mujoco.LQRTracker.from_linearization": ("dmj.LQRTracker.from_linearization(mjm, x_ref, ctrl_ref, Q, R, eps=eps,"
                                              " threads=1)",
                                              dict(x_ref="np.tile(mjx, (3, 1))", ctrl_ref="np.zeros((2, mjm.nu))",
-                                                  Q="1.0", R="1.0", eps="1e-6")),
+                                                  Q="1.0", R="1.0", eps="1e-6"),
+                                             # linearize's and the sweep's names: the reference, Q as Q_final
+                                             {"aliases": {"x_ref": ("reference",), "Q": ("Q_final",)}}),
     "mujoco.LQRTracker.control": ("fx.mj_lqr(mjm).control(i, data)", dict(i="0", data="mjd")),
     "mujoco.SPDTracker": ("dmj.SPDTracker(mjm, qpos_ref, qvel_ref, kp, kd, tau_ff=tau_ff)",
                           dict(qpos_ref="np.tile(mjd.qpos, (4, 1))", qvel_ref="np.zeros((4, mjm.nv))", kp="10.0",
