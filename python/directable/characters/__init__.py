@@ -181,7 +181,10 @@ class ClipSet:
         (m_k, J, 3) ndarray
             Joint positions in the clip's root frame, m.
         """
-        return mirror_poses(self.skeleton, self.poses[integer(k, "k")])
+        k = integer(k, "k")
+        if not 0 <= k < len(self.poses):
+            raise ValueError(f"k must be a clip index in [0, {len(self.poses)}), got {k}")
+        return mirror_poses(self.skeleton, self.poses[k])
 
     def gait_index(self, gait):
         """Gait indices of a name, an index, or a collection of them.
@@ -198,7 +201,7 @@ class ClipSet:
         """
         if gait is None:
             return None
-        items = [gait] if isinstance(gait, (str, int, np.integer)) else list(gait)
+        items = [gait] if isinstance(gait, str) or np.ndim(gait) == 0 else list(iterable(gait, "gait"))
         out = []
         for g in items:
             if isinstance(g, str):
@@ -206,7 +209,10 @@ class ClipSet:
                     raise ValueError(f"gait: unknown gait {g!r}, expected one of {self.gait_names}")
                 out.append(self.gait_names.index(g))
             else:
-                out.append(int(g))
+                gi = int(index_array([g], "gait", "of indices or names")[0])
+                if not 0 <= gi < len(self.gait_names):
+                    raise ValueError(f"gait: index {gi} outside [0, {len(self.gait_names)})")
+                out.append(gi)
         return out
 
     def subset(self, indices):
@@ -221,7 +227,11 @@ class ClipSet:
         -------
         ClipSet
         """
-        idx = [int(i) for i in indices]
+        idx = index_array(iterable(indices, "indices", "a sequence of clip indices"), "indices", "(k,)")
+        if idx.ndim != 1 or np.any((idx < 0) | (idx >= len(self.poses))):
+            raise ValueError(f"indices must be a sequence of clip indices in [0, {len(self.poses)}), "
+                             f"got {idx.tolist()}")
+        idx = idx.tolist()
         where = {k: i for i, k in enumerate(idx)}
         mo = self.mirror_of
         P = self._core.param_matrix
@@ -1367,7 +1377,9 @@ class Controller:
         steps = integer(steps, "steps")
         if steps < 0:
             raise ValueError(f"steps must be >= 0, got {steps}")
-        state = as_float_array(state0, "state0")
+        state = finite_array(state0, "state0")
+        if state.shape != (self.task.dim,):
+            raise ValueError(f"state0 must have shape ({self.task.dim},), got {state.shape}")
         events = sorted(events or [], key=lambda e: e[0])
         task = self.task
         states, clips, costs = [state[None, :]], [np.array([int(state[0])])], []
