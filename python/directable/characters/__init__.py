@@ -209,6 +209,9 @@ class ClipSet:
                     raise ValueError(f"gait: unknown gait {g!r}, expected one of {self.gait_names}")
                 out.append(self.gait_names.index(g))
             else:
+                if np.ndim(g) != 0:
+                    raise ValueError(f"gait must be a name, an index or a flat collection of them, got an item of "
+                                     f"shape {np.shape(g)}")
                 gi = int(index_array([g], "gait", "of indices or names")[0])
                 if not 0 <= gi < len(self.gait_names):
                     raise ValueError(f"gait: index {gi} outside [0, {len(self.gait_names)})")
