@@ -411,7 +411,9 @@ TABLE = {
     "lqr.solve_stationary": ("lqr.solve_stationary(A, B, Q, R, N=N)",
                              dict(A="0.9 * np.eye(3)", B="B3", Q="np.eye(3)", R="np.eye(2)", N="np.zeros((3, 2))")),
     "lqr.solve_continuous_batch": ("lqr.solve_continuous_batch([dict(A=A, B=B, dt=dt, Q=Q, R=R, Q_final=Q_final)])",
-                                   dict(A="A3", B="B3", dt="0.05", Q="1.0", R="1.0", Q_final="np.eye(3)")),
+                                   dict(A="A3", B="B3", dt="0.05", Q="1.0", R="1.0", Q_final="np.eye(3)"),
+                                   # a huge Q swamps each discretized R_i (as for lqr.solve_continuous's Q)
+                                   {"aliases": {"Q": ("R",)}}),
     "lqr.Discretization": ("lqr.Discretization(Phi, Gamma, Q, N, R, Rc, dt)",
                            dict(Phi="disc3.Phi", Gamma="disc3.Gamma", Q="disc3.Q", N="disc3.N", R="disc3.R",
                                 Rc="disc3.Rc", dt="disc3.dt")),
