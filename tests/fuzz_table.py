@@ -581,7 +581,9 @@ TABLE = {
                               density="np.ones(grid3.n_cells)", u0="np.ones(grid3.n_faces)", viscosity="0.01",
                               buoyancy="(0.0, 1.0, 0.0)", tol="1e-8"), {"long": {"steps"}}),
     "fluid.Shape3D": ("fluid.Shape3D(vertices, triangles)",
-                      dict(vertices="np.asarray(ball.vertices)", triangles="np.asarray(ball.triangles)")),
+                      dict(vertices="np.asarray(ball.vertices)", triangles="np.asarray(ball.triangles)"),
+                      # vertices that flatten the surface are refused as the triangles' volume
+                      {"aliases": {"vertices": ("triangles",)}}),
     "fluid.Shape3D.box": ("fluid.Shape3D.box(w, h, d)", dict(w="0.2", h="0.1", d="0.3")),
     "fluid.Shape3D.plate": ("fluid.Shape3D.plate(w, h, thickness, aperture=aperture)",
                       dict(w="0.4", h="0.3", thickness="0.05", aperture="np.array([0.1, 0.1])")),
@@ -710,7 +712,9 @@ TABLE = {
     "characters.tabulate": ("characters.tabulate(lambda g: characters.Navigation(fx.motion(), gamma_x=g), values,"
                             " fx.nav_basis(), samples, parameter='gamma_x', mode='interpolate', alpha=0.8,"
                             " solver='scipy', bounds=1e4, max_iterations=5)",
-                            dict(values="[0.1, 0.2]", samples="characters.samples(fx.navigation(), per_dim=2)")),
+                            dict(values="[0.1, 0.2]", samples="characters.samples(fx.navigation(), per_dim=2)"),
+                            # each value is refused as the task parameter it stands for
+                            {"aliases": {"values": ("gamma_x",)}}),
     "characters.ValueFunction.value": ("fx.value_function().value(states)", dict(states="np.array([[0.0, 0.1, 0.2]])")),
     "characters.GridValueFunction.value": ("fx.grid_value_function().value(states)",
                                 dict(states="np.array([[0.0, 0.1, 0.2]])")),

@@ -368,8 +368,8 @@ def pd_tracker(kp, kd, z_ref, w_ff=None, actuated=None, loop=False, w_min=None, 
         The constant gain on the reference.
     """
     z_ref = as_float_array(z_ref, "z_ref")
-    if z_ref.ndim != 2:
-        raise ValueError(f"z_ref must have shape (T+1, n), got {z_ref.shape}")
+    if z_ref.ndim != 2 or z_ref.shape[1] < 2 or z_ref.shape[1] % 2:
+        raise ValueError(f"z_ref must have shape (T+1, n) with n = 2 x coordinates >= 2, got {z_ref.shape}")
     return tracker(pd_gain(kp, kd, z_ref.shape[-1], actuated), z_ref, w_ff, loop, w_min, w_max)
 
 
