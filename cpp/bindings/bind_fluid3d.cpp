@@ -445,6 +445,7 @@ Returns
 (P,) bool array)doc")
       .def("rigid_velocity", [](const Obstacle3D& o, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
+        check_finite("points", P.data(), P.size());
         RowMatrix V(P.rows(), 3);
         for (Index k = 0; k < P.rows(); ++k) V.row(k) = o.rigid_velocity(P.row(k).transpose()).transpose();
         return V;
@@ -700,8 +701,7 @@ and pushes particles out of the objects.)doc")
 
 
 std::shared_ptr<ReducedFluid3D> reduced_arg(const py::object& reduced) {
-  if (reduced.is_none()) throw std::invalid_argument("reduced must be a 3D ReducedFluid, got None");
-  return reduced.cast<std::shared_ptr<ReducedFluid3D>>();
+  return object_arg<ReducedFluid3D>(reduced, "reduced", "3D ReducedFluid");
 }
 
 void bind_boundaries3d(py::module_& m) {
@@ -840,7 +840,8 @@ progress : None, bool or callable(done, total)
         PoseTable3D table;
         if (pose_table)
           for (std::size_t a = 0; a < pose_table->size(); ++a)
-            table.axes.push_back(vector((*pose_table)[a].cast<Array>(), "pose_table axis " + std::to_string(a)));
+            table.axes.push_back(vector(array_item((*pose_table)[a], "pose_table axis " + std::to_string(a)),
+                                           "pose_table axis " + std::to_string(a)));
         if (path) table.path = rows_view(*path, "path", -1, -1, false, "n", "6");
         if (compress && *compress < 1) throw std::invalid_argument("compress must be >= 1 or None, got " + std::to_string(*compress));
         Progress prog(progress);

@@ -113,8 +113,7 @@ through the local grid's outer faces. Build with BoundaryBasis.build.)doc")
       .def_static("build", [](py::object reduced, std::shared_ptr<Shape2D> shape, const Array& poses, Index p,
                               std::optional<double> surface_spacing, std::optional<double> local_size, bool rigid,
                               int threads, py::object progress) {
-        if (reduced.is_none()) throw std::invalid_argument("reduced must be a ReducedFluid, got None");
-        auto rf = reduced.cast<std::shared_ptr<ReducedFluid>>();
+        auto rf = object_arg<ReducedFluid>(reduced, "reduced", "ReducedFluid");
         auto P = rows_view(poses, "poses", -1, -1, false, "n", "3");
         Progress prog(progress);
         auto b = prog.run([&](const ProgressFn* fn) {
@@ -231,8 +230,7 @@ projection : {"surface", "energy"}
       .def(py::init([](py::object reduced, std::shared_ptr<BoundaryBasis> basis, std::optional<py::tuple> pose_table,
                        const std::string& precompute, std::optional<Index> compress, int threads, py::object progress,
                        const std::string& table_dtype, const std::string& projection) {
-        if (reduced.is_none()) throw std::invalid_argument("reduced must be a ReducedFluid, got None");
-        auto rf = reduced.cast<std::shared_ptr<ReducedFluid>>();
+        auto rf = object_arg<ReducedFluid>(reduced, "reduced", "ReducedFluid");
         Precompute pc;
         if (precompute == "none")
           pc = Precompute::None;
@@ -246,9 +244,9 @@ projection : {"surface", "energy"}
         if (pose_table) {
           if (pose_table->size() != 3)
             throw std::invalid_argument("pose_table must be (xs, ys, thetas), got " + std::to_string(pose_table->size()) + " items");
-          axes.x = vector((*pose_table)[0].cast<Array>(), "pose_table xs");
-          axes.y = vector((*pose_table)[1].cast<Array>(), "pose_table ys");
-          axes.theta = vector((*pose_table)[2].cast<Array>(), "pose_table thetas");
+          axes.x = vector(array_item((*pose_table)[0], "pose_table xs"), "pose_table xs");
+          axes.y = vector(array_item((*pose_table)[1], "pose_table ys"), "pose_table ys");
+          axes.theta = vector(array_item((*pose_table)[2], "pose_table thetas"), "pose_table thetas");
         }
         if (compress && *compress < 1) throw std::invalid_argument("compress must be >= 1 or None, got " + std::to_string(*compress));
         if (projection != "surface" && projection != "energy")
@@ -352,9 +350,9 @@ reduced : ReducedFluid
 couplings : list of Coupling
     One per object, each built for ``reduced``.)doc")
       .def(py::init([](py::object reduced, const std::vector<std::shared_ptr<Coupling>>& couplings) {
-        if (reduced.is_none()) throw std::invalid_argument("reduced must be a ReducedFluid, got None");
+        auto rf = object_arg<ReducedFluid>(reduced, "reduced", "ReducedFluid");
         std::vector<std::shared_ptr<const Coupling>> c(couplings.begin(), couplings.end());
-        return std::make_shared<ReducedScene>(reduced.cast<std::shared_ptr<ReducedFluid>>(), c);
+        return std::make_shared<ReducedScene>(rf, c);
       }), py::arg("reduced"), py::arg("couplings"))
       .def_property_readonly("objects", &ReducedScene::objects, "Number of objects K.")
       .def_property_readonly("reduced", [](const ReducedScene& s) { return std::const_pointer_cast<ReducedFluid>(s.reduced_ptr()); },

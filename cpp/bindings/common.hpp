@@ -120,6 +120,24 @@ struct type_caster<directable::py_bind::Array> {
 
 namespace directable::py_bind {
 
+//! An array taken from inside another argument (an item of a tuple): the
+//! Array caster's refusals and NumPy's conversion errors re-raised with the
+//! item's name (the module's argument pass only sees top-level arguments).
+inline Array array_item(py::handle h, const std::string& name) {
+  try {
+    return h.cast<Array>();
+  } catch (const ArrayArgumentError& e) {
+    throw py::type_error(name + " must be a real numeric array, got " + e.received());
+  } catch (const py::cast_error&) {
+    throw py::type_error(name + " must be a real numeric array, got " +
+                         py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>());
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_ValueError)) throw py::value_error(name + ": " + e.what());
+    if (e.matches(PyExc_TypeError)) throw py::type_error(name + ": " + e.what());
+    throw;
+  }
+}
+
 //! A (T, r, c) array is a sequence, an (r, c) array is constant in time.
 inline SeqView matrix_seq(const Array& a, const std::string& name) {
   if (a.ndim() == 2) return SeqView::constant(a.data(), a.shape(0), a.shape(1));
@@ -260,6 +278,18 @@ template <class T>
 T& deref(const std::shared_ptr<T>& p, const char* name, const char* expected) {
   if (!p) throw py::type_error(std::string(name) + " must be a " + expected + ", got None");
   return *p;
+}
+
+//! An object argument taken as py::object (None is refused by the core's
+//! rule, ValueError): any other type is a TypeError naming the argument and
+//! the type received, not pybind11's nameless cast error.
+template <class T>
+std::shared_ptr<T> object_arg(const py::object& o, const char* name, const char* expected) {
+  if (o.is_none()) throw std::invalid_argument(std::string(name) + " must be a " + expected + ", got None");
+  if (!py::isinstance<T>(o))
+    throw py::type_error(std::string(name) + " must be a " + expected + ", got " +
+                         py::str(py::type::handle_of(o).attr("__name__")).cast<std::string>());
+  return o.cast<std::shared_ptr<T>>();
 }
 
 //! Serialises the calls that mutate one object (an SPH fluid's state, a

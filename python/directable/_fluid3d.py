@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import _core
-from ._validate import about, as_float_array, finite_array, integer, iterable, progress_callback, real
+from ._validate import (about, as_float_array, finite_array, integer, iterable, points_array, progress_callback, real)
 from .reduce import IncrementalPCA
 
 MACGrid3D = _core.MACGrid3D
@@ -358,11 +358,14 @@ def full_run3d(grid, steps, dt, force=None, obstacles=None, particles=None, dens
     FullRun3D
     """
     steps = integer(steps, "steps")
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
     sim = FluidSim3D(grid, real(viscosity, "viscosity"), real(dt, "dt"), updraft, buoyancy, real(tol, "tol"))
     if u0 is not None:
-        sim.velocity = grid.project(as_float_array(u0, "u0"))
+        with about("u0"):
+            sim.velocity = grid.project(as_float_array(u0, "u0"))
     if particles is not None:
-        sim.particles = as_float_array(particles, "particles").reshape(-1, 3)
+        sim.particles = points_array(particles, "particles", 3)
     if density is not None:
         sim.density = as_float_array(density, "density")
     every = integer(snapshot_every, "snapshot_every")
@@ -486,7 +489,13 @@ def basis_bytes(grid, r) -> int:
     int
         N r 8 bytes (3D: a 64^3 grid with r = 64 is about 400 MB).
     """
-    return int(grid.n_faces) * int(r) * 8
+    return int(_grid(grid, _core.MACGrid3D, "MACGrid3D").n_faces) * integer(r, "r") * 8
+
+
+def _grid(grid, cls, what):
+    if not isinstance(grid, cls):
+        raise TypeError(f"grid must be a {what}, got {type(grid).__name__}")
+    return grid
 
 
 def face_positions3d(grid) -> np.ndarray:
@@ -501,7 +510,7 @@ def face_positions3d(grid) -> np.ndarray:
     (N, 3) array
         Positions (m): x-faces, then y-faces, then z-faces.
     """
-    nx, ny, nz, h = grid.nx, grid.ny, grid.nz, grid.h
+    nx, ny, nz, h = _grid(grid, _core.MACGrid3D, "MACGrid3D").nx, grid.ny, grid.nz, grid.h
 
     def block(mx, my, mz, off):
         k, j, i = np.meshgrid(np.arange(mz), np.arange(my), np.arange(mx), indexing="ij")

@@ -219,3 +219,20 @@ def run_with_progress(fn, progress, desc: str, passes: int = 1, **kwargs):
         return fn(progress=cb, **kwargs)
     finally:
         close()
+
+
+def finite_real(x, name: str, minimum: float | None = None, strict: bool = False) -> float:
+    """:func:`real`, finite, and ``>= minimum`` (``> minimum`` when
+    ``strict``), or ValueError naming ``name``, the bound and the value."""
+    v = real(x, name, finite=True)
+    if minimum is not None and (v <= minimum if strict else v < minimum):
+        raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum:g}, got {v:g}")
+    return v
+
+
+def points_array(x, name: str, dim: int) -> np.ndarray:
+    """(P, dim) points (P may be 0), or TypeError / ValueError naming ``name``."""
+    arr = as_float_array(x, name)
+    if arr.ndim != 2 or arr.shape[1] != dim:
+        raise ValueError(f"{name} must have shape (P, {dim}), got {arr.shape}")
+    return arr

@@ -24,8 +24,8 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._validate import (as_float_array, broadcast, check_size, finite_array, integer, optional_array, real,
-                        run_with_progress)
+from ._validate import (as_float_array, broadcast, check_size, finite_array, finite_real, integer, optional_array,
+                        real, run_with_progress)
 
 PlanarChain = _core.PlanarChain
 Articulated = _core.Articulated
@@ -438,7 +438,13 @@ def crossfade(key_steps, key_q, kt, steps, power=24, floor=0.005):
     if key_q.ndim != 2 or key_q.shape[0] != key_steps.size:
         raise ValueError(f"key_q must have shape ({key_steps.size}, n), got {key_q.shape}")
     n = key_q.shape[1]
-    kt = np.broadcast_to(as_float_array(kt, "kt"), (n,))
+    finite_array(key_q, "key_q")
+    kt = finite_array(kt, "kt")
+    if kt.ndim > 1 or kt.size not in (1, n):
+        raise ValueError(f"kt must be a scalar or have shape ({n},), got {kt.shape}")
+    kt = np.broadcast_to(kt, (n,))
+    power = finite_real(power, "power", 0.0)
+    floor = finite_real(floor, "floor", 0.0)
     k = np.arange(steps + 1)
     seg = np.clip(np.searchsorted(key_steps, k, side="right") - 1, 0, key_steps.size - 2)
     alpha = (k - key_steps[seg]) / (key_steps[seg + 1] - key_steps[seg])
@@ -446,6 +452,9 @@ def crossfade(key_steps, key_q, kt, steps, power=24, floor=0.005):
     w1 = alpha ** power + floor
     q_ref = (w0[:, None] * key_q[seg] + w1[:, None] * key_q[seg + 1]) / (w0 + w1)[:, None]
     gain = (w0 + w1)[:, None] * kt[None, :]
+    if not np.all(np.isfinite(gain)):
+        raise ValueError(f"the gains (w0 + w1) kt overflow: kt (max |kt| = {np.max(np.abs(kt)):g}), floor = {floor:g} "
+                         f"or power = {power:g} too large")
     return np.ascontiguousarray(q_ref), np.ascontiguousarray(gain[1:])  # SPD on step i targets state i+1
 
 
@@ -489,7 +498,17 @@ def largest_stable_dt(chain, q_of_t, qd_of_t, kp, controller="spd", kd_factor=1.
     float
         The largest stable ``dt`` (s), 0.0 if none.
     """
-    dts = np.geomspace(1e-4, 1 / 30, 40) if dts is None else np.sort(as_float_array(dts, "dts"))
+    duration = finite_real(duration, "duration", 0.0, strict=True)
+    tolerance = finite_real(tolerance, "tolerance", 0.0, strict=True)
+    kd_factor = finite_real(kd_factor, "kd_factor", 0.0)
+    kp = finite_array(kp, "kp")
+    dts = np.geomspace(1e-4, 1 / 30, 40) if dts is None else finite_array(dts, "dts")
+    if dts.ndim != 1 or dts.size == 0 or np.min(dts) <= 0:
+        raise ValueError(f"dts must be a non-empty 1-D sequence of steps > 0 (s), got {dts.tolist()}")
+    dts = np.sort(dts)
+    if not np.all(np.isfinite(kd_factor * kp * dts[-1])):
+        raise ValueError(f"kd = kd_factor kp dt overflows: kd_factor = {kd_factor:g}, max |kp| = {np.max(np.abs(kp)):g}")
+    check_size("duration", duration / dts[0] + 2, 2 * kp.size + 2)
     for dt in dts[::-1]:
         T = max(1, int(round(duration / dt)))
         t = np.arange(T + 1) * dt

@@ -16,12 +16,14 @@ Conventions: displacement u (3V,) ordered [x0, y0, z0, x1, ...];
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 
 from . import _core
 from . import executors as _executors
-from ._validate import as_float_array, finite_array, index_array, integer, real, run_with_progress
+from ._validate import (as_float_array, check_size, finite_array, finite_real, index_array, integer, real,
+                        run_with_progress)
 
 __all__ = ["TetMesh", "StVKModel", "Simulator", "ReducedStVK", "box_mesh", "cantilever", "t_shape", "stem",
            "load_mesh", "vertices_where", "bottom_vertices", "surface_triangles", "centerline", "enrich",
@@ -261,7 +263,10 @@ class ReducedStVK(_core.ReducedStVK):
         (3V,) or (k, 3V) ndarray
             Displacements (m).
         """
-        return as_float_array(p, "p") @ self.U.T
+        p = finite_array(p, "p")
+        if p.ndim not in (1, 2) or p.shape[-1] != self.U.shape[1]:
+            raise ValueError(f"p must have shape ({self.U.shape[1]},) or (k, {self.U.shape[1]}), got {p.shape}")
+        return p @ self.U.T
 
 
 # ---------------------------------------------------------------- meshes
@@ -314,6 +319,21 @@ def _block(x0, x1, y0, y1, z0, z1):
     return np.array(list(itertools.product(range(x0, x1), range(y0, y1), range(z0, z1))))
 
 
+def _cell_counts(x, name: str) -> tuple:
+    """Three cell counts >= 1 (a mesh generator's size argument), or TypeError / ValueError naming ``name``."""
+    a = index_array(x, name, "of 3 cell counts")
+    if a.shape != (3,) or np.any(a < 1):
+        raise ValueError(f"{name} must be 3 cell counts >= 1, got {a.tolist()}")
+    check_size(name, float(np.prod(a.astype(float))), 6 * 4)
+    return tuple(int(c) for c in a)
+
+
+def _mesh(mesh):
+    if not isinstance(mesh, _core.TetMesh):
+        raise TypeError(f"mesh must be a directable.fem.TetMesh, got {type(mesh).__name__}")
+    return mesh
+
+
 def cantilever(length=1.0, width=0.1, height=0.1, n=(20, 2, 2)) -> TetMesh:
     """A beam along x, to be clamped at x = 0 (see ``vertices_where``).
 
@@ -328,8 +348,13 @@ def cantilever(length=1.0, width=0.1, height=0.1, n=(20, 2, 2)) -> TetMesh:
     -------
     TetMesh
     """
-    nx, ny, nz = n
-    h = np.array([length / nx, width / ny, height / nz])
+    nx, ny, nz = _cell_counts(n, "n")
+    h = np.array([finite_real(length, "length", 0.0, strict=True) / nx,
+                  finite_real(width, "width", 0.0, strict=True) / ny,
+                  finite_real(height, "height", 0.0, strict=True) / nz])
+    if not (0.0 < np.min(h) ** 3 and np.max(h) ** 3 < np.inf and np.max(h) < 1e6 * np.min(h)):
+        raise ValueError(f"length, width and height give cells of {h.tolist()} m: their volume or aspect ratio "
+                         "(up to 1e6) is beyond what the tets can resolve")
     m = box_mesh(_block(0, nx, 0, ny, 0, nz))
     return TetMesh(m.vertices * h, m.tets)
 
@@ -355,10 +380,10 @@ def t_shape(h=0.1, stem=(1, 1, 6), bar=(7, 1, 1), base=(3, 3, 1), refine=1) -> T
     k = integer(refine, "refine")
     if k < 1:
         raise ValueError(f"refine must be >= 1, got {refine}")
-    h = h / k
-    bx, by, bz = (k * c for c in base)
-    sx, sy, sz = (k * c for c in stem)
-    tx, ty, tz = (k * c for c in bar)
+    h = finite_real(h, "h", 0.0, strict=True) / k
+    bx, by, bz = (k * c for c in _cell_counts(base, "base"))
+    sx, sy, sz = (k * c for c in _cell_counts(stem, "stem"))
+    tx, ty, tz = (k * c for c in _cell_counts(bar, "bar"))
     cx, cy = bx // 2, by // 2
     cells = [_block(0, bx, 0, by, 0, bz),
              _block(cx - sx // 2, cx - sx // 2 + sx, cy - sy // 2, cy - sy // 2 + sy, bz, bz + sz),
@@ -389,8 +414,19 @@ def stem(h=0.1, height=8, leaves=((3, 2), (6, -2)), refine=1) -> TetMesh:
     k = integer(refine, "refine")
     if k < 1:
         raise ValueError(f"refine must be >= 1, got {refine}")
+    h = finite_real(h, "h", 0.0, strict=True)
+    height = integer(height, "height")
+    if height < 1:
+        raise ValueError(f"height must be >= 1 cells, got {height}")
+    leaves = index_array(leaves, "leaves", "(L, 2) of (level, length)")
+    if leaves.size and (leaves.ndim != 2 or leaves.shape[1] != 2):
+        raise ValueError(f"leaves must be (level, length) pairs, shape (L, 2), got {leaves.shape}")
+    leaves = leaves.reshape(-1, 2)
+    if np.any((leaves[:, 0] < 0) | (leaves[:, 0] >= height)) or np.any(leaves[:, 1] == 0):
+        raise ValueError(f"leaves must have levels in [0, height={height}) and non-zero lengths, got {leaves.tolist()}")
+    check_size("height", k ** 3 * (height + int(np.abs(leaves[:, 1]).sum()) + 1), 6 * 4)
     cells = [_block(0, k, 0, k, 0, k * height)]
-    for level, length in leaves:
+    for level, length in leaves.tolist():
         cells.append(_block(k, k * (1 + length), 0, k, k * level, k * (level + 1)) if length > 0
                      else _block(k * length, 0, 0, k, k * level, k * (level + 1)))
     return box_mesh(np.concatenate(cells), h / k)
@@ -464,6 +500,7 @@ def vertices_where(mesh, predicate) -> np.ndarray:
     -------
     (k,) int ndarray
     """
+    _mesh(mesh)
     return np.flatnonzero(np.asarray(predicate(np.asarray(mesh.vertices)), bool))
 
 
@@ -483,7 +520,10 @@ def bottom_vertices(mesh, axis=2, tol=1e-9) -> np.ndarray:
     -------
     (k,) int ndarray
     """
-    X = np.asarray(mesh.vertices)
+    X = np.asarray(_mesh(mesh).vertices)
+    axis, tol = integer(axis, "axis"), finite_real(tol, "tol", 0.0)
+    if axis not in (0, 1, 2):
+        raise ValueError(f"axis must be 0, 1 or 2, got {axis}")
     return np.flatnonzero(X[:, axis] <= X[:, axis].min() + tol)
 
 
@@ -500,7 +540,7 @@ def surface_triangles(mesh) -> np.ndarray:
     (F, 3) int ndarray
         Vertex indices of each face.
     """
-    T = np.asarray(mesh.tets)
+    T = np.asarray(_mesh(mesh).tets)
     faces = np.concatenate([T[:, [0, 1, 2]], T[:, [0, 1, 3]], T[:, [0, 2, 3]], T[:, [1, 2, 3]]])
     key = np.sort(faces, axis=1)
     _, idx, cnt = np.unique(key, axis=0, return_index=True, return_counts=True)
@@ -523,7 +563,12 @@ def load_mesh(path) -> TetMesh:
         import meshio
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("load_mesh needs meshio: pip install meshio") from exc
-    m = meshio.read(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+    try:
+        m = meshio.read(path)
+    except meshio.ReadError as exc:  # a missing or unreadable file: the path is the argument at fault
+        raise ValueError(f"path {path!r} is not a mesh file meshio reads: {exc}") from None
     tets = [c.data for c in m.cells if c.type == "tetra"]
     if not tets:
         raise ValueError(f"{path} holds no tetrahedra")
@@ -632,7 +677,12 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
     forces = as_float_array(forces, "forces")
     runs = integer(runs, "runs")
     duration = integer(duration, "duration")
-    fraction = real(fraction, "fraction")
+    fraction = finite_real(fraction, "fraction", 0.0)
+    seed = integer(seed, "seed", allow_none=True)
+    if forces.ndim != 2 or forces.shape[0] < 1:
+        raise ValueError(f"forces must have shape (T, 3V) with T >= 1, got {forces.shape}")
+    if seed is not None and seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
     T = forces.shape[0]
     if runs < 1 or runs > T:
         raise ValueError(f"runs must be in [1, {T}], got {runs}")
@@ -646,6 +696,8 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
     free = np.ones(model.dofs, bool)
     free[model.fixed_dofs] = False
     magnitude = fraction * np.linalg.norm(forces, axis=1).max()
+    if not np.isfinite(magnitude):
+        raise ValueError(f"fraction = {fraction:g} times the largest force norm overflows")
     edges = np.linspace(0, T, runs + 1)
     cols = np.flatnonzero(np.any(forces != 0, axis=0))  # scripted forces touch few dofs: ship only those
     tasks, times = [], []
@@ -727,7 +779,13 @@ def project_states(red, u, v) -> np.ndarray:
     (k, 2r) ndarray
     """
     W = np.linalg.solve(red.reduced_mass, (red.U * red.full_mass[:, None]).T).T  # (3V, r)
-    return np.hstack([as_float_array(u, "u") @ W, as_float_array(v, "v") @ W])
+    u, v = finite_array(u, "u"), finite_array(v, "v")
+    for name, x in (("u", u), ("v", v)):
+        if x.ndim != 2 or x.shape[1] != W.shape[0]:
+            raise ValueError(f"{name} must have shape (k, {W.shape[0]}), got {x.shape}")
+    if u.shape != v.shape:
+        raise ValueError(f"u and v must have the same shape, got {u.shape} and {v.shape}")
+    return np.hstack([u @ W, v @ W])
 
 
 def tip_positions(mesh, u, vertices) -> np.ndarray:

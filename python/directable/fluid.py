@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core
-from ._validate import about, as_float_array, finite_array, integer, real, run_with_progress
+from ._validate import (about, as_float_array, check_size, finite_array, finite_real, integer, points_array, real,
+                        run_with_progress, zeros)
 from .reduce import pca
-from ._fluid3d import GalerkinSteps
+from ._fluid3d import GalerkinSteps, _grid
 
 MACGrid2D = _core.MACGrid2D
 FluidSim2D = _core.FluidSim2D
@@ -104,12 +105,17 @@ def c_shape(outer, inner, opening=np.pi / 2, segments=32) -> Shape2D:
     Shape2D
         The polygon, counter-clockwise.
     """
-    outer, inner, opening = real(outer, "outer"), real(inner, "inner"), real(opening, "opening")
+    outer, inner = finite_real(outer, "outer", 0.0, strict=True), finite_real(inner, "inner", 0.0, strict=True)
+    opening = real(opening, "opening")
     if not 0 < inner < outer:
         raise ValueError(f"need 0 < inner < outer, got inner={inner}, outer={outer}")
     if not 0 < opening < 2 * np.pi:
         raise ValueError(f"opening must be in (0, 2 pi), got {opening}")
-    a = np.linspace(opening / 2, 2 * np.pi - opening / 2, integer(segments, "segments") + 1)
+    segments = integer(segments, "segments")
+    if segments < 1:
+        raise ValueError(f"segments must be >= 1, got {segments}")
+    check_size("segments", 2 * segments + 2, 2)
+    a = np.linspace(opening / 2, 2 * np.pi - opening / 2, segments + 1)
     out = np.stack([outer * np.cos(a), outer * np.sin(a)], axis=1)
     inn = np.stack([inner * np.cos(a[::-1]), inner * np.sin(a[::-1])], axis=1)
     return Shape2D(np.vstack([out, inn]))
@@ -175,9 +181,10 @@ class ReducedScene(_core.ReducedScene):
             The advected density, zero inside the objects.
         """
         grid = self.reduced.grid
-        poses = as_float_array(poses, "poses").reshape(-1, 3)
+        poses = points_array(poses, "poses", 3)
         u = self.velocity_field(z, boundary_coeffs, poses)
-        rho = grid.advect_cells(u, as_float_array(density, "density"), real(dt, "dt"))
+        with about("density"):
+            rho = grid.advect_cells(u, as_float_array(density, "density"), real(dt, "dt"))
         c = (np.arange(grid.nx) + 0.5) * grid.h
         X, Y = np.meshgrid(c, (np.arange(grid.ny) + 0.5) * grid.h)
         cells = np.stack([X.ravel(), Y.ravel()], axis=1)
@@ -379,7 +386,7 @@ def face_positions(grid) -> np.ndarray:
     (N, 2) array
         Face centres (m): x-faces first, then y-faces.
     """
-    nx, ny, h = grid.nx, grid.ny, grid.h
+    nx, ny, h = _grid(grid, _core.MACGrid2D, "MACGrid2D").nx, grid.ny, grid.h
     i, j = np.meshgrid(np.arange(nx + 1), np.arange(ny), indexing="xy")
     xf = np.stack([i.ravel() * h, (j.ravel() + 0.5) * h], axis=1)
     i, j = np.meshgrid(np.arange(nx), np.arange(ny + 1), indexing="xy")
@@ -447,13 +454,16 @@ def full_run(grid, steps, dt, winds=(), particles=None, viscosity=0.0, density=N
         velocities (T+1, N), particles (T+1, P, 2), density (T+1, nx ny) or None.
     """
     steps = integer(steps, "steps")
+    if steps < 0:
+        raise ValueError(f"steps must be >= 0, got {steps}")
     sim = FluidSim2D(grid, real(viscosity, "viscosity"), real(dt, "dt"), pressure_solver=pressure_solver)
     if u0 is not None:
-        sim.velocity = grid.project(as_float_array(u0, "u0"))
-    sim.particles = np.zeros((0, 2)) if particles is None else as_float_array(particles, "particles").reshape(-1, 2)
+        with about("u0"):
+            sim.velocity = grid.project(as_float_array(u0, "u0"))
+    sim.particles = np.zeros((0, 2)) if particles is None else points_array(particles, "particles", 2)
     if density is not None:
         sim.density = as_float_array(density, "density")
-    forces = np.zeros((steps, grid.n_faces))
+    forces = zeros((steps, grid.n_faces), "steps")
     for w in winds:
         forces[max(w.start, 0):max(w.start + w.duration, 0)] += w.field(grid)
     if extra_force is not None:

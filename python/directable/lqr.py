@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._validate import actuation_matrix, as_float_array, integer, optional_array, real, run_with_progress, weight
+from ._validate import actuation_matrix, as_float_array, check_size, integer, optional_array, real, run_with_progress, weight
 
 LQRSolution = _core.LQRSolution
 StationaryLQR = _core.StationaryLQR
@@ -397,6 +397,10 @@ def pd_gain(kp, kd, n, actuated=None) -> np.ndarray:
         The gain K.
     """
     n = integer(n, "n")
+    if n < 2 or n % 2:  # before n / 2 sizes the actuation matrix
+        raise ValueError(f"n (the state size, twice the coordinates) must be even and >= 2, got {n}")
+    if actuated is not None:
+        check_size("n", n // 2, np.size(actuated))
     return _core.pd_gain(as_float_array(kp, "kp"), as_float_array(kd, "kd"), n, actuation_matrix(actuated, n // 2))
 
 
@@ -422,8 +426,8 @@ def pd_tracker(kp, kd, z_ref, w_ff=None, actuated=None, loop=False, w_min=None, 
         The constant gain on the reference.
     """
     z_ref = as_float_array(z_ref, "z_ref")
-    if z_ref.ndim != 2:
-        raise ValueError(f"z_ref must have shape (T+1, n), got {z_ref.shape}")
+    if z_ref.ndim != 2 or z_ref.shape[1] < 2 or z_ref.shape[1] % 2:
+        raise ValueError(f"z_ref must have shape (T+1, n) with n = 2 x coordinates >= 2, got {z_ref.shape}")
     return tracker(pd_gain(kp, kd, z_ref.shape[-1], actuated), z_ref, w_ff, loop, w_min, w_max)
 
 
@@ -455,7 +459,13 @@ def solve_continuous_batch(problems, executor=None, progress=None) -> list:
     from . import executors
 
     tasks = [(dict(p),) for p in problems]
-    out = executors.map_tasks(_solve_continuous_task, tasks, executor, progress=progress, desc="LQR solves")
+    try:
+        out = executors.map_tasks(_solve_continuous_task, tasks, executor, progress=progress, desc="LQR solves")
+    except executors.TaskError as exc:  # a refused problem is the caller's error, named by its index
+        if isinstance(exc.cause, (TypeError, ValueError)):
+            raise (TypeError if isinstance(exc.cause, TypeError) else ValueError)(
+                f"problems[{exc.index}]: {exc.cause}") from exc
+        raise
     return [LQRSolution(K, P) for K, P in out]
 
 

@@ -67,7 +67,7 @@ import glob
 
 from . import _core
 from . import lqr as _lqr
-from ._validate import as_float_array, integer, progress_callback, real
+from ._validate import as_float_array, finite_array, index_array, integer, iterable, progress_callback, real
 
 _BAD_WARNINGS = tuple(int(w) for w in (_mj.mjtWarning.mjWARN_BADQACC, _mj.mjtWarning.mjWARN_BADQPOS,
                                        _mj.mjtWarning.mjWARN_BADQVEL, _mj.mjtWarning.mjWARN_BADCTRL))
@@ -87,6 +87,16 @@ def _check_model(model, data=None):
         raise ValueError(f"model must be a mujoco.MjModel, got {type(model).__name__}")
     if data is not None and not isinstance(data, _mj.MjData):
         raise ValueError(f"data must be a mujoco.MjData, got {type(data).__name__}")
+
+
+def _step_data(i, data, T):
+    """The step index of a tracker's ``control`` (0 <= i < T) and its MjData, or TypeError / ValueError naming them."""
+    i = integer(i, "i")
+    if not 0 <= i < T:
+        raise ValueError(f"i must be in [0, {T}), got {i}")
+    if not isinstance(data, _mj.MjData):
+        raise TypeError(f"data must be a mujoco.MjData, got {type(data).__name__}")
+    return i
 
 
 def nx(model) -> int:
@@ -349,6 +359,8 @@ def state(model, data) -> np.ndarray:
         ``x = [dq, qvel, act]`` with ``dq = qpos (-) qpos0``.
     """
     _check_model(model, data)
+    if data is None:
+        raise ValueError("data must be a mujoco.MjData, got None")
     x = np.empty(nx(model))
     _mj.mj_differentiatePos(model, x[:model.nv], 1.0, model.qpos0, data.qpos)
     x[model.nv:2 * model.nv] = data.qvel
@@ -638,6 +650,7 @@ class LQRTracker:
             ``w_ff[i] + K_i (x (-) x_ref[i])``: a view of the tracker's
             buffer, overwritten by the next call.
         """
+        i = _step_data(i, data, len(self.qpos_ref) - 1)
         _mj.mj_differentiatePos(self.model, self._dq, 1.0, self.qpos_ref[i], data.qpos)
         np.subtract(data.qvel, self._qvel_ref[i], out=self._dv)
         if self._na:
@@ -726,7 +739,11 @@ def zordan_hodgins_schedule(steps, dt, contact_steps, k_t, k_r, t_e, t_f):
         raise ValueError(f"dt must be > 0, got {vals['dt']}")
     t = np.arange(steps) * vals["dt"]
     g = np.full(steps, vals["k_t"])
-    for c in sorted(int(c) for c in contact_steps):
+    contacts = index_array(np.atleast_1d(iterable(contact_steps, "contact_steps", "an iterable of int")),
+                           "contact_steps", "(k,)")
+    if contacts.ndim != 1:
+        raise ValueError(f"contact_steps must be a 1-D sequence of step indices, got shape {contacts.shape}")
+    for c in sorted(contacts.tolist()):
         if not 0 <= c < steps:
             raise ValueError(f"contact_steps must lie in [0, {steps}), got {c}")
         s = t - t[c]
@@ -1015,6 +1032,7 @@ class SPDTracker:
             "damping" the explicit part ``-Kp p + Kd qdbar (+ tau_ff)``, with
             ``model.dof_damping`` set to ``D + Kd`` for the step.
         """
+        i = _step_data(i, data, len(self.qpos_ref) - 1)
         if self._fast:
             m, qpred, e, tau = self.model, self._qpred, self._e, self._tau
             qpred[:] = data.qpos
@@ -1045,6 +1063,13 @@ class SPDTracker:
             method, ``u`` itself otherwise.
         """
         self._damp_view[:] = self._damp0
+        u, qvel_next = finite_array(u, "u"), finite_array(qvel_next, "qvel_next")
+        nv = self.model.nv
+        if u.ndim != 2 or u.shape[1] != nv:
+            raise ValueError(f"u must have shape (T, {nv}), got {u.shape}")
+        if qvel_next.ndim != 2 or qvel_next.shape[1] != nv or qvel_next.shape[0] < u.shape[0]:
+            raise ValueError(f"qvel_next must have shape ({u.shape[0]}, {nv}) (a row per row of u), "
+                             f"got {qvel_next.shape}")
         if self.controller == "spd" and self.method == "damping":
             kd = self._kd_used if self._custom_kd else self.kd
             u = u - kd[:u.shape[0]] * qvel_next[:u.shape[0]]

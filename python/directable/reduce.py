@@ -232,6 +232,8 @@ class IncrementalPCA:
     def __init__(self, N, keep, mass=None):
         self.N = integer(N, "N")
         self.keep = integer(keep, "keep")
+        if self.N < 1:
+            raise ValueError(f"N must be >= 1, got {N}")
         if self.keep < 1:
             raise ValueError(f"keep must be >= 1, got {keep}")
         self._sq = _mass_sqrt(mass, self.N)

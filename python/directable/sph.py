@@ -104,6 +104,8 @@ def state(fluid) -> np.ndarray:
     (2 D N,) ndarray
         Positions (m) then velocities (m/s) of its N particles in D dimensions.
     """
+    if not isinstance(fluid, (_core.SPHFluid2D, _core.SPHFluid3D)):
+        raise TypeError(f"fluid must be an SPHFluid2D or SPHFluid3D, got {type(fluid).__name__}")
     return np.concatenate([fluid.positions.ravel(), fluid.velocities.ravel()])
 
 

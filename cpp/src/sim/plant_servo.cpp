@@ -41,7 +41,9 @@ PlantServoResult run_plant_servo(Plant& plant, const PlantServoLaw& law, Index s
     plant.advance(t, u);
     plant.state(out.states[t + 1]);
     if (!out.states[t + 1].allFinite())
-      throw std::domain_error("plant state became non-finite at step " + std::to_string(t));
+      throw std::domain_error("plant state became non-finite at step " + std::to_string(t) +
+                              " under the servo law u = u_ff + kp (q_ref - q) + kd (qd_ref - qd): the gains or "
+                              "targets are too large for the plant");
     if (!throttle.report(t + 1)) break;
   }
   throttle.finish(steps);

@@ -34,7 +34,8 @@ from typing import Optional
 import numpy as np
 
 from .. import _core
-from .._validate import as_float_array, check_size, integer, iterable, progress_callback, real
+from .._validate import (as_float_array, check_size, finite_array, finite_real, index_array, integer, iterable,
+                         progress_callback, real)
 from . import basis
 from ._bvh import BVHClip, load_bvh, write_bvh
 from ._lp import LPStatus, make_solver, require_highspy
@@ -110,10 +111,15 @@ class ClipSet:
                  dt=1.0 / 30.0, foot_tolerance=1e-6, contacts=None, gait_names=None):
         if poses is None or isinstance(poses, np.ndarray) and poses.ndim != 3 and poses.dtype != object:
             raise ValueError("poses must be a list of (m_k, J, 3) arrays, one per clip")
-        poses = [as_float_array(p, f"poses[{k}]") for k, p in enumerate(poses)]
-        gait = list(np.asarray(gait).tolist()) if gait is not None else None
+        poses = [as_float_array(p, f"poses[{k}]")
+                 for k, p in enumerate(iterable(poses, "poses", "a list of (m_k, J, 3) arrays"))]
         if gait is None:
             raise ValueError("gait must be a (K,) array of gait indices or names, got None")
+        gait = np.asarray(gait)
+        if gait.ndim != 1:
+            raise ValueError(f"gait must be a (K,) array of gait indices or names, got shape {gait.shape}")
+        names = gait.dtype.kind == "U" or (gait.dtype.kind == "O" and all(isinstance(g, str) for g in gait.tolist()))
+        gait = gait.tolist() if names else index_array(gait, "gait", "(K,)").tolist()
         if gait_names is None:
             gait_names = list(GAITS) if all(isinstance(g, str) for g in gait) or not gait else \
                 [str(i) for i in range(max(int(g) for g in gait) + 1)]
@@ -175,7 +181,10 @@ class ClipSet:
         (m_k, J, 3) ndarray
             Joint positions in the clip's root frame, m.
         """
-        return mirror_poses(self.skeleton, self.poses[integer(k, "k")])
+        k = integer(k, "k")
+        if not 0 <= k < len(self.poses):
+            raise ValueError(f"k must be a clip index in [0, {len(self.poses)}), got {k}")
+        return mirror_poses(self.skeleton, self.poses[k])
 
     def gait_index(self, gait):
         """Gait indices of a name, an index, or a collection of them.
@@ -192,7 +201,7 @@ class ClipSet:
         """
         if gait is None:
             return None
-        items = [gait] if isinstance(gait, (str, int, np.integer)) else list(gait)
+        items = [gait] if isinstance(gait, str) or np.ndim(gait) == 0 else list(iterable(gait, "gait"))
         out = []
         for g in items:
             if isinstance(g, str):
@@ -200,7 +209,13 @@ class ClipSet:
                     raise ValueError(f"gait: unknown gait {g!r}, expected one of {self.gait_names}")
                 out.append(self.gait_names.index(g))
             else:
-                out.append(int(g))
+                if np.ndim(g) != 0:
+                    raise ValueError(f"gait must be a name, an index or a flat collection of them, got an item of "
+                                     f"shape {np.shape(g)}")
+                gi = int(index_array([g], "gait", "of indices or names")[0])
+                if not 0 <= gi < len(self.gait_names):
+                    raise ValueError(f"gait: index {gi} outside [0, {len(self.gait_names)})")
+                out.append(gi)
         return out
 
     def subset(self, indices):
@@ -215,7 +230,11 @@ class ClipSet:
         -------
         ClipSet
         """
-        idx = [int(i) for i in indices]
+        idx = index_array(iterable(indices, "indices", "a sequence of clip indices"), "indices", "(k,)")
+        if idx.ndim != 1 or np.any((idx < 0) | (idx >= len(self.poses))):
+            raise ValueError(f"indices must be a sequence of clip indices in [0, {len(self.poses)}), "
+                             f"got {idx.tolist()}")
+        idx = idx.tolist()
         where = {k: i for i, k in enumerate(idx)}
         mo = self.mirror_of
         P = self._core.param_matrix
@@ -855,6 +874,8 @@ def _lp_bounds(bounds, n):
         if not b > 0:
             raise ValueError(f"bounds must be > 0 (|r| <= bounds) or a (lo, hi) pair, got {b}")
         return np.full(n, -b), np.full(n, b)
+    if np.shape(bounds) != (2,):
+        raise ValueError(f"bounds must be None, a float or a (lo, hi) pair, got shape {np.shape(bounds)}")
     lo, hi = bounds
     return np.full(n, real(lo, "bounds")), np.full(n, real(hi, "bounds"))
 
@@ -1132,7 +1153,8 @@ class ValueFunctionTable:
     """
 
     def __init__(self, parameter, values, functions, mode):
-        self.parameter, self.values, self.functions, self.mode = parameter, list(values), list(functions), mode
+        self.parameter, self.mode = parameter, mode
+        self.values, self.functions = list(iterable(values, "values")), list(iterable(functions, "functions"))
 
     @property
     def nbytes(self):
@@ -1220,7 +1242,7 @@ def tabulate(make_task, values, basis, samples, parameter=None, mode=None, max_w
     -------
     ValueFunctionTable
     """
-    values = list(values)
+    values = list(iterable(values, "values"))
     if not values:
         raise ValueError("values must hold at least one parameter value")
     tasks = [make_task(v) for v in values]
@@ -1358,7 +1380,9 @@ class Controller:
         steps = integer(steps, "steps")
         if steps < 0:
             raise ValueError(f"steps must be >= 0, got {steps}")
-        state = as_float_array(state0, "state0")
+        state = finite_array(state0, "state0")
+        if state.shape != (self.task.dim,):
+            raise ValueError(f"state0 must have shape ({self.task.dim},), got {state.shape}")
         events = sorted(events or [], key=lambda e: e[0])
         task = self.task
         states, clips, costs = [state[None, :]], [np.array([int(state[0])])], []
@@ -1446,8 +1470,11 @@ def crowd(controllers, starts, steps, radius, directions=None, avoid=True, encou
     P = len(controllers)
     if starts.shape != (P, 4):
         raise ValueError(f"starts must have shape ({P}, 4) (x, z, theta, clip), got {starts.shape}")
+    finite_array(starts, "starts")
     radius = real(radius, "radius")
     steps = integer(steps, "steps")
+    encounter_distance = finite_real(encounter_distance, "encounter_distance", 0.0)
+    dt = finite_real(dt, "dt", 0.0, strict=True)
     psi = starts[:, 2].copy() if directions is None else as_float_array(directions, "directions")
     wrap = lambda a: (a + np.pi) % (2 * np.pi) - np.pi  # noqa: E731
     tables = [c.value_function for c in controllers]

@@ -10,11 +10,12 @@ file to test the loader on.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_float_array, real
+from .._validate import as_float_array, finite_real, real
 
 BVH_HINT = "load_bvh needs the bvh package: pip install 'directable[bvh]' (or pip install bvh)"
 
@@ -56,6 +57,13 @@ def _axis_rotation(axis, degrees):
     return R
 
 
+def _path(path):
+    """A file name (str or os.PathLike): an int would be taken by open() as a file descriptor (stdin, stdout)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+    return path
+
+
 def load_bvh(path, scale=1.0):
     """Read a BVH file into joint positions.
 
@@ -75,10 +83,12 @@ def load_bvh(path, scale=1.0):
         raise ImportError(BVH_HINT) from None
     from . import Skeleton
 
-    scale = real(scale, "scale")
-    if not scale > 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
-    with open(path) as fh:
+    scale = finite_real(scale, "scale", 0.0, strict=True)
+    try:
+        fh = open(_path(path))
+    except FileNotFoundError:
+        raise ValueError(f"path {path!r}: no such file") from None
+    with fh:
         doc = Bvh(fh.read())
     names = doc.get_joints_names()
     J = len(names)
@@ -166,7 +176,7 @@ def write_bvh(path, skeleton, poses, dt=1.0 / 30.0, names=None):
             t = poses[f, j] - (0.0 if p < 0 else poses[f, p]) - offsets[j]
             row += [f"{v:.12f}" for v in t] + ["0", "0", "0"]
         lines.append(" ".join(row))
-    with open(path, "w") as fh:
+    with open(_path(path), "w") as fh:
         fh.write("\n".join(lines) + "\n")
 
 

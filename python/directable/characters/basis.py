@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
-from .._validate import as_float_array, integer, real
+from .._validate import as_float_array, integer, iterable, real
 
 __all__ = ["Basis", "polynomial", "gaussian", "constant"]
 
@@ -69,7 +69,8 @@ class Basis:
     """
 
     def __init__(self, products):
-        self.products = [tuple(p) for p in products]
+        self.products = [tuple(iterable(p, "products[i]", "a tuple of families"))
+                         for p in iterable(products, "products", "a sequence of tuples of families")]
 
     def __mul__(self, other):
         if not isinstance(other, Basis):

@@ -32,7 +32,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .. import _core
-from .._validate import as_float_array, integer, progress_callback, real
+from .._validate import as_float_array, finite_array, integer, progress_callback, real
 
 CrowdGrid = _core.CrowdGrid
 Params = _core.CrowdParams
@@ -225,6 +225,9 @@ class Group:
     positions: np.ndarray
     params: Optional[Params] = None
     goal_fn: Optional[Callable[[int], np.ndarray]] = None
+
+    def __post_init__(self):
+        finite_array(self.positions, "positions")  # (shapes are checked where a Crowd takes the group)
 
 
 class Crowd:

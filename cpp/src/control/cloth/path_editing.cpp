@@ -82,7 +82,8 @@ RowMatrix curl_goals(const Eigen::Ref<const RowMatrix>& positions, const std::ve
   region_centroid /= static_cast<double>(region.size());
   Eigen::Vector3d d = (region_centroid - centroid).transpose();
   d -= d.dot(normal) * normal;
-  if (!(d.norm() > 1e-12)) throw std::invalid_argument("region must lie off the cloth's centre (its outward direction is undefined)");
+  if (!(d.norm() > 1e-12)) throw std::invalid_argument(
+        "region must lie off the cloth's centre in the positions (its outward direction is undefined)");
   d.normalize();
   Index hinge = region[0];
   for (Index k : region)

@@ -111,9 +111,10 @@ double relative_smallest_singular_value(const Eigen::MatrixXcd& M) {
                               " of A lies on the unit circle and Q does not see it, so no stabilizing solution "
                               "exists");
   }
-  throw std::domain_error("no stabilizing solution of the Riccati equation found after " + std::to_string(iterations) +
-                          " doubling steps (closed-loop spectral radius " + num(spectral_radius) +
-                          "): the pencil has eigenvalues on or too near the unit circle");
+  // no single argument is at fault: the weights and dynamics together (an indefinite Q, weights beyond double range)
+  throw std::domain_error("no stabilizing solution of the Riccati equation for these A, B, Q, R (and N) found after " +
+                          std::to_string(iterations) + " doubling steps (closed-loop spectral radius " +
+                          num(spectral_radius) + "): the pencil has eigenvalues on or too near the unit circle");
 }
 
 void validate(const CRef& A, const CRef& B, const CRef& Q, const CRef& R, const CRef& N, bool Q_indefinite) {

@@ -109,6 +109,7 @@ ClipSet::ClipSet(std::shared_ptr<const Skeleton> skeleton, std::vector<RowMatrix
 RowMatrix mirror_poses(const Skeleton& skeleton, const Eigen::Ref<const RowMatrix>& poses) {
   const Index J = skeleton.joints();
   check_shape("poses", poses.rows(), poses.cols(), poses.rows(), 3 * J);
+  for (Index f = 0; f < poses.rows(); ++f) check_finite("poses", poses.row(f).data(), poses.cols(), f * poses.cols());
   RowMatrix out(poses.rows(), poses.cols());
   const auto& mirror = skeleton.mirror();
   for (Index f = 0; f < poses.rows(); ++f)

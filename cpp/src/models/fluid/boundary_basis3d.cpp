@@ -74,6 +74,11 @@ BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Ei
   for (int a = 0; a < 3; ++a)
     want_cells *= 2.0 * std::ceil((local_half[a] > 0.0 ? local_half[a] : extent[a] + 4.0 * h) / h);
   check_allocation("the local grid of " + std::to_string(want_cells) + " cells (local_size)", 3.0 * 8.0 * 10.0 * want_cells);
+  // a local box beyond the whole domain resolves nothing more, at a cost that grows as its cube
+  const double domain = h * double(std::max({g.nx(), g.ny(), g.nz()}));
+  if (local_half.maxCoeff() > domain)
+    throw std::invalid_argument("local_size must be at most the domain's size " + std::to_string(domain) +
+                                " m along each axis, got " + std::to_string(local_half.maxCoeff()));
   for (int a = 0; a < 3; ++a) {
     const double want = local_half[a] > 0.0 ? local_half[a] : extent[a] + 4.0 * h;
     if (!(want > extent[a] + h))

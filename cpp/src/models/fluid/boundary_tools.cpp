@@ -259,6 +259,10 @@ void scene_step(const GalerkinFluid& fluid, Index objects, Index pose_cols, cons
   z_next = z_flow;
   coeffs.setZero();
   for (Index i = 0; i < objects; ++i) object(i);
+  // finite inputs can still overflow (a huge dt or state): refused, never returned as NaN
+  if (!z_next.allFinite() || !coeffs.allFinite())
+    throw std::domain_error("the scene step became non-finite: dt = " + std::to_string(dt) +
+                            " s with z, w and the objects' velocities is beyond what the step can represent");
 }
 
 }  // namespace directable

@@ -121,7 +121,9 @@ void FluidSim3D::step(const Eigen::Ref<const Eigen::VectorXd>& f, const std::vec
     velocity_ = diffusion_cg_.solveWithGuess(advected_, advected_);
     if (diffusion_cg_.info() != Eigen::Success)
       throw std::domain_error("viscosity CG did not converge: relative residual " +
-                              std::to_string(diffusion_cg_.error()));
+                              std::to_string(diffusion_cg_.error()) + " (the diffusion system of dt = " +
+                              std::to_string(dt_) + " s and viscosity = " + std::to_string(viscosity_) +
+                              " m^2/s, from the advected velocity)");
   } else {
     velocity_.swap(advected_);
   }

@@ -134,6 +134,7 @@ void ReducedScene3D::surface_energy_removed(const Eigen::Ref<const Eigen::Vector
                                             const Eigen::Ref<const RowMatrix>& poses,
                                             const Eigen::Ref<const RowMatrix>& velocities,
                                             Eigen::Ref<Eigen::VectorXd> out, ReducedScene3DData& d) const {
+  check_state(z, coeffs, poses);  // before the poses are read below
   check_poses(velocities, "velocities");
   if (out.size() != objects()) throw_shape("out", "(" + std::to_string(objects()) + ",)", "(" + std::to_string(out.size()) + ",)");
   for (Index i = 0; i < objects(); ++i) {
