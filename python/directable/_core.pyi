@@ -3519,7 +3519,7 @@ class ParticlePD:
             ``final_error`` (m, P): distance of each particle to its reference at
             the last step (m); ``max_error`` (m, P): the largest over the run;
             ``effort`` (m,): sum |w|^2 dt; ``diverged_at`` (m,): the step whose state
-            went non-finite, -1 for none (errors NaN, effort inf there).
+            went non-finite, -1 for none (errors and effort inf there).
         """
     def with_gains(self, k_z: typing.SupportsFloat | typing.SupportsIndex, k_p: typing.SupportsFloat | typing.SupportsIndex, k_pdot: typing.SupportsFloat | typing.SupportsIndex) -> ParticlePD:
         """
