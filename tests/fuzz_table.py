@@ -826,8 +826,6 @@ UNNAMED_KNOWN: set = set()  # (none left: a discretized R_i's message names Q an
 OPEN_FINDINGS = {
     "fem.enrich": "a huge fraction (10**12) makes an impulse run's Newton solve fail: RuntimeError from the core "
                   "(models/fem/fem.cpp), wrapped in executors.TaskError",
-    "fluid.ReducedFluid3D.mode_gradients": "a NaN point returns non-finite gradients (ReducedFluid3D::modes, as for "
-                                     "ReducedFluid3D.modes)",
     "characters.Skeleton": "a 0-d array as mirror: pybind11's sequence conversion raises 'len() of unsized object' "
                            "without the argument's name",
 }

@@ -339,9 +339,8 @@ Shape3D)doc")
       .def_property_readonly("min_extent", &Shape3D::min_extent, "Smallest side of the bounding box (m).")
       .def("inside", [](const Shape3D& s, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
-        check_finite("points", P.data(), P.size());
         Eigen::Array<bool, Eigen::Dynamic, 1> in(P.rows());
-        for (Index k = 0; k < P.rows(); ++k) in[k] = s.inside(P.row(k).transpose());
+        s.inside(P, in);
         return bool_array(in, {P.rows()});
       }, py::arg("points"), R"doc(Which points lie inside the shape (generalised winding number > 1/2).
 
@@ -372,13 +371,8 @@ normals : (q, 3) array
     Outward unit normals.)doc")
       .def("closest_point", [](const Shape3D& s, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
-        check_finite("points", P.data(), P.size());
         RowMatrix Q(P.rows(), 3), N(P.rows(), 3);
-        for (Index k = 0; k < P.rows(); ++k) {
-          Eigen::Vector3d n;
-          Q.row(k) = s.closest_point(P.row(k).transpose(), n).transpose();
-          N.row(k) = n.transpose();
-        }
+        s.closest_point(P, Q, N);
         return py::make_tuple(Q, N);
       }, py::arg("points"), R"doc(The closest surface point of each point, with its outward normal.
 
@@ -429,9 +423,8 @@ angular_velocity : (3,) array, optional
                              "(3,) angular velocity (rad/s), world frame.")
       .def("inside", [](const Obstacle3D& o, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
-        check_finite("points", P.data(), P.size());
         Eigen::Array<bool, Eigen::Dynamic, 1> in(P.rows());
-        for (Index k = 0; k < P.rows(); ++k) in[k] = o.inside(P.row(k).transpose());
+        o.inside(P, in);
         return bool_array(in, {P.rows()});
       }, py::arg("points"), R"doc(Which world points lie inside the obstacle.
 
@@ -445,9 +438,8 @@ Returns
 (P,) bool array)doc")
       .def("rigid_velocity", [](const Obstacle3D& o, const Array& pts) {
         auto P = rows_view(pts, "points", 3);
-        check_finite("points", P.data(), P.size());
         RowMatrix V(P.rows(), 3);
-        for (Index k = 0; k < P.rows(); ++k) V.row(k) = o.rigid_velocity(P.row(k).transpose()).transpose();
+        o.rigid_velocity(P, V);
         return V;
       }, py::arg("points"), R"doc(The rigid velocity velocity + angular_velocity x (x - position).
 

@@ -640,12 +640,10 @@ def corner_region(cloth, size, corner=(0, 0)) -> list:
         The size * size node indices, row by row (j outer, i inner).
     """
     size = integer(size, "size")
-    if corner is None or len(corner) != 2 or any(c not in (0, 1) for c in corner):
+    if isinstance(corner, (str, bytes)) or np.shape(corner) != (2,) or any(c not in (0, 1) for c in np.ravel(corner)):
         raise ValueError(f"corner must be (ci, cj) with each 0 or 1, got {corner!r}")
     if not 1 <= size <= min(cloth.nx, cloth.ny):
         raise ValueError(f"size must lie in [1, {min(cloth.nx, cloth.ny)}], got {size}")
-    if isinstance(corner, (str, bytes)) or np.shape(corner) != (2,) or any(c not in (0, 1) for c in np.ravel(corner)):
-        raise ValueError(f"corner must be a pair of 0 or 1, got {corner!r}")
     ci, cj = (int(c) for c in np.ravel(corner))
     i_range = range(size) if ci == 0 else range(cloth.nx - size, cloth.nx)
     j_range = range(size) if cj == 0 else range(cloth.ny - size, cloth.ny)

@@ -1063,7 +1063,11 @@ class SPDTracker:
             method, ``u`` itself otherwise.
         """
         self._damp_view[:] = self._damp0
-        u, qvel_next = finite_array(u, "u"), finite_array(qvel_next, "qvel_next")
+        return self._finish(finite_array(u, "u"), finite_array(qvel_next, "qvel_next"))
+
+    def _finish(self, u, qvel_next):
+        # run() hands over its own buffers, non-finite from a diverged step on: it reports that step itself
+        self._damp_view[:] = self._damp0
         nv = self.model.nv
         if u.ndim != 2 or u.shape[1] != nv:
             raise ValueError(f"u must have shape (T, {nv}), got {u.shape}")
@@ -1324,7 +1328,9 @@ def run(model, data, tracker, steps, disturbance=None, callback=None, max_state=
                 next_report = time.monotonic() + 0.05
     finally:
         close()
-        if hasattr(tracker, "finish"):
+        if hasattr(tracker, "_finish"):
+            u = tracker._finish(u, qvel[1:])
+        elif hasattr(tracker, "finish"):
             u = tracker.finish(u, qvel[1:])
     # the first step whose input or resulting state is non-finite or beyond max_state
     ok = (np.all(np.abs(u[:done]) < _MAXVAL, axis=1)

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "directable/core/errors.hpp"
@@ -34,7 +35,11 @@ Index run_loop(const ParticlePD& law, ParticlePDData& data, const Eigen::Ref<con
   for (Index i = 0; i < steps; ++i) {
     law.control(sim.state(), i, w, data);
     if (!w.allFinite()) return i;
-    sim.step(d.empty() ? nullptr : d.data + i * d.cols, w.data(), nullptr);
+    try {
+      sim.step(d.empty() ? nullptr : d.data + i * d.cols, w.data(), nullptr);
+    } catch (const std::domain_error&) {
+      return i;  // the model refuses a step that overflows (inputs were checked above): this run diverged here
+    }
     if (!sim.state().allFinite()) return i;
     if (!record(i, sim)) break;
   }

@@ -302,4 +302,40 @@ Eigen::Matrix3d rotation_from_vector(const Eigen::Vector3d& rotvec) {
   return Eigen::AngleAxisd(angle, rotvec / angle).toRotationMatrix();
 }
 
+namespace {
+// The one check of a batch of world or object points: P x 3, finite.
+void check_points(const Eigen::Ref<const RowMatrix>& points, Index out_rows) {
+  check_shape("points", points.rows(), points.cols(), points.rows(), 3);
+  check_finite("points", points.data(), points.size());
+  check_shape("output", out_rows, 3, points.rows(), 3);
+}
+}  // namespace
+
+void Shape3D::inside(const Eigen::Ref<const RowMatrix>& points, Eigen::Ref<Eigen::Array<bool, Eigen::Dynamic, 1>> in) const {
+  check_points(points, in.size());
+  for (Index k = 0; k < points.rows(); ++k) in[k] = inside(Eigen::Vector3d(points.row(k).transpose()));
+}
+
+void Shape3D::closest_point(const Eigen::Ref<const RowMatrix>& points, Eigen::Ref<RowMatrix> closest,
+                            Eigen::Ref<RowMatrix> normals) const {
+  check_points(points, closest.rows());
+  check_points(points, normals.rows());
+  for (Index k = 0; k < points.rows(); ++k) {
+    Eigen::Vector3d n;
+    closest.row(k) = closest_point(Eigen::Vector3d(points.row(k).transpose()), n).transpose();
+    normals.row(k) = n.transpose();
+  }
+}
+
+void Obstacle3D::inside(const Eigen::Ref<const RowMatrix>& points, Eigen::Ref<Eigen::Array<bool, Eigen::Dynamic, 1>> in) const {
+  check_points(points, in.size());
+  for (Index k = 0; k < points.rows(); ++k) in[k] = inside(Eigen::Vector3d(points.row(k).transpose()));
+}
+
+void Obstacle3D::rigid_velocity(const Eigen::Ref<const RowMatrix>& points, Eigen::Ref<RowMatrix> velocities) const {
+  check_points(points, velocities.rows());
+  for (Index k = 0; k < points.rows(); ++k)
+    velocities.row(k) = rigid_velocity(Eigen::Vector3d(points.row(k).transpose())).transpose();
+}
+
 }  // namespace directable

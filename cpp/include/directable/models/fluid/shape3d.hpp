@@ -41,8 +41,13 @@ class Shape3D {
 
   //! Whether a point (object frame) is inside (generalised winding number > 1/2).
   bool inside(const Eigen::Vector3d& p) const;
+  //! inside() of every row of `points` (P x 3, finite: checked, named "points") into `in` (P).
+  void inside(const Eigen::Ref<const RowMatrix>& points, Eigen::Ref<Eigen::Array<bool, Eigen::Dynamic, 1>> in) const;
   //! The closest surface point to p (object frame) and its outward normal.
   Eigen::Vector3d closest_point(const Eigen::Vector3d& p, Eigen::Vector3d& normal) const;
+  //! closest_point() of every row of `points` (P x 3, finite: checked, named "points") into `closest` and `normals` (P x 3).
+  void closest_point(const Eigen::Ref<const RowMatrix>& points, Eigen::Ref<RowMatrix> closest,
+                     Eigen::Ref<RowMatrix> normals) const;
   //! Surface samples about `spacing` apart (one per plane and cube of that side), with outward normals: points (q x 3), normals (q x 3).
   void surface(double spacing, RowMatrix& points, RowMatrix& normals) const;
 
@@ -74,6 +79,10 @@ class Obstacle3D {
   bool inside(const Eigen::Vector3d& x) const { return shape_->inside(to_local(x)); }
   //! Rigid velocity v + omega x (x - c) at a world point.
   Eigen::Vector3d rigid_velocity(const Eigen::Vector3d& x) const { return v_ + w_.cross(x - c_); }
+  //! inside() of every world point, a row of `points` (P x 3, finite: checked, named "points"), into `in` (P).
+  void inside(const Eigen::Ref<const RowMatrix>& points, Eigen::Ref<Eigen::Array<bool, Eigen::Dynamic, 1>> in) const;
+  //! rigid_velocity() of every row of `points` (P x 3, finite: checked, named "points") into `velocities` (P x 3).
+  void rigid_velocity(const Eigen::Ref<const RowMatrix>& points, Eigen::Ref<RowMatrix> velocities) const;
   //! World bounding box of the transformed mesh.
   void world_bounds(Eigen::Vector3d& lo, Eigen::Vector3d& hi) const;
   //! Moves a world point inside the shape out along the normal of its
