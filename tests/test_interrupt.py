@@ -235,8 +235,12 @@ def test_gil_is_released_during_precomputation(rng, which):
 # Calls that can run long, each sized to take far longer than the test
 # waits: the child starts it, receives SIGINT, must raise KeyboardInterrupt
 # promptly and stay usable (a second, small call works).
+# A child inherits an ignored SIGINT from a parent started in the background by a non-interactive shell (`cmd &`
+# ignores SIGINT and SIGQUIT), and Python then installs no KeyboardInterrupt handler: the child restores it, as an
+# interactive session has it.
 _CHILD_SETUP = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 import directable as dr
 from directable import chain, fem, fluid, models, mpc, reduce, sph
