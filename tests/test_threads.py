@@ -184,7 +184,7 @@ def test_one_crowd_stepped_from_four_threads():
     np.testing.assert_array_equal(crowd.velocities, serial.velocities)
 
 
-def _reads_see_whole_steps(step, read, steps):
+def assert_reads_see_whole_steps(step, read, steps):
     """One thread steps an object while another reads its state as fast as it
     can: every read must equal a state some step left (before or after a
     step), never a mix of two (a getter that copied without the object's
@@ -219,19 +219,19 @@ def test_full_fluid_reads_during_steps():
     grid = fluid.MACGrid2D(16, 16)
     force = np.sin(np.arange(grid.n_faces))
     sim = fluid.FluidSim2D(grid, 0.01, 0.01)
-    _reads_see_whole_steps(lambda: sim.step(force), lambda: sim.velocity, 40)
+    assert_reads_see_whole_steps(lambda: sim.step(force), lambda: sim.velocity, 40)
 
 
 def test_3d_fluid_reads_during_steps():
     grid = fluid.MACGrid3D(6, 5, 4, h=0.2)
     force = 0.1 * np.sin(np.arange(grid.n_faces))
     sim = fluid.FluidSim3D(grid, viscosity=0.01, dt=0.02)
-    _reads_see_whole_steps(lambda: sim.step(force), lambda: sim.velocity, 10)
+    assert_reads_see_whole_steps(lambda: sim.step(force), lambda: sim.velocity, 10)
 
 
 def test_sph_reads_during_steps():
     f = _fluid()
-    _reads_see_whole_steps(lambda: f.step(steps=2), lambda: f.positions, 10)
+    assert_reads_see_whole_steps(lambda: f.step(steps=2), lambda: f.positions, 10)
 
 
 def test_fem_reads_during_steps():
@@ -240,7 +240,7 @@ def test_fem_reads_during_steps():
     mesh = fem.box_mesh((3, 1, 1), h=0.1)
     sim = fem.Simulator(fem.StVKModel(mesh, 1e5, 0.3, 1000.0, fixed=fem.bottom_vertices(mesh, axis=0)), 0.01)
     f = 0.5 * np.ones(3 * mesh.num_vertices)
-    _reads_see_whole_steps(lambda: sim.step(f), lambda: sim.u, 10)
+    assert_reads_see_whole_steps(lambda: sim.step(f), lambda: sim.u, 10)
 
 
 def test_crowd_reads_during_steps():
@@ -250,4 +250,4 @@ def test_crowd_reads_during_steps():
     goal[:, -1] = True
     pos = np.array([[1.5, 1.5], [2.5, 4.5], [1.2, 6.1], [3.3, 2.2], [5.5, 8.5]])
     crowd = crowds.Crowd(crowds.CrowdGrid(12, 12), crowds.Params.table_4_1("lanes"), [crowds.Group(goal, pos)])
-    _reads_see_whole_steps(lambda: crowd.step(0.2), lambda: crowd.positions, 10)
+    assert_reads_see_whole_steps(lambda: crowd.step(0.2), lambda: crowd.positions, 10)
