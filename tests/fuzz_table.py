@@ -823,12 +823,7 @@ UNNAMED_KNOWN: set = set()  # (none left: a discretized R_i's message names Q an
 
 # Entries whose fuzzing found defects not fixed yet: entry -> the finding. tests/test_fuzz.py runs them apart,
 # as expected failures (strict: an entry that passes must leave this list).
-OPEN_FINDINGS = {
-    "fem.enrich": "a huge fraction (10**12) makes an impulse run's Newton solve fail: RuntimeError from the core "
-                  "(models/fem/fem.cpp), wrapped in executors.TaskError",
-    "characters.Skeleton": "a 0-d array as mirror: pybind11's sequence conversion raises 'len() of unsized object' "
-                           "without the argument's name",
-}
+OPEN_FINDINGS: dict = {}
 
 # label -> expression of the replaced argument, given its valid value V
 MUTATIONS = {

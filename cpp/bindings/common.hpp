@@ -92,6 +92,29 @@ class type_caster<long> : public strict_integer_caster<long> {};
 template <>
 class type_caster<long long> : public strict_integer_caster<long long> {};
 
+//! List arguments (index lists, names, per-item numbers): a 0-d NumPy array
+//! passes pybind11's sequence check but has no length, and its list caster
+//! would then raise "len() of unsized object" naming no argument. Refused
+//! here, the call fails with the signature and the argument's name instead.
+template <class Vector, class Value>
+struct sized_list_caster : list_caster<Vector, Value> {
+  bool load(handle src, bool convert) {
+    if (src && PySequence_Check(src.ptr()) && PyObject_Length(src.ptr()) < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    return list_caster<Vector, Value>::load(src, convert);
+  }
+};
+template <>
+class type_caster<std::vector<long>> : public sized_list_caster<std::vector<long>, long> {};
+template <>
+class type_caster<std::vector<int>> : public sized_list_caster<std::vector<int>, int> {};
+template <>
+class type_caster<std::vector<double>> : public sized_list_caster<std::vector<double>, double> {};
+template <>
+class type_caster<std::vector<std::string>> : public sized_list_caster<std::vector<std::string>, std::string> {};
+
 template <>
 struct type_caster<directable::py_bind::Array> {
   PYBIND11_TYPE_CASTER(directable::py_bind::Array, const_name("numpy.ndarray[numpy.float64]"));

@@ -716,7 +716,16 @@ def enrich(model, dt, forces, runs=8, fraction=0.1, duration=1, u=None, v=None, 
     def store(k, uk):
         snaps[starts[k]:starts[k + 1]] = uk[1:]
 
-    _executors.map_tasks(_enrichment_run, tasks, executor, out=store, progress=progress, desc="enrichment runs")
+    try:
+        _executors.map_tasks(_enrichment_run, tasks, executor, out=store, progress=progress, desc="enrichment runs")
+    except _executors.TaskError as e:
+        # the centre-line ran, so what fails a run is its impulse: name the argument that sized it
+        if isinstance(e.cause, (ValueError, RuntimeError)) and not isinstance(e.cause, _executors.TaskError):
+            raise ValueError(f"fraction = {fraction:g} makes impulses of {magnitude:.3g} N (the largest centre-line "
+                             f"force norm times fraction) that the full simulation cannot follow: enrichment run "
+                             f"{e.index} (impulse at step {times[e.index]}) failed with {type(e.cause).__name__}: "
+                             f"{e.cause}; reduce fraction") from e
+        raise
     return (snaps, np.array(times)) if return_times else snaps
 
 
