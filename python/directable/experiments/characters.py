@@ -292,9 +292,9 @@ def obstacle_passes(motion, episode, start, obstacle):
     return float(np.min(np.linalg.norm(track - np.asarray(obstacle), axis=1))), anim
 
 
-def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=12, seed=0, solver="highspy", sigma_O=0.5,
-                   gamma_O=20.0, gamma_x=0.3, offset=0.0, obstacle_samples=3, theta_degree=2, ahead=(2.0, 3.0),
-                   grid=None, bounds=1e4):
+def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solver="highspy", sigma_O=0.5,
+                   gamma_O=20.0, gamma_x=3.0, offset=0.0, obstacle_samples=3, theta_degree=2, ahead=(2.0, 3.0),
+                   grid=None, bounds=1e4, learn=True):
     """Fixed obstacle avoidance (FOA, Table 5.1): an obstacle ahead on the path.
 
     Each episode starts on or near the path (|d| <= 0.3 m, heading within
@@ -317,7 +317,11 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=12, seed=0, solve
     solver : str
         LP solver.
     sigma_O, gamma_O, gamma_x : float
-        Obstacle width (m), obstacle and deviation weights.
+        Obstacle width (m), obstacle and deviation weights. With
+        gamma_x = 0.3 even the value-iteration policy passed the obstacle
+        (at about 1 m) but drifted back too slowly to end within 0.2 m of
+        the path (0 % of 40 episodes, 12 steps); at 3.0 it passes and
+        returns in 100 % (16 steps, a 21 x 21 x 36 grid).
     offset : float
         The obstacle's lateral offset from the path, m.
     obstacle_samples : int
@@ -329,16 +333,21 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=12, seed=0, solve
         Range of the obstacle's initial distance ahead, m.
     grid : (int, int, int), optional
         Also run the value-iteration policy on this (u, v, theta) grid.
+    learn : bool
+        Learn the LP value function and run its policy (False: only greedy
+        and, with ``grid``, value iteration).
     bounds : optional
-        Passed to :func:`directable.characters.learn`: a box on r. At 4
-        samples per axis the 57-term basis leaves directions of r unbounded
-        (measured: the loop converged after 11 iterations, then the LP was
-        found unbounded in the bumps' and the u-v polynomials' terms).
+        Passed to :func:`directable.characters.learn`: a box on r. A box
+        that is active hides an unbounded LP rather than fixing it: the
+        coefficients at the box make V meaningless between the samples
+        (measured on the moving-obstacle task at 4 samples per axis: 14 %
+        of r at +-1e4 and V between -2,900 and 13,000 where value iteration
+        gives 0 to 30); sample densely enough instead.
 
     Returns
     -------
     dict
-        Success rates ``value`` and ``greedy`` (and ``grid``), their
+        Success rates ``value`` (when learned) and ``greedy`` (and ``grid``), their
         episodes (``value_episodes`` ...), closest distances (m,
         ``value_closest`` ...) and starts (``value_starts`` ...: (episodes,
         3) lateral offset d0 (m), obstacle distance ahead v0 (m), heading
@@ -348,10 +357,11 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=12, seed=0, solve
     task = ch.FixedObstacle(motion, gamma_x=gamma_x, gamma_O=gamma_O, sigma_O=sigma_O, gamma_psi=1.0,
                             gamma_rho=1.0, offset=offset, obstacle_samples=obstacle_samples)
     vf = ch.learn(task, foa_basis(offset, theta_degree), ch.samples(task, per_dim=per_dim), solver=solver,
-                  bounds=bounds)
+                  bounds=bounds) if learn else None
     straight = int(np.argmin(np.abs(motion.clips.params.turn)))
     result = {}
-    policies = [("value", ch.Controller(task, vf)), ("greedy", ch.Controller(task, policy="greedy"))]
+    policies = ([("value", ch.Controller(task, vf))] if learn else []) + [
+        ("greedy", ch.Controller(task, policy="greedy"))]
     if grid is not None:
         vi = ch.value_iteration(task, {"u": grid[0], "v": grid[1], "theta": grid[2]})
         policies.append(("grid", ch.Controller(task, policy="grid", grid_values=vi)))
@@ -396,11 +406,54 @@ def moa_basis():
             * b.polynomial("theta", 2, scale=np.pi))
 
 
+def crossing_starts(characters, clip, spacing=1.2, approach=1.5, jitter=0.1, rng=None):
+    """Start poses of two groups crossing at right angles, timed so that pair m meets.
+
+    Group A (even indices) walks +z along the lanes x = a_m, group B (odd)
+    walks +x along z = a_m; both start ``approach`` m before the first lane,
+    so A_m and B_m reach the crossing point (a_m, a_m) at the same time and,
+    ignoring each other, collide there (the other pairs cross at least one
+    lane spacing apart in time).
+
+    Parameters
+    ----------
+    characters : int
+        Crowd size (even: half per group).
+    clip : int
+        Start clip of every character.
+    spacing : float
+        Distance between lanes, m.
+    approach : float
+        Distance from the start line to the first lane, m.
+    jitter : float
+        Uniform noise on the start positions (+-, m).
+    rng : numpy.random.Generator, optional
+
+    Returns
+    -------
+    (characters, 4) ndarray
+        (x, z, theta, clip) per character: m, m, rad, index.
+    """
+    rng = rng or np.random.default_rng(0)
+    M = characters // 2
+    lanes = spacing * np.arange(M) - spacing * (M - 1) / 2.0
+    start = lanes[0] - approach
+    starts = []
+    for m in range(M):
+        j = rng.uniform(-jitter, jitter, 2)
+        starts.append([lanes[m] + j[0], start + j[1], 0.0, clip])           # A_m walks +z
+        starts.append([start + j[1], lanes[m] - j[0], -np.pi / 2, clip])   # B_m walks +x
+    return np.array(starts[:characters])
+
+
 def crowd_crossing(characters=16, per_dim=5, steps=14, velocities=(-1.2, 0.0, 1.2), radius=3.0, seed=0,
-                   solver="highspy", bounds=1e4, gamma_O=20.0, sigma_O=0.5, obstacle_samples=3):
+                   solver="highspy", bounds=1e4, gamma_O=20.0, sigma_O=0.5, obstacle_samples=3, spacing=1.2):
     """Moving obstacle avoidance in a crowd on crossing courses (Fig. 5.5).
 
-    Two groups cross at right angles through the same square. Each character
+    Two groups cross at right angles, timed so that without avoidance pair
+    m meets at its crossing point (:func:`crossing_starts`; the earlier
+    random starts gave no close encounter without avoidance, so nothing to
+    reduce). Each character
     fits a moving obstacle (position and velocity in its path frame) to the
     neighbours within ``radius`` at each of its clip transitions and avoids
     the one of highest value (:func:`directable.characters.crowd`); the
@@ -427,11 +480,14 @@ def crowd_crossing(characters=16, per_dim=5, steps=14, velocities=(-1.2, 0.0, 1.
         Passed to :func:`directable.characters.learn`: a box on r. With a
         moving obstacle some samples' successors leave the sampled square
         (where V sees them clamped), and at 4-5 samples per axis the LP can
-        leave the bumps' coefficients unbounded without it.
+        leave the bumps' coefficients unbounded without it. An active box
+        does not make V meaningful (see :func:`fixed_obstacle`).
     gamma_O, sigma_O : float
         Obstacle weight and width (m).
     obstacle_samples : int
         Points per transition at which the obstacle is charged.
+    spacing : float
+        Distance between lanes, m.
 
     Returns
     -------
@@ -451,16 +507,7 @@ def crowd_crossing(characters=16, per_dim=5, steps=14, velocities=(-1.2, 0.0, 1.
                         solver=solver, bounds=bounds)
     rng = np.random.default_rng(seed)
     straight = int(np.argmin(np.abs(motion.clips.params.turn)))
-    # two groups crossing at right angles through the same square
-    starts = []
-    for i in range(characters):
-        lane = (i // 2) * 1.2 - 0.6 * (characters // 2 - 1) / 1.0 * 0.5
-        jitter = rng.uniform(-0.2, 0.2)
-        if i % 2 == 0:
-            starts.append([lane + jitter, -5.0 - rng.uniform(0, 1), 0.0, straight])           # walking +z
-        else:
-            starts.append([-5.0 - rng.uniform(0, 1), lane + jitter, -np.pi / 2, straight])   # walking +x
-    starts = np.array(starts)
+    starts = crossing_starts(characters, straight, spacing=spacing, rng=rng)
     ctrls = [ch.Controller(make((0.0, 0.0)), table) for _ in range(characters)]
     avoid = ch.crowd(ctrls, starts, steps, radius)
     plain = ch.crowd(ctrls, starts, steps, radius, avoid=False)
