@@ -396,7 +396,6 @@ HorizonOptimizer.create_workspace().)doc")
         py::gil_scoped_release release;
         ObjectLock busy(&w);  // not during another thread's solve
         w.has_solution = false;
-        w.lbfgs_scale = 0.0;
       },
            "Forget the previous solution (the next solve starts from u = 0).");
 

@@ -7,12 +7,7 @@ At every step the controls ``u`` (H, s) of a window minimise
 
 (``ur`` an optional control reference, zero by default); the first control
 is applied, the window shifts and the next solve starts from the previous
-solution shifted by one step (warm start). The warm start also carries
-L-BFGS's curvature scale (s'y / y'y of the last solve's newest pair): the
-next window's first step is a scaled quasi-Newton step, not a unit-length
-gradient step, so that a real-time solve of one or two iterations per
-step makes real progress (the iterations a window needs are spread over
-the steps it overlaps).
+solution shifted by one step (warm start).
 
 ``method="lbfgs"`` (default): projected L-BFGS, the gradient from one adjoint
 (backward) pass with the model's vector-Jacobian products; a fixed iteration
@@ -342,8 +337,7 @@ class HorizonOptimizer:
             Reference states.
         u0 : (H, s) array, optional
             Starting controls; None: warm start from the previous solution
-            shifted by one step, with its L-BFGS curvature scale (zeros the
-            first time).
+            shifted by one step (zeros the first time).
         u_reference : (H, s) array, optional
             The control term becomes ``||u_i - u_reference_i||^2_R`` (e.g. a
             feed-forward that the controls correct, as the LQR tracker's

@@ -15,8 +15,6 @@ void LBFGSOptions::validate() const {
   if (iterations < 0) throw std::invalid_argument("iterations must be >= 0, got " + std::to_string(iterations));
   if (memory < 1) throw std::invalid_argument("memory must be >= 1, got " + std::to_string(memory));
   if (std::isnan(time_budget)) throw std::domain_error("time_budget must not be NaN");
-  if (!std::isfinite(initial_scale) || initial_scale < 0)
-    throw std::domain_error("initial_scale must be finite and >= 0, got " + std::to_string(initial_scale));
 }
 
 namespace {
@@ -97,13 +95,6 @@ class ProjectedLBFGS {
   }
 
   bool bounded() const { return bounded_; }
-  void set_initial_scale(double scale) { initial_scale_ = scale; }
-  //! s'y / y'y of the newest stored pair, 0 if none.
-  double scale() const {
-    if (stored_ == 0) return 0.0;
-    const Index jn = (head_ - 1 + m_) % m_;
-    return w_.sy[jn] / w_.yy[jn];
-  }
   double clamp(Index k, double v) const {
     if (lo_) v = std::max(v, lo_[k]);
     if (hi_) v = std::min(v, hi_[k]);
@@ -135,7 +126,7 @@ class ProjectedLBFGS {
     double gamma = 1.0, coef_last = 0.0;
     const double* s_last = nullptr;  // the last update q += coef_last s_last, merged into forming d
     if (stored_ == 0)
-      gamma = initial_scale_ > 0 ? initial_scale_ : 1.0 / std::max(1.0, w_.q.norm());
+      gamma = 1.0 / std::max(1.0, w_.q.norm());
     else
       two_loop(gamma, coef_last, s_last);
     // d (and d.g) in one pass; one loop per case keeps it branch-free (SIMD)
@@ -260,7 +251,6 @@ class ProjectedLBFGS {
   bool bounded_;
   LBFGSWorkspace& w_;
   Index stored_ = 0, head_ = 0;
-  double initial_scale_ = 0.0;
 };
 }  // namespace
 
@@ -274,7 +264,6 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
   LBFGSWorkspace local;
   ProjectedLBFGS run(N, opt.memory, lower, upper, workspace ? *workspace : local);
   LBFGSWorkspace& w = workspace ? *workspace : local;
-  run.set_initial_scale(opt.initial_scale);
   LBFGSResult st;
   if (run.bounded())
     for (Index k = 0; k < N; ++k) x[k] = run.clamp(k, x[k]);
@@ -331,7 +320,6 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
     ++st.iterations;
   }
   st.cost = f;
-  st.scale = run.scale();
   st.seconds = now_seconds() - t0;
   return st;
 }

@@ -14,13 +14,9 @@ struct LBFGSOptions {
   Index memory = 10;         //!< stored (s, y) pairs
   double time_budget = 0.0;  //!< seconds; <= 0: none
   double gtol = 0.0;         //!< stop when the projected gradient's max-norm <= gtol
-  //! > 0: the first direction (no pair stored yet) is -initial_scale g, a
-  //! curvature scale s'y / y'y carried over from a related problem (e.g. the
-  //! previous receding-horizon window); 0: a steepest-descent step of unit length.
-  double initial_scale = 0.0;
   //! Asked before every iteration (if set): false stops, the point so far is returned.
   std::function<bool()> keep_going;
-  //! iterations >= 0, memory >= 1, time_budget not NaN, initial_scale finite and >= 0; throws naming the field.
+  //! iterations >= 0, memory >= 1, time_budget not NaN; throws naming the field.
   void validate() const;
 };
 
@@ -31,7 +27,6 @@ struct LBFGSResult {
   Index evaluations = 0;      //!< evaluations of f
   Index gradients = 0;        //!< evaluations of the gradient
   double seconds = 0.0;       //!< wall-clock time
-  double scale = 0.0;         //!< s'y / y'y of the newest pair stored (0: none was)
 };
 
 //! fg(x, g): returns f(x) and writes its gradient into g (N).

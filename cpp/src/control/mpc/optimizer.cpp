@@ -201,13 +201,8 @@ MPCStats HorizonOptimizer::solve(HorizonWorkspace& ws, const CRefVec& x0, const 
     ws.u.setZero();
   }
   project(ws.u);
-  // a warm start also carries L-BFGS's curvature scale: the next window's
-  // first step is then a scaled (Barzilai-Borwein) step, not a unit-length
-  // one (which a few-iteration real-time solve cannot afford to waste)
-  const bool warm = u0.empty() && ws.has_solution;
-  const MPCStats st = opt_.method == MPCMethod::GaussNewton
-                          ? solve_gauss_newton(ws, x0, reference, keep_going)
-                          : solve_lbfgs(ws, x0, reference, keep_going, warm ? ws.lbfgs_scale : 0.0);
+  const MPCStats st = opt_.method == MPCMethod::GaussNewton ? solve_gauss_newton(ws, x0, reference, keep_going)
+                                                            : solve_lbfgs(ws, x0, reference, keep_going);
   // ws.states already holds the rollout of the last evaluated controls
   // (u_try); roll out again only if the optimiser returned other controls.
   if (opt_.method != MPCMethod::LBFGS || ws.u_try != ws.u) rollout(ws, x0, ws.u, ws.states);
@@ -216,9 +211,8 @@ MPCStats HorizonOptimizer::solve(HorizonWorkspace& ws, const CRefVec& x0, const 
 }
 
 MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
-                                       const std::function<bool()>& keep_going, double initial_scale) const {
+                                       const std::function<bool()>& keep_going) const {
   LBFGSOptions lo;
-  lo.initial_scale = initial_scale;
   lo.keep_going = keep_going;
   lo.iterations = opt_.iterations;
   lo.memory = opt_.memory;
@@ -249,7 +243,6 @@ MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, 
   };
   const LBFGSResult r = minimize_lbfgs(fg, ws.u_opt, lower_, upper_, lo, &ws.lbfgs, value);
   ws.u = ws.u_opt;
-  if (r.scale > 0) ws.lbfgs_scale = r.scale;
   MPCStats st;
   st.cost_initial = r.cost_initial;
   st.cost = r.cost;

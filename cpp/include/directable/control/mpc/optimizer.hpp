@@ -62,8 +62,7 @@ class HorizonOptimizer {
 
   //! Optimises the window from x0 (n) for reference ((H+1) x n). u0 (H x s):
   //! starting controls; empty: the previous solution in ws shifted by one
-  //! step (warm start, with the previous solve's L-BFGS curvature scale for
-  //! the first step), zeros if there is none. u_reference (H x s) or
+  //! step (warm start), zeros if there is none. u_reference (H x s) or
   //! empty (zero). The controls are left in ws.u, their rollout in ws.states.
   //! keep_going (if set) is asked before every iteration: false stops the
   //! solve early (a caller's cancellation).
@@ -85,9 +84,8 @@ class HorizonOptimizer {
   void rollout(HorizonWorkspace& ws, const CRefVec& x0, const Eigen::VectorXd& u, VectorSeq& xs) const;
   //! Gradient (H s) at ws.u_try from the rollout in ws.states (the adjoint pass).
   void adjoint(HorizonWorkspace& ws, const SeqView& ref, Eigen::VectorXd& grad) const;
-  //! initial_scale: LBFGSOptions::initial_scale (0: a cold start).
   MPCStats solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
-                       const std::function<bool()>& keep_going, double initial_scale) const;
+                       const std::function<bool()>& keep_going) const;
   MPCStats solve_gauss_newton(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
                               const std::function<bool()>& keep_going) const;
   //! The LQ problem of one Gauss-Newton step about (ws.states, ws.u).

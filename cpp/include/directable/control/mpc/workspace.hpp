@@ -28,9 +28,6 @@ struct HorizonWorkspace {
   VectorSeq states_try;  //!< (H+1) x n: Gauss-Newton's trial rollout
   LBFGSWorkspace lbfgs;
   bool has_solution = false;  //!< u holds a solution (the next solve warm-starts from it)
-  //! L-BFGS's curvature scale s'y / y'y at the end of the last solve (0:
-  //! none): a warm-started solve takes its first step with it
-  double lbfgs_scale = 0.0;
 
   // Gauss-Newton only: the LQ problem in z = [dx; 1] (see optimizer.cpp)
   MatrixSeq A_aug, Q_aug;  //!< H x (n+1) x (n+1)
