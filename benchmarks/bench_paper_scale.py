@@ -112,9 +112,9 @@ LQR precomputation, FS, control cost) does not depend on it. The T-shape at the 
 49 ms per full step at load ~10, T = 501, 50 runs: about 13,000 full steps, ~11 min serial, ~6 min on 2
 workers) fits the command above with `--scenes T-shape,fluid` (and the default direct solver).
 
-The shark at the MPC paper's size (`--size paper --scenes shark`: 28,470 particles in 3D, H = 5) took 34 s per
-frame with 15 L-BFGS iterations and 20 s with 5 at load 20-28 on 2 cores (the paper: ~60 s per frame); the
-issue's <= 1 s per frame needs a cheaper prediction in the C++ core. The 1.7x creature enrichment on 2 Dask
+The shark at the MPC paper's size (`--size paper --scenes shark`: 28,470 particles in 3D, H = 5): 1.94 s of CPU
+per frame (one thread) with 2 warm-started L-BFGS iterations, ~4.9 s with 15 (the paper: ~60 s per frame); the
+issue's <= 1 s is not met: the line search's extra rollouts are the rest (RESULTS.md). The 1.7x creature enrichment on 2 Dask
 workers needs an idle machine: `--size medium --scenes dinosaur --workers 2`."""
 
 
