@@ -108,3 +108,36 @@ def dr_simulate_pd(s, kp, kd, z0, push):
 
     return np.array(sim.simulate(s.red, z0, s.T, s.dt, controller=lqr.pd_tracker(kp, kd, s.z_ref, s.w_ff),
                                  disturbance=push).states[-1])
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
+def test_every_entry_point_on_a_process_pool(method, t_scene):
+    """Each offline entry point on a 2-process pool of every start method
+    gives the in-process result bit for bit (fork: after the parent's thread
+    pool has run the same work)."""
+    from directable.experiments import offline
+    from directable.experiments import reduced_fluid_paths as R
+
+    s = t_scene
+    u, v, a = fem.centerline(s.model, s.dt, s.forces, return_acceleration=True)
+    snaps = fem.enrich(s.model, s.dt, s.forces, runs=2, u=u, v=v, a=a, seed=5)
+    rng = np.random.default_rng(7)
+    problems = [dict(A=0.3 * rng.standard_normal((20, 4, 4)), B=rng.standard_normal((4, 2)), dt=0.02, Q=10.0, R=0.1,
+                     Q_final=5.0) for _ in range(2)]
+    gains = lqr.solve_continuous_batch(problems)
+    spec = offline.reduced_solid_spec(s.model, s.basis.U)
+    push = s.push(5, np.r_[np.zeros(s.model.dofs - 3), 50.0, 0, 0], duration=3)
+    grid = offline.pd_gain_grid(spec, [10.0, 100.0], [1.0], s.z_ref, s.w_ff, s.z_ref[0], s.dt, push)
+    scn = R.make_scenario(n=16, r=4, steps=20, enrich=2)
+    search = R.gain_search(scn, budget=50.0, noise=2.0, grid_size=2)
+    with cf.ProcessPoolExecutor(2, mp_context=mp.get_context(method)) as ex:
+        assert np.array_equal(fem.enrich(s.model, s.dt, s.forces, runs=2, u=u, v=v, a=a, seed=5, executor=ex), snaps)
+        for here, there in zip(gains, lqr.solve_continuous_batch(problems, executor=ex)):
+            assert np.array_equal(here.K, there.K) and np.array_equal(here.P, there.P)
+        there = offline.pd_gain_grid(spec, [10.0, 100.0], [1.0], s.z_ref, s.w_ff, s.z_ref[0], s.dt, push, executor=ex)
+        assert np.array_equal(grid["final"], there["final"]) and np.array_equal(grid["effort"], there["effort"])
+        assert np.array_equal(R.make_scenario(n=16, r=4, steps=20, enrich=2, executor=ex).basis, scn.basis)
+        other = R.gain_search(scn, budget=50.0, noise=2.0, grid_size=2, executor=ex)
+        for kind in ("P", "PD"):
+            assert other[kind]["gains"] == search[kind]["gains"]
+            assert other[kind]["final_error"] == search[kind]["final_error"]

@@ -176,7 +176,8 @@ whose state becomes non-finite raises ValueError naming the step.
 Parameters
 ----------
 force : (N, D) array, optional
-    Per-particle control accelerations (m/s^2), finite; none when None.
+    Per-particle control forces (N), finite (each divided by the particle
+    mass); none when None.
 steps : int, optional
     Number of steps, >= 0.
 progress : callable(done, total), optional

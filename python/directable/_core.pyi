@@ -4429,7 +4429,8 @@ class SPHFluid2D:
         Parameters
         ----------
         force : (N, D) array, optional
-            Per-particle control accelerations (m/s^2), finite; none when None.
+            Per-particle control forces (N), finite (each divided by the particle
+            mass); none when None.
         steps : int, optional
             Number of steps, >= 0.
         progress : callable(done, total), optional
@@ -4613,7 +4614,8 @@ class SPHFluid3D:
         Parameters
         ----------
         force : (N, D) array, optional
-            Per-particle control accelerations (m/s^2), finite; none when None.
+            Per-particle control forces (N), finite (each divided by the particle
+            mass); none when None.
         steps : int, optional
             Number of steps, >= 0.
         progress : callable(done, total), optional

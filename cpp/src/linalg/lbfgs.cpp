@@ -282,12 +282,16 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
     // projected backtracking (Armijo along the projection arc). A unit step
     // is usually accepted: its trial evaluates the gradient with the cost;
     // shorter trials evaluate the cost alone when `value` is given (the
-    // gradient follows once one is accepted).
+    // gradient follows once one is accepted). The last iteration's point
+    // needs no gradient (nothing uses it): with `value`, its trials take
+    // the cost alone (a receding-horizon solve of a few iterations saves
+    // one adjoint pass in three).
+    const bool last = it + 1 == opt.iterations && value;
     double t = 1.0, fn = 0.0;
     bool accepted = false, has_gradient = false;
     for (int ls = 0; ls < 40; ++ls) {
       const double gdx = run.trial_point(X, t);
-      const bool with_gradient = ls == 0 || !value;
+      const bool with_gradient = (ls == 0 && !last) || !value;
       fn = with_gradient ? fg(w.xn, w.gn) : value(w.xn);
       ++st.evaluations;
       if (with_gradient) ++st.gradients;
@@ -299,6 +303,12 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
       t *= 0.5;
     }
     if (!accepted || !(fn < f)) break;  // no further decrease possible (converged to round-off)
+    if (last) {
+      x.swap(w.xn);
+      f = fn;
+      ++st.iterations;
+      break;
+    }
     if (!has_gradient) {
       fg(w.xn, w.gn);
       ++st.gradients;

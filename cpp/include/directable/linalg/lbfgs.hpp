@@ -45,9 +45,11 @@ struct LBFGSWorkspace {
 
 //! Minimises from x (projected first) in place; lower/upper: N entries or
 //! empty (unbounded). value (optional): f alone, for the line search's
-//! shortened trials (a unit step's trial always calls fg); after such a
-//! trial is accepted, fg is called at the same point for the gradient (it
-//! may reuse its work). Throws domain_error if f is not finite at the start.
+//! shortened trials (a unit step's trial calls fg); after such a trial is
+//! accepted, fg is called at the same point for the gradient (it may reuse
+//! its work). Given value, the last iteration (the iteration limit's) calls
+//! value alone: no gradient at the returned point. Throws domain_error if f
+//! is not finite at the start.
 LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eigen::VectorXd& lower,
                            const Eigen::VectorXd& upper, const LBFGSOptions& options,
                            LBFGSWorkspace* workspace = nullptr, const ValueFn& value = {});
