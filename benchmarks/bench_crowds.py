@@ -39,7 +39,13 @@ TRIED = ("What the march is: the grid padded by a closed border, each cell's fou
          "(1.25 / 1.48 ms). At 120^2 a pop still moves the hole down about 6.6 levels (front of about 330 "
          "candidates), a third of the march. Quad (sec. 4.3): K = 10 smooths the headings, K = 15 does not at CI "
          "size; the strict xfail in tests/test_crowds_experiments.py holds the measured cause, the notebook prints "
-         "K = 0, 10, 15.")
+         "K = 0, 10, 15."
+        " Also tried (27 Nov, 03:36 UTC, load about 40, standalone copy of the march, CPU-time minima): closed cells "
+         "marked by a tentative value of -inf instead of a state byte (one comparison per neighbour instead of two, the "
+         "same result bit for bit): 0.77-0.83x the current march anisotropic and 0.97-0.99x isotropic at 120^2 and "
+         "40^2, dropped; the two-axis root multiplied through by (h C_x h C_y)^2 (one division and one square root "
+         "instead of three divisions and a square root: rounding-level changes, at most 1.7e-15 relative): "
+         "1.00-1.03x anisotropic, 1.00-1.10x isotropic, within noise, dropped.")
 
 
 def point_goal(n):
