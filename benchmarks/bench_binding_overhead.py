@@ -81,8 +81,8 @@ def main():
     args = ap.parse_args()
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        paths = [package_with(ext.resolve(), pathlib.Path(tmp) / label)
-                 for ext, label in zip(args.extensions, args.labels)]
+        paths = [package_with(ext.resolve(), pathlib.Path(tmp) / f"{k}-{label}")
+                 for k, (ext, label) in enumerate(zip(args.extensions, args.labels))]
         best = [{}, {}]
         for _ in range(args.rounds):
             for k, path in enumerate(paths):
