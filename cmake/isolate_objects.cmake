@@ -21,8 +21,9 @@
 #
 # Run as: cmake -DLD=... -DNM=... -DOBJCOPY=... -DOUTPUT=merged.o -DTAG=level
 #               -DOBJECTS="a.o|b.o|..." [-DONLY="cpp/src/x.cpp|..."] -P isolate_objects.cmake
-# ONLY keeps the objects of those sources (a level that borrows the level
-# below's copies of the files it does not compile itself).
+# ONLY keeps the objects of those sources, or of those unity batches
+# ("Unity/unity_<group>_cxx.cxx"): a level that borrows the level below's
+# copies of the files it does not compile itself.
 foreach(var LD NM OBJCOPY OUTPUT OBJECTS TAG)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "isolate_objects.cmake: ${var} is not set")

@@ -14,7 +14,8 @@ namespace directable {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+// phi of a cell no front reaches (its own name: the hot unity batch compiles this file with eikonal.cpp)
+constexpr double kUnreachable = std::numeric_limits<double>::infinity();
 
 // Calls visit(c) for every cell whose centre lies within r of (x, y).
 template <class Visit>
@@ -171,7 +172,7 @@ CrowdData create_crowd_data(const CrowdModel& model, const Eigen::Ref<const RowM
     gd.goal = model.group(gi).goal;
     gd.speed = RowMatrix::Zero(4, n), gd.cost = RowMatrix::Zero(4, n);
     if (!g.periodic().empty()) gd.speed_actual = RowMatrix::Zero(4, n);
-    gd.phi = Eigen::VectorXd::Constant(n, kInf);
+    gd.phi = Eigen::VectorXd::Constant(n, kUnreachable);
     gd.velocity = Eigen::VectorXd::Zero(g.mac().n_faces());
     gd.face_stamp.assign(g.mac().n_faces(), 0u);
     gd.discomfort = Eigen::VectorXd::Zero(n);
@@ -319,7 +320,7 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
     CrowdGroupData& gd = d.groups[gi];
     const double x0 = d.positions(k, 0), y0 = d.positions(k, 1);
     const Index c = g.cell_of(x0, y0);
-    if (!(gd.phi[c] < kInf)) {  // walled in, or behind a jam at rest: stands still
+    if (!(gd.phi[c] < kUnreachable)) {  // walled in, or behind a jam at rest: stands still
       if (gd.reachable_step != d.step) {
         find_reachable(model, d, gi, expected, gd);
         gd.reachable_step = d.step;
