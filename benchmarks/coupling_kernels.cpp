@@ -63,7 +63,7 @@ int main() {
     const double t64 = per_obj(c64), t32 = per_obj(c32), tfl = per_obj(fly);
     Eigen::MatrixXd F(bb->p(), r);
     const double tff = best([&] { fly.feedforward_exact(Pose2D(0.5, 0.5, 0.3), F, *d); }, 500);
-    Eigen::MatrixXf F32(bb->p(), r);
+    RowMatrixF F32(bb->p(), r);
     const double tff32 = best([&] { fly.feedforward_exact(Pose2D(0.5, 0.5, 0.3), F32, *d); }, 500);
     const double err32 = (F32.cast<double>() - F).cwiseAbs().maxCoeff() / F.cwiseAbs().maxCoeff();
     std::printf("q = %ld p = %ld: apply per object (F z and G c): float64 tables %.2f us, float32 tables %.2f us, "

@@ -386,8 +386,8 @@ TABLE = {
                          ".sweep(gains, x0, steps)", dict(gains="np.ones((2, 3))", x0="np.full(5, 0.4)", steps="3"),
                          {"allow_inf": True}),
     "Coupling.feedforward_single": ("fluid.Coupling(red, fluid.BoundaryBasis.build(red, fluid.box(0.4, 0.4), "
-                                    "np.array([[0.5, 0.5, 0.0]]), 1, surface_spacing=0.3)).feedforward_single(pose)",
-                                    dict(pose="np.array([0.5, 0.5, 0.1])")),
+                                    "np.array([[0.5, 0.5, 0.0]]), 1, surface_spacing=0.3)).feedforward_single(pose, out)",
+                                    dict(pose="(0.5, 0.5, 0.1)", out="np.zeros((1, 3), np.float32)")),
     "ReducedFluid.fit_viscosity": ("red.fit_viscosity(z0, energy, dt, w)",
                                    dict(z0="np.ones(3)", energy="np.linspace(3.0, 2.0, 5)", dt="0.01",
                                         w="np.zeros((4, 3))")),

@@ -5,6 +5,8 @@ plate, the error against the full solver by basis size, a plate with an
 aperture it was not trained on, and the per-step split of Table 3.2."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,7 @@ def test_scene_is_trained(scene):
     assert scene.reduced.divergence_error < 1e-8
     np.testing.assert_allclose(bb.surface_speeds.T @ bb.surface_speeds, np.eye(bb.p), atol=1e-10)
     assert set(scene.seconds) == {"full_runs", "basis", "boundary"}
+    assert bb.samples == scene.samples == "faces"  # speeds held on the faces the full solver closes
 
 
 def test_surface_energy_removed_on_the_fly_and_tabulated(scene):
@@ -37,10 +40,19 @@ def test_surface_energy_removed_on_the_fly_and_tabulated(scene):
 
 
 def test_smoke_entering_the_plate(scene):
-    # the 2D scene's metric on the surface: inflow through it per step, by a midpoint rule h/8 fine
-    with_b = E.plate_smoke_entering(scene, boundary=True)
+    # the 2D scene's metric on the surface: inflow through it per step, by a midpoint rule h/8 fine. With the
+    # thesis' surface-sampled boundary fields it is <= 10 % of the inflow without them (measured 6.8 % at 16^3);
+    # the scene's face-sampled fields hold the normal speed on the faces the full solver closes, half a cell inside
+    # the true surface, and leave more inflow through it (measured 15.4 %): the price of their lower error against
+    # the full run (test_error_against_the_full_run_by_basis_size)
+    assert scene.samples == "faces"
     without = E.plate_smoke_entering(scene, boundary=False)
-    assert 0 < with_b <= 0.10 * without  # measured 6.8 % at 16^3
+    with_faces = E.plate_smoke_entering(scene, boundary=True)
+    surface = dataclasses.replace(scene, samples="surface", margin=None, boundary=E._plate_boundary(
+        scene.reduced, scene.plate, scene.train_poses(), scene.boundary.p, "surface"))
+    with_surface = E.plate_smoke_entering(surface, boundary=True)
+    assert 0 < with_surface <= 0.10 * without
+    assert 0 < with_faces <= 0.20 * without
 
 
 def test_surface_quadrature_integrates_the_plate():

@@ -331,6 +331,38 @@ def test_single_precision_feedforward(world, bbasis):
         assert np.linalg.norm(c32 - c64) <= 1e-5 * np.linalg.norm(c64)
 
 
+def test_single_precision_feedforward_into_out(world, bbasis):
+    # the per-step form: the pose as three floats, F written into the caller's float32 array (no copy, no result
+    # allocated) and that array returned
+    _, _, red, _ = world
+    cpl = F.Coupling(red, bbasis)
+    pose = (0.47, 0.52, 0.4)
+    want = cpl.feedforward_single(np.array(pose))
+    out = np.full((cpl.p, red.r), np.nan, dtype=np.float32)
+    got = cpl.feedforward_single(pose, out=out)
+    assert got is out and np.shares_memory(got, out)
+    np.testing.assert_array_equal(out, want)
+    out[:] = 0.0
+    cpl.feedforward_single([0.47, 0.52, 0.4], out)  # a list goes the array way, same values
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(TypeError, match="out must be a C-contiguous float32 array, got float64"):
+        cpl.feedforward_single(pose, out=np.zeros((cpl.p, red.r)))
+    with pytest.raises(TypeError, match="out must be a C-contiguous float32"):
+        cpl.feedforward_single(pose, out=np.zeros((red.r, cpl.p), np.float32).T)
+    with pytest.raises(ValueError, match=r"out.*\(%d, %d\)" % (cpl.p, red.r)):
+        cpl.feedforward_single(pose, out=np.zeros((cpl.p + 1, red.r), np.float32))
+    ro = np.zeros((cpl.p, red.r), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be writeable"):
+        cpl.feedforward_single(pose, out=ro)
+    with pytest.raises(ValueError, match="pose"):
+        cpl.feedforward_single((0.47, float("nan"), 0.4), out=out)
+    with pytest.raises(ValueError, match="pose"):
+        cpl.feedforward_single((0.47, 0.52), out=out)
+    with pytest.raises(TypeError, match="pose"):
+        cpl.feedforward_single(None, out=out)
+
+
 def test_feedback_matches_independent_scatter(world, bbasis):
     grid, B, red, _ = world
     cpl = F.Coupling(red, bbasis)

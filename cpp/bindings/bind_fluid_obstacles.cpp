@@ -13,6 +13,43 @@ Eigen::Vector3d triple(const Array& a, const std::string& name) { return vector(
 
 Pose2D pose_arg(const Array& a) { return make_pose("pose", vector(a, "pose")); }
 
+//! A pose given as a tuple of three Python numbers (read directly, no NumPy
+//! array made) or as anything Array takes.
+Pose2D pose_object(py::handle pose) {
+  PyObject* t = pose.ptr();
+  if (pose.is_none()) throw py::type_error("pose must be a real numeric array or a tuple of 3 floats, got None");
+  if (PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 3) {
+    Eigen::Vector3d v;
+    bool numbers = true;
+    for (int i = 0; i < 3 && numbers; ++i) {
+      PyObject* o = PyTuple_GET_ITEM(t, i);
+      numbers = PyFloat_CheckExact(o) || PyLong_CheckExact(o);
+      if (numbers) v[i] = PyFloat_AsDouble(o);
+    }
+    if (numbers && !PyErr_Occurred()) return make_pose("pose", v);
+    PyErr_Clear();
+  }
+  return pose_arg(array_item(pose, "pose"));
+}
+
+//! A caller's output array viewed in place: C-contiguous, writeable, of
+//! dtype T (its shape is the core's to check); never copied.
+template <class T>
+Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> out_view(const py::handle& out,
+                                                                                     const char* dtype) {
+  if (!py::isinstance<py::array_t<T>>(out) || !(py::array(py::reinterpret_borrow<py::array>(out)).flags() &
+                                                 py::array::c_style))
+    throw py::type_error(std::string("out must be a C-contiguous ") + dtype + " array, got " +
+                         (py::isinstance<py::array>(out)
+                              ? std::string(py::str(py::reinterpret_borrow<py::array>(out).dtype())) + " array"
+                              : py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>()));
+  auto a = py::reinterpret_borrow<py::array>(out);
+  if (!a.writeable()) throw py::value_error("out must be writeable, got a read-only array");
+  if (a.ndim() != 2)
+    throw std::invalid_argument("out must be 2-dimensional (p, r), got " + std::to_string(a.ndim()) + " dimensions");
+  return {static_cast<T*>(a.mutable_data()), Index(a.shape(0)), Index(a.shape(1))};
+}
+
 RowMatrix coeff_view(const Array& a) { return rows_view(a, "boundary_coeffs", -1, -1, false, "K", "m"); }
 
 }  // namespace
@@ -292,27 +329,39 @@ Returns
 -------
 (p, r) array
     F: the boundary coefficients r~ = F z of a flow state z.)doc")
-      .def("feedforward_single", [](const Coupling& c, const Array& pose) {
-        Eigen::MatrixXf F(c.p(), c.r());
+      .def("feedforward_single", [](const Coupling& c, py::handle pose, py::handle out) -> py::object {
+        const Pose2D P = pose_object(pose);
         auto d = c.create_data();
-        c.feedforward_exact(pose_arg(pose), F, *d);
-        return F;
-      }, py::arg("pose"), R"doc(The on-the-fly feedforward F (eq. 3.11) in single precision.
+        if (out.is_none()) {
+          RowMatrixF F(c.p(), c.r());
+          c.feedforward_exact(P, F, *d);
+          return py::cast(std::move(F));
+        }
+        auto F = out_view<float>(out, "float32");
+        c.feedforward_exact(P, F, *d);
+        return py::reinterpret_borrow<py::object>(out);
+      }, py::arg("pose"), py::arg("out") = py::none(), R"doc(The on-the-fly feedforward F (eq. 3.11) in single precision.
 
 Each row of S R^-1 B is summed in double and rounded to float; the
 (p x q) (q x r) product then runs in float, twice the lanes per vector
 instruction of the double computation (``feedforward(pose, exact=True)``),
-with F to about 1e-6 relative.
+with F to about 1e-6 relative. For a per-step call, pass the pose as a
+tuple of three floats (read without making an array) and a preallocated
+``out``: nothing is allocated for the result and nothing is copied.
 
 Parameters
 ----------
-pose : (3,) array
+pose : (3,) array or tuple of 3 floats
     (x, y, theta) in (m, m, rad).
+out : (p, r) float32 array, optional
+    C-contiguous, writeable: F is written into it in place and it is
+    returned (the same object).
 
 Returns
 -------
 (p, r) float32 array
-    F: the boundary coefficients r~ = F z of a flow state z.)doc")
+    F: the boundary coefficients r~ = F z of a flow state z (``out`` when
+    given).)doc")
       .def("feedback", [](const Coupling& c, const Array& pose, bool exact) {
         Eigen::MatrixXd G(c.r(), c.m());
         auto d = c.create_data();

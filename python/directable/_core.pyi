@@ -2137,24 +2137,30 @@ class Coupling:
         (p, r) array
             F: the boundary coefficients r~ = F z of a flow state z.
         """
-    def feedforward_single(self, pose: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float32]:
+    def feedforward_single(self, pose: typing.Any, out: typing.Any = None) -> typing.Any:
         """
         The on-the-fly feedforward F (eq. 3.11) in single precision.
         
         Each row of S R^-1 B is summed in double and rounded to float; the
         (p x q) (q x r) product then runs in float, twice the lanes per vector
         instruction of the double computation (``feedforward(pose, exact=True)``),
-        with F to about 1e-6 relative.
+        with F to about 1e-6 relative. For a per-step call, pass the pose as a
+        tuple of three floats (read without making an array) and a preallocated
+        ``out``: nothing is allocated for the result and nothing is copied.
         
         Parameters
         ----------
-        pose : (3,) array
+        pose : (3,) array or tuple of 3 floats
             (x, y, theta) in (m, m, rad).
+        out : (p, r) float32 array, optional
+            C-contiguous, writeable: F is written into it in place and it is
+            returned (the same object).
         
         Returns
         -------
         (p, r) float32 array
-            F: the boundary coefficients r~ = F z of a flow state z.
+            F: the boundary coefficients r~ = F z of a flow state z (``out`` when
+            given).
         """
     @property
     def boundary_basis(self) -> BoundaryBasis:

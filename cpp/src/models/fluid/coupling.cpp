@@ -67,7 +67,8 @@ void Coupling::feedforward_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd>
   }
 }
 
-void Coupling::feedforward_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXf> F, CouplingData& d) const {
+void Coupling::feedforward_exact(const Pose2D& pose, Eigen::Ref<RowMatrixF> F, CouplingData& d) const {
+  check_shape("out", F.rows(), F.cols(), p(), r());
   const Index q = basis_->q();
   const RowMatrix& B = reduced_->basis();
   const MACGrid2D& g = reduced_->grid();

@@ -40,6 +40,9 @@ struct CouplingData {
   unsigned stamp = 0;
 };
 
+//! A row-major float matrix: the single-precision feedforward's output.
+using RowMatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
 enum class Precompute { None, Feedback, Both };
 
 //! How the feedforward projects the flow's surface speeds onto the boundary
@@ -85,8 +88,10 @@ class Coupling {
   void feedforward_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> F, CouplingData& d) const;
   //! The same in single precision: each row of S R^-1 B is summed in double
   //! and rounded, the p x q x r product runs in float (twice the lanes of a
-  //! vector; F to ~1e-6 relative).
-  void feedforward_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXf> F, CouplingData& d) const;
+  //! vector; F to ~1e-6 relative). F is row-major (NumPy's layout), so a
+  //! caller's preallocated (p, r) float32 array is written in place; its
+  //! shape is checked (named "out").
+  void feedforward_exact(const Pose2D& pose, Eigen::Ref<RowMatrixF> F, CouplingData& d) const;
   //! Eq. 3.12 at pose, computed by resampling the boundary fields onto the world grid.
   void feedback_exact(const Pose2D& pose, Eigen::Ref<Eigen::MatrixXd> G, CouplingData& d) const;
   //! F at pose: interpolated from the table when precompute is Both, else exact.
