@@ -346,14 +346,14 @@ THIS_MACHINE_HPIPM = {  # (n, s): (factorization alone, factorization + K of eve
     (48, 24): (23.1, 42.5),
     (64, 32): (46.9, 87.3),
     (128, 64): (314, 494),
-    (256, 128): (2.36e+03, 4.15e+03),
+    (256, 128): (2.33e+03, 3.88e+03),
     (48, 1): (14.1, 15.5),
     (48, 4): (14.3, 16.4),
     (128, 4): (154, 159),
 }
 THIS_MACHINE_HPIPM_NOTE = (
-    "2026-11-27 03:40-03:45 UTC, 2 rounds (each the best of 2 calls), 1-minute load average 22.05 at "
-    "start, 15.6 at end (the machine was heavily loaded: every time here, HPIPM's and directable's alike,"
+    "2026-11-27 03:40-03:53 UTC, 5 rounds (each the best of 2 calls), 1-minute load average 22.05 at "
+    "start, 12.0 at end (the machine was heavily loaded: every time here, HPIPM's and directable's alike,"
     " is inflated by sharing the core's caches, so compare ratios, not absolute times)")
 
 
