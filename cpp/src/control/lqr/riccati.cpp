@@ -42,7 +42,8 @@ bool cores_look_free(int team) {
 
 // The sweep's choice between a team and one thread, chunk by chunk, by
 // measurement, built never to lose to one thread:
-//  - on a loaded machine (cores_look_free false) it never tries the team:
+//  - on a loaded machine (cores_look_free false, asked at the start and
+//    again before every team chunk) it does not try the team:
 //    a member that waits for a core stalls each of a step's meetings for a
 //    scheduler slice, so even a short probe costs more than it can win;
 //  - else the first chunk runs on one thread, then a short probe
@@ -58,9 +59,16 @@ bool cores_look_free(int team) {
 class SweepThreadChoice {
  public:
   explicit SweepThreadChoice(int team) : team_(team > 1 && cores_look_free(team) ? team : 1) {}
-  //! Threads for the next chunk.
-  int begin() const {
+  //! Threads for the next chunk. Before each team chunk the load is looked
+  //! at again (a few microseconds against a chunk's milliseconds): load that
+  //! arrives during the sweep ends the team before it stalls a chunk, and
+  //! counts as a lost probe.
+  int begin() {
     if (team_ <= 1 || state_ == State::alone || state_ == State::recheck) return 1;
+    if (!cores_look_free(team_)) {
+      lose();
+      return 1;
+    }
     return team_;  // probe or team
   }
   //! At most this many steps in the chunk that begin() sized.

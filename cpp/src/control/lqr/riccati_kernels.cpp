@@ -2,7 +2,8 @@
 //
 // At n = 48, s = 24 a step is ~0.57 MFLOP on matrices 24..72 wide, where
 // Eigen spends most of each product packing operands and handling edges
-// (~13-19 GFLOP/s). Here every product is a 4 x 12 register tile
+// (~13-19 GFLOP/s). Here every product is a 4 x 12 register tile (4 x 24
+// with AVX-512)
 // accumulated as broadcast x contiguous-vector FMAs straight from the
 // operands, with rows padded to 4 doubles so that the buffers have no
 // edges, and the step is arranged so that little else is left:
@@ -118,12 +119,81 @@ DR_INLINE void transpose(V4 (&r)[4]) {
 
 constexpr Index round4(Index x) { return (x + 3) & ~Index(3); }
 
+// Register tiles are 4 rows by kTileCols columns: 4 kMaxNV vectors of 4
+// doubles. With AVX-512 there are 32 vector registers and 8-wide FMAs, so a
+// tile is 24 columns (24 accumulators, held by mac as 12 zmm registers);
+// with AVX2, 12 (12 accumulators, 3 vectors of y and a broadcast: all 16).
+#if defined(DIRECTABLE_RICCATI_AVX2) && defined(__AVX512F__)
+#define DIRECTABLE_RICCATI_AVX512 1
+constexpr int kMaxNV = 6;
+#else
+constexpr int kMaxNV = 3;
+#endif
+constexpr Index kTileCols = 4 * kMaxNV;
+
 // acc[t][v] += (or -= with Neg) sum_{k0 <= k < k1} x[k xk + t xt] y[k ldy + 4v + (0..3)].
 // With Masked the last vector of y is read for its first `tail` lanes only.
-// At NV = 3 that is 12 accumulators, 3 vectors of y and a broadcast: all 16
-// AVX registers. The y vectors are pinned in registers: left alone, GCC
-// folds their loads into the FMAs, 12 loads per k instead of 3, and the
-// loads, not the FMAs, then bound the loop.
+// Each accumulator is its own chain of FMAs in k order, whatever the tile's
+// width or the vectors' (so the sweep's results do not depend on either).
+// The y vectors are pinned in registers: left alone, GCC folds their loads
+// into the FMAs, 4 NV loads per k instead of NV, and the loads, not the
+// FMAs, then bound the loop.
+#ifdef DIRECTABLE_RICCATI_AVX512
+DR_INLINE __m512d pinned(__m512d r) {
+  __asm__("" : "+v"(r));
+  return r;
+}
+// Pairs of 4-wide accumulators as 8-wide ones (an odd last vector stays 4
+// wide). The masked insert/extract forms: GCC 12's plain ones start from an
+// undefined vector and warn.
+template <int NV, bool Neg, bool Masked = false>
+DR_INLINE void mac(V4 (&acc)[4][NV], const double* x, Index xk, Index xt, const double* y, Index ldy, Index k0,
+                   Index k1, int tail = 4) {
+  constexpr int NW = NV / 2;
+  constexpr bool kOdd = NV % 2 == 1;
+  __m512d az[4][NW > 0 ? NW : 1];
+  __m256d ay[4];
+  DR_UNROLL
+  for (int t = 0; t < 4; ++t) {
+    DR_UNROLL
+    for (int w = 0; w < NW; ++w)
+      az[t][w] = _mm512_mask_broadcast_f64x4(_mm512_maskz_broadcast_f64x4(0x0F, acc[t][2 * w].v), 0xF0, acc[t][2 * w + 1].v);
+    if (kOdd) ay[t] = acc[t][NV - 1].v;
+  }
+  const __mmask8 last_mask = __mmask8(0x0F | (((1u << tail) - 1u) << 4));
+  const double* xp = x + k0 * xk;
+  const double* yp = y + k0 * ldy;
+  for (Index k = k0; k < k1; ++k, xp += xk, yp += ldy) {
+    __m512d yz[NW > 0 ? NW : 1];
+    __m256d yo = _mm256_setzero_pd();
+    DR_UNROLL
+    for (int w = 0; w < NW; ++w)
+      yz[w] = pinned((Masked && !kOdd && w == NW - 1) ? _mm512_maskz_loadu_pd(last_mask, yp + 8 * w)
+                                                      : _mm512_loadu_pd(yp + 8 * w));
+    if (kOdd) yo = pinned(Masked ? load_first(yp + 8 * NW, tail) : load(yp + 8 * NW)).v;
+    DR_UNROLL
+    for (int t = 0; t < 4; ++t) {
+      const __m512d b = _mm512_set1_pd(xp[t * xt]);
+      DR_UNROLL
+      for (int w = 0; w < NW; ++w)
+        az[t][w] = Neg ? _mm512_fnmadd_pd(b, yz[w], az[t][w]) : _mm512_fmadd_pd(b, yz[w], az[t][w]);
+      if (kOdd) {
+        const __m256d b4 = _mm256_broadcast_sd(xp + t * xt);
+        ay[t] = Neg ? _mm256_fnmadd_pd(b4, yo, ay[t]) : _mm256_fmadd_pd(b4, yo, ay[t]);
+      }
+    }
+  }
+  DR_UNROLL
+  for (int t = 0; t < 4; ++t) {
+    DR_UNROLL
+    for (int w = 0; w < NW; ++w) {
+      acc[t][2 * w].v = _mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xF, az[t][w], 0);
+      acc[t][2 * w + 1].v = _mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xF, az[t][w], 1);
+    }
+    if (kOdd) acc[t][NV - 1].v = ay[t];
+  }
+}
+#else
 template <int NV, bool Neg, bool Masked = false>
 DR_INLINE void mac(V4 (&acc)[4][NV], const double* x, Index xk, Index xt, const double* y, Index ldy, Index k0,
                    Index k1, int tail = 4) {
@@ -143,6 +213,7 @@ DR_INLINE void mac(V4 (&acc)[4][NV], const double* x, Index xk, Index xt, const 
     }
   }
 }
+#endif
 
 template <int NV>
 DR_INLINE void clear(V4 (&acc)[4][NV]) {
@@ -152,9 +223,15 @@ DR_INLINE void clear(V4 (&acc)[4][NV]) {
     for (int v = 0; v < NV; ++v) acc[t][v] = zero();
 }
 
-// f(std::integral_constant<int, NV>) for NV = min(nv, 3) >= 1: tiles 12 columns wide, narrower at the end.
+// f(std::integral_constant<int, NV>) for NV = min(nv, kMaxNV) >= 1: tiles
+// kTileCols columns wide, narrower at the end.
 template <class F>
 DR_INLINE void with_width(Index nv, F&& f) {
+#ifdef DIRECTABLE_RICCATI_AVX512
+  if (nv >= 6) return f(std::integral_constant<int, 6>{});
+  if (nv == 5) return f(std::integral_constant<int, 5>{});
+  if (nv == 4) return f(std::integral_constant<int, 4>{});
+#endif
   if (nv >= 3)
     f(std::integral_constant<int, 3>{});
   else if (nv == 2)
@@ -193,12 +270,12 @@ DR_INLINE void sym_block(V4 (&T)[4], const double* M, Index ld, Index a0, Index 
   for (int t = 0; t < 4; ++t) T[t] = mul(scale, add(T[t], Mt[t]));
 }
 
-// f(c, acc) on each 4 x 12 tile (narrower at the end) of the 4-row panel j0
+// f(c, acc) on each 4 x kTileCols tile (narrower at the end) of the 4-row panel j0
 // of an m x m row-major matrix's upper triangle (columns j0 .. m), loaded
 // into acc; the tile is stored back when `store`.
 template <bool Store, class F>
 DR_INLINE void panel_tiles(double* Z, Index m, Index j0, F&& f) {
-  for (Index c = j0; c < m; c += 12) {
+  for (Index c = j0; c < m; c += kTileCols) {
     with_width((m - c) / 4, [&](auto w) {
       constexpr int NV = decltype(w)::value;
       V4 acc[4][NV];
@@ -255,7 +332,7 @@ DR_INLINE void panel_solve(V4 (&acc)[4][NV], const double (&r)[4][4], const doub
 // Upper Cholesky factor in place, A = R'R, of a row-major matrix (leading
 // dimension ld, sizes multiples of 4; a pad is an identity); the upper
 // triangle is read. Left-looking by 4-row panels j0 in [j_begin, j_end),
-// each over columns [j0, c_end): each 4 x 12 tile of a panel is A's (plus
+// each over columns [j0, c_end): each 4 x kTileCols tile of a panel is A's (plus
 // add_to(j0, c, acc): a product not yet formed) minus the register-tile
 // product of the rows [k_begin, j0) above (rows above k_begin already
 // subtracted); the panel's diagonal 4 x 4 block is factored from its first
@@ -272,7 +349,7 @@ Index cholesky_upper(double* a, Index ld, Index j_begin, Index j_end, Index c_en
   for (Index j0 = j_begin; j0 < j_end; j0 += 4) {
     double r[4][4], inv[4];
     Index failed = -1;
-    for (Index c = j0; c < c_end && failed < 0; c += 12) {
+    for (Index c = j0; c < c_end && failed < 0; c += kTileCols) {
       with_width((c_end - c) / 4, [&](auto w) {
         constexpr int NV = decltype(w)::value;
         V4 acc[4][NV];
@@ -309,11 +386,11 @@ Index cholesky_upper(double* a, Index ld, Index j_begin, Index j_end, Index c_en
   return -1;
 }
 
-// Columns [c, c + 12) (fewer at the end) of U = X Y for Y = B or A (n x
+// Columns [c, c + kTileCols) (fewer at the end) of U = X Y for Y = B or A (n x
 // cols, row-major, read in place) into Uo (leading dimension ldu; pads
 // zero). X (row-major, leading dim ldx, round4(n) rows) is upper triangular
 // when `upper` (its k < r entries are then not read, except the zeroed ones
-// of the diagonal 4 x 4 blocks), else full. The strip of Y (n x 12) stays
+// of the diagonal 4 x 4 blocks), else full. The strip of Y (n x kTileCols) stays
 // in L1 while the rows of X stream past it.
 void times_strip(const double* X, Index ldx, bool upper, const double* Y, Index cols, Index c, Index n, double* Uo,
                  Index ldu, PrefetchQueue* pf, Index pf_rate) {
@@ -336,16 +413,16 @@ void times_strip(const double* X, Index ldx, bool upper, const double* Y, Index 
   });
 }
 
-// U = X [B A] as strips: strip k < strips(s) is B's columns [12k, 12k + 12)
+// U = X [B A] as strips: strip k < strips(s) is B's columns [kTileCols k, kTileCols (k + 1))
 // (U's columns from 0), the rest are A's (U's columns from s4).
-Index strips(Index cols) { return (cols + 11) / 12; }
+Index strips(Index cols) { return (cols + kTileCols - 1) / kTileCols; }
 void times_BA_strip(Index k, const double* X, Index ldx, bool upper, const double* B, Index s, const double* A,
                     Index n, double* U, Index ldu, Index s4, PrefetchQueue* pf, Index pf_rate) {
   const Index kB = strips(s);
   if (k < kB)
-    times_strip(X, ldx, upper, B, s, 12 * k, n, U, ldu, pf, pf_rate);
+    times_strip(X, ldx, upper, B, s, kTileCols * k, n, U, ldu, pf, pf_rate);
   else
-    times_strip(X, ldx, upper, A, n, 12 * (k - kB), n, U + s4, ldu, pf, pf_rate);
+    times_strip(X, ldx, upper, A, n, kTileCols * (k - kB), n, U + s4, ldu, pf, pf_rate);
 }
 void times_BA(const double* X, Index ldx, bool upper, const double* B, Index s, const double* A, Index n, double* U,
               Index ldu, Index s4, PrefetchQueue* pf, Index pf_rate) {
@@ -413,7 +490,7 @@ DR_INLINE void capture_tile(double* P, Index n4, Index s4, Index j0, Index c, co
   store_tile(P + (j0 - s4) * n4 + c - s4, n4, acc);
 }
 
-Index tiles(Index rows, Index cols) { return (rows + 3) / 4 * ((cols + 11) / 12); }
+Index tiles(Index rows, Index cols) { return (rows + 3) / 4 * ((cols + kTileCols - 1) / kTileCols); }
 
 }  // namespace
 
@@ -723,9 +800,9 @@ bool CompactRiccati::step_team(int thread, TeamSync& sync, const double* A, cons
     if (thread == 0) next.clear();
     return false;
   }
-  // 4. Y's strip [c, c + 12), panel by panel with R_H's diagonal blocks
+  // 4. Y's strip [c, c + kTileCols), panel by panel with R_H's diagonal blocks
   tasks(2, strips(n4), [&](Index k) {
-    const Index c = s4 + 12 * k;
+    const Index c = s4 + kTileCols * k;
     with_width((m4 - c) / 4, [&](auto w) {
       constexpr int NV = decltype(w)::value;
       for (Index j0 = 0; j0 < s4; j0 += 4) {
