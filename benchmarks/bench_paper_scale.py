@@ -7,7 +7,8 @@ particles), and the MPC paper's shark (``--scenes shark``):
             ``dask.distributed.LocalCluster`` (same snapshots bit for bit),
             PCA, cubic coefficients; peak memory (``resource.getrusage``) of
             this process and of the workers
-  Table 1   r, dofs, T, LQR precomputation (linearize + discretize + sweep)
+  Table 1   r, dofs, T, LQR precomputation (linearize + discretize + sweep; CPU time of one thread, and the
+            wall time on all cores beside it)
             against a NumPy/SciPy transcription (discretization + the NumPy
             Riccati sweep on an evenly strided subset of steps, scaled) in
             the same run (the closed-form eigen-decomposition discretization of
