@@ -2,7 +2,8 @@
 (``tests/reference``, importable as ``reference`` once this module is
 imported), and the RESULTS.md writer (each script owns one section,
 delimited by ``<!-- name:begin -->`` / ``<!-- name:end -->``, and replaces
-only that section, appending it the first time)."""
+only that section, appending it the first time; hand-written notes after a
+``<!-- name:notes -->`` line in the section survive the rerun)."""
 from __future__ import annotations
 
 import os
@@ -18,10 +19,19 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests")
 
 
 def write_section(section: str, begin: str, end: str) -> pathlib.Path:
-    """Put ``section`` (which starts with ``begin`` and ends with ``end``) into RESULTS.md."""
+    """Put ``section`` (which starts with ``begin`` and ends with ``end``) into RESULTS.md.
+
+    Hand-written notes survive a rerun: whatever the old section holds from a
+    ``<!-- name:notes -->`` line (``name`` as in ``begin``) to its end is kept,
+    after the new generated text."""
     text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
     if begin in text and end in text:
         i, j = text.index(begin), text.index(end) + len(end)
+        notes = begin.replace(":begin -->", ":notes -->")
+        old = text[i:j]
+        if notes in old and notes not in section:
+            kept = old[old.index(notes):len(old) - len(end)]
+            section = section[:len(section) - len(end)].rstrip("\n") + "\n\n" + kept.rstrip("\n") + "\n" + end
         text = text[:i] + section + text[j:]
     else:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
