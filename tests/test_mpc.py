@@ -171,6 +171,55 @@ def test_lbfgs_box_constrained_quadratic(rng):
     np.testing.assert_allclose(r["x"], np.clip(c, lo, hi), atol=1e-9)
 
 
+def test_lbfgs_initial_scale_gives_the_first_step_its_curvature(rng):
+    """On f = c/2 |x - b|^2 the stored pair's s'y / y'y is 1/c: the returned
+    scale; started with it, the first step lands on the minimum (one
+    iteration, one pair of evaluations), where a unit-length first step does
+    not; 0 (the default) is the unit-length step, bit for bit."""
+    N, c = 6, 4.0
+    b = rng.standard_normal(N)
+    f = lambda x: (0.5 * c * float((x - b) @ (x - b)), c * (x - b))  # noqa: E731
+    r = mpc.minimize_lbfgs(f, np.zeros(N), iterations=3)
+    assert r["scale"] == pytest.approx(1 / c, rel=1e-12)
+    one = mpc.minimize_lbfgs(f, np.zeros(N), iterations=1, initial_scale=r["scale"])
+    np.testing.assert_allclose(one["x"], b, atol=1e-12)
+    assert one["evaluations"] == 2 and one["scale"] == pytest.approx(1 / c)
+    unit = mpc.minimize_lbfgs(f, np.zeros(N), iterations=1)
+    assert np.abs(unit["x"] - b).max() > 0.1
+    assert mpc.minimize_lbfgs(f, np.zeros(N), iterations=0)["scale"] == 0.0  # no pair, no initial scale
+    same = mpc.minimize_lbfgs(f, np.zeros(N), iterations=1, initial_scale=0.0)
+    np.testing.assert_array_equal(same["x"], unit["x"])
+    for bad in (-1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="initial_scale"):
+            mpc.minimize_lbfgs(f, np.zeros(N), initial_scale=bad)
+
+
+def test_warm_start_carries_the_curvature_scale(rng):
+    """A warm-started solve starts L-BFGS with the previous window's s'y / y'y:
+    equal, bit for bit, to a solve from the shifted plan given that scale
+    explicitly; reset() forgets it; a NaN scale is refused by name."""
+    n, s, H = 4, 2, 6
+    A, B = random_system(rng, n, s)
+    ref = rng.standard_normal((H + 2, n))
+    x0 = rng.standard_normal(n)
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, 1.0, 0.1, 1.0, iterations=2)
+    ws = opt.create_workspace()
+    first = opt.solve(x0, ref[:H + 1], workspace=ws)
+    assert first.curvature_scale > 0 and ws.curvature_scale == first.curvature_scale
+    x1 = first.states[1]
+    warm = opt.solve(x1, ref[1:], workspace=ws)
+    shifted = np.vstack([first.u[1:], first.u[-1:]])
+    explicit = opt.solve(x1, ref[1:], u0=shifted, curvature_scale=first.curvature_scale,
+                         workspace=opt.create_workspace())
+    np.testing.assert_array_equal(warm.u, explicit.u)
+    unit = opt.solve(x1, ref[1:], u0=shifted, workspace=opt.create_workspace())
+    assert np.abs(unit.u - warm.u).max() > 0  # the scale changed the iterates
+    ws.reset()
+    assert ws.curvature_scale == 0.0 and not ws.has_solution
+    with pytest.raises(ValueError, match="curvature_scale"):
+        opt.solve(x1, ref[1:], curvature_scale=np.nan)
+
+
 # ------------------------------------------------------------ one window
 @pytest.mark.parametrize("kind", ["diag", "dense"])
 def test_lbfgs_window_converges_to_exact_solution(rng, kind):
@@ -729,7 +778,8 @@ def test_sph_plant_with_refreeze_equals_a_fresh_model_per_frame():
     """One run() call on an SPHPlant2D (the prediction refrozen every frame,
     warm starts, a sphere launched at frame 2) = a Python loop that builds
     a new prediction model and optimizer every frame and starts each window
-    from the previous plan shifted by one step."""
+    from the previous plan shifted by one step, with the previous window's
+    curvature scale."""
     from directable import sph
 
     H, frames, sub = 2, 4, 5
@@ -750,13 +800,13 @@ def test_sph_plant_with_refreeze_equals_a_fresh_model_per_frame():
     run = opt.run(plant, None, ref, frames)
 
     fluid = _sph_fluid()
-    states, u0 = [sph.state(fluid)], None
+    states, u0, scale = [sph.state(fluid)], None, None
     for f in range(frames):
         if f == 2:
             fluid.set_sphere(*launch)
         fresh = fluid.prediction_model(dt=sub * fluid.dt / 2)
-        res = optimizer(fresh, fresh.n).solve(sph.state(fluid), ref[f:f + H + 1], u0=u0)
-        u0 = np.vstack([res.u[1:], res.u[-1:]])
+        res = optimizer(fresh, fresh.n).solve(sph.state(fluid), ref[f:f + H + 1], u0=u0, curvature_scale=scale)
+        u0, scale = np.vstack([res.u[1:], res.u[-1:]]), res.curvature_scale
         fluid.step(res.u[0].reshape(-1, 2), steps=sub)
         states.append(sph.state(fluid))
     np.testing.assert_array_equal(run.states, np.array(states))

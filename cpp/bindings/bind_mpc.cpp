@@ -395,9 +395,14 @@ HorizonOptimizer.create_workspace().)doc")
       .def("reset", [](HorizonWorkspace& w) {
         py::gil_scoped_release release;
         ObjectLock busy(&w);  // not during another thread's solve
-        w.has_solution = false;
+        w.forget_solution();
       },
-           "Forget the previous solution (the next solve starts from u = 0).");
+           "Forget the previous solution (the next solve starts from u = 0, with a unit-length first step).")
+      .def_property_readonly("curvature_scale", [](const HorizonWorkspace& w) {
+        return read_locked(&w, [&] { return w.curvature_scale; });
+      },
+                             "s'y / y'y of the last L-BFGS solve's newest correction pair (0: none): the first "
+                             "step's scale of the next warm-started solve.");
 
   py::class_<HorizonOptimizer, std::shared_ptr<HorizonOptimizer>>(m, "HorizonOptimizer", R"doc(
 Optimises the controls of one window of J = ||x_H - r_H||^2_C +
@@ -443,7 +448,7 @@ HorizonWorkspace.)doc")
          "x0 (n,), reference (H+1, n), u (H, s), u_reference (H, s) or None (zero) -> (J, dJ/du (H, s)) by one "
          "adjoint pass; the control term is ||u - u_reference||^2_R.")
       .def("solve", [](const HorizonOptimizer& self, HorizonWorkspace& ws, const Array& x0, const Array& reference,
-                       const OptArray& u0, const OptArray& u_reference) {
+                       const OptArray& u0, const OptArray& u_reference, const std::optional<double>& curvature_scale) {
         auto xv = vector(x0, "x0");
         const SeqView ref = vector_seq(reference, "reference"), start = vector_seq(u0, "u0"),
                       ur = vector_seq(u_reference, "u_reference");
@@ -458,7 +463,7 @@ HorizonWorkspace.)doc")
         auto keep_going = prog.keep_going();
         const Solved out = prog.run_checked([&] {
           ObjectLock busy(&ws);
-          const MPCStats st = self.solve(ws, xv, ref, start, ur, keep_going);
+          const MPCStats st = self.solve(ws, xv, ref, start, ur, keep_going, curvature_scale.value_or(-1.0));
           return Solved{st, as_rows(ws.u.data(), self.horizon(), self.s()),
                         as_rows(ws.states.data(), self.horizon() + 1, self.n())};
         });
@@ -466,16 +471,20 @@ HorizonWorkspace.)doc")
         py::dict d = stats_dict(st.cost_initial, st.cost, st.iterations, st.evaluations, st.gradients, st.seconds);
         d["u"] = out.u;
         d["states"] = out.states;
+        d["curvature_scale"] = st.curvature_scale;
         return d;
       }, py::arg("workspace"), py::arg("x0"), py::arg("reference"), py::arg("u0") = py::none(),
-         py::arg("u_reference") = py::none(),
+         py::arg("u_reference") = py::none(), py::arg("curvature_scale") = py::none(),
          R"doc(Optimise one window (GIL released) with the buffers of `workspace`.
 
 x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the workspace's
 previous solution shifted by one step, zeros the first time), u_reference
 (H, s) or None: the control term is ||u_i - u_reference_i||^2_R (e.g. a
-feed-forward). Returns a dict with u (H, s), states (H+1, n), cost,
-cost_initial, iterations, evaluations (cost), gradients, seconds.)doc")
+feed-forward). curvature_scale: L-BFGS's first-step scale (a previous
+solve's curvature_scale; 0: a unit-length step), None: the workspace's when
+warm-starting from it. Returns a dict with u (H, s), states (H+1, n), cost,
+cost_initial, iterations, evaluations (cost), gradients, seconds,
+curvature_scale.)doc")
       .def("run", [](const HorizonOptimizer& self, std::shared_ptr<Plant> plant, const Array& reference, Index steps,
                      const OptArray& u_reference, const OptArray& u0, py::object progress) {
         if (!plant) throw std::invalid_argument("plant is missing");
@@ -565,12 +574,13 @@ void bind_mpc(py::module_& m) {
   bind_optimizer(m);
 
   m.def("minimize_lbfgs", [](py::function fun, const Array& x0, const OptArray& lower, const OptArray& upper,
-                             Index iterations, Index memory, double gtol) {
+                             Index iterations, Index memory, double gtol, double initial_scale) {
     Eigen::VectorXd x = vector(x0, "x0", -1, true);
     LBFGSOptions o;
     o.iterations = iterations;
     o.memory = memory;
     o.gtol = gtol;
+    o.initial_scale = initial_scale;
     auto fg = [&](const Eigen::VectorXd& v, Eigen::VectorXd& g) {
       py::tuple r = fun(Eigen::VectorXd(v));
       if (r.size() != 2) throw std::invalid_argument("fun must return (f, gradient of shape (N,))");
@@ -581,9 +591,10 @@ void bind_mpc(py::module_& m) {
         minimize_lbfgs(fg, x, optional_vector(lower, "lower"), optional_vector(upper, "upper"), o);
     py::dict d = stats_dict(st.cost_initial, st.cost, st.iterations, st.evaluations, st.gradients, st.seconds);
     d["x"] = x;
+    d["scale"] = st.scale;
     return d;
   }, py::arg("fun"), py::arg("x0"), py::arg("lower") = py::none(), py::arg("upper") = py::none(),
-     py::arg("iterations") = 100, py::arg("memory") = 10, py::arg("gtol") = 0.0,
+     py::arg("iterations") = 100, py::arg("memory") = 10, py::arg("gtol") = 0.0, py::arg("initial_scale") = 0.0,
      R"doc(Projected L-BFGS on a box: minimises fun over lower <= x <= upper.
 
 Holds the GIL (fun is Python); Ctrl-C stops it between evaluations.
@@ -602,12 +613,18 @@ memory : int, optional
     Correction pairs kept, >= 1.
 gtol : float, optional
     Stop when the projected gradient's largest entry is <= gtol.
+initial_scale : float, optional
+    > 0: the inverse-Hessian scale of the first step (before any correction
+    pair exists), e.g. the ``scale`` of a previous, related minimisation
+    (units of x per unit of gradient); 0: the first step has unit length.
 
 Returns
 -------
 dict
     ``x`` (N,), ``cost``, ``cost_initial``, ``iterations``, ``evaluations``,
-    ``gradients``, ``seconds``.)doc");
+    ``gradients``, ``seconds``, ``scale`` (s'y / y'y of the newest stored
+    pair, ``initial_scale`` if none: the curvature scale to start a related
+    problem with).)doc");
 }
 
 }  // namespace directable::py_bind

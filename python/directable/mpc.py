@@ -181,6 +181,9 @@ class MPCResult:
     gradients : int, optional
         Gradient evaluations (adjoint passes; a shortened line-search trial
         evaluates the cost alone).
+    curvature_scale : float, optional
+        L-BFGS: s'y / y'y of the newest correction pair (0: none), the
+        ``curvature_scale`` to start the next, shifted window with.
     """
 
     u: np.ndarray
@@ -191,6 +194,7 @@ class MPCResult:
     evaluations: int
     seconds: float
     gradients: int = 0
+    curvature_scale: float = 0.0
 
     @property
     def cost_decrease(self) -> float:
@@ -326,7 +330,7 @@ class HorizonOptimizer:
                           as_float_array(reference, "reference"), as_float_array(u, "u"),
                           optional_array(u_reference, "u_reference"))
 
-    def solve(self, x0, reference, u0=None, u_reference=None, workspace=None) -> MPCResult:
+    def solve(self, x0, reference, u0=None, u_reference=None, workspace=None, curvature_scale=None) -> MPCResult:
         """Optimise one window.
 
         Parameters
@@ -346,6 +350,13 @@ class HorizonOptimizer:
         workspace : HorizonWorkspace, optional
             From :meth:`create_workspace` (one per thread; it carries the warm
             start); None: the optimizer's own.
+        curvature_scale : float, optional
+            L-BFGS: the inverse-Hessian scale of the first step (units of u
+            per unit of dJ/du), e.g. the previous window's
+            ``MPCResult.curvature_scale`` when the caller manages the warm
+            start (``u0``) itself; 0: a unit-length first step. None: the
+            workspace's own scale when warm-starting from it (``u0=None``),
+            a unit-length first step otherwise.
 
         Returns
         -------
@@ -353,10 +364,10 @@ class HorizonOptimizer:
             ``u`` (H, s), predicted ``states`` (H+1, n), costs and counts.
         """
         d = self._call(self._core.solve, workspace, as_float_array(x0, "x0"), as_float_array(reference, "reference"),
-                       optional_array(u0, "u0"), optional_array(u_reference, "u_reference"))
+                       optional_array(u0, "u0"), optional_array(u_reference, "u_reference"), curvature_scale)
         return MPCResult(u=d["u"], states=d["states"], cost=d["cost"], cost_initial=d["cost_initial"],
                          iterations=d["iterations"], evaluations=d["evaluations"], seconds=d["seconds"],
-                         gradients=d["gradients"])
+                         gradients=d["gradients"], curvature_scale=d["curvature_scale"])
 
     def run(self, plant, x0, reference, steps, progress=None, u_reference=None, u0=None, dt=None, substeps=1,
             t0=0.0, disturbance=None) -> RecedingRun:

@@ -15,6 +15,8 @@ void LBFGSOptions::validate() const {
   if (iterations < 0) throw std::invalid_argument("iterations must be >= 0, got " + std::to_string(iterations));
   if (memory < 1) throw std::invalid_argument("memory must be >= 1, got " + std::to_string(memory));
   if (std::isnan(time_budget)) throw std::domain_error("time_budget must not be NaN");
+  if (!(std::isfinite(initial_scale) && initial_scale >= 0))
+    throw std::domain_error("initial_scale must be finite and >= 0, got " + std::to_string(initial_scale));
 }
 
 namespace {
@@ -80,9 +82,9 @@ void check_box(const Eigen::VectorXd& lower, const Eigen::VectorXd& upper, Index
 // (the newest pair is head - 1), with one method per pass of an iteration.
 class ProjectedLBFGS {
  public:
-  ProjectedLBFGS(Index N, Index memory, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
-                 LBFGSWorkspace& w)
-      : N_(N), m_(memory), lo_(lower.size() == N ? lower.data() : nullptr),
+  ProjectedLBFGS(Index N, Index memory, double initial_scale, const Eigen::VectorXd& lower,
+                 const Eigen::VectorXd& upper, LBFGSWorkspace& w)
+      : N_(N), m_(memory), initial_scale_(initial_scale), lo_(lower.size() == N ? lower.data() : nullptr),
         hi_(upper.size() == N ? upper.data() : nullptr), bounded_(lo_ || hi_), w_(w) {
     if (w.S.rows() != N || w.S.cols() != m_) {
       w.S.resize(N, m_);
@@ -95,6 +97,12 @@ class ProjectedLBFGS {
   }
 
   bool bounded() const { return bounded_; }
+  //! s'y / y'y of the newest stored pair; the initial scale when none is stored.
+  double scale() const {
+    if (stored_ == 0) return initial_scale_;
+    const Index jn = (head_ - 1 + m_) % m_;
+    return w_.sy[jn] / w_.yy[jn];
+  }
   double clamp(Index k, double v) const {
     if (lo_) v = std::max(v, lo_[k]);
     if (hi_) v = std::min(v, hi_[k]);
@@ -126,7 +134,7 @@ class ProjectedLBFGS {
     double gamma = 1.0, coef_last = 0.0;
     const double* s_last = nullptr;  // the last update q += coef_last s_last, merged into forming d
     if (stored_ == 0)
-      gamma = 1.0 / std::max(1.0, w_.q.norm());
+      gamma = initial_scale_ > 0 ? initial_scale_ : 1.0 / std::max(1.0, w_.q.norm());
     else
       two_loop(gamma, coef_last, s_last);
     // d (and d.g) in one pass; one loop per case keeps it branch-free (SIMD)
@@ -247,6 +255,7 @@ class ProjectedLBFGS {
   }
 
   Index N_, m_;
+  double initial_scale_;    //!< gamma before any pair is stored (0: unit-length steps)
   const double *lo_, *hi_;  //!< N each, or null (unbounded on that side)
   bool bounded_;
   LBFGSWorkspace& w_;
@@ -262,7 +271,7 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
   opt.validate();
   check_box(lower, upper, N);
   LBFGSWorkspace local;
-  ProjectedLBFGS run(N, opt.memory, lower, upper, workspace ? *workspace : local);
+  ProjectedLBFGS run(N, opt.memory, opt.initial_scale, lower, upper, workspace ? *workspace : local);
   LBFGSWorkspace& w = workspace ? *workspace : local;
   LBFGSResult st;
   if (run.bounded())
@@ -320,6 +329,7 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
     ++st.iterations;
   }
   st.cost = f;
+  st.scale = run.scale();
   st.seconds = now_seconds() - t0;
   return st;
 }

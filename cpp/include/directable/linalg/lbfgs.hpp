@@ -14,9 +14,14 @@ struct LBFGSOptions {
   Index memory = 10;         //!< stored (s, y) pairs
   double time_budget = 0.0;  //!< seconds; <= 0: none
   double gtol = 0.0;         //!< stop when the projected gradient's max-norm <= gtol
+  //! > 0: the inverse-Hessian scale of the steps taken before any (s, y)
+  //! pair is stored, e.g. s'y / y'y carried over from a related problem (the
+  //! previous receding-horizon window); 0: such a step has unit length.
+  double initial_scale = 0.0;
   //! Asked before every iteration (if set): false stops, the point so far is returned.
   std::function<bool()> keep_going;
-  //! iterations >= 0, memory >= 1, time_budget not NaN; throws naming the field.
+  //! iterations >= 0, memory >= 1, time_budget not NaN, initial_scale finite
+  //! and >= 0; throws naming the field.
   void validate() const;
 };
 
@@ -27,6 +32,9 @@ struct LBFGSResult {
   Index evaluations = 0;      //!< evaluations of f
   Index gradients = 0;        //!< evaluations of the gradient
   double seconds = 0.0;       //!< wall-clock time
+  //! s'y / y'y of the newest stored pair (options.initial_scale when none
+  //! was stored): the curvature scale to start a related problem with.
+  double scale = 0.0;
 };
 
 //! fg(x, g): returns f(x) and writes its gradient into g (N).

@@ -186,13 +186,17 @@ void HorizonOptimizer::adjoint(HorizonWorkspace& ws, const SeqView& ref, Eigen::
 
 MPCStats HorizonOptimizer::solve(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
                                  const SeqView& u0, const SeqView& u_reference,
-                                 const std::function<bool()>& keep_going) const {
+                                 const std::function<bool()>& keep_going, double curvature_scale) const {
   check_workspace(ws);
   check_inputs(x0, reference);
   check_controls("u0", u0);
   check_controls("u_reference", u_reference);
+  if (!std::isfinite(curvature_scale))
+    throw std::domain_error("curvature_scale must be finite, got " + std::to_string(curvature_scale));
   set_control_reference(ws, u_reference);
   const Index s = this->s(), H = horizon();
+  const bool warm = u0.empty() && ws.has_solution;
+  const double initial_scale = curvature_scale >= 0 ? curvature_scale : warm ? ws.curvature_scale : 0.0;
   if (!u0.empty()) {
     ws.u = ConstVecMap(u0.data, H * s);
   } else if (ws.has_solution) {  // warm start: shift by one step, repeat the last control
@@ -202,7 +206,7 @@ MPCStats HorizonOptimizer::solve(HorizonWorkspace& ws, const CRefVec& x0, const 
   }
   project(ws.u);
   const MPCStats st = opt_.method == MPCMethod::GaussNewton ? solve_gauss_newton(ws, x0, reference, keep_going)
-                                                            : solve_lbfgs(ws, x0, reference, keep_going);
+                                                            : solve_lbfgs(ws, x0, reference, keep_going, initial_scale);
   // ws.states already holds the rollout of the last evaluated controls
   // (u_try); roll out again only if the optimiser returned other controls.
   if (opt_.method != MPCMethod::LBFGS || ws.u_try != ws.u) rollout(ws, x0, ws.u, ws.states);
@@ -211,9 +215,10 @@ MPCStats HorizonOptimizer::solve(HorizonWorkspace& ws, const CRefVec& x0, const 
 }
 
 MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
-                                       const std::function<bool()>& keep_going) const {
+                                       const std::function<bool()>& keep_going, double initial_scale) const {
   LBFGSOptions lo;
   lo.keep_going = keep_going;
+  lo.initial_scale = initial_scale;
   lo.iterations = opt_.iterations;
   lo.memory = opt_.memory;
   lo.time_budget = opt_.time_budget;
@@ -250,6 +255,7 @@ MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, 
   st.evaluations = r.evaluations;
   st.gradients = r.gradients;
   st.seconds = r.seconds;
+  st.curvature_scale = ws.curvature_scale = r.scale;
   return st;
 }
 

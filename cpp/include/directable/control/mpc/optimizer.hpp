@@ -36,6 +36,7 @@ struct MPCStats {
   Index evaluations = 0;      //!< cost evaluations (forward rollouts)
   Index gradients = 0;        //!< gradient evaluations (adjoint passes)
   double seconds = 0.0;
+  double curvature_scale = 0.0;  //!< L-BFGS: s'y / y'y of the newest pair (see HorizonWorkspace)
   double cost_decrease() const { return cost_initial - cost; }
 };
 
@@ -65,9 +66,13 @@ class HorizonOptimizer {
   //! step (warm start), zeros if there is none. u_reference (H x s) or
   //! empty (zero). The controls are left in ws.u, their rollout in ws.states.
   //! keep_going (if set) is asked before every iteration: false stops the
-  //! solve early (a caller's cancellation).
+  //! solve early (a caller's cancellation). curvature_scale (L-BFGS): the
+  //! first step's inverse-Hessian scale; < 0: the workspace's carried scale
+  //! when warm-starting from it, a unit-length first step otherwise; 0: a
+  //! unit-length first step. Finite; throws naming it otherwise.
   MPCStats solve(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference, const SeqView& u0 = SeqView(),
-                 const SeqView& u_reference = SeqView(), const std::function<bool()>& keep_going = {}) const;
+                 const SeqView& u_reference = SeqView(), const std::function<bool()>& keep_going = {},
+                 double curvature_scale = -1.0) const;
 
   //! x0 (n, finite) and reference ((H+1) x n, finite); throws naming the argument.
   void check_inputs(const CRefVec& x0, const SeqView& reference) const;
@@ -85,7 +90,7 @@ class HorizonOptimizer {
   //! Gradient (H s) at ws.u_try from the rollout in ws.states (the adjoint pass).
   void adjoint(HorizonWorkspace& ws, const SeqView& ref, Eigen::VectorXd& grad) const;
   MPCStats solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
-                       const std::function<bool()>& keep_going) const;
+                       const std::function<bool()>& keep_going, double initial_scale) const;
   MPCStats solve_gauss_newton(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& reference,
                               const std::function<bool()>& keep_going) const;
   //! The LQ problem of one Gauss-Newton step about (ws.states, ws.u).

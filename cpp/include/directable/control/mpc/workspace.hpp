@@ -28,6 +28,16 @@ struct HorizonWorkspace {
   VectorSeq states_try;  //!< (H+1) x n: Gauss-Newton's trial rollout
   LBFGSWorkspace lbfgs;
   bool has_solution = false;  //!< u holds a solution (the next solve warm-starts from it)
+  //! s'y / y'y of the last L-BFGS solve's newest pair (0: none): the first
+  //! step's scale of the next warm-started window, whose problem differs
+  //! from this one by a shift of one step.
+  double curvature_scale = 0.0;
+
+  //! The next solve starts from u = 0 with a unit-length first step.
+  void forget_solution() {
+    has_solution = false;
+    curvature_scale = 0.0;
+  }
 
   // Gauss-Newton only: the LQ problem in z = [dx; 1] (see optimizer.cpp)
   MatrixSeq A_aug, Q_aug;  //!< H x (n+1) x (n+1)
