@@ -4246,7 +4246,12 @@ class HorizonWorkspace:
         ...
     def reset(self) -> None:
         """
-        Forget the previous solution (the next solve starts from u = 0).
+        Forget the previous solution (the next solve starts from u = 0, with a unit-length first step).
+        """
+    @property
+    def curvature_scale(self) -> float:
+        """
+        s'y / y'y of the last L-BFGS solve's newest correction pair (0: none): the first step's scale of the next warm-started solve.
         """
     @property
     def has_solution(self) -> bool:
@@ -4283,15 +4288,18 @@ class HorizonOptimizer:
         None. Returns a dict with states (steps+1, n), controls (steps, s), and per
         step cost_initial, cost, seconds, iterations (steps,).
         """
-    def solve(self, workspace: HorizonWorkspace, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u0: numpy.ndarray[numpy.float64] | None = None, u_reference: numpy.ndarray[numpy.float64] | None = None) -> dict:
+    def solve(self, workspace: HorizonWorkspace, x0: numpy.ndarray[numpy.float64], reference: numpy.ndarray[numpy.float64], u0: numpy.ndarray[numpy.float64] | None = None, u_reference: numpy.ndarray[numpy.float64] | None = None, curvature_scale: typing.SupportsFloat | typing.SupportsIndex | None = None) -> dict:
         """
         Optimise one window (GIL released) with the buffers of `workspace`.
         
         x0 (n,), reference (H+1, n), u0 (H, s) or None (warm start: the workspace's
         previous solution shifted by one step, zeros the first time), u_reference
         (H, s) or None: the control term is ||u_i - u_reference_i||^2_R (e.g. a
-        feed-forward). Returns a dict with u (H, s), states (H+1, n), cost,
-        cost_initial, iterations, evaluations (cost), gradients, seconds.
+        feed-forward). curvature_scale: L-BFGS's first-step scale (a previous
+        solve's curvature_scale; 0: a unit-length step), None: the workspace's when
+        warm-starting from it. Returns a dict with u (H, s), states (H+1, n), cost,
+        cost_initial, iterations, evaluations (cost), gradients, seconds,
+        curvature_scale.
         """
     @property
     def horizon(self) -> int:
@@ -5814,7 +5822,7 @@ def max_threads() -> int:
     """
     Number of threads the parallel precomputations use (OMP_NUM_THREADS).
     """
-def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float64], lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None, iterations: int = 100, memory: int = 10, gtol: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
+def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float64], lower: numpy.ndarray[numpy.float64] | None = None, upper: numpy.ndarray[numpy.float64] | None = None, iterations: int = 100, memory: int = 10, gtol: typing.SupportsFloat | typing.SupportsIndex = 0.0, initial_scale: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> dict:
     """
     Projected L-BFGS on a box: minimises fun over lower <= x <= upper.
     
@@ -5834,12 +5842,18 @@ def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float6
         Correction pairs kept, >= 1.
     gtol : float, optional
         Stop when the projected gradient's largest entry is <= gtol.
+    initial_scale : float, optional
+        > 0: the inverse-Hessian scale of the first step (before any correction
+        pair exists), e.g. the ``scale`` of a previous, related minimisation
+        (units of x per unit of gradient); 0: the first step has unit length.
     
     Returns
     -------
     dict
         ``x`` (N,), ``cost``, ``cost_initial``, ``iterations``, ``evaluations``,
-        ``gradients``, ``seconds``.
+        ``gradients``, ``seconds``, ``scale`` (s'y / y'y of the newest stored
+        pair, ``initial_scale`` if none: the curvature scale to start a related
+        problem with).
     """
 def mirror_poses(skeleton: CharacterSkeleton, poses: numpy.ndarray[numpy.float64]) -> numpy.ndarray:
     ...

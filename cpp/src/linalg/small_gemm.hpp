@@ -97,7 +97,8 @@ inline void nn(Index m, Index n, Index k, double alpha, const double* A, Index l
 //! every dimension <= kMaxDim), Eigen otherwise. C must not alias A or B.
 template <class CType, class AType, class BType>
 void gemm(CType&& C, const AType& A, const BType& B, double alpha = 1.0, double beta = 0.0, bool trans_a = false) {
-  const Index m = C.rows(), n = C.cols(), k = trans_a ? A.rows() : A.cols();
+  // (m and n serve the kernel only: unused in a baseline build)
+  [[maybe_unused]] const Index m = C.rows(), n = C.cols(), k = trans_a ? A.rows() : A.cols();
 #ifdef DIRECTABLE_SMALL_GEMM
   if (m % 4 == 0 && m <= kMaxDim && n <= kMaxDim && k <= kMaxDim && m > 0 && n > 0 && k > 0 &&
       A.innerStride() == 1 && B.innerStride() == 1 && C.innerStride() == 1) {
