@@ -1,10 +1,12 @@
 #include "directable/models/crowds/crowd_grid.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "directable/core/errors.hpp"
 
@@ -54,6 +56,21 @@ void check_moves(const std::string& name, Index rows, Index cols, const CrowdGri
   if (rows != 4 || cols != g.n_cells())
     throw_shape(name, "(4, " + std::to_string(g.ny()) + ", " + std::to_string(g.nx()) + ")",
                 "(" + std::to_string(rows) + ", " + std::to_string(cols) + " cells)");
+}
+
+// An output written while an input is read must not share memory with it
+// (a NumPy out= array may be a view of an input).
+void check_apart(const std::string& out_name, const double* out, Index out_size, const std::string& in_name,
+                 const double* in, Index in_size) {
+  const auto o = reinterpret_cast<std::uintptr_t>(out), i = reinterpret_cast<std::uintptr_t>(in);
+  if (out_size > 0 && in_size > 0 && o < i + sizeof(double) * in_size && i < o + sizeof(double) * out_size)
+    throw std::invalid_argument(out_name + " must not share memory with " + in_name + ", got overlapping arrays");
+}
+
+// Entries spanned by a row-major view with an outer stride.
+template <class M>
+Index extent(const M& m) {
+  return m.rows() == 0 ? 0 : (m.rows() - 1) * m.outerStride() + m.cols();
 }
 
 constexpr double kClosedMove = -1e300;  // topographic_speed's sentinel (see flow_value)
@@ -241,6 +258,12 @@ void splat(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>& positions,
     throw_shape("velocities", "(" + std::to_string(positions.rows()) + ", 2)", shape_str(velocities.rows(), velocities.cols()));
   if (!active.empty() && Index(active.size()) != positions.rows())
     throw_shape("active", "(" + std::to_string(positions.rows()) + ",)", "(" + std::to_string(active.size()) + ",)");
+  check_apart("rho", rho.data(), rho.size(), "ubar", ubar.data(), extent(ubar));
+  for (const auto& [name, in, size] : {std::tuple<const char*, const double*, Index>{"positions", positions.data(), extent(positions)},
+                                       {"velocities", velocities.data(), extent(velocities)}}) {
+    check_apart("rho", rho.data(), rho.size(), name, in, size);
+    check_apart("ubar", ubar.data(), extent(ubar), name, in, size);
+  }
   double* R = rho.data();
   double* U = ubar.data();  // (n x 2) row-major, contiguous
   std::fill(R, R + n, 0.0);
@@ -396,6 +419,9 @@ void speed_field(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<c
   if (factor.size() != 0) check_cells("factor", factor.size(), grid);
   check_finite("rho", rho.data(), rho.size());
   check_finite("ubar", ubar.data(), ubar.size());
+  check_apart("speed", speed.data(), extent(speed), "rho", rho.data(), rho.size());
+  check_apart("speed", speed.data(), extent(speed), "ubar", ubar.data(), extent(ubar));
+  check_apart("speed", speed.data(), extent(speed), "factor", factor.data(), factor.size());
   p.validate();
   topographic_speed(grid, p, speed);
   flow_speed(grid, p, speed, rho, ubar, closed, factor, speed);
@@ -426,6 +452,8 @@ void unit_cost(const CrowdGrid& grid, const CrowdParams& p, const Eigen::Ref<con
   check_moves("cost", cost.rows(), cost.cols(), grid);
   check_finite("speed", speed.data(), speed.size());
   check_finite("discomfort", g.data(), g.size());
+  check_apart("cost", cost.data(), extent(cost), "speed", speed.data(), extent(speed));
+  check_apart("cost", cost.data(), extent(cost), "discomfort", g.data(), g.size());
   p.validate();
   unit_cost_unchecked(grid, p, speed, g, cost);
 }
