@@ -259,8 +259,9 @@ void splat(const CrowdGrid& grid, const Eigen::Ref<const RowMatrix>& positions,
   if (!active.empty() && Index(active.size()) != positions.rows())
     throw_shape("active", "(" + std::to_string(positions.rows()) + ",)", "(" + std::to_string(active.size()) + ",)");
   check_apart("rho", rho.data(), rho.size(), "ubar", ubar.data(), extent(ubar));
-  for (const auto& [name, in, size] : {std::tuple<const char*, const double*, Index>{"positions", positions.data(), extent(positions)},
-                                       {"velocities", velocities.data(), extent(velocities)}}) {
+  using Input = std::tuple<const char*, const double*, Index>;
+  for (const auto& [name, in, size] : {Input{"positions", positions.data(), extent(positions)},
+                                       Input{"velocities", velocities.data(), extent(velocities)}}) {
     check_apart("rho", rho.data(), rho.size(), name, in, size);
     check_apart("ubar", ubar.data(), extent(ubar), name, in, size);
   }
@@ -311,7 +312,6 @@ inline DirectionRange direction_range(Index nx, Index n, int d) {
   }
 }
 
-
 // Topographic speed (eq. 4.8-4.9) over `count` moves: H_M, blocked_M at the
 // first move's cell M, H_N, blocked_N at its neighbour N; kClosedMove where
 // either cell is blocked. Two passes, each a loop GCC vectorises, and not
@@ -320,8 +320,10 @@ inline DirectionRange direction_range(Index nx, Index n, int d) {
 // keeps a branch under trapping-math and the loop stays scalar (speed_field
 // took 3.4 ns per move).
 __attribute__((noinline)) void topographic_kernel(const double* __restrict H_M, const double* __restrict H_N,
-                        const std::uint8_t* __restrict blocked_M, const std::uint8_t* __restrict blocked_N, double ih,
-                        double f_max, double s_min, double s_max, double scale, double* __restrict out, Index count) {
+                                                  const std::uint8_t* __restrict blocked_M,
+                                                  const std::uint8_t* __restrict blocked_N, double ih, double f_max,
+                                                  double s_min, double s_max, double scale, double* __restrict out,
+                                                  Index count) {
   for (Index k = 0; k < count; ++k) {
     const double x = (H_N[k] - H_M[k]) * ih;
     const double above = x > s_min ? x : s_min;
