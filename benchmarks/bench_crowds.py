@@ -137,9 +137,8 @@ def main(argv=None):
         t_out = min(t_out, best_of(fields_out, repeat=2, number=20, clock=cpu))
     rows.append(("splat + speed + cost, 120^2, 2,000 people (3 Python calls, new arrays, CPU)",
                  t_fields * 1e3, "ms", "<= 0.3 ms"))
-    rows.append(("  same, into out= arrays (CPU)", t_out * 1e3, "ms", "<= 0.3 ms"))
-    checks.append(("splat + speed + cost <= 0.3 ms (new arrays)", t_fields <= 0.3e-3))
-    checks.append(("splat + speed + cost <= 0.3 ms (out= arrays)", t_out <= 0.3e-3))
+    rows.append(("  same, into out= arrays (CPU)", t_out * 1e3, "ms", "no allocation per call; the check is on the row above"))
+    checks.append(("splat + speed + cost <= 0.3 ms", t_fields <= 0.3e-3))
 
     steps = 5 if args.quick else 20
     one = crowds.Crowd(grid, p, [crowds.Group(point_goal(120), pos)], min_distance_iterations=0, threads=1)
