@@ -175,6 +175,9 @@ def test_bad_field_shapes():
         crowds.speed_field(grid, np.zeros((6, 5)), np.zeros((5, 6, 2)), p)
     with pytest.raises(ValueError, match=r"ubar must have shape \(5, 6, 2\)"):
         crowds.speed_field(grid, np.zeros((5, 6)), np.zeros((5, 6)), p)
+    # as many entries as (5, 6, 2), so only the array's own shape tells them apart
+    with pytest.raises(ValueError, match=r"ubar must have shape \(5, 6, 2\), got \(5, 12\)"):
+        crowds.speed_field(grid, np.zeros((5, 6)), np.zeros((5, 12)), p)
     with pytest.raises(ValueError, match=r"speed must have shape \(4, 5, 6\)"):
         crowds.unit_cost(grid, np.zeros((3, 5, 6)), np.zeros((5, 6)), p)
     with pytest.raises(ValueError, match=r"discomfort must have shape \(5, 6\)"):
@@ -250,3 +253,59 @@ def test_field_functions_do_not_keep_or_alias_their_arguments():
         crowds.speed_field(grid, np.full((9, 13), np.nan), ubar, p)
     with pytest.raises(ValueError, match="speed"):
         crowds.unit_cost(grid, np.full((4, 9, 13), np.nan), grid.discomfort, p)
+
+
+def test_out_arrays_are_written_in_place_with_the_same_values():
+    rng = np.random.default_rng(6)
+    grid = random_grid(rng)
+    p = crowds.Params.table_4_1("vortex")
+    pos = rng.uniform([0, 0], [13, 9], (80, 2))
+    pos = pos[~grid.blocked[pos[:, 1].astype(int), pos[:, 0].astype(int)]]
+    vel = rng.normal(scale=0.1, size=pos.shape)
+    rho, ubar = crowds.splat(grid, pos, vel, p.lam)
+    f = crowds.speed_field(grid, rho, ubar, p)
+    c = crowds.unit_cost(grid, f, grid.discomfort, p)
+    R, U = np.full((9, 13), np.nan), np.full((9, 13, 2), np.nan)
+    F, C = np.full((4, 9, 13), np.nan), np.full((4, 9, 13), np.nan)
+    for _ in range(2):  # a second call overwrites every entry of the first
+        r2, u2 = crowds.splat(grid, pos, vel, p.lam, out=(R, U))
+        f2 = crowds.speed_field(grid, R, U, p, out=F)
+        c2 = crowds.unit_cost(grid, F, grid.discomfort, p, out=C)
+        assert r2 is R and u2 is U and f2 is F and c2 is C
+        assert np.shares_memory(r2, R) and np.shares_memory(f2, F) and np.shares_memory(c2, C)
+        np.testing.assert_array_equal(R, rho)
+        np.testing.assert_array_equal(U, ubar)
+        np.testing.assert_array_equal(F, f)
+        np.testing.assert_array_equal(C, c)
+        R[...] = U[...] = F[...] = C[...] = 7.0
+
+
+def test_bad_out_arrays():
+    grid = crowds.CrowdGrid(6, 5)
+    p = crowds.Params.table_4_1("city")
+    rho, ubar = np.zeros((5, 6)), np.zeros((5, 6, 2))
+    f = crowds.speed_field(grid, rho, ubar, p)
+    with pytest.raises(ValueError, match=r"out must have shape \(4, 5, 6\), got \(4, 6, 5\)"):
+        crowds.speed_field(grid, rho, ubar, p, out=np.empty((4, 6, 5)))
+    with pytest.raises(TypeError, match="out must be a float64 ndarray .* got float32 array"):
+        crowds.unit_cost(grid, f, rho, p, out=np.empty((4, 5, 6), np.float32))
+    with pytest.raises(TypeError, match="out must be a float64 ndarray .* got list"):
+        crowds.unit_cost(grid, f, rho, p, out=[0.0] * 120)
+    with pytest.raises(ValueError, match="out must be C-contiguous"):
+        crowds.unit_cost(grid, f, rho, p, out=np.empty((4, 5, 12))[:, :, ::2])
+    ro = np.empty((4, 5, 6))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be writeable"):
+        crowds.unit_cost(grid, f, rho, p, out=ro)
+    with pytest.raises(ValueError, match="cost must not share memory with speed"):
+        crowds.unit_cost(grid, f, rho, p, out=f)
+    both = np.zeros((4, 5, 6))
+    with pytest.raises(ValueError, match="speed must not share memory with rho"):
+        crowds.speed_field(grid, both[0], ubar, p, out=both)
+    with pytest.raises(TypeError, match=r"out must be a tuple \(rho, ubar\)"):
+        crowds.splat(grid, [[1.0, 1.0]], [[0.0, 0.0]], 2.0, out=rho)
+    with pytest.raises(ValueError, match=r"out\[1\] \(ubar\) must have shape \(5, 6, 2\), got \(5, 6\)"):
+        crowds.splat(grid, [[1.0, 1.0]], [[0.0, 0.0]], 2.0, out=(rho, np.zeros((5, 6))))
+    pos = np.zeros((30, 2)) + 1.0
+    with pytest.raises(ValueError, match="rho must not share memory with positions"):
+        crowds.splat(grid, pos, np.zeros((30, 2)), 2.0, out=(pos.reshape(-1)[:30].reshape(5, 6), ubar))

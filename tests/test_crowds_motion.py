@@ -234,6 +234,24 @@ def test_predictive_discomfort_lies_ahead_for_the_other_groups():
     assert g_own[2, :12].sum() == 0
 
 
+def test_predictive_discomfort_advances_people_by_k_steps_of_length_dt():
+    """Sec. 4.1.3 / issue sec. 3: each person advanced by its velocity for k = 1..K steps of the run's dt."""
+    grid = crowds.CrowdGrid(30, 5)
+    p = crowds.Params.table_4_1("city")
+    east = np.zeros((5, 30), bool)
+    east[:, -1] = True
+    west = np.zeros((5, 30), bool)
+    west[:, 0] = True
+    for dt in (0.5, 2.0):
+        crowd = crowds.Crowd(grid, p, [crowds.Group(east, [[2.5, 2.5]]), crowds.Group(west, [[27.5, 0.5]])],
+                             predictive_steps=6)
+        crowd.step(dt)
+        v = crowd.velocities[0]  # no wall or neighbour in the way: the intended velocity
+        expected = 0.1 * sum(crowds.splat(grid, (crowd.positions[0] + q * dt * v)[None], np.zeros((1, 2)), 1.0)[0]
+                             for q in range(1, 7))
+        np.testing.assert_allclose(crowd.fields(1)["discomfort"], expected, atol=1e-12)
+
+
 def test_arrival_remove_or_stop():
     grid = crowds.CrowdGrid(10, 3)
     p = crowds.Params.table_4_1("quad")

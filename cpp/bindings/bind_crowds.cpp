@@ -28,11 +28,42 @@ Eigen::Map<const Eigen::VectorXd> cells(const Array& a, const std::string& name,
   return Eigen::Map<const Eigen::VectorXd>(a.data(), a.size());
 }
 
+//! A (ny, nx, 2) field of vectors viewed as (ny nx, 2). The core sees only
+//! the (ny nx, 2) view, so the array's own shape is checked here: a
+//! (ny, 2 nx) array has as many entries and would pass there.
+Eigen::Map<const RowMatrix> cell_vectors(const Array& a, const std::string& name, Index ny, Index nx) {
+  if (a.ndim() != 3 || a.shape(0) != ny || a.shape(1) != nx || a.shape(2) != 2)
+    throw_shape(name, "(" + std::to_string(ny) + ", " + std::to_string(nx) + ", 2)", shape_of(a));
+  return Eigen::Map<const RowMatrix>(a.data(), ny * nx, 2);
+}
+
 //! A (4, ny, nx) anisotropic field viewed as (4, ny nx).
 Eigen::Map<const RowMatrix> field4(const Array& a, const std::string& name, Index ny, Index nx) {
   if (a.ndim() != 3 || a.shape(0) != 4 || a.shape(1) != ny || a.shape(2) != nx)
     throw_shape(name, "(4, " + std::to_string(ny) + ", " + std::to_string(nx) + ")", shape_of(a));
   return Eigen::Map<const RowMatrix>(a.data(), 4, ny * nx);
+}
+
+//! The array a field is written into: a new one of `shape` where `out` is
+//! None, else `out` itself (written in place, nothing copied), which must be
+//! a writeable C-contiguous float64 array of that shape.
+py::array_t<double> out_array(const py::object& out, const std::string& name, const std::vector<py::ssize_t>& shape) {
+  if (out.is_none()) return py::array_t<double>(shape);
+  std::string expected = "(";
+  for (std::size_t k = 0; k < shape.size(); ++k) expected += (k ? ", " : "") + std::to_string(shape[k]);
+  expected += ")";
+  if (!py::isinstance<py::array_t<double>>(out))
+    throw py::type_error(name + " must be a float64 ndarray " + expected + ", got " +
+                         (py::isinstance<py::array>(out)
+                              ? std::string(py::str(py::reinterpret_borrow<py::array>(out).dtype())) + " array"
+                              : py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>()));
+  auto a = py::reinterpret_borrow<py::array_t<double>>(out);
+  if (!(a.flags() & py::array::c_style)) throw std::invalid_argument(name + " must be C-contiguous, got a strided view");
+  if (!a.writeable()) throw std::invalid_argument(name + " must be writeable, got a read-only array");
+  bool same = a.ndim() == py::ssize_t(shape.size());
+  for (std::size_t k = 0; same && k < shape.size(); ++k) same = a.shape(k) == shape[k];
+  if (!same) throw_shape(name, expected, shape_of(a));
+  return a;
 }
 
 py::array image(const Eigen::VectorXd& v, Index ny, Index nx) {
@@ -234,40 +265,49 @@ Returns
 (ny, nx) bool ndarray
     True where some closure is red at that time.)doc");
 
-  m.def("crowd_splat", [](const G& grid, const Array& positions, const Array& velocities, double lam) {
+  m.def("crowd_splat", [](const G& grid, const Array& positions, const Array& velocities, double lam,
+                          const py::object& out) {
         auto X = rows_view(positions, "positions", 2, -1, true, "P");
         auto V = rows_view(velocities, "velocities", 2, X.rows(), true, "P");
-        py::array_t<double> R({grid.ny(), grid.nx()}), U({grid.ny(), grid.nx(), Index(2)});
+        py::object rho_out = py::none(), ubar_out = py::none();
+        if (!out.is_none()) {
+          if (!py::isinstance<py::tuple>(out) || py::len(out) != 2)
+            throw py::type_error("out must be a tuple (rho, ubar) of float64 arrays, got " +
+                                 py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>());
+          rho_out = out[py::int_(0)], ubar_out = out[py::int_(1)];
+        }
+        auto R = out_array(rho_out, "out[0] (rho)", {grid.ny(), grid.nx()});
+        auto U = out_array(ubar_out, "out[1] (ubar)", {grid.ny(), grid.nx(), 2});
         Eigen::Map<Eigen::VectorXd> rho(R.mutable_data(), grid.n_cells());
         Eigen::Map<RowMatrix> ubar(U.mutable_data(), grid.n_cells(), 2);
         splat(grid, X, V, Mask(), lam, rho, ubar);
         return py::make_tuple(R, U);
-      }, py::arg("grid"), py::arg("positions"), py::arg("velocities"), py::arg("lam"),
-      "Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)).");
+      }, py::arg("grid"), py::arg("positions"), py::arg("velocities"), py::arg("lam"), py::arg("out") = py::none(),
+      "Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)), written into out=(rho, ubar) if given.");
   m.def("crowd_speed_field", [](const G& grid, const Array& rho, const Array& ubar, const P& params,
-                                std::optional<double> time) {
+                                std::optional<double> time, const py::object& out) {
         auto R = cells(rho, "rho", grid.ny(), grid.nx());
-        if (ubar.ndim() != 3 || ubar.shape(0) != grid.ny() || ubar.shape(1) != grid.nx() || ubar.shape(2) != 2)
-          throw_shape("ubar", "(" + std::to_string(grid.ny()) + ", " + std::to_string(grid.nx()) + ", 2)", shape_of(ubar));
-        Eigen::Map<const RowMatrix> U(ubar.data(), grid.n_cells(), 2);
-        py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
-        Eigen::Map<RowMatrix> S(out.mutable_data(), 4, grid.n_cells());
+        auto U = cell_vectors(ubar, "ubar", grid.ny(), grid.nx());
+        auto A = out_array(out, "out", {4, grid.ny(), grid.nx()});
+        Eigen::Map<RowMatrix> S(A.mutable_data(), 4, grid.n_cells());
         Mask closed;
         const Eigen::VectorXd none;
         if (time) grid.red_cells(*time, closed);
         speed_field(grid, params, R, U, closed, (!time && !grid.periodic().empty()) ? grid.expected_factor() : none, S);
-        return out;
+        return A;
       }, py::arg("grid"), py::arg("rho"), py::arg("ubar"), py::arg("params"), py::arg("time") = py::none(),
-      "Speed field (4, ny, nx) of eq. 4.8-4.10; time=None: expected speed of periodic closures, else the actual speed at that time.");
-  m.def("crowd_unit_cost", [](const G& grid, const Array& speed, const Array& discomfort, const P& params) {
+      py::arg("out") = py::none(),
+      "Speed field (4, ny, nx) of eq. 4.8-4.10 (into out if given); time=None: expected speed of periodic closures, else the actual speed at that time.");
+  m.def("crowd_unit_cost", [](const G& grid, const Array& speed, const Array& discomfort, const P& params,
+                              const py::object& out) {
         auto S = field4(speed, "speed", grid.ny(), grid.nx());
         auto D = cells(discomfort, "discomfort", grid.ny(), grid.nx());
-        py::array_t<double> out({Index(4), grid.ny(), grid.nx()});
-        Eigen::Map<RowMatrix> C(out.mutable_data(), 4, grid.n_cells());
+        auto A = out_array(out, "out", {4, grid.ny(), grid.nx()});
+        Eigen::Map<RowMatrix> C(A.mutable_data(), 4, grid.n_cells());
         unit_cost(grid, params, S, D, C);
-        return out;
-      }, py::arg("grid"), py::arg("speed"), py::arg("discomfort"), py::arg("params"),
-      "Unit cost (4, ny, nx) of eq. 4.4, +inf where the speed is 0.");
+        return A;
+      }, py::arg("grid"), py::arg("speed"), py::arg("discomfort"), py::arg("params"), py::arg("out") = py::none(),
+      "Unit cost (4, ny, nx) of eq. 4.4 (into out if given), +inf where the speed is 0.");
   m.def("crowd_eikonal", [](const Array& cost, const py::object& goal, const py::object& blocked, double h,
                             const std::string& heap) {
         if (cost.ndim() != 3 || cost.shape(0) != 4) throw_shape("cost", "(4, ny, nx)", shape_of(cost));

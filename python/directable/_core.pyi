@@ -5783,17 +5783,17 @@ def crowd_min_distance(positions: numpy.ndarray[numpy.float64], delta_min: typin
     """
     Positions (P, 2) after `iterations` passes pushing every pair closer than delta_min apart symmetrically.
     """
-def crowd_speed_field(grid: CrowdGrid, rho: numpy.ndarray[numpy.float64], ubar: numpy.ndarray[numpy.float64], params: CrowdParams, time: typing.SupportsFloat | typing.SupportsIndex | None = None) -> numpy.typing.NDArray[numpy.float64]:
+def crowd_speed_field(grid: CrowdGrid, rho: numpy.ndarray[numpy.float64], ubar: numpy.ndarray[numpy.float64], params: CrowdParams, time: typing.SupportsFloat | typing.SupportsIndex | None = None, out: typing.Any = None) -> numpy.typing.NDArray[numpy.float64]:
     """
-    Speed field (4, ny, nx) of eq. 4.8-4.10; time=None: expected speed of periodic closures, else the actual speed at that time.
+    Speed field (4, ny, nx) of eq. 4.8-4.10 (into out if given); time=None: expected speed of periodic closures, else the actual speed at that time.
     """
-def crowd_splat(grid: CrowdGrid, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], lam: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+def crowd_splat(grid: CrowdGrid, positions: numpy.ndarray[numpy.float64], velocities: numpy.ndarray[numpy.float64], lam: typing.SupportsFloat | typing.SupportsIndex, out: typing.Any = None) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     """
-    Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)).
+    Density splat (sec. 4.2.1) of positions (P, 2) and mean velocity (eq. 4.7): (rho (ny, nx), ubar (ny, nx, 2)), written into out=(rho, ubar) if given.
     """
-def crowd_unit_cost(grid: CrowdGrid, speed: numpy.ndarray[numpy.float64], discomfort: numpy.ndarray[numpy.float64], params: CrowdParams) -> numpy.typing.NDArray[numpy.float64]:
+def crowd_unit_cost(grid: CrowdGrid, speed: numpy.ndarray[numpy.float64], discomfort: numpy.ndarray[numpy.float64], params: CrowdParams, out: typing.Any = None) -> numpy.typing.NDArray[numpy.float64]:
     """
-    Unit cost (4, ny, nx) of eq. 4.4, +inf where the speed is 0.
+    Unit cost (4, ny, nx) of eq. 4.4 (into out if given), +inf where the speed is 0.
     """
 def crowd_velocity_field(grid: CrowdGrid, phi: numpy.ndarray[numpy.float64], cost: numpy.ndarray[numpy.float64], speed: numpy.ndarray[numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """

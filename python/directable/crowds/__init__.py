@@ -43,69 +43,97 @@ __all__ = ["CrowdGrid", "Params", "Agent", "CrowdRun", "Group", "Crowd", "splat"
            "eikonal", "velocity_field", "enforce_min_distance", "close_pairs", "scenes"]
 
 
-def splat(grid, positions, velocities, lam):
+def splat(grid, positions, velocities, lam, out=None):
     """Density splat (sec. 4.2.1) and mean velocity (eq. 4.7).
 
     Parameters
     ----------
     grid : CrowdGrid
-    positions, velocities : (P, 2) array_like
-        Positions (length units) and velocities (length per step).
+        The grid the people are splatted onto.
+    positions : (P, 2) array_like
+        Positions (length units), inside the domain.
+    velocities : (P, 2) array_like
+        Velocities (length per step).
     lam : float
-        Density exponent lambda > 0.
+        Density exponent lambda > 0 (dimensionless).
+    out : tuple of ndarray, optional
+        ``(rho, ubar)``: C-contiguous, writeable float64 arrays of shapes
+        (ny, nx) and (ny, nx, 2), written in place (nothing is allocated or
+        copied: a notebook loop can reuse them every step).
 
     Returns
     -------
     rho : (ny, nx) ndarray
-        Density: each person adds min(...)^lam to the four cells around it.
+        Density (people per cell): each person adds min(...)^lam to the four
+        cells around it. ``out[0]`` when given.
     ubar : (ny, nx, 2) ndarray
-        Density-weighted mean velocity, 0 where rho = 0.
+        Density-weighted mean velocity (length per step), 0 where rho = 0.
+        ``out[1]`` when given.
     """
     return _core.crowd_splat(grid, as_float_array(positions, "positions"), as_float_array(velocities, "velocities"),
-                             real(lam, "lam"))
+                             real(lam, "lam"), out)
 
 
-def speed_field(grid, rho, ubar, params, time=None):
+def speed_field(grid, rho, ubar, params, time=None, out=None):
     """Speed field f (eq. 4.8-4.10), cells per step, of every move.
 
     Parameters
     ----------
     grid : CrowdGrid
+        The grid (heights, blocked cells, periodic closures).
     rho : (ny, nx) array_like
+        Density (people per cell), as :func:`splat` returns it.
     ubar : (ny, nx, 2) array_like
+        Mean velocity (length per step), as :func:`splat` returns it.
     params : Params
+        f_max, f_min, rho_min, rho_max, s_min, s_max.
     time : float, optional
         None: the planning speed (moves into periodic closures scaled by
         their green fraction); a time in steps: the actual speed then (zero
         into red closures).
+    out : (4, ny, nx) ndarray, optional
+        C-contiguous, writeable float64 array written in place (nothing is
+        allocated); it must not share memory with ``rho`` or ``ubar``.
 
     Returns
     -------
     (4, ny, nx) ndarray
-        Speed of the move from each cell towards E, N, W, S; 0 into or out of
-        blocked cells and off the grid.
+        Speed (length per step) of the move from each cell towards E, N, W,
+        S; 0 into or out of blocked cells and off the grid. ``out`` when
+        given.
     """
     return _core.crowd_speed_field(grid, as_float_array(rho, "rho"), as_float_array(ubar, "ubar"), params,
-                                   None if time is None else real(time, "time"))
+                                   None if time is None else real(time, "time"), out)
 
 
-def unit_cost(grid, speed, discomfort, params):
+def unit_cost(grid, speed, discomfort, params, out=None):
     """Unit cost C = (alpha f + beta + gamma g) / f of eq. 4.4 (+inf where f = 0).
 
     Parameters
     ----------
     grid : CrowdGrid
+        The grid the fields live on.
     speed : (4, ny, nx) array_like
+        Speed f of each move (length per step), as :func:`speed_field`
+        returns it.
     discomfort : (ny, nx) array_like
-        Total discomfort g, evaluated in the cell moved into.
+        Total discomfort g (per length), evaluated in the cell moved into.
     params : Params
+        The weights alpha, beta, gamma.
+    out : (4, ny, nx) ndarray, optional
+        C-contiguous, writeable float64 array written in place (nothing is
+        allocated); it must not share memory with ``speed`` or
+        ``discomfort``.
 
     Returns
     -------
     (4, ny, nx) ndarray
+        Cost per unit length of each move E, N, W, S (time per length when
+        alpha = gamma = 0, beta = 1); +inf where the speed is 0. ``out``
+        when given.
     """
     return _core.crowd_unit_cost(grid, as_float_array(speed, "speed"), as_float_array(discomfort, "discomfort"),
-                                 params)
+                                 params, out)
 
 
 def eikonal(cost, goal, blocked=None, h=1.0, heap="indexed"):

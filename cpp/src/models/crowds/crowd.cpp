@@ -231,8 +231,8 @@ void fields(const CrowdModel& model, CrowdData& d, int threads, bool only_walkin
         Index m = 0;
         for (Index k = 0; k < P; ++k)
           if (d.active[k] && d.group_of[k] == gi) {
-            d.predicted(m, 0) = d.positions(k, 0) + double(q) * d.intended(k, 0);
-            d.predicted(m, 1) = d.positions(k, 1) + double(q) * d.intended(k, 1);
+            d.predicted(m, 0) = d.positions(k, 0) + double(q) * d.dt * d.intended(k, 0);
+            d.predicted(m, 1) = d.positions(k, 1) + double(q) * d.dt * d.intended(k, 1);
             ++m;
           }
         splat_density_add(g, d.predicted.topRows(m), o.predictive_lambda, o.predictive_scale,
@@ -310,6 +310,7 @@ void crowd_step(const CrowdModel& model, CrowdData& d, double dt, int threads) {
   if (!(dt > 0.0) || !std::isfinite(dt)) throw std::domain_error("dt must be finite and > 0, got " + std::to_string(dt));
   const CrowdGrid& g = model.grid();
   const Index P = d.positions.rows();
+  d.dt = dt;
   fields(model, d, threads, true);
   const double t_motion = now_seconds();
   // 4. Euler update

@@ -50,11 +50,11 @@ class IndexedHeap {
     place(n_++, HeapEntry{std::uint64_t(c), key_bits(key)});
   }
   void decrease(Index c, double key) { place(slot_[c], HeapEntry{std::uint64_t(c), key_bits(key)}); }
-  Index pop() {
-    const Index top = Index(h_[0].cell);
+  Index top() const { return Index(h_[0].cell); }
+  void remove_top() {
     const HeapEntry last = h_[--n_];
     h_[n_] = kSentinel;
-    if (n_ == 0) return top;
+    if (n_ == 0) return;
     std::int32_t k = 0;
     for (std::int32_t c = 1; c < n_; c = 2 * k + 1) {
       c += less(h_[c + 1], h_[c]);
@@ -63,7 +63,6 @@ class IndexedHeap {
       k = c;
     }
     place(k, last);
-    return top;
   }
 
  private:
@@ -104,11 +103,10 @@ class LazyHeap {
     }
     return q_.empty();
   }
-  Index pop() {  // after empty() returned false
-    const Index c = Index(q_.front().cell);
+  Index top() const { return Index(q_.front().cell); }  // after empty() returned false
+  void remove_top() {
     std::pop_heap(q_.begin(), q_.end(), greater);
     q_.pop_back();
-    return c;
   }
 
  private:
@@ -211,8 +209,10 @@ void march(Index nx, Index ny, double h, const double* cost, Index cost_stride, 
   }
   const Index offset[4] = {1, W, -1, -W};
   double v[4];
-  auto relax_neighbours = [&](Index p) {
-    update_neighbours(known, moves, W, p, v);
+  // Unrolled: each direction's tests get branches of their own, which
+  // predict better (the neighbour behind the front is mostly closed).
+  auto relax = [&](Index p) {  // the values v of p's neighbours, computed
+#pragma GCC unroll 4
     for (int d = 0; d < 4; ++d) {
       const Index q = p + offset[d];
       if (state[q] == kClosed || !(v[d] < trial[q])) continue;
@@ -232,12 +232,21 @@ void march(Index nx, Index ny, double h, const double* cost, Index cost_stride, 
       known[p] = trial[p] = 0.0, state[p] = kClosed;
     }
   for (Index c = 0; c < n; ++c)
-    if (goal[c] && !(blocked && blocked[c])) relax_neighbours(padded(c));
+    if (goal[c] && !(blocked && blocked[c])) {
+      update_neighbours(known, moves, W, padded(c), v);
+      relax(padded(c));
+    }
+  // The neighbours' updates are issued before the heap's sift-down: their
+  // divisions and square root run while the sift-down's loop does (neither
+  // reads what the other writes), and the misprediction at the end of that
+  // loop no longer discards them.
   while (!heap.empty()) {
-    const Index p = heap.pop();
+    const Index p = heap.top();
     state[p] = kClosed;
     known[p] = trial[p];
-    relax_neighbours(p);
+    update_neighbours(known, moves, W, p, v);
+    heap.remove_top();
+    relax(p);
   }
   for (Index j = 0; j < ny; ++j) std::copy_n(known + (j + 1) * W + 1, nx, phi + j * nx);
 }

@@ -130,6 +130,9 @@ struct CrowdData {
   std::vector<std::uint8_t> stuck;
   Index step = 0;
   double time = 0.0;
+  //! Length of the current (or last) step: predictive discomfort advances
+  //! people by k dt times their velocity, k = 1..K (1 before any step).
+  double dt = 1.0;
   Eigen::VectorXd rho, discomfort, extra_speed;  //!< (ny nx) density, static + agents' discomfort, agents' speed
   RowMatrix ubar;                                 //!< (ny nx x 2)
   std::vector<std::uint8_t> closed_plan, closed_move, red, participates, agent_cells;
