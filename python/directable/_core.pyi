@@ -3101,10 +3101,10 @@ class BoundaryBasis3D:
             full solver closes, so u' meets its boundary condition there (interior
             faces included: inside the shape u' moves with the object). The
             collected speeds are made flux-free over those faces before the PCA.
-            "faces+surface": those faces plus the surface samples whose trilinear
-            interpolation puts at least a quarter of its weight on open faces (the
-            strips where the true surface lies outside the closed faces), so that
-            little flow crosses the true surface either.
+            "faces+surface": the faces between two cells inside the shape (its
+            inside moves rigidly) plus the surface samples ``surface_spacing``
+            apart: little flow crosses the true surface, whose edges the closed
+            faces miss by up to half a cell (the 3D Boundaries scene's default).
         
         Returns
         -------
