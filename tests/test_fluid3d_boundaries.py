@@ -197,6 +197,48 @@ def test_face_samples_meet_the_full_solvers_condition(grid, reduced, train_poses
         F.BoundaryBasis3D.build(reduced, plate, train_poses, 4, samples="edges")
 
 
+def test_faces_and_surface_samples(grid, reduced, train_poses):
+    # samples="faces+surface": the faces between two solid cells (the inside moves rigidly, as FluidSim3D fills it)
+    # then the surface samples of "surface"; the fields meet both exactly, are divergence-free on every fluid cell
+    # (none dropped: no flux identity ties these rows) and are the least-norm ones
+    plate = F.plate(0.34, 0.34, 2 * grid.h)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        bs = F.BoundaryBasis3D.build(reduced, plate, train_poses, 12)
+        bf = F.BoundaryBasis3D.build(reduced, plate, train_poses, 12, samples="faces+surface")
+    loc = bf.local_grid
+    assert bf.samples == "faces+surface" and bs.samples == "surface"
+    solid = plate.inside(cell_centres(loc) - bf.half_size)
+    D = np_divergence_matrix(loc)
+    inner = np.flatnonzero(np.asarray(abs(D[~solid]).sum(axis=0)).ravel() == 0)
+    inner = np.intersect1d(inner, np_faces_touching(loc, solid))  # faces of solid cells with no fluid cell beside
+    axis = np.searchsorted([loc.n_xfaces, loc.n_xfaces + loc.n_yfaces], inner, side="right")
+    k = len(inner)
+    assert k > 0 and bf.q == k + bs.q
+    X = F.face_positions3d(loc)
+    np.testing.assert_allclose(bf.surface_points[:k], X[inner] - bf.half_size, atol=1e-12)
+    np.testing.assert_array_equal(bf.surface_normals[:k], np.eye(3)[axis])
+    np.testing.assert_allclose(bf.surface_points[k:], bs.surface_points, atol=1e-15)
+    np.testing.assert_allclose(bf.surface_normals[k:], bs.surface_normals, atol=1e-15)
+    S = np_surface_operator(loc, bf.surface_points + bf.half_size, bf.surface_normals)
+    np.testing.assert_allclose(S @ bf.fields, bf.surface_speeds, atol=1e-10)
+    np.testing.assert_allclose(bf.surface_speeds.T @ bf.surface_speeds, np.eye(bf.p), atol=1e-10)  # eq. 3.10
+    x, n = bf.surface_points, bf.surface_normals
+    np.testing.assert_allclose(S @ bf.rigid_fields, np.hstack([n, np.cross(x, n)]), atol=1e-10)
+    U = np.hstack([bf.fields, bf.rigid_fields])
+    assert np.abs(D[~solid] @ U).max() * loc.h <= 1e-10 * np.abs(U).max()
+    assert np.abs(U[loc.closed_mask()]).max() == 0.0
+    # least norm: u = K' lambda for the constraint rows K = [D (fluid cells); S] on the free faces
+    free = np.flatnonzero(~loc.closed_mask())
+    K = sp.vstack([D[~solid][:, free], sp.csr_matrix(S[:, free])]).tocsr()
+    for got, rhs in ((bf.fields, bf.surface_speeds), (bf.rigid_fields, S @ bf.rigid_fields)):
+        b = np.r_[np.zeros((~solid).sum()), rhs[:, 0]]
+        lam = spla.spsolve((K @ K.T).tocsc(), b)  # K has full row rank here: no row repeats another
+        np.testing.assert_allclose(got[free, 0], K.T @ lam, atol=1e-8 * np.abs(rhs).max())
+    with pytest.raises(ValueError, match=r'samples must be "surface", "faces" or "faces\+surface", got "edges"'):
+        F.BoundaryBasis3D.build(reduced, plate, train_poses, 4, samples="edges")
+
+
 # --- coupling ----------------------------------------------------------------------------------
 
 

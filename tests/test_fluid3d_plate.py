@@ -12,8 +12,16 @@ import pytest
 
 from directable import fluid as F
 from directable.experiments import fluid_3d as E
+from reference.threads import one_thread
 
 N = 16  # cells per side at CI (the issue's CI size is 32^3, the paper's 64^3: E.plate_scene(n=...))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    # the CI-size scene's steps are too small for a team; on shared cores teams stall (reference.threads.one_thread)
+    with one_thread():
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +35,7 @@ def test_scene_is_trained(scene):
     assert scene.reduced.divergence_error < 1e-8
     np.testing.assert_allclose(bb.surface_speeds.T @ bb.surface_speeds, np.eye(bb.p), atol=1e-10)
     assert set(scene.seconds) == {"full_runs", "basis", "boundary"}
-    assert bb.samples == scene.samples == "faces"  # speeds held on the faces the full solver closes
+    assert bb.samples == scene.samples == "faces+surface"  # the inside moves rigidly, the surface lets no flow through
 
 
 def test_surface_energy_removed_on_the_fly_and_tabulated(scene):
@@ -40,19 +48,18 @@ def test_surface_energy_removed_on_the_fly_and_tabulated(scene):
 
 
 def test_smoke_entering_the_plate(scene):
-    # the 2D scene's metric on the surface: inflow through it per step, by a midpoint rule h/8 fine. With the
-    # thesis' surface-sampled boundary fields it is <= 10 % of the inflow without them (measured 6.8 % at 16^3);
-    # the scene's face-sampled fields hold the normal speed on the faces the full solver closes, half a cell inside
-    # the true surface, and leave more inflow through it (measured 15.4 %): the price of their lower error against
-    # the full run (test_error_against_the_full_run_by_basis_size)
-    assert scene.samples == "faces"
+    # the 2D scene's metric on the surface: inflow through it per step, by a midpoint rule h/8 fine, with the
+    # scene's boundary fields (the plate's inside and its surface samples) <= 10 % of the inflow without them
+    # (measured 6.6 % at 16^3). Fields held on every face the full solver closes let flow through the true
+    # surface within half a cell of its edges, where trilinear interpolation reads open faces (measured 15.4 %;
+    # the full solver's own field 27 %): the reason the scene samples the surface
+    assert scene.samples == "faces+surface"
     without = E.plate_smoke_entering(scene, boundary=False)
-    with_faces = E.plate_smoke_entering(scene, boundary=True)
-    surface = dataclasses.replace(scene, samples="surface", margin=None, boundary=E._plate_boundary(
-        scene.reduced, scene.plate, scene.train_poses(), scene.boundary.p, "surface"))
-    with_surface = E.plate_smoke_entering(surface, boundary=True)
-    assert 0 < with_surface <= 0.10 * without
-    assert 0 < with_faces <= 0.20 * without
+    with_scene = E.plate_smoke_entering(scene, boundary=True)
+    assert 0 < with_scene <= 0.10 * without
+    faces = dataclasses.replace(scene, samples="faces", boundary=E._plate_boundary(
+        scene.reduced, scene.plate, scene.train_poses(), scene.boundary.p, "faces", scene.margin))
+    assert with_scene < E.plate_smoke_entering(faces, boundary=True) <= 0.20 * without
 
 
 def test_surface_quadrature_integrates_the_plate():
@@ -67,31 +74,32 @@ def test_surface_quadrature_integrates_the_plate():
 
 @pytest.fixture(scope="module")
 def curves(scene):
-    # Fig. 3.10a at 16^3 along path 1: reduced runs with face-sampled boundary fields (a local box 8 cells beyond
+    # Fig. 3.10a at 16^3 along path 1: reduced runs with the scene's boundary fields (a local box 8 cells beyond
     # the plate), and full runs at 8^3 and 12^3 sampled on the 16^3 faces
     return E.plate_error_curves(scene, rs=(4, 6, 12), sizes=(8, 12), run=1)
 
 
 def test_error_against_the_full_run_by_basis_size(scene, curves):
-    # the basis itself improves with r (projection error); with the boundary fields held to the faces the full
-    # solver closes the reduced run's error falls with r too, down to the floor of the local box (measured
-    # 0.377 / 0.130 / 0.120 for r = 4 / 6 / 12); with surface samples it does not fall (0.54 / 0.44 / 0.44 for
-    # r = 4 / 8 / 16; plate_basis_error's notes)
+    # the basis itself improves with r (projection error); with the scene's boundary fields (inside and surface)
+    # the reduced run's error falls with r too (measured 0.493 / 0.344 / 0.331 for r = 4 / 6 / 12); with every
+    # closed face held it is lower (0.377 / 0.130 / 0.120) but flow crosses the surface (test_smoke_entering...);
+    # with surface samples alone it does not fall (0.54 / 0.44 / 0.44 for r = 4 / 8 / 16; plate_basis_error's notes)
     proj = E.plate_projection_error(scene, rs=(4, 8, 16), run=1)
     assert proj[16] < 0.5 * proj[8] < 0.25 * proj[4]
     err = {r: curves["mean"][("r", r)] for r in (4, 6, 12)}
-    assert err[4] > err[6] > err[12] and err[12] < 0.2
+    assert err[4] > err[6] > err[12] and err[12] < 0.4
 
 
 def test_fig_3_10a_downsampled_full_runs(scene, curves):
     # the 2D scene's Fig. 3.10a in 3D: coarser full runs of the same path and updraft (measured 0.58 / 0.26 at
-    # 8^3 / 12^3): the 3/4-resolution run lies between r = 4 and r = 6 here (the paper's 96^2: about 32 bases)
+    # 8^3 / 12^3): the 3/4-resolution run is closer than every reduced run here (r = 4 / 6 / 12: 0.49 / 0.34 /
+    # 0.33; the paper's 96^2 matched about 32 of 64 bases), the 1/2-resolution run farther than all
     T = len(scene.paths[1][0])
     assert set(curves["reduced"]) == {4, 6, 12} and set(curves["downsampled"]) == {8, 12}
     assert all(e.shape == (T,) for e in [*curves["reduced"].values(), *curves["downsampled"].values()])
     m = curves["mean"]
     assert m[("n", 12)] < m[("n", 8)]
-    assert m[("r", 6)] < m[("n", 12)] < m[("r", 4)]
+    assert m[("n", 12)] < m[("r", 12)] < m[("r", 4)] < m[("n", 8)]
 
 
 def test_fig_3_10b_trained_at_0_and_90_degrees():

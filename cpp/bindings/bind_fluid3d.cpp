@@ -752,7 +752,7 @@ threads : int
     Threads (<= 0: all).
 progress : None, bool or callable(done, total)
     Progress over the poses (True: a tqdm bar).
-samples : {"surface", "faces"}
+samples : {"surface", "faces", "faces+surface"}
     Where S reads normal speeds. "surface": samples of the shape's surface
     ``surface_spacing`` apart with its normals. "faces": the centres of the
     local grid's faces touching a cell whose centre lies inside the shape,
@@ -760,13 +760,17 @@ samples : {"surface", "faces"}
     full solver closes, so u' meets its boundary condition there (interior
     faces included: inside the shape u' moves with the object). The
     collected speeds are made flux-free over those faces before the PCA.
+    "faces+surface": the faces between two cells inside the shape (its
+    inside moves rigidly) plus the surface samples ``surface_spacing``
+    apart: little flow crosses the true surface, whose edges the closed
+    faces miss by up to half a cell (the 3D Boundaries scene's default).
 
 Returns
 -------
 BoundaryBasis3D)doc")
       .def_property_readonly("samples", [](const BoundaryBasis3D& b) {
-        return std::string(b.samples() == BoundarySamples::faces ? "faces" : "surface");
-      }, "\"surface\" or \"faces\": where S reads normal speeds (see build).")
+        return std::string(boundary_samples_name(b.samples()));
+      }, "\"surface\", \"faces\" or \"faces+surface\": where S reads normal speeds (see build).")
       .def_property_readonly("p", &BoundaryBasis3D::p, "Number of boundary fields.")
       .def_property_readonly("q", &BoundaryBasis3D::q, "Number of surface samples.")
       .def_property_readonly("rank", &BoundaryBasis3D::rank, "Rank of the collected surface speeds.")

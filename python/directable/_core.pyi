@@ -3093,7 +3093,7 @@ class BoundaryBasis3D:
             Threads (<= 0: all).
         progress : None, bool or callable(done, total)
             Progress over the poses (True: a tqdm bar).
-        samples : {"surface", "faces"}
+        samples : {"surface", "faces", "faces+surface"}
             Where S reads normal speeds. "surface": samples of the shape's surface
             ``surface_spacing`` apart with its normals. "faces": the centres of the
             local grid's faces touching a cell whose centre lies inside the shape,
@@ -3101,6 +3101,10 @@ class BoundaryBasis3D:
             full solver closes, so u' meets its boundary condition there (interior
             faces included: inside the shape u' moves with the object). The
             collected speeds are made flux-free over those faces before the PCA.
+            "faces+surface": the faces between two cells inside the shape (its
+            inside moves rigidly) plus the surface samples ``surface_spacing``
+            apart: little flow crosses the true surface, whose edges the closed
+            faces miss by up to half a cell (the 3D Boundaries scene's default).
         
         Returns
         -------
@@ -3156,7 +3160,7 @@ class BoundaryBasis3D:
     @property
     def samples(self) -> str:
         """
-        "surface" or "faces": where S reads normal speeds (see build).
+        "surface", "faces" or "faces+surface": where S reads normal speeds (see build).
         """
     @property
     def shape(self) -> Shape3D:

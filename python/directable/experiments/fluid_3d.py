@@ -116,7 +116,7 @@ class PlateScene:
     jet_args : tuple
         (center, direction, magnitude, width) of ``updraft`` (``MACGrid3D.wind``),
         to rebuild it on another grid; empty if it is not such a gust.
-    samples : {"faces", "surface"}
+    samples : {"faces+surface", "faces", "surface"}
         Where ``boundary`` reads normal speeds (``BoundaryBasis3D.build``);
         the scene's other boundary bases are built the same way.
     margin : float or None
@@ -135,7 +135,7 @@ class PlateScene:
     viscosity: float = 0.0
     seconds: dict = field(default_factory=dict)
     jet_args: tuple = ()
-    samples: str = "faces"
+    samples: str = "faces+surface"
     margin: float | None = 8
 
     def train_poses(self, every=4):
@@ -154,7 +154,7 @@ class PlateScene:
 
 
 def plate_scene(n=32, r=16, p=24, steps=24, dt=0.02, heights=(0.35, 0.5, 0.65), updraft=6.0, amplitude=0.03,
-                viscosity=0.0, threads=0, progress=None, samples="faces", margin=8) -> PlateScene:
+                viscosity=0.0, threads=0, progress=None, samples="faces+surface", margin=8, width=0.4) -> PlateScene:
     """Trains the 3D Boundaries scene on an n^3 grid (paper 64^3, r = 64).
 
     Parameters
@@ -181,14 +181,27 @@ def plate_scene(n=32, r=16, p=24, steps=24, dt=0.02, heights=(0.35, 0.5, 0.65), 
         Threads of the boundary-basis build (<= 0: all).
     progress : None, bool or callable
         Progress of the full runs.
-    samples : {"faces", "surface"}
-        Where the plate's boundary fields read normal speeds: "faces" holds
-        them to the full solver's condition on the faces touching the
-        plate's cells (the reduced-vs-full error then falls with r),
-        "surface" samples the surface h apart (``BoundaryBasis3D.build``).
+    samples : {"faces+surface", "faces", "surface"}
+        Where the plate's boundary fields read normal speeds
+        (``BoundaryBasis3D.build``). "faces" holds them to the full solver's
+        condition on every face touching the plate's cells (the
+        reduced-vs-full error is lowest and falls with r, but flow crosses
+        the true surface within half a cell of its edges, where trilinear
+        interpolation reads open faces: 15 % of the inflow without boundary
+        handling, the full solver itself 27 %); "surface" samples the
+        surface h apart (least inflow, but the error does not fall with r);
+        "faces+surface" (default) the faces inside the plate and the
+        surface samples: inflow <= 10 % of the unhandled one and an error
+        that falls with r (benchmarks/RESULTS.md, 3D section).
     margin : float or None
         Cells between the plate's extent and its local box (None: the
         build's default, radius + 4h).
+    width : float
+        Side (m) of the square plate (its thickness is 2h). A whole even
+        number of cells puts its rims on the local grid's faces: with
+        ``samples="faces"`` a 0.375 m plate at 32^3 lets 5.2 % of the
+        unhandled inflow through (the 0.4 m one 10.8 %) at the lowest error
+        against the full run measured (benchmarks/RESULTS.md, 3D section).
 
     Returns
     -------
@@ -197,7 +210,7 @@ def plate_scene(n=32, r=16, p=24, steps=24, dt=0.02, heights=(0.35, 0.5, 0.65), 
     t0 = time.perf_counter()
     grid = F.MACGrid3D(n, n, n)
     h = grid.h
-    plate = F.plate(0.4, 0.4, 2.0 * h)
+    plate = F.plate(real(width, "width"), real(width, "width"), 2.0 * h)
     jet_args = ([0.5, 0.15, 0.5], [0.0, 1.0, 0.0], updraft, 0.2)
     jet = grid.wind(*jet_args)
     pca = IncrementalPCA(grid.n_faces, 2 * r)
@@ -476,7 +489,7 @@ def plate_viscosity(sc: PlateScene, run=0, candidates=None) -> tuple[float, np.n
     return float(cand[int(np.argmin(errs))]), errs
 
 
-def plate_basis_error(sc: PlateScene, rs=(4, 8, 16), run=1, viscosity=None, samples="faces", margin=8) -> dict:
+def plate_basis_error(sc: PlateScene, rs=(4, 8, 16), run=1, viscosity=None, samples="faces+surface", margin=8) -> dict:
     """Fig. 3.10a in 3D: the reduced scene's error against the full solver by basis size.
 
     For each r the reduced fluid keeps the first r fields, gets its own
@@ -497,8 +510,9 @@ def plate_basis_error(sc: PlateScene, rs=(4, 8, 16), run=1, viscosity=None, samp
         nu of the reduced runs (m^2/s): "matched" fits the full solver's
         numerical dissipation (``plate_viscosity``, all r fields); None: the
         scene's own.
-    samples : {"faces", "surface"}
-        Where the boundary fields read normal speeds (``BoundaryBasis3D.build``).
+    samples : {"faces+surface", "faces", "surface"}
+        Where the boundary fields read normal speeds (``BoundaryBasis3D.build``,
+        ``plate_scene``).
     margin : float or None
         The local box reaches this many cells beyond the plate (None: the
         default 4).
@@ -575,7 +589,7 @@ def _face_positions3d(g):
     return np.vstack(out), np.concatenate(axes)
 
 
-def plate_error_curves(sc: PlateScene, rs=(4, 8, 16), sizes=None, run=1, viscosity=None, samples="faces",
+def plate_error_curves(sc: PlateScene, rs=(4, 8, 16), sizes=None, run=1, viscosity=None, samples="faces+surface",
                        margin=8) -> dict:
     """Fig. 3.10a in 3D: error per step against the full run, of reduced runs by basis size and of coarser full runs.
 
@@ -631,7 +645,7 @@ def plate_error_curves(sc: PlateScene, rs=(4, 8, 16), sizes=None, run=1, viscosi
 
 
 def plate_wind_angles(n=16, r=16, p=24, angles=range(0, 91, 15), train_angles=(0, 90), steps=16, dt=0.02,
-                      magnitude=8.0, height=0.5, amplitude=0.03, viscosity=0.0, samples="faces", margin=8,
+                      magnitude=8.0, height=0.5, amplitude=0.03, viscosity=0.0, samples="faces+surface", margin=8,
                       progress=None) -> dict:
     """Fig. 3.10b / 3.11a in 3D: the plate scene trained with gusts at some angles, tested at others.
 
@@ -760,7 +774,8 @@ def plate_untrained(sc: PlateScene, run=0, aperture=(0.16, 0.16)) -> dict:
     poses, vel = sc.paths[run]
     z0 = sc.reduced.basis.T @ sc.runs[run].velocities[0]
     out = {"plate": float(run_plate(sc, F.Coupling3D(sc.reduced, sc.boundary), poses, vel, z0)[1].mean())}
-    holed = F.plate(0.4, 0.4, 2.0 * sc.grid.h, aperture=aperture)
+    side = 2.0 * np.abs(np.asarray(sc.plate.vertices))[:, :2].max(axis=0)  # the scene's plate: width (x), height (y)
+    holed = F.plate(side[0], side[1], 2.0 * sc.grid.h, aperture=aperture)
     bb = _plate_boundary(sc.reduced, holed, sc.train_poses(), sc.boundary.p, sc.samples, sc.margin)
     out["aperture"] = float(run_plate(sc, F.Coupling3D(sc.reduced, bb), poses, vel, z0)[1].mean())
     return out

@@ -26,7 +26,14 @@ void stencils(const MACGrid3D& g, const Eigen::Vector3d& x, Stencil8 s[3]) {
 BoundarySamples boundary_samples_from(const std::string& name) {
   if (name == "surface") return BoundarySamples::surface;
   if (name == "faces") return BoundarySamples::faces;
-  throw std::invalid_argument("samples must be \"surface\" or \"faces\", got \"" + name + "\"");
+  if (name == "faces+surface") return BoundarySamples::faces_and_surface;
+  throw std::invalid_argument("samples must be \"surface\", \"faces\" or \"faces+surface\", got \"" + name + "\"");
+}
+
+const char* boundary_samples_name(BoundarySamples samples) {
+  return samples == BoundarySamples::faces ? "faces"
+         : samples == BoundarySamples::faces_and_surface ? "faces+surface"
+                                                         : "surface";
 }
 
 Pose3D::Pose3D(const double* row) : c(row[0], row[1], row[2]), R(rotation_from_vector(Eigen::Vector3d(row[3], row[4], row[5]))) {}
@@ -91,7 +98,7 @@ BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Ei
   }
   local_ = std::make_shared<MACGrid3D>(n[0], n[1], n[2], h, CellMask(), 0);
   const MACGrid3D& L = *local_;
-  const bool faces = samples_ == BoundarySamples::faces;
+  const bool faces = samples_ != BoundarySamples::surface;
   std::vector<char> solid(std::size_t(L.n_cells()));
   for (Index c = 0; c < L.n_cells(); ++c) solid[std::size_t(c)] = shape_->inside(L.cell_center(c) - half_size_);
   if (std::find(solid.begin(), solid.end(), 1) == solid.end())
@@ -127,6 +134,20 @@ BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Ei
       normals_(k, f < L.n_xfaces() ? 0 : f < L.n_xfaces() + L.n_yfaces() ? 1 : 2) = 1.0;
       phi[k] = sign[std::size_t(f)];
     }
+    if (samples_ == BoundarySamples::faces_and_surface) {
+      // the faces between two solid cells (the object's inside moves rigidly, as in the full solver) and the
+      // surface samples (no flow through the true surface, whose edges the closed faces' staircase misses by up
+      // to half a cell): the surface samples read no inside face, so no row repeats another
+      Index kept = 0;
+      for (Index k = 0; k < points_.rows(); ++k)
+        if (phi[k] == 0.0) points_.row(kept) = points_.row(k), normals_.row(kept++) = normals_.row(k);
+      RowMatrix sp, sn;
+      shape_->surface(surface_spacing, sp, sn);
+      points_.conservativeResize(kept + sp.rows(), 3), normals_.conservativeResize(kept + sp.rows(), 3);
+      points_.bottomRows(sp.rows()) = sp;
+      normals_.bottomRows(sp.rows()) = sn;
+      phi.setZero(kept + sp.rows());
+    }
   } else {
     shape_->surface(surface_spacing, points_, normals_);
   }
@@ -159,7 +180,7 @@ BoundaryBasis3D::BoundaryBasis3D(std::shared_ptr<const MACGrid3D> grid, const Ei
   Index row = 0;
   const double ih = 1.0 / h;
   // faces: the fluid cells' divergence rows sum to phi's combination of the speed rows; drop the first (a corner)
-  bool dropped = !faces;
+  bool dropped = samples_ != BoundarySamples::faces;
   for (Index k = 0; k < n[2]; ++k)
     for (Index j = 0; j < n[1]; ++j)
       for (Index i = 0; i < n[0]; ++i) {

@@ -174,26 +174,36 @@ Index ReducedScene3D::advect_particles(Eigen::Ref<RowMatrix> points, const Eigen
   g.cell_order(points, d.particle_order);
   parallel_steps(chunks, team, nullptr, chunks, [] { return 0; }, [&](Index c, int&) {
     Index moved = 0;
-    for (Index q = c * P / chunks; q < (c + 1) * P / chunks; ++q) {
-      const Index k = d.particle_order[std::size_t(q)].second;
-      Eigen::Vector3d x = points.row(k).transpose();
-      g.clamp(x);
-      Eigen::Vector3d m = x + 0.5 * dt * (velocity(x, z, d) + drift);
-      g.clamp(m);
-      x += dt * (velocity(m, z, d) + drift);
-      g.clamp(x);
-      for (Index i = 0; i < objects(); ++i) {
-        const Shape3D& s = couplings_[std::size_t(i)]->boundary().shape();
-        const Pose3D& pose = d.poses[std::size_t(i)];
-        const Eigen::Vector3d l = pose.to_local(x);
-        if (!s.inside(l)) continue;
-        Eigen::Vector3d n;
-        const Eigen::Vector3d q = s.closest_point(l, n);
-        x = pose.to_world(q + margin * n);
-        g.clamp(x);
-        ++moved;
+    // stage by stage over a batch of neighbours in cell order (ReducedFluid3D::advect_particles)
+    const Index end = (c + 1) * P / chunks;
+    for (Index q0 = c * P / chunks; q0 < end; q0 += kParticleBatch) {
+      const int count = int(std::min<Index>(kParticleBatch, end - q0));
+      Eigen::Vector3d xs[kParticleBatch], ms[kParticleBatch];
+      for (int b = 0; b < count; ++b) {
+        xs[b] = points.row(d.particle_order[std::size_t(q0 + b)].second).transpose();
+        g.clamp(xs[b]);
       }
-      points.row(k) = x.transpose();
+      for (int b = 0; b < count; ++b) {
+        ms[b] = xs[b] + 0.5 * dt * (velocity(xs[b], z, d) + drift);
+        g.clamp(ms[b]);
+      }
+      for (int b = 0; b < count; ++b) xs[b] += dt * (velocity(ms[b], z, d) + drift);
+      for (int b = 0; b < count; ++b) {
+        Eigen::Vector3d& x = xs[b];
+        g.clamp(x);
+        for (Index i = 0; i < objects(); ++i) {
+          const Shape3D& s = couplings_[std::size_t(i)]->boundary().shape();
+          const Pose3D& pose = d.poses[std::size_t(i)];
+          const Eigen::Vector3d l = pose.to_local(x);
+          if (!s.inside(l)) continue;
+          Eigen::Vector3d n;
+          const Eigen::Vector3d q = s.closest_point(l, n);
+          x = pose.to_world(q + margin * n);
+          g.clamp(x);
+          ++moved;
+        }
+        points.row(d.particle_order[std::size_t(q0 + b)].second) = x.transpose();
+      }
     }
     pushed += moved;
   });

@@ -45,9 +45,15 @@ struct Pose3D {
 //! each with its own axis as normal: the faces the full solver closes
 //! (FluidSim3D gives every face touching a solid cell the rigid normal
 //! velocity), so u' meets the full solver's boundary condition there.
-enum class BoundarySamples { surface, faces };
-//! "surface" or "faces"; anything else is an invalid_argument naming `samples`.
+//! faces_and_surface: the faces between two cells inside the shape (the
+//! inside moves rigidly, as in the full solver) plus the surface samples (no
+//! flow through the true surface, whose edges the closed faces miss by up to
+//! half a cell).
+enum class BoundarySamples { surface, faces, faces_and_surface };
+//! "surface", "faces" or "faces+surface"; anything else is an invalid_argument naming `samples`.
 BoundarySamples boundary_samples_from(const std::string& name);
+//! The name boundary_samples_from reads.
+const char* boundary_samples_name(BoundarySamples samples);
 
 //! S of a 3D grid at world points (P x 3) with unit normals (P x 3): P x N,
 //! row k = n_k . (trilinear interpolation at x_k, clamped to the domain).

@@ -24,6 +24,10 @@ namespace directable {
 void advection_apply(const MACGrid3D& g, const Eigen::Ref<const Eigen::VectorXd>& flux,
                      const Eigen::Ref<const Eigen::VectorXd>& q, Eigen::Ref<Eigen::VectorXd> out);
 
+//! Particles advanced stage by stage together by the RK2 kernels (a batch's
+//! basis-row loads overlap).
+inline constexpr int kParticleBatch = 8;
+
 class ReducedFluid3D : public GalerkinFluid {
  public:
   //! basis: N x r, columns orthonormal, divergence-free, zero on the grid's
