@@ -44,28 +44,6 @@ Eigen::Map<const RowMatrix> field4(const Array& a, const std::string& name, Inde
   return Eigen::Map<const RowMatrix>(a.data(), 4, ny * nx);
 }
 
-//! The array a field is written into: a new one of `shape` where `out` is
-//! None, else `out` itself (written in place, nothing copied), which must be
-//! a writeable C-contiguous float64 array of that shape.
-py::array_t<double> out_array(const py::object& out, const std::string& name, const std::vector<py::ssize_t>& shape) {
-  if (out.is_none()) return py::array_t<double>(shape);
-  std::string expected = "(";
-  for (std::size_t k = 0; k < shape.size(); ++k) expected += (k ? ", " : "") + std::to_string(shape[k]);
-  expected += ")";
-  if (!py::isinstance<py::array_t<double>>(out))
-    throw py::type_error(name + " must be a float64 ndarray " + expected + ", got " +
-                         (py::isinstance<py::array>(out)
-                              ? std::string(py::str(py::reinterpret_borrow<py::array>(out).dtype())) + " array"
-                              : py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>()));
-  auto a = py::reinterpret_borrow<py::array_t<double>>(out);
-  if (!(a.flags() & py::array::c_style)) throw std::invalid_argument(name + " must be C-contiguous, got a strided view");
-  if (!a.writeable()) throw std::invalid_argument(name + " must be writeable, got a read-only array");
-  bool same = a.ndim() == py::ssize_t(shape.size());
-  for (std::size_t k = 0; same && k < shape.size(); ++k) same = a.shape(k) == shape[k];
-  if (!same) throw_shape(name, expected, shape_of(a));
-  return a;
-}
-
 py::array image(const Eigen::VectorXd& v, Index ny, Index nx) {
   py::array_t<double> out({ny, nx});
   std::copy(v.data(), v.data() + v.size(), out.mutable_data());
@@ -276,8 +254,8 @@ Returns
                                  py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>());
           rho_out = out[py::int_(0)], ubar_out = out[py::int_(1)];
         }
-        auto R = out_array(rho_out, "out[0] (rho)", {grid.ny(), grid.nx()});
-        auto U = out_array(ubar_out, "out[1] (ubar)", {grid.ny(), grid.nx(), 2});
+        auto R = out_array<double>(rho_out, "out[0] (rho)", "float64", {grid.ny(), grid.nx()});
+        auto U = out_array<double>(ubar_out, "out[1] (ubar)", "float64", {grid.ny(), grid.nx(), 2});
         Eigen::Map<Eigen::VectorXd> rho(R.mutable_data(), grid.n_cells());
         Eigen::Map<RowMatrix> ubar(U.mutable_data(), grid.n_cells(), 2);
         splat(grid, X, V, Mask(), lam, rho, ubar);
@@ -288,7 +266,7 @@ Returns
                                 std::optional<double> time, const py::object& out) {
         auto R = cells(rho, "rho", grid.ny(), grid.nx());
         auto U = cell_vectors(ubar, "ubar", grid.ny(), grid.nx());
-        auto A = out_array(out, "out", {4, grid.ny(), grid.nx()});
+        auto A = out_array<double>(out, "out", "float64", {4, grid.ny(), grid.nx()});
         Eigen::Map<RowMatrix> S(A.mutable_data(), 4, grid.n_cells());
         Mask closed;
         const Eigen::VectorXd none;
@@ -302,7 +280,7 @@ Returns
                               const py::object& out) {
         auto S = field4(speed, "speed", grid.ny(), grid.nx());
         auto D = cells(discomfort, "discomfort", grid.ny(), grid.nx());
-        auto A = out_array(out, "out", {4, grid.ny(), grid.nx()});
+        auto A = out_array<double>(out, "out", "float64", {4, grid.ny(), grid.nx()});
         Eigen::Map<RowMatrix> C(A.mutable_data(), 4, grid.n_cells());
         unit_cost(grid, params, S, D, C);
         return A;

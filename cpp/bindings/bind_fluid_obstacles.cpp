@@ -32,24 +32,6 @@ Pose2D pose_object(py::handle pose) {
   return pose_arg(array_item(pose, "pose"));
 }
 
-//! A caller's output array viewed in place: C-contiguous, writeable, of
-//! dtype T (its shape is the core's to check); never copied.
-template <class T>
-Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> out_view(const py::handle& out,
-                                                                                     const char* dtype) {
-  if (!py::isinstance<py::array_t<T>>(out) || !(py::array(py::reinterpret_borrow<py::array>(out)).flags() &
-                                                 py::array::c_style))
-    throw py::type_error(std::string("out must be a C-contiguous ") + dtype + " array, got " +
-                         (py::isinstance<py::array>(out)
-                              ? std::string(py::str(py::reinterpret_borrow<py::array>(out).dtype())) + " array"
-                              : py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>()));
-  auto a = py::reinterpret_borrow<py::array>(out);
-  if (!a.writeable()) throw py::value_error("out must be writeable, got a read-only array");
-  if (a.ndim() != 2)
-    throw std::invalid_argument("out must be 2-dimensional (p, r), got " + std::to_string(a.ndim()) + " dimensions");
-  return {static_cast<T*>(a.mutable_data()), Index(a.shape(0)), Index(a.shape(1))};
-}
-
 RowMatrix coeff_view(const Array& a) { return rows_view(a, "boundary_coeffs", -1, -1, false, "K", "m"); }
 
 }  // namespace
@@ -337,7 +319,8 @@ Returns
           c.feedforward_exact(P, F, *d);
           return py::cast(std::move(F));
         }
-        auto F = out_view<float>(out, "float32");
+        auto A = out_array<float>(out, "out", "float32", {c.p(), c.r()});
+        Eigen::Map<RowMatrixF> F(A.mutable_data(), c.p(), c.r());
         c.feedforward_exact(P, F, *d);
         return py::reinterpret_borrow<py::object>(out);
       }, py::arg("pose"), py::arg("out") = py::none(), R"doc(The on-the-fly feedforward F (eq. 3.11) in single precision.

@@ -187,6 +187,31 @@ inline std::string shape_of(const py::array& a) {
   return got + (a.ndim() == 1 ? ",)" : ")");
 }
 
+//! The array an `out=` argument names, written in place (nothing copied):
+//! a writeable, C-contiguous ndarray of T (`dtype` names T in messages) of
+//! `shape`; None: a new array of `shape`. A wrong type or dtype is a
+//! TypeError; a strided, read-only or wrongly shaped array a ValueError.
+template <class T>
+py::array_t<T> out_array(const py::handle& out, const std::string& name, const char* dtype,
+                         const std::vector<py::ssize_t>& shape) {
+  if (out.is_none()) return py::array_t<T>(shape);
+  std::string expected = "(";
+  for (std::size_t k = 0; k < shape.size(); ++k) expected += (k ? ", " : "") + std::to_string(shape[k]);
+  expected += shape.size() == 1 ? ",)" : ")";
+  if (!py::isinstance<py::array_t<T>>(out))
+    throw py::type_error(name + " must be a " + dtype + " ndarray " + expected + ", got " +
+                         (py::isinstance<py::array>(out)
+                              ? std::string(py::str(py::reinterpret_borrow<py::array>(out).dtype())) + " array"
+                              : py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>()));
+  auto a = py::reinterpret_borrow<py::array_t<T>>(out);
+  if (!(a.flags() & py::array::c_style)) throw std::invalid_argument(name + " must be C-contiguous, got a strided view");
+  if (!a.writeable()) throw std::invalid_argument(name + " must be writeable, got a read-only array");
+  bool same = a.ndim() == py::ssize_t(shape.size());
+  for (std::size_t k = 0; same && k < shape.size(); ++k) same = a.shape(k) == shape[k];
+  if (!same) throw_shape(name, expected, shape_of(a));
+  return a;
+}
+
 //! A (n,) vector argument viewed in place; `expected` >= 0 fixes n.
 inline Eigen::Map<const Eigen::VectorXd> vector(const Array& a, const std::string& name, Index expected = -1,
                                                  bool finite = false) {
