@@ -186,9 +186,10 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
     first_.push_back(G);
   }
   const int S = static_cast<int>(first_.size()) - 1;
-  std::vector<int> supernode_of(G);
+  supernode_of_.assign(G, 0);
   for (int s = 0; s < S; ++s)
-    for (int k = first_[s]; k < first_[s + 1]; ++k) supernode_of[k] = s;
+    for (int k = first_[s]; k < first_[s + 1]; ++k) supernode_of_[k] = s;
+  const std::vector<int>& supernode_of = supernode_of_;
 
   front_start_.assign(1, 0);
   panel_offset_.assign(1, 0);
@@ -482,7 +483,34 @@ void BlockLDLT::extend_add_children(int s, Index np, BlockLDLTData& d, double* T
   }
 }
 
-bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
+void BlockLDLT::clear_panels(BlockLDLTData& d) const {
+  d.factorized = false;
+  if (d.factor.size() != panel_offset_.back())
+    throw std::invalid_argument("BlockLDLT::clear_panels: the data was created by another factorisation");
+  d.factor.setZero();
+}
+
+BlockLDLTSlot BlockLDLT::block_slot(Index g, Index h) const {
+  if (g < 0 || g >= groups_ || h < 0 || h >= groups_)
+    throw std::invalid_argument("BlockLDLT::block_slot: groups (" + std::to_string(g) + ", " + std::to_string(h) +
+                                ") out of range [0, " + std::to_string(groups_) + ")");
+  const int k = std::min(position_[g], position_[h]), q = std::max(position_[g], position_[h]);
+  const int s = supernode_of_[k];
+  const int* begin = front_groups_.data() + front_start_[s];
+  const int* end = front_groups_.data() + front_start_[s + 1];
+  const int* at = std::lower_bound(begin, end, q);
+  if (at == end || *at != q)
+    throw std::invalid_argument("BlockLDLT::block_slot: block (" + std::to_string(g) + ", " + std::to_string(h) +
+                                ") is not in the pattern");
+  const Index f = b_ * static_cast<Index>(end - begin);
+  return {panel_offset_[s] + b_ * static_cast<Index>(k - first_[s]) * f + b_ * static_cast<Index>(at - begin), f};
+}
+
+bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const { return factorize_panels(values, d); }
+
+bool BlockLDLT::factorize_assembled(BlockLDLTData& d) const { return factorize_panels(nullptr, d); }
+
+bool BlockLDLT::factorize_panels(const double* values, BlockLDLTData& d) const {
   d.factorized = false;
   d.failed_pivot = -1;
   if (d.factor.size() != panel_offset_.back() || d.updates.size() != std::max<Index>(stack_size_, 1))
@@ -493,8 +521,10 @@ bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
     const Index np = first_[s + 1] - first_[s];
     const Index f = b * (front_start_[s + 1] - front_start_[s]), p = b * np, u = f - p;
     double* P = d.factor.data() + panel_offset_[s];
-    std::fill(P, P + f * p, 0.0);
-    for (int k = scatter_start_[s]; k < scatter_start_[s + 1]; ++k) P[scatter_dst_[k]] = values[scatter_src_[k]];
+    if (values) {
+      std::fill(P, P + f * p, 0.0);
+      for (int k = scatter_start_[s]; k < scatter_start_[s + 1]; ++k) P[scatter_dst_[k]] = values[scatter_src_[k]];
+    }
     // the children's update matrices, first their columns that fall in the panel
     extend_add_children(s, np, d, P, f, 0, true);
     const Index bad = panel_ldlt(P, f, p, d.panel.data());

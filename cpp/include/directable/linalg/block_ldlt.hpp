@@ -33,6 +33,15 @@ struct BlockLDLTData {
   Index failed_pivot = -1;  //!< after a failed factorize(): the unknown (original index) whose pivot was zero or non-finite
 };
 
+//! Where a b x b block of the matrix lives in BlockLDLTData::factor: entry
+//! (i, j) of block (later group, earlier group in the elimination order) at
+//! factor[offset + j * stride + i]. For a diagonal block only entries i >= j
+//! are read (the others may hold anything).
+struct BlockLDLTSlot {
+  Index offset = 0;
+  Index stride = 0;
+};
+
 class BlockLDLT {
  public:
   //! n = b * groups unknowns; row_offsets: n + 1, columns: nnz (CSR of a
@@ -45,6 +54,18 @@ class BlockLDLT {
   //! Numeric factorisation of the matrix with these CSR values (nnz).
   //! Returns false on a zero or non-finite pivot (data.failed_pivot names it).
   bool factorize(const double* values, BlockLDLTData& data) const;
+  //! Assembly straight into the factor's panels, for callers that form the
+  //! matrix block by block (no CSR values written and read back):
+  //! clear_panels() zeroes them, the caller adds or writes each block of the
+  //! lower triangle (in elimination order) at block_slot(g, h), and
+  //! factorize_assembled() factorises what was assembled. Blocks of the
+  //! matrix are symmetric pairs, so the caller writes one of (g, h), (h, g).
+  void clear_panels(BlockLDLTData& data) const;
+  //! The slot of block (g, h) (groups, in [0, n / b)); std::invalid_argument
+  //! when the pattern has no such block.
+  BlockLDLTSlot block_slot(Index g, Index h) const;
+  //! Like factorize(), on the panels filled since clear_panels().
+  bool factorize_assembled(BlockLDLTData& data) const;
   //! x <- A^-1 x, with the factorisation in data. x: n.
   void solve(BlockLDLTData& data, Eigen::Ref<Eigen::VectorXd> x) const;
 
@@ -60,6 +81,9 @@ class BlockLDLT {
  private:
   //! Extend-add of supernode s's children: their columns in the panel
   //! (panel_columns) or beyond it, into T (leading dimension ld, offset shift).
+  //! The numeric factorisation of supernodes in order, with (values) or
+  //! without (null: already assembled) the scatter of CSR values.
+  bool factorize_panels(const double* values, BlockLDLTData& d) const;
   void extend_add_children(int s, Index np, BlockLDLTData& d, double* T, Index ld, Index shift, bool panel_columns) const;
 
   Index n_ = 0, groups_ = 0;
@@ -68,6 +92,7 @@ class BlockLDLT {
   std::vector<int> position_;     //!< groups: inverse of order_
   // Supernode s eliminates the groups first_[s] .. first_[s+1]-1 (in elimination order).
   std::vector<int> first_;        //!< supernodes + 1
+  std::vector<int> supernode_of_; //!< groups, by elimination step: the supernode eliminating it
   std::vector<int> front_groups_; //!< concatenated per supernode: its groups (elimination order), pivots first, ascending
   std::vector<int> front_start_;  //!< supernodes + 1: offsets into front_groups_
   std::vector<Index> panel_offset_;   //!< supernodes + 1: offsets of the panels in BlockLDLTData::factor
