@@ -24,8 +24,7 @@ namespace directable {
 //! Buffers of one numeric factorisation (one per thread).
 struct BlockLDLTData {
   Eigen::VectorXd factor;   //!< sum over supernodes of f_s p_s: column-major f_s x p_s panels [L11 with D on its diagonal; L21]
-  Eigen::VectorXd front;    //!< max f_s^2: the front being factorised (lower triangle used)
-  Eigen::VectorXd updates;  //!< the stack of update matrices (u_s x u_s each) waiting for their parents
+  Eigen::VectorXd updates;  //!< the update matrices (u_s x u_s each, lower triangle used) waiting for their parents, at fixed offsets
   Eigen::VectorXd panel;    //!< max over supernodes of u_s p_s: L21 D during the update
   Eigen::VectorXd work;     //!< n: the permuted right-hand side during a solve
   Eigen::VectorXd below;    //!< max u_s: gathered / scattered rows below a supernode
@@ -96,7 +95,7 @@ class BlockLDLT {
   std::vector<int> front_groups_; //!< concatenated per supernode: its groups (elimination order), pivots first, ascending
   std::vector<int> front_start_;  //!< supernodes + 1: offsets into front_groups_
   std::vector<Index> panel_offset_;   //!< supernodes + 1: offsets of the panels in BlockLDLTData::factor
-  std::vector<Index> update_offset_;  //!< supernodes: where its update matrix lies on the stack
+  std::vector<Index> update_offset_;  //!< supernodes: where its update matrix lies in BlockLDLTData::updates
   std::vector<int> relative_;     //!< per supernode, per group below its pivots: position in the parent's front
   std::vector<int> relative_start_;  //!< supernodes + 1
   std::vector<int> children_;     //!< concatenated children of each supernode
@@ -104,7 +103,7 @@ class BlockLDLT {
   std::vector<int> scatter_src_;  //!< CSR entry index, grouped by supernode
   std::vector<int> scatter_dst_;  //!< offset within that supernode's front (column-major, f_s x f_s)
   std::vector<int> scatter_start_;  //!< supernodes + 1
-  Index max_panel_ = 0, max_below_ = 0, max_front_ = 0, stack_size_ = 0, factor_nonzeros_ = 0, stored_zeros_ = 0;
+  Index max_panel_ = 0, max_below_ = 0, max_front_ = 0, updates_size_ = 0, factor_nonzeros_ = 0, stored_zeros_ = 0;
   double flops_ = 0.0;
 };
 
