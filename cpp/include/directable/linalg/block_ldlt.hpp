@@ -78,11 +78,11 @@ class BlockLDLT {
   Index stored_zeros() const { return stored_zeros_; }
 
  private:
-  //! Extend-add of supernode s's children: their columns in the panel
-  //! (panel_columns) or beyond it, into T (leading dimension ld, offset shift).
   //! The numeric factorisation of supernodes in order, with (values) or
   //! without (null: already assembled) the scatter of CSR values.
   bool factorize_panels(const double* values, BlockLDLTData& d) const;
+  //! Extend-add of supernode s's children: their columns in the panel
+  //! (panel_columns) or beyond it, into T (leading dimension ld, offset shift).
   void extend_add_children(int s, Index np, BlockLDLTData& d, double* T, Index ld, Index shift, bool panel_columns) const;
 
   Index n_ = 0, groups_ = 0;
