@@ -280,6 +280,7 @@ def _implicit_step_scipy(c, x, v, dt, u=None):
 @pytest.mark.parametrize("shape,kw", [
     ((2, 2), {}), ((3, 9), dict(pinned=[0])), ((12, 10), dict(k_bend2=2.0, pinned=[0, 11])),
     ((20, 20), {}), ((20, 20), dict(k_bend2=2.0)),
+    ((5, 4), dict(k_bend2=1.0, pinned=[0, 1, 5, 6])),  # springs with both ends pinned, a frictional plane
 ])
 def test_implicit_step_equals_scipy_spsolve(rng, shape, kw):
     # the supernodal LDL' (linalg/block_ldlt) against SuperLU on the same system, for grids whose
@@ -291,6 +292,8 @@ def test_implicit_step_equals_scipy_spsolve(rng, shape, kw):
     u = 0.01 * rng.standard_normal((c.node_count, 3))
     if shape == (12, 10):  # a frictional sphere touching some nodes
         c.add_collider(dc.Sphere(x[55] + [0.0, 0.0, 0.07], 0.08, 2e3, 0.4))
+    if shape == (5, 4):  # a tilted frictional plane below half of the nodes
+        c.add_collider(dc.Plane(x[12], [0.3, 0.1, 1.0], 2e3, 0.5))
     for dt in (0.002, 0.02):
         x1, v1 = c.step(x, v, dt, u=u, method="implicit")
         xr, vr = _implicit_step_scipy(c, x, v, dt, u)

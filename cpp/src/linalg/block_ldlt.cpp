@@ -186,9 +186,10 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
     first_.push_back(G);
   }
   const int S = static_cast<int>(first_.size()) - 1;
-  std::vector<int> supernode_of(G);
+  supernode_of_.assign(G, 0);
   for (int s = 0; s < S; ++s)
-    for (int k = first_[s]; k < first_[s + 1]; ++k) supernode_of[k] = s;
+    for (int k = first_[s]; k < first_[s + 1]; ++k) supernode_of_[k] = s;
+  const std::vector<int>& supernode_of = supernode_of_;
 
   front_start_.assign(1, 0);
   panel_offset_.assign(1, 0);
@@ -228,29 +229,28 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
     for (int s = 0; s < S; ++s)
       if (parent_sn[s] >= 0) children_[fill[parent_sn[s]]++] = s;
   }
-  // The update matrices form a stack: supernodes come in a postorder, so a
-  // supernode's children are the topmost entries when it is assembled.
+  // Each update matrix (u_s x u_s) lives from its supernode's factorisation
+  // to its parent's, at an offset fixed here (first fit among the matrices
+  // alive at the same time, the children of s among them): s's update is
+  // formed in place there, and no front is copied onto a stack.
   update_offset_.assign(S, 0);
   {
-    std::vector<int> stack;
-    Index top = 0;
+    struct Live {
+      Index offset, size;
+      int parent;
+    };
+    std::vector<Live> live;  // sorted by offset
     for (int s = 0; s < S; ++s) {
-      const int nc = children_start_[s + 1] - children_start_[s];
-      for (int i = 0; i < nc; ++i) {
-        if (stack.empty() || parent_sn[stack.back()] != s) throw std::logic_error("BlockLDLT: supernodes are not in postorder");
-        stack.pop_back();
-      }
-      top = stack.empty() ? 0 : update_offset_[stack.back()] +
-                                    (b_ * Index(front_start_[stack.back() + 1] - front_start_[stack.back()]) -
-                                     b_ * Index(first_[stack.back() + 1] - first_[stack.back()])) *
-                                        (b_ * Index(front_start_[stack.back() + 1] - front_start_[stack.back()]) -
-                                         b_ * Index(first_[stack.back() + 1] - first_[stack.back()]));
+      if (parent_sn[s] < 0) continue;
+      // the matrices consumed before s are free
+      live.erase(std::remove_if(live.begin(), live.end(), [&](const Live& l) { return l.parent < s; }), live.end());
       const Index u = b_ * Index(front_start_[s + 1] - front_start_[s]) - b_ * Index(first_[s + 1] - first_[s]);
-      if (parent_sn[s] >= 0) {
-        update_offset_[s] = top;
-        stack.push_back(s);
-        stack_size_ = std::max(stack_size_, top + u * u);
-      }
+      Index at = 0;
+      auto pos = live.begin();
+      for (; pos != live.end() && pos->offset < at + u * u; ++pos) at = std::max(at, pos->offset + pos->size);
+      update_offset_[s] = at;
+      live.insert(pos, Live{at, u * u, parent_sn[s]});
+      updates_size_ = std::max(updates_size_, at + u * u);
     }
   }
   // positions of each supernode's below groups in its parent's front
@@ -300,8 +300,7 @@ BlockLDLT::BlockLDLT(Index n, int b, const std::vector<int>& row_offsets, const 
 BlockLDLTData BlockLDLT::create_data() const {
   BlockLDLTData d;
   d.factor.setZero(panel_offset_.back());
-  d.front.setZero(std::max<Index>(max_below_ * max_below_, 1));
-  d.updates.setZero(std::max<Index>(stack_size_, 1));
+  d.updates.setZero(std::max<Index>(updates_size_, 1));
   d.panel.setZero(std::max<Index>(max_panel_, 1));
   d.work.setZero(n_);
   d.below.setZero(std::max<Index>(max_below_, 1));
@@ -482,10 +481,37 @@ void BlockLDLT::extend_add_children(int s, Index np, BlockLDLTData& d, double* T
   }
 }
 
-bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
+void BlockLDLT::clear_panels(BlockLDLTData& d) const {
+  d.factorized = false;
+  if (d.factor.size() != panel_offset_.back())
+    throw std::invalid_argument("BlockLDLT::clear_panels: the data was created by another factorisation");
+  d.factor.setZero();
+}
+
+BlockLDLTSlot BlockLDLT::block_slot(Index g, Index h) const {
+  if (g < 0 || g >= groups_ || h < 0 || h >= groups_)
+    throw std::invalid_argument("BlockLDLT::block_slot: groups (" + std::to_string(g) + ", " + std::to_string(h) +
+                                ") out of range [0, " + std::to_string(groups_) + ")");
+  const int k = std::min(position_[g], position_[h]), q = std::max(position_[g], position_[h]);
+  const int s = supernode_of_[k];
+  const int* begin = front_groups_.data() + front_start_[s];
+  const int* end = front_groups_.data() + front_start_[s + 1];
+  const int* at = std::lower_bound(begin, end, q);
+  if (at == end || *at != q)
+    throw std::invalid_argument("BlockLDLT::block_slot: block (" + std::to_string(g) + ", " + std::to_string(h) +
+                                ") is not in the pattern");
+  const Index f = b_ * static_cast<Index>(end - begin);
+  return {panel_offset_[s] + b_ * static_cast<Index>(k - first_[s]) * f + b_ * static_cast<Index>(at - begin), f};
+}
+
+bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const { return factorize_panels(values, d); }
+
+bool BlockLDLT::factorize_assembled(BlockLDLTData& d) const { return factorize_panels(nullptr, d); }
+
+bool BlockLDLT::factorize_panels(const double* values, BlockLDLTData& d) const {
   d.factorized = false;
   d.failed_pivot = -1;
-  if (d.factor.size() != panel_offset_.back() || d.updates.size() != std::max<Index>(stack_size_, 1))
+  if (d.factor.size() != panel_offset_.back() || d.updates.size() != std::max<Index>(updates_size_, 1))
     throw std::invalid_argument("BlockLDLT::factorize: the data was created by another factorisation");
   const int S = static_cast<int>(first_.size()) - 1;
   const Index b = b_;
@@ -493,8 +519,10 @@ bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
     const Index np = first_[s + 1] - first_[s];
     const Index f = b * (front_start_[s + 1] - front_start_[s]), p = b * np, u = f - p;
     double* P = d.factor.data() + panel_offset_[s];
-    std::fill(P, P + f * p, 0.0);
-    for (int k = scatter_start_[s]; k < scatter_start_[s + 1]; ++k) P[scatter_dst_[k]] = values[scatter_src_[k]];
+    if (values) {
+      std::fill(P, P + f * p, 0.0);
+      for (int k = scatter_start_[s]; k < scatter_start_[s + 1]; ++k) P[scatter_dst_[k]] = values[scatter_src_[k]];
+    }
     // the children's update matrices, first their columns that fall in the panel
     extend_add_children(s, np, d, P, f, 0, true);
     const Index bad = panel_ldlt(P, f, p, d.panel.data());
@@ -503,15 +531,13 @@ bool BlockLDLT::factorize(const double* values, BlockLDLTData& d) const {
       return false;
     }
     if (u == 0) continue;
-    // update matrix U = -L21 D L21' (lower), then the children's columns beyond the panel
+    // update matrix U = -L21 D L21' (lower) in its place, then the children's columns beyond the panel
     FrontMap L21(P + p, u, p, Eigen::OuterStride<>(f));
     FrontMap W(d.panel.data(), u, p, Eigen::OuterStride<>(u));
     for (Index k = 0; k < p; ++k) W.col(k) = L21.col(k) * P[k * f + k];
-    lower_update(u, u, p, L21.data(), f, W.data(), u, d.front.data(), u, true);
-    extend_add_children(s, np, d, d.front.data(), u, p, false);
-    const double* Up = d.front.data();
-    double* top = d.updates.data() + update_offset_[s];
-    for (Index j = 0; j < u; ++j) std::copy(Up + j * u + j, Up + (j + 1) * u, top + j * u + j);
+    double* U = d.updates.data() + update_offset_[s];
+    lower_update(u, u, p, L21.data(), f, W.data(), u, U, u, true);
+    extend_add_children(s, np, d, U, u, p, false);
   }
   d.factorized = true;
   return true;

@@ -168,6 +168,10 @@ std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const
   d->Kx.setZero(nnz);
   d->Kv.setZero(nnz);
   if (method == ClothIntegrator::symplectic) return d;
+  d->Bs.setZero(V_, 6);
+  d->Ks.setZero(V_, 3);
+  d->Dg.setZero(V_, 6);
+  d->Kn.setZero(V_, 3);
   // The pattern is symmetric, so the CSR arrays also describe the CSC matrix.
   Eigen::VectorXd ones = Eigen::VectorXd::Ones(nnz);
   d->A = Eigen::Map<const Eigen::SparseMatrix<double>>(3 * V_, 3 * V_, nnz, row_offsets_.data(), columns_.data(),
@@ -175,6 +179,12 @@ std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const
   if (method == ClothIntegrator::implicit) {
     d->analysis = std::make_shared<const BlockLDLT>(3 * V_, 3, row_offsets_, columns_);
     d->factor = d->analysis->create_data();
+    const Index nx = params_.nx;
+    for (const SpringFamily& f : families_)
+      for (Index j = 0; j < f.j_end; ++j)
+        for (Index i = f.i_begin; i < f.i_end; ++i)
+          d->spring_slots.push_back(d->analysis->block_slot(j * nx + i, j * nx + i + f.dj * nx + f.di));
+    for (Index a = 0; a < V_; ++a) d->node_slots.push_back(d->analysis->block_slot(a, a));
   }
   d->cg.setTolerance(1e-12);
   return d;
@@ -349,6 +359,12 @@ void ClothModel::add_block(double* values, Index r, int entry, const Eigen::Matr
   }
 }
 
+void ClothModel::write_block(double* values, Index r, int entry, const double* B) const {
+  const int stride = row_offsets_[3 * r + 1] - row_offsets_[3 * r];
+  for (int p = 0; p < 3; ++p)
+    for (int q = 0; q < 3; ++q) values[entry + p * stride + q] = B[3 * p + q];
+}
+
 namespace {
 
 //! One spring's Jacobian blocks: Jx = dF_a/dx_b and Jv = dF_a/dv_b (3 x 3
@@ -416,64 +432,162 @@ void ClothModel::forces_and_jacobians(const Eigen::Ref<const Eigen::VectorXd>& x
 }
 
 void ClothModel::implicit_system(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
-                                 double dt, const double* u, ClothData& d) const {
-  applied_forces(x, v, d.F, d);
-  // The same terms as forces_and_jacobians, added into A and rhs as each
-  // spring's blocks are formed: no dF/dx, dF/dv arrays are written or read
-  // back (they and A would be three passes over 3 x nnz doubles, which
-  // evict the factor's panels from the cache).
-  // Diagonal blocks start as M (the identity for a pinned node, whose row
-  // and column are those of the identity); every off-diagonal block belongs
-  // to one spring and is written by it.
-  double* A = d.A.valuePtr();
-  double* rhs = d.rhs.data();
-  const double dt2 = dt * dt;
-  for (Index a = 0; a < V_; ++a) {
-    add_block(A, a, diagonal_entry_[a], (pinned_[a] ? 1.0 : masses_[a]) * Eigen::Matrix3d::Identity(), false);
-    for (Index r = 3 * a; r < 3 * a + 3; ++r) rhs[r] = pinned_[a] ? 0.0 : dt * (d.F[r] + (u ? u[r] : 0.0));
-  }
+                                 double dt, const double* u, ClothData& d, bool into_factor) const {
+  // The terms of forces_and_jacobians in closed form per spring, computed
+  // family by family on structure-of-arrays slots (vectorised) and added
+  // into A and rhs directly: no dF/dx, dF/dv arrays are written or read
+  // back. With u = (x_b - x_a) / L, dv = v_b - v_a, rel = u . dv, w = dv -
+  // rel u and alpha = k (1 - rest / L) + c rel / L (the tension over L):
+  //   dF_a/dx_b = Jx = k u u' + alpha (I - u u') + (c / L) u w',  dF_a/dv_b = c u u',
+  //   B = dt c u u' + dt^2 sym(Jx) = beta u u' + gamma I + eta (u w' + w u'),
+  //     beta = dt c + dt^2 (k - alpha), gamma = dt^2 alpha, eta = dt^2 c / (2 L),
+  //   dt^2 Jx dv = dt^2 ((k rel + (c / L) |w|^2) u + alpha w),  F_a = alpha (x_b - x_a).
+  // Block (a, b) of A = M - dt dF/dv - dt^2 sym(dF/dx) is -B and blocks
+  // (a, a), (b, b) gain B; rhs_a gains dt^2 Jx dv and rhs_b loses it.
+  using Arr = Eigen::Map<Eigen::ArrayXd>;
+  using CArr = Eigen::Map<const Eigen::ArrayXd>;
+  load_state(x, v, d);
+  const Eigen::Vector3d g = params_.gravity;
+  d.FX = masses_ * g.x();
+  d.FY = masses_ * g.y();
+  d.FZ = masses_ * g.z();
+  d.Dg.setZero();
+  d.Kn.setZero();
   const Index nx = params_.nx;
-  const double c = params_.damping;
+  const double c = params_.damping, dt2 = dt * dt;
+  double* A = d.A.valuePtr();
+  double* panels = into_factor ? d.factor.factor.data() : nullptr;
+  if (into_factor) d.analysis->clear_panels(d.factor);
+  // a symmetric block B (xx yy zz xy xz yz) into the panels at a slot, or into A's CSR rows
+  auto put_block = [&](const BlockLDLTSlot& slot, const double* B) {
+    double* out = panels + slot.offset;
+    const Index ld = slot.stride;
+    out[0] = B[0], out[1] = B[3], out[2] = B[4];
+    out[ld] = B[3], out[ld + 1] = B[1], out[ld + 2] = B[5];
+    out[2 * ld] = B[4], out[2 * ld + 1] = B[5], out[2 * ld + 2] = B[2];
+  };
   const int* entry = spring_entry_.data();
-  Eigen::Matrix3d Jx, Jv;
-  for (const SpringFamily& f : families_)
-    for (Index j = 0; j < f.j_end; ++j)
-      for (Index i = f.i_begin; i < f.i_end; ++i) {
-        const Index a = j * nx + i, b = a + f.dj * nx + f.di;
-        const Eigen::Vector3d dxv(d.X[b] - d.X[a], d.Y[b] - d.Y[a], d.Z[b] - d.Z[a]);
-        const Eigen::Vector3d dvv(d.VX[b] - d.VX[a], d.VY[b] - d.VY[a], d.VZ[b] - d.VZ[a]);
-        spring_jacobians(f, c, dxv, dvv, Jx, Jv);
-        // block (a, b) of A = M - dt dF/dv - dt^2 sym(dF/dx) is -B, blocks (a, a) and (b, b) gain B;
-        // dt^2 dF/dx v adds dt^2 Jx (v_b - v_a) to rhs_a and takes it from rhs_b
-        const Eigen::Matrix3d B = dt * Jv + (0.5 * dt2) * (Jx + Jx.transpose());
-        const Eigen::Vector3d kv = dt2 * (Jx * dvv);
-        const bool pa = pinned_[a], pb = pinned_[b];
-        if (!pa) {
-          add_block(A, a, entry[0], B);
-          for (int r = 0; r < 3; ++r) rhs[3 * a + r] += kv[r];
-        }
-        if (!pb) {
-          add_block(A, b, entry[3], B);
-          for (int r = 0; r < 3; ++r) rhs[3 * b + r] -= kv[r];
-        }
-        const Eigen::Matrix3d off = (pa || pb) ? Eigen::Matrix3d::Zero() : Eigen::Matrix3d(-B);
-        add_block(A, a, entry[1], off, false);
-        add_block(A, b, entry[2], off, false);
-        entry += 4;
+  const BlockLDLTSlot* spring_slot = into_factor ? d.spring_slots.data() : nullptr;
+  for (std::size_t fi = 0; fi < families_.size(); ++fi) {
+    const SpringFamily& f = families_[fi];
+    const Eigen::ArrayXd& weight = family_weight_[fi];
+    const Index N = weight.size(), lo = family_first_[fi], hi = lo + f.dj * nx + f.di;
+    Arr DX(d.DX.data(), N), DY(d.DY.data(), N), DZ(d.DZ.data(), N), IL(d.L.data(), N);
+    DX = CArr(d.X.data() + hi, N) - CArr(d.X.data() + lo, N);
+    DY = CArr(d.Y.data() + hi, N) - CArr(d.Y.data() + lo, N);
+    DZ = CArr(d.Z.data() + hi, N) - CArr(d.Z.data() + lo, N);
+    IL = weight * (DX.square() + DY.square() + DZ.square()).sqrt() + (1.0 - weight) * f.rest;  // absent slots: rest length
+    if (!(IL.minCoeff() >= 1e-9 * f.rest)) throw_degenerate(f, d);
+    IL = IL.inverse();
+    {
+      const double k = f.stiffness, rest = f.rest, beta0 = dt * c + dt2 * k;
+      const double* __restrict w = weight.data();
+      const double* __restrict il = d.L.data();
+      double* __restrict dx = d.DX.data();
+      double* __restrict dy = d.DY.data();
+      double* __restrict dz = d.DZ.data();
+      const double *__restrict vxa = d.VX.data() + lo, *__restrict vya = d.VY.data() + lo, *__restrict vza = d.VZ.data() + lo;
+      const double *__restrict vxb = d.VX.data() + hi, *__restrict vyb = d.VY.data() + hi, *__restrict vzb = d.VZ.data() + hi;
+      double *__restrict bxx = d.Bs.col(0).data(), *__restrict byy = d.Bs.col(1).data(), *__restrict bzz = d.Bs.col(2).data();
+      double *__restrict bxy = d.Bs.col(3).data(), *__restrict bxz = d.Bs.col(4).data(), *__restrict byz = d.Bs.col(5).data();
+      double *__restrict kx = d.Ks.col(0).data(), *__restrict ky = d.Ks.col(1).data(), *__restrict kz = d.Ks.col(2).data();
+      for (Index s = 0; s < N; ++s) {
+        const double ux = dx[s] * il[s], uy = dy[s] * il[s], uz = dz[s] * il[s];
+        const double dvx = vxb[s] - vxa[s], dvy = vyb[s] - vya[s], dvz = vzb[s] - vza[s];
+        const double rel = ux * dvx + uy * dvy + uz * dvz;
+        const double wx = dvx - rel * ux, wy = dvy - rel * uy, wz = dvz - rel * uz;
+        const double alpha = w[s] * (k * (1.0 - rest * il[s]) + c * rel * il[s]);
+        const double beta = w[s] * beta0 - dt2 * alpha, gamma = dt2 * alpha, eta = w[s] * 0.5 * dt2 * c * il[s];
+        bxx[s] = beta * ux * ux + gamma + 2.0 * eta * ux * wx;
+        byy[s] = beta * uy * uy + gamma + 2.0 * eta * uy * wy;
+        bzz[s] = beta * uz * uz + gamma + 2.0 * eta * uz * wz;
+        bxy[s] = beta * ux * uy + eta * (ux * wy + wx * uy);
+        bxz[s] = beta * ux * uz + eta * (ux * wz + wx * uz);
+        byz[s] = beta * uy * uz + eta * (uy * wz + wy * uz);
+        const double su = dt2 * w[s] * (k * rel + c * il[s] * (wx * wx + wy * wy + wz * wz)), sw = dt2 * alpha;
+        kx[s] = su * ux + sw * wx;
+        ky[s] = su * uy + sw * wy;
+        kz[s] = su * uz + sw * wz;
+        dx[s] *= alpha;  // the spring force on a
+        dy[s] *= alpha;
+        dz[s] *= alpha;
       }
-  if (colliders_.empty()) return;
+    }
+    // per node: the forces, the diagonal blocks' sums and the rhs terms (two passes: a and b do not alias)
+    Arr(d.FX.data() + lo, N) += DX;
+    Arr(d.FY.data() + lo, N) += DY;
+    Arr(d.FZ.data() + lo, N) += DZ;
+    Arr(d.FX.data() + hi, N) -= DX;
+    Arr(d.FY.data() + hi, N) -= DY;
+    Arr(d.FZ.data() + hi, N) -= DZ;
+    d.Dg.middleRows(lo, N) += d.Bs.topRows(N);
+    d.Dg.middleRows(hi, N) += d.Bs.topRows(N);
+    d.Kn.middleRows(lo, N) += d.Ks.topRows(N);
+    d.Kn.middleRows(hi, N) -= d.Ks.topRows(N);
+    // the off-diagonal blocks (a, b) and (b, a): -B, or zero when an end is pinned
+    const double *bxx = d.Bs.col(0).data(), *byy = d.Bs.col(1).data(), *bzz = d.Bs.col(2).data();
+    const double *bxy = d.Bs.col(3).data(), *bxz = d.Bs.col(4).data(), *byz = d.Bs.col(5).data();
+    for (Index j = 0; j < f.j_end; ++j)
+      for (Index i = f.i_begin; i < f.i_end; ++i, entry += 4) {
+        const Index a = j * nx + i, b = a + f.dj * nx + f.di, s = a - lo;
+        const double keep = (pinned_[a] || pinned_[b]) ? 0.0 : -1.0;
+        const double block[6] = {keep * bxx[s], keep * byy[s], keep * bzz[s], keep * bxy[s], keep * bxz[s], keep * byz[s]};
+        if (into_factor) {
+          put_block(*spring_slot++, block);
+        } else {
+          const double full[9] = {block[0], block[3], block[4], block[3], block[1], block[5], block[4], block[5], block[2]};
+          write_block(A, a, entry[1], full);
+          write_block(A, b, entry[2], full);
+        }
+      }
+  }
+  // per node: M + the springs' blocks + the colliders' on the diagonal, and the right-hand side
+  // dt (F + u + dt dF/dx v); a pinned node's row and column are those of the identity
+  double* rhs = d.rhs.data();
+  double* F = d.F.data();
   Eigen::Vector3d fc;
+  Eigen::Matrix3d Jx, Jv;
   for (Index a = 0; a < V_; ++a) {
-    if (pinned_[a]) continue;
-    const Eigen::Vector3d xa(d.X[a], d.Y[a], d.Z[a]), va(d.VX[a], d.VY[a], d.VZ[a]);
-    Jx.setZero();
-    Jv.setZero();
-    bool any = false;
-    for (const Collider& col : colliders_) any |= collider_force(col, xa, va, fc, &Jx, &Jv);
-    if (any) {
-      add_block(A, a, diagonal_entry_[a], -dt * Jv - (0.5 * dt2) * (Jx + Jx.transpose()));
-      const Eigen::Vector3d kv = dt2 * (Jx * va);
-      for (int r = 0; r < 3; ++r) rhs[3 * a + r] += kv[r];
+    Eigen::Vector3d fa(d.FX[a], d.FY[a], d.FZ[a]);
+    Eigen::Matrix3d D;
+    Eigen::Vector3d kv;
+    if (pinned_[a]) {
+      D.setIdentity();
+      kv.setZero();
+      for (const Collider& col : colliders_)  // F^A still includes the colliders' forces
+        if (collider_force(col, Eigen::Vector3d(d.X[a], d.Y[a], d.Z[a]), Eigen::Vector3d(d.VX[a], d.VY[a], d.VZ[a]), fc,
+                           nullptr, nullptr))
+          fa += fc;
+    } else {
+      const double m = masses_[a];
+      D << m + d.Dg(a, 0), d.Dg(a, 3), d.Dg(a, 4), d.Dg(a, 3), m + d.Dg(a, 1), d.Dg(a, 5), d.Dg(a, 4), d.Dg(a, 5),
+          m + d.Dg(a, 2);
+      kv = d.Kn.row(a).transpose();
+      if (!colliders_.empty()) {
+        const Eigen::Vector3d xa(d.X[a], d.Y[a], d.Z[a]), va(d.VX[a], d.VY[a], d.VZ[a]);
+        Jx.setZero();
+        Jv.setZero();
+        bool any = false;
+        for (const Collider& col : colliders_)
+          if (collider_force(col, xa, va, fc, &Jx, &Jv)) {
+            fa += fc;
+            any = true;
+          }
+        if (any) {
+          D += -dt * Jv - (0.5 * dt2) * (Jx + Jx.transpose());
+          kv += dt2 * (Jx * va);
+        }
+      }
+    }
+    if (into_factor) {
+      const double block[6] = {D(0, 0), D(1, 1), D(2, 2), D(1, 0), D(2, 0), D(2, 1)};
+      put_block(d.node_slots[a], block);
+    } else {
+      add_block(A, a, diagonal_entry_[a], D, false);
+    }
+    for (int r = 0; r < 3; ++r) {
+      F[3 * a + r] = fa[r];
+      rhs[3 * a + r] = pinned_[a] ? 0.0 : dt * (fa[r] + (u ? u[3 * a + r] : 0.0)) + kv[r];
     }
   }
 }

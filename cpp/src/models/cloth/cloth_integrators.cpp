@@ -17,9 +17,9 @@ double ClothModel::step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorX
   }
   if (d.A.nonZeros() == 0 || (method == ClothIntegrator::implicit && !d.analysis))
     throw std::invalid_argument("implicit step: the ClothData was created for another integrator");
-  implicit_system(x, v, dt, u, d);
+  implicit_system(x, v, dt, u, d, method == ClothIntegrator::implicit);
   if (method == ClothIntegrator::implicit) {
-    if (!d.analysis->factorize(d.A.valuePtr(), d.factor))
+    if (!d.analysis->factorize_assembled(d.factor))
       throw std::domain_error("implicit step: the system matrix M - dt dF/dv - dt^2 dF/dx has a zero or non-finite pivot "
                               "(node " + std::to_string(d.factor.failed_pivot / 3) + "); reduce dt");
     d.dv = d.rhs;

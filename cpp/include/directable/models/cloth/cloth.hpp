@@ -79,12 +79,21 @@ struct ClothData : PointMassData {
   Eigen::VectorXd DX, DY, DZ, L, S;      //!< V each, per-family spring vectors (then forces), lengths, tension / length
   Eigen::VectorXd F;                     //!< 3V
   Eigen::VectorXd Kx, Kv;                //!< nnz each, values of dF/dx, dF/dv on the model's pattern
+  // The implicit step's per-spring and per-node terms (structure of arrays):
+  Eigen::MatrixXd Bs;                    //!< V x 6, one family's blocks B = dt dF/dv + dt^2 sym(dF/dx) (xx yy zz xy xz yz), per spring slot
+  Eigen::MatrixXd Ks;                    //!< V x 3, one family's dt^2 dF_a/dx_b (v_b - v_a), per spring slot
+  Eigen::MatrixXd Dg;                    //!< V x 6, per node: the sum of its springs' B (the diagonal block less M)
+  Eigen::MatrixXd Kn;                    //!< V x 3, per node: dt^2 (dF/dx v), the springs' part
   Eigen::SparseMatrix<double> A;         //!< 3V x 3V, backward-Euler system matrix (pattern of the model)
   //! Symbolic LDL' analysis of A (implicit): ordering, supernodes, maps. Made
   //! once per data rather than per model, so that building a large cloth
   //! for explicit runs costs nothing of it (a 10^6-node analysis takes seconds).
   std::shared_ptr<const BlockLDLT> analysis;
   BlockLDLTData factor;                  //!< numeric LDL' of A (implicit): panels and fronts sized once
+  //! implicit: where each spring's off-diagonal block (spring order of the
+  //! families) and each node's diagonal block (V) lie in factor's panels, so
+  //! that the step assembles A there directly.
+  std::vector<BlockLDLTSlot> spring_slots, node_slots;
   Eigen::ConjugateGradient<Eigen::SparseMatrix<double>, Eigen::Lower | Eigen::Upper> cg;
   Eigen::VectorXd rhs, dv;               //!< 3V each
 };
@@ -143,9 +152,12 @@ class ClothModel final : public PointMassSystem {
   int block_slot(Index row_node, Index col_node) const;
   //! Adds B to (accumulate) or writes B into the 3x3 block of node row r that starts at CSR entry `entry`.
   void add_block(double* values, Index r, int entry, const Eigen::Matrix3d& B, bool accumulate = true) const;
-  //! The backward-Euler system of step(): data.A's values and data.rhs (u: 3V or null), in one pass over the springs.
+  //! Writes the row-major 3x3 block B (9) of node row r at CSR entry `entry`.
+  void write_block(double* values, Index r, int entry, const double* B) const;
+  //! The backward-Euler system of step(): the values of A, and data.rhs (u: 3V or null), in one pass over the
+  //! springs; A goes into data.A (CSR), or with into_factor straight into the panels of data.factor.
   void implicit_system(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v, double dt,
-                       const double* u, ClothData& data) const;
+                       const double* u, ClothData& data, bool into_factor) const;
 
   ClothParams params_;
   std::vector<Collider> colliders_;
