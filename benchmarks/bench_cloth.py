@@ -103,6 +103,9 @@ def main():
         t_cpp /= steps
         x, v = c.rollout(x0, v0, DT, 50).x[-1], c.rollout(x0, v0, DT, 50).v[-1]
         t_np = best_of(lambda: r.step(x, v, DT), 7, 20)
+        # the same step's CPU time (NumPy runs it on the calling thread): with the C++ step's CPU time, a ratio
+        # that a loaded machine's spells inflate far less than the wall ratio
+        t_np_cpu = best_of(lambda: r.step(x, v, DT), 7, 20, clock=time.thread_time)
         t_np_add = best_of(lambda: (r.forces_add_at(x, v), r.step(x, v, DT)), 5, 10) - t_np
         err = np.abs(c.rollout(x, v, DT, 1).x[1] - r.step(x, v, DT)[0]).max()
         t_warp, warp_version = warp_step_seconds(bend2)
@@ -110,9 +113,14 @@ def main():
             notes.append(f"Optional peer, {c.spring_count} springs: NVIDIA Warp {warp_version} on the CPU (float32, "
                          f"one kernel launch for the springs with atomic adds, one for the update): "
                          f"{t_warp * 1e6:.1f} us per step, {t_warp / t_cpp:.1f}x the C++ step.")
+        cpu_cpp = t_cpp * cores_cpp
         rows.append((f"symplectic step, {c.spring_count} springs (C++ rollout of {steps} steps, per step)",
-                     f"{t_cpp * 1e6:.1f} us wall, {t_cpp * cores_cpp * 1e6:.1f} us CPU", f"NumPy bincount {t_np * 1e6:.0f} us; np.add.at forces {t_np_add * 1e6:.0f} us",
-                     f"{t_np / t_cpp:.0f}x", f"<= 20 us, >= 15x: {met(t_cpp <= 20e-6 and t_np / t_cpp >= 15)}",
+                     f"{t_cpp * 1e6:.1f} us wall, {cpu_cpp * 1e6:.1f} us CPU",
+                     f"NumPy bincount {t_np * 1e6:.0f} us wall, {t_np_cpu * 1e6:.0f} us CPU; "
+                     f"np.add.at forces {t_np_add * 1e6:.0f} us",
+                     f"{t_np / t_cpp:.0f}x wall, {t_np_cpu / cpu_cpp:.0f}x CPU",
+                     f"<= 20 us, >= 15x: {met(cpu_cpp <= 20e-6 and t_np_cpu / cpu_cpp >= 15)} (CPU), "
+                     f"{met(t_cpp <= 20e-6 and t_np / t_cpp >= 15)} (wall)",
                      f"{err:.1e}"))
         # implicit: the C++ step against the same step assembled from force_jacobians and solved by SciPy (SuperLU)
         n_imp = 50
