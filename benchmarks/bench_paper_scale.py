@@ -69,7 +69,9 @@ SIZES = {
 # frame, warm-started from the previous frame's plan (a real-time iteration scheme: the iterations a window
 # would need are spread over the frames it overlaps): at 344 particles they restore the shark as well as 15
 # (error max 3.2 vs 1.7 mm, final 0.07 vs 0.00 mm, a quarter of the control energy); one is not enough
-# (the first L-BFGS step is a normalised gradient step: 84 mm, never restored).
+# (the first L-BFGS step is a normalised gradient step: 84 mm, never restored). The prediction's steps per frame
+# follow the spacing ("auto": c0 dt / h <= 2, 5 at the paper's spacing): a fixed 2 made the paper-size
+# prediction explode after the impact and the shark drift away under MPC.
 SHARK = {"small": dict(spacing=0.04, frames=30, impact=8, horizon=5, prediction_substeps="auto", iterations=2),
          "medium": dict(spacing=0.02, frames=40, impact=10, horizon=5, prediction_substeps="auto", iterations=2),
          "paper": dict(spacing=sph_shape.PAPER_SPACING, frames=40, impact=10, horizon=5, prediction_substeps="auto",
