@@ -188,7 +188,8 @@ class ShapeRun:
 
 def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impact=20, spacing=0.02,
                      sphere_speed=6.0, q=1e4, r=1e-8, iterations=30, kp=400.0, kd=40.0, viscosity=0.2,
-                     reference=None, velocity_weight=1.0, prediction_substeps=None, progress=None) -> ShapeRun:
+                     reference=None, velocity_weight=1.0, prediction_substeps=None, prediction_sound_speed=None,
+                     progress=None) -> ShapeRun:
     """Runs the experiment (see the module docstring).
 
     Parameters
@@ -229,6 +230,12 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
         step; ``"auto"``: the fewest that keep the prediction stable at this
         spacing, :func:`stable_prediction_substeps`; 1: the paper's one step
         per frame, unstable for the pressure term).
+    prediction_sound_speed : float, optional
+        Speed of sound of the prediction model (m/s; None: the fluid's
+        :data:`SOUND_SPEED`). A softer prediction (e.g. 8 m/s at
+        :data:`PAPER_SPACING`) is stable with fewer substeps (``"auto"``
+        follows it): a cheaper, less exact plan, corrected by every frame's
+        restart from the actual state.
     progress : None, bool or callable(done, total), optional
         Progress report over the frames (``True``: a tqdm bar).
 
@@ -253,8 +260,12 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     fluid = Fluid(ref, np.zeros((0, D)), spacing=spacing, h=H_PER_SPACING * spacing, viscosity=viscosity,
                   c0=SOUND_SPEED)
     m, dt = fluid.mass, fluid.dt
+    c0_pred = SOUND_SPEED if prediction_sound_speed is None else float(prediction_sound_speed)
+    if not (np.isfinite(c0_pred) and c0_pred > 0):
+        raise ValueError(f"prediction_sound_speed must be None or a positive finite speed (m/s), "
+                         f"got {prediction_sound_speed!r}")
     if ps == 0:
-        ps = stable_prediction_substeps(spacing, substeps * dt)
+        ps = stable_prediction_substeps(spacing, substeps * dt, c0=c0_pred)
     g = np.zeros(D)
     g[-1] = 9.81  # gravity acts along -y in 2D, -z in 3D
     x_ref = np.concatenate([ref.ravel(), np.zeros(D * N)])
@@ -269,7 +280,11 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     if controller == "mpc":
         # one closed-loop call: the prediction model refrozen at the fluid's
         # state every frame, the first window started hovering, later ones warm
-        model = fluid.prediction_model(dt=substeps * dt / ps)
+        # (a softer prediction: the same particles in a fluid of that sound
+        # speed; the plant refreezes its neighbour sets from the actual fluid)
+        twin = fluid if c0_pred == SOUND_SPEED else Fluid(
+            ref, np.zeros((0, D)), spacing=spacing, h=H_PER_SPACING * spacing, viscosity=viscosity, c0=c0_pred)
+        model = twin.prediction_model(dt=substeps * dt / ps)
         opt = mpc.HorizonOptimizer(mpc.Substeps(model, ps), horizon, Q, r, C, iterations=iterations)
         plant = Plant(fluid, substeps, prediction=model)
         plant.launch_sphere(impact, *launch)
