@@ -110,6 +110,22 @@ def test_auto_prediction_substeps_follow_the_spacing():
         sph_shape.shape_experiment("mpc", frames=1, prediction_substeps="fast")
 
 
+def test_one_iteration_and_a_softer_prediction_restore_the_3d_shark():
+    """The paper-size settings at 344 particles: one warm-started L-BFGS
+    iteration per frame (the next window starts from the curvature its step
+    measured) and a prediction at 8 m/s, stable in fewer substeps, restore
+    the shark below PD's error."""
+    kw = dict(reference=sph_shape.shark_shape(), spacing=0.04, frames=30, impact=6, prediction_substeps="auto")
+    m = sph_shape.shape_experiment("mpc", iterations=1, prediction_sound_speed=8.0, **kw)
+    pd = sph_shape.shape_experiment("pd", **kw)
+    assert m.prediction_substeps == sph_shape.stable_prediction_substeps(0.04, 10 * 5e-4, c0=8.0) == 1
+    assert m.error[6:].max() > 1e-3  # knocked by the sphere
+    assert m.error[-1] < 0.25 * m.error.max() and m.error[-1] < pd.error[-1]
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="prediction_sound_speed"):
+            sph_shape.shape_experiment("mpc", frames=1, prediction_sound_speed=bad)
+
+
 def test_particle_animation_gif(runs, tmp_path):
     pytest.importorskip("matplotlib")
     Image = pytest.importorskip("PIL.Image")

@@ -98,12 +98,13 @@ class ProjectedLBFGS {
 
   bool bounded() const { return bounded_; }
   bool has_pairs() const { return stored_ > 0; }
-  //! s'y / y'y of the newest stored pair; when none is stored, the estimate
-  //! of scale_from_values, else the initial scale.
+  //! s'y / y'y of the first pair this run stored (the curvature along its
+  //! first step, the step a related problem's first step resembles; later
+  //! pairs, taken near a minimum of a non-smooth cost, scatter by 100x);
+  //! when none, the estimate of scale_from_values, else the initial scale.
   double scale() const {
-    if (stored_ == 0) return value_scale_ > 0 ? value_scale_ : initial_scale_;
-    const Index jn = (head_ - 1 + m_) % m_;
-    return w_.sy[jn] / w_.yy[jn];
+    if (first_scale_ > 0) return first_scale_;
+    return value_scale_ > 0 ? value_scale_ : initial_scale_;
   }
   double clamp(Index k, double v) const {
     if (lo_) v = std::max(v, lo_[k]);
@@ -228,6 +229,7 @@ class ProjectedLBFGS {
       w_.rho[j] = 1.0 / vsy;
       w_.sy[j] = vsy;
       w_.yy[j] = vyy;
+      if (first_scale_ == 0) first_scale_ = vsy / vyy;
       head_ = (head_ + 1) % m_;
       stored_ = std::min(stored_ + 1, m_);
     } else if (stored_ == m_) {
@@ -273,6 +275,7 @@ class ProjectedLBFGS {
   Index N_, m_;
   double initial_scale_;    //!< gamma before any pair is stored (0: unit-length steps)
   double value_scale_ = 0;  //!< s's / s'Hs from scale_from_values (0: none)
+  double first_scale_ = 0;  //!< s'y / y'y of the first stored pair (0: none)
   const double *lo_, *hi_;  //!< N each, or null (unbounded on that side)
   bool bounded_;
   LBFGSWorkspace& w_;

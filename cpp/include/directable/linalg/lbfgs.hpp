@@ -32,7 +32,7 @@ struct LBFGSResult {
   Index evaluations = 0;      //!< evaluations of f
   Index gradients = 0;        //!< evaluations of the gradient
   double seconds = 0.0;       //!< wall-clock time
-  //! s'y / y'y of the newest stored pair; when none was stored (one
+  //! s'y / y'y of the first stored pair; when none was stored (one
   //! iteration whose point got no gradient), s's / s'Hs along the last step
   //! from the values alone; else options.initial_scale: the curvature scale
   //! to start a related problem with.
