@@ -248,6 +248,13 @@ def test_single_iteration_learns_the_curvature_scale(rng):
     explicit = opt.solve(first.states[1], ref[1:], u0=np.vstack([first.u[1:], first.u[-1:]]),
                          curvature_scale=first.curvature_scale, workspace=opt.create_workspace())
     np.testing.assert_array_equal(warm.u, explicit.u)
+    # a given scale moves by at most 100x in one solve: far too short a step
+    # measures rounding, far too long a one a backtracked piece
+    x1 = first.states[1]
+    for given in (1e-12, 1e6):
+        res = opt.solve(x1, ref[1:], u0=first.u, curvature_scale=given, workspace=opt.create_workspace())
+        assert 1e-2 * given <= res.curvature_scale <= 1e2 * given
+    assert not 1e-2 * 1e-12 <= expected <= 1e2 * 1e-12 and not 1e-2 * 1e6 <= expected <= 1e2 * 1e6
 
 
 # ------------------------------------------------------------ one window

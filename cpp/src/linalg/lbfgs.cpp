@@ -123,7 +123,13 @@ class ProjectedLBFGS {
     const double* XN = w_.xn.data();
     double ss = 0.0;
     for (Index k = 0; k < N_; ++k) ss += (XN[k] - X[k]) * (XN[k] - X[k]);
-    if (curvature > 0 && ss > 0 && std::isfinite(curvature)) value_scale_ = ss / curvature;
+    if (!(curvature > 0 && ss > 0 && std::isfinite(curvature))) return;
+    value_scale_ = ss / curvature;
+    // A step backtracked far (a cost much steeper along it than the scale
+    // assumed) measures the curvature of that short piece only: one solve
+    // moves a given scale by at most 100x either way, so that the next
+    // step is neither rounding noise nor a long overshoot.
+    if (initial_scale_ > 0) value_scale_ = std::clamp(value_scale_, 1e-2 * initial_scale_, 1e2 * initial_scale_);
   }
 
   // Free variables (not held at a bound by the gradient), q = g on the free
