@@ -34,8 +34,9 @@ struct LBFGSResult {
   double seconds = 0.0;       //!< wall-clock time
   //! s'y / y'y of the first stored pair; when none was stored (one
   //! iteration whose point got no gradient), s's / s'Hs along the last step
-  //! from the values alone, within 100x of options.initial_scale when > 0; else options.initial_scale: the curvature scale
-  //! to start a related problem with.
+  //! from the values alone (within 100x of options.initial_scale when that
+  //! is > 0); else options.initial_scale: the curvature scale to start a
+  //! related problem with.
   double scale = 0.0;
 };
 
