@@ -84,6 +84,48 @@ def test_substepped_prediction_stays_close():
     assert sub[-1] < 0.002 and sub[-1] < 0.01 * one[-1]
 
 
+def test_auto_prediction_substeps_follow_the_spacing():
+    """The prediction's explicit step must follow the smoothing length: two
+    steps per frame are stable at 0.02 m but, at the paper's spacing (h 2.2x
+    shorter, the frame the same), the prediction explodes within 3 frames --
+    the MPC then plans against noise and the paper-size shark drifted away.
+    "auto" keeps c0 dt / h <= PREDICTION_CFL at every spacing."""
+    frame = 10 * 5e-4
+    ks = {sp: sph_shape.stable_prediction_substeps(sp, frame) for sp in (0.04, 0.02, 0.015, 0.012, sph_shape.PAPER_SPACING)}
+    assert ks == {0.04: 1, 0.02: 2, 0.015: 3, 0.012: 4, sph_shape.PAPER_SPACING: 5}
+    for sp, k in ks.items():
+        cfl = sph_shape.SOUND_SPEED * frame / k / (sph_shape.H_PER_SPACING * sp)
+        assert cfl <= sph_shape.PREDICTION_CFL  # ... and one step fewer would exceed it
+        assert k == 1 or sph_shape.SOUND_SPEED * frame / (k - 1) / (sph_shape.H_PER_SPACING * sp) > sph_shape.PREDICTION_CFL
+    # the collapsing column (2D, ~1,500 particles) at the paper's spacing
+    fixed = sph_shape.prediction_error(horizon=4, spacing=sph_shape.PAPER_SPACING, prediction_substeps=2)
+    auto = sph_shape.prediction_error(horizon=4, spacing=sph_shape.PAPER_SPACING, prediction_substeps="auto")
+    assert fixed[-1] > 0.1  # 10 cm: more than ten particle spacings
+    assert auto[-1] < 0.1 * sph_shape.PAPER_SPACING
+    with pytest.raises(ValueError, match="spacing"):
+        sph_shape.stable_prediction_substeps(0.0, frame)
+    with pytest.raises(ValueError, match="frame_time"):
+        sph_shape.stable_prediction_substeps(0.02, None)
+    with pytest.raises(ValueError, match="prediction_substeps"):
+        sph_shape.shape_experiment("mpc", frames=1, prediction_substeps="fast")
+
+
+def test_one_iteration_and_a_softer_prediction_restore_the_3d_shark():
+    """The paper-size settings at 344 particles: one warm-started L-BFGS
+    iteration per frame (the next window starts from the curvature its step
+    measured) and a prediction at 8 m/s, stable in fewer substeps, restore
+    the shark below PD's error."""
+    kw = dict(reference=sph_shape.shark_shape(), spacing=0.04, frames=30, impact=6, prediction_substeps="auto")
+    m = sph_shape.shape_experiment("mpc", iterations=1, prediction_sound_speed=8.0, **kw)
+    pd = sph_shape.shape_experiment("pd", **kw)
+    assert m.prediction_substeps == sph_shape.stable_prediction_substeps(0.04, 10 * 5e-4, c0=8.0) == 1
+    assert m.error[6:].max() > 1e-3  # knocked by the sphere
+    assert m.error[-1] < 0.25 * m.error.max() and m.error[-1] < pd.error[-1]
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="prediction_sound_speed"):
+            sph_shape.shape_experiment("mpc", frames=1, prediction_sound_speed=bad)
+
+
 def test_particle_animation_gif(runs, tmp_path):
     pytest.importorskip("matplotlib")
     Image = pytest.importorskip("PIL.Image")

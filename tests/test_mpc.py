@@ -220,6 +220,43 @@ def test_warm_start_carries_the_curvature_scale(rng):
         opt.solve(x1, ref[1:], curvature_scale=np.nan)
 
 
+def test_single_iteration_learns_the_curvature_scale(rng):
+    """One iteration stores no (s, y) pair (its point gets no gradient), yet
+    its solve reports the curvature along its step from the values alone:
+    s's / s'Hs, checked against the window's Hessian by finite differences of
+    the gradient (exact on a linear model). The next warm-started window
+    starts with that scale instead of a unit-length step."""
+    n, s, H = 4, 2, 5
+    A, B = random_system(rng, n, s)
+    ref = rng.standard_normal((H + 2, n))
+    x0 = rng.standard_normal(n)
+    opt = mpc.HorizonOptimizer(mpc.LinearModel(A, B), H, 1.0, 0.1, 1.0, iterations=1)
+    ws = opt.create_workspace()
+    first = opt.solve(x0, ref[:H + 1], workspace=ws)
+    step = first.u.ravel()  # from u = 0
+    _, g0 = opt.cost_and_gradient(x0, ref[:H + 1], np.zeros((H, s)))
+    Hess = np.empty((H * s, H * s))
+    for k in range(H * s):
+        e = np.zeros(H * s)
+        e[k] = 1.0
+        Hess[:, k] = (opt.cost_and_gradient(x0, ref[:H + 1], e.reshape(H, s))[1] - g0).ravel()
+    expected = step @ step / (step @ Hess @ step)
+    assert first.iterations == 1
+    np.testing.assert_allclose(first.curvature_scale, expected, rtol=1e-6)
+    assert ws.curvature_scale == first.curvature_scale
+    warm = opt.solve(first.states[1], ref[1:], workspace=ws)
+    explicit = opt.solve(first.states[1], ref[1:], u0=np.vstack([first.u[1:], first.u[-1:]]),
+                         curvature_scale=first.curvature_scale, workspace=opt.create_workspace())
+    np.testing.assert_array_equal(warm.u, explicit.u)
+    # a given scale moves by at most 100x in one solve: far too short a step
+    # measures rounding, far too long a one a backtracked piece
+    x1 = first.states[1]
+    for given in (1e-12, 1e6):
+        res = opt.solve(x1, ref[1:], u0=first.u, curvature_scale=given, workspace=opt.create_workspace())
+        assert 1e-2 * given <= res.curvature_scale <= 1e2 * given
+    assert not 1e-2 * 1e-12 <= expected <= 1e2 * 1e-12 and not 1e-2 * 1e6 <= expected <= 1e2 * 1e6
+
+
 # ------------------------------------------------------------ one window
 @pytest.mark.parametrize("kind", ["diag", "dense"])
 def test_lbfgs_window_converges_to_exact_solution(rng, kind):

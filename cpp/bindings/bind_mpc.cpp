@@ -401,7 +401,7 @@ HorizonOptimizer.create_workspace().)doc")
       .def_property_readonly("curvature_scale", [](const HorizonWorkspace& w) {
         return read_locked(&w, [&] { return w.curvature_scale; });
       },
-                             "s'y / y'y of the last L-BFGS solve's newest correction pair (0: none): the first "
+                             "s'y / y'y of the last L-BFGS solve's first correction pair (0: none): the first "
                              "step's scale of the next warm-started solve.");
 
   py::class_<HorizonOptimizer, std::shared_ptr<HorizonOptimizer>>(m, "HorizonOptimizer", R"doc(
@@ -622,7 +622,7 @@ Returns
 -------
 dict
     ``x`` (N,), ``cost``, ``cost_initial``, ``iterations``, ``evaluations``,
-    ``gradients``, ``seconds``, ``scale`` (s'y / y'y of the newest stored
+    ``gradients``, ``seconds``, ``scale`` (s'y / y'y of the first stored
     pair, ``initial_scale`` if none: the curvature scale to start a related
     problem with).)doc");
 }

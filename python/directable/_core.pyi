@@ -4255,7 +4255,7 @@ class HorizonWorkspace:
     @property
     def curvature_scale(self) -> float:
         """
-        s'y / y'y of the last L-BFGS solve's newest correction pair (0: none): the first step's scale of the next warm-started solve.
+        s'y / y'y of the last L-BFGS solve's first correction pair (0: none): the first step's scale of the next warm-started solve.
         """
     @property
     def has_solution(self) -> bool:
@@ -5855,7 +5855,7 @@ def minimize_lbfgs(fun: collections.abc.Callable, x0: numpy.ndarray[numpy.float6
     -------
     dict
         ``x`` (N,), ``cost``, ``cost_initial``, ``iterations``, ``evaluations``,
-        ``gradients``, ``seconds``, ``scale`` (s'y / y'y of the newest stored
+        ``gradients``, ``seconds``, ``scale`` (s'y / y'y of the first stored
         pair, ``initial_scale`` if none: the curvature scale to start a related
         problem with).
     """

@@ -182,7 +182,7 @@ class MPCResult:
         Gradient evaluations (adjoint passes; a shortened line-search trial
         evaluates the cost alone).
     curvature_scale : float, optional
-        L-BFGS: s'y / y'y of the newest correction pair (0: none), the
+        L-BFGS: s'y / y'y of the first correction pair (0: none), the
         ``curvature_scale`` to start the next, shifted window with.
     """
 

@@ -97,16 +97,39 @@ class ProjectedLBFGS {
   }
 
   bool bounded() const { return bounded_; }
-  //! s'y / y'y of the newest stored pair; the initial scale when none is stored.
+  bool has_pairs() const { return stored_ > 0; }
+  //! s'y / y'y of the first pair this run stored (the curvature along its
+  //! first step, the step a related problem's first step resembles; later
+  //! pairs, taken near a minimum of a non-smooth cost, scatter by 100x);
+  //! when none, the estimate of scale_from_values, else the initial scale.
   double scale() const {
-    if (stored_ == 0) return initial_scale_;
-    const Index jn = (head_ - 1 + m_) % m_;
-    return w_.sy[jn] / w_.yy[jn];
+    if (first_scale_ > 0) return first_scale_;
+    return value_scale_ > 0 ? value_scale_ : initial_scale_;
   }
   double clamp(Index k, double v) const {
     if (lo_) v = std::max(v, lo_[k]);
     if (hi_) v = std::min(v, hi_[k]);
     return v;
+  }
+
+  // A solve that stores no pair (a single iteration whose point gets no
+  // gradient) still learns the curvature along its step s = xn - x from the
+  // values alone: f(xn) = f + g's + s'Hs / 2 on a quadratic, so s's / s'Hs
+  // (Barzilai-Borwein's first scale, the Rayleigh quotient of the inverse
+  // Hessian along s) starts the next, related problem with a scaled step
+  // instead of a unit-length one.
+  void scale_from_values(const double* X, double f, double fn, double gs) {
+    const double curvature = 2.0 * (fn - f - gs);  // s'Hs
+    const double* XN = w_.xn.data();
+    double ss = 0.0;
+    for (Index k = 0; k < N_; ++k) ss += (XN[k] - X[k]) * (XN[k] - X[k]);
+    if (!(curvature > 0 && ss > 0 && std::isfinite(curvature))) return;
+    value_scale_ = ss / curvature;
+    // A step backtracked far (a cost much steeper along it than the scale
+    // assumed) measures the curvature of that short piece only: one solve
+    // moves a given scale by at most 100x either way, so that the next
+    // step is neither rounding noise nor a long overshoot.
+    if (initial_scale_ > 0) value_scale_ = std::clamp(value_scale_, 1e-2 * initial_scale_, 1e2 * initial_scale_);
   }
 
   // Free variables (not held at a bound by the gradient), q = g on the free
@@ -212,6 +235,7 @@ class ProjectedLBFGS {
       w_.rho[j] = 1.0 / vsy;
       w_.sy[j] = vsy;
       w_.yy[j] = vyy;
+      if (first_scale_ == 0) first_scale_ = vsy / vyy;
       head_ = (head_ + 1) % m_;
       stored_ = std::min(stored_ + 1, m_);
     } else if (stored_ == m_) {
@@ -256,6 +280,8 @@ class ProjectedLBFGS {
 
   Index N_, m_;
   double initial_scale_;    //!< gamma before any pair is stored (0: unit-length steps)
+  double value_scale_ = 0;  //!< s's / s'Hs from scale_from_values (0: none)
+  double first_scale_ = 0;  //!< s'y / y'y of the first stored pair (0: none)
   const double *lo_, *hi_;  //!< N each, or null (unbounded on that side)
   bool bounded_;
   LBFGSWorkspace& w_;
@@ -296,10 +322,11 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
     // the cost alone (a receding-horizon solve of a few iterations saves
     // one adjoint pass in three).
     const bool last = it + 1 == opt.iterations && value;
-    double t = 1.0, fn = 0.0;
+    double t = 1.0, fn = 0.0, gdx_accepted = 0.0;
     bool accepted = false, has_gradient = false;
     for (int ls = 0; ls < 40; ++ls) {
       const double gdx = run.trial_point(X, t);
+      gdx_accepted = gdx;
       const bool with_gradient = (ls == 0 && !last) || !value;
       fn = with_gradient ? fg(w.xn, w.gn) : value(w.xn);
       ++st.evaluations;
@@ -313,6 +340,7 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
     }
     if (!accepted || !(fn < f)) break;  // no further decrease possible (converged to round-off)
     if (last) {
+      if (!run.has_pairs()) run.scale_from_values(X, f, fn, gdx_accepted);
       x.swap(w.xn);
       f = fn;
       ++st.iterations;

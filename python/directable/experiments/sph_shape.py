@@ -25,6 +25,16 @@ in ``tests/test_experiments_sph_shape.py`` and notebook 05):
   (:func:`prediction_error`) the one-step prediction is 18 cm off after 5
   frames and 1.5 m after 10, the substepped one 1.2 mm after 10. Planning
   against a model that explodes, H = 10 did not restore within 100 frames.
+- The substeps follow the spacing: the explicit step is stable while the
+  sound crosses less than about two smoothing lengths per step
+  (``c0 dt / h <= PREDICTION_CFL``), and ``h`` shrinks with the spacing while
+  the frame does not. ``prediction_substeps="auto"``
+  (:func:`stable_prediction_substeps`) takes the fewest that keep it: 2 at
+  0.02 m, 5 at :data:`PAPER_SPACING` (0.0089 m). A fixed 2 there is at
+  ``c0 dt / h = 4.3``: shortly after the impact the prediction of the shark
+  is 0.24 m off after 2 frames and 1 m after 5 (5 substeps: 0.4 mm and
+  1.5 mm), the optimizer plans against noise and the MPC let the shark drift
+  away (24 mm after 9 frames, about 4 mm more per frame).
 - The terminal cost C weighs velocities by ``velocity_weight * q * dt_frame^2``:
   a velocity times the frame time is a displacement, so the weight is on the
   position scale. An unscaled ``0.01 q`` made the velocity term 400 times the
@@ -67,6 +77,42 @@ def fin_shape(spacing=0.02, centre=(0.5, 0.4), width=0.4, height=0.2) -> np.ndar
 
 # Spacing at which :func:`shark_shape` has the MPC paper's ~28,000 particles.
 PAPER_SPACING = 0.0089
+# Speed of sound of the experiment's fluid (m/s) and smoothing length per spacing.
+SOUND_SPEED = 20.0
+H_PER_SPACING = 1.3
+# Largest c0 dt / h of a prediction step that "auto" substeps allow: at 1.7-1.9
+# the shark's 5-frame prediction after the impact stays within 2 mm of the
+# full simulation (as close as at 0.4-0.9), at 2.6-4.3 it drifts 15 mm to 1 m.
+PREDICTION_CFL = 2.0
+
+
+def stable_prediction_substeps(spacing, frame_time, c0=SOUND_SPEED, cfl=PREDICTION_CFL) -> int:
+    """The fewest prediction steps per frame that keep the explicit prediction stable.
+
+    The prediction model's pressure waves limit its step as the fluid's own:
+    ``c0 * (frame_time / k) / h <= cfl`` with ``h = H_PER_SPACING * spacing``.
+
+    Parameters
+    ----------
+    spacing : float
+        Particle spacing (m), > 0.
+    frame_time : float
+        Time of one frame (s), > 0.
+    c0 : float, optional
+        Speed of sound of the fluid (m/s).
+    cfl : float, optional
+        Largest ``c0 dt / h`` of one prediction step.
+
+    Returns
+    -------
+    int
+        Substeps per frame k >= 1.
+    """
+    for name, v in (("spacing", spacing), ("frame_time", frame_time), ("c0", c0), ("cfl", cfl)):
+        if v is None or not np.isfinite(float(v)) or float(v) <= 0:
+            raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    ratio = float(c0) * float(frame_time) / (float(cfl) * H_PER_SPACING * float(spacing))
+    return max(1, int(np.ceil(ratio * (1.0 - 1e-12))))
 
 
 def shark_shape(spacing=0.04, centre=(0.55, 0.5, 0.45), length=0.6, radius=0.12) -> np.ndarray:
@@ -128,6 +174,8 @@ class ShapeRun:
         The controller's time per frame (MPC: the window's solve; PD and none:
         the run's wall time per frame, fluid included, since the law itself
         costs nanoseconds).
+    prediction_substeps : int
+        MPC: the prediction steps per frame it ran with (0 for PD and none).
     """
 
     error: np.ndarray
@@ -135,11 +183,13 @@ class ShapeRun:
     positions: np.ndarray
     forces: np.ndarray
     seconds: np.ndarray
+    prediction_substeps: int = 0
 
 
 def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impact=20, spacing=0.02,
                      sphere_speed=6.0, q=1e4, r=1e-8, iterations=30, kp=400.0, kd=40.0, viscosity=0.2,
-                     reference=None, velocity_weight=1.0, prediction_substeps=None, progress=None) -> ShapeRun:
+                     reference=None, velocity_weight=1.0, prediction_substeps=None, prediction_sound_speed=None,
+                     progress=None) -> ShapeRun:
     """Runs the experiment (see the module docstring).
 
     Parameters
@@ -175,9 +225,17 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
         crossing the body sideways (+y).
     velocity_weight : float, optional
         Factor of the terminal velocity weight.
-    prediction_substeps : int, optional
+    prediction_substeps : int, "auto" or None, optional
         Prediction steps per frame (None: ``substeps``, the simulation's own
-        step; 1: the paper's one step per frame, unstable for the pressure term).
+        step; ``"auto"``: the fewest that keep the prediction stable at this
+        spacing, :func:`stable_prediction_substeps`; 1: the paper's one step
+        per frame, unstable for the pressure term).
+    prediction_sound_speed : float, optional
+        Speed of sound of the prediction model (m/s; None: the fluid's
+        :data:`SOUND_SPEED`). A softer prediction (e.g. 8 m/s at
+        :data:`PAPER_SPACING`) is stable with fewer substeps (``"auto"``
+        follows it): a cheaper, less exact plan, corrected by every frame's
+        restart from the actual state.
     progress : None, bool or callable(done, total), optional
         Progress report over the frames (``True``: a tqdm bar).
 
@@ -190,15 +248,24 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     if float(velocity_weight) < 0:
         raise ValueError(f"velocity_weight must be >= 0, got {velocity_weight!r}")
     ps = substeps if prediction_substeps is None else prediction_substeps
-    if not isinstance(ps, int) or isinstance(ps, bool) or ps < 1:
-        raise ValueError(f"prediction_substeps must be None or an int >= 1, got {prediction_substeps!r}")
+    if isinstance(ps, str) and ps == "auto":
+        ps = 0  # (known once the fluid's time step is)
+    elif not isinstance(ps, int) or isinstance(ps, bool) or ps < 1:
+        raise ValueError(f"prediction_substeps must be None, 'auto' or an int >= 1, got {prediction_substeps!r}")
     ref = fin_shape(spacing) if reference is None else np.asarray(reference, float)
     if ref.ndim != 2 or ref.shape[1] not in (2, 3) or len(ref) == 0:
         raise ValueError(f"reference must have shape (N, 2) or (N, 3), got {ref.shape}")
     N, D = ref.shape
     Fluid, Plant = (sph.SPHFluid2D, mpc.SPHPlant2D) if D == 2 else (sph.SPHFluid3D, mpc.SPHPlant3D)
-    fluid = Fluid(ref, np.zeros((0, D)), spacing=spacing, h=1.3 * spacing, viscosity=viscosity)
+    fluid = Fluid(ref, np.zeros((0, D)), spacing=spacing, h=H_PER_SPACING * spacing, viscosity=viscosity,
+                  c0=SOUND_SPEED)
     m, dt = fluid.mass, fluid.dt
+    c0_pred = SOUND_SPEED if prediction_sound_speed is None else float(prediction_sound_speed)
+    if not (np.isfinite(c0_pred) and c0_pred > 0):
+        raise ValueError(f"prediction_sound_speed must be None or a positive finite speed (m/s), "
+                         f"got {prediction_sound_speed!r}")
+    if ps == 0:
+        ps = stable_prediction_substeps(spacing, substeps * dt, c0=c0_pred)
     g = np.zeros(D)
     g[-1] = 9.81  # gravity acts along -y in 2D, -z in 3D
     x_ref = np.concatenate([ref.ravel(), np.zeros(D * N)])
@@ -213,7 +280,11 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     if controller == "mpc":
         # one closed-loop call: the prediction model refrozen at the fluid's
         # state every frame, the first window started hovering, later ones warm
-        model = fluid.prediction_model(dt=substeps * dt / ps)
+        # (a softer prediction: the same particles in a fluid of that sound
+        # speed; the plant refreezes its neighbour sets from the actual fluid)
+        twin = fluid if c0_pred == SOUND_SPEED else Fluid(
+            ref, np.zeros((0, D)), spacing=spacing, h=H_PER_SPACING * spacing, viscosity=viscosity, c0=c0_pred)
+        model = twin.prediction_model(dt=substeps * dt / ps)
         opt = mpc.HorizonOptimizer(mpc.Substeps(model, ps), horizon, Q, r, C, iterations=iterations)
         plant = Plant(fluid, substeps, prediction=model)
         plant.launch_sphere(impact, *launch)
@@ -237,7 +308,7 @@ def shape_experiment(controller="mpc", horizon=5, frames=100, substeps=10, impac
     for F in forces:
         energy += float((F**2).sum()) * substeps * dt
     err = np.linalg.norm(pos[1:] - ref, axis=2).mean(axis=1)
-    return ShapeRun(err, energy, pos, forces, secs)
+    return ShapeRun(err, energy, pos, forces, secs, ps if controller == "mpc" else 0)
 
 
 
@@ -260,8 +331,9 @@ def prediction_error(horizon=10, substeps=10, spacing=0.02, settle_frames=10, vi
         Frames simulated before the prediction starts.
     viscosity : float, optional
         Fluid viscosity.
-    prediction_substeps : int, optional
-        Prediction steps per frame (1: one step per frame).
+    prediction_substeps : int or "auto", optional
+        Prediction steps per frame (1: one step per frame; ``"auto"``:
+        :func:`stable_prediction_substeps`).
 
     Returns
     -------
@@ -269,10 +341,12 @@ def prediction_error(horizon=10, substeps=10, spacing=0.02, settle_frames=10, vi
         Mean particle distance (m) between prediction and simulation after 1..horizon frames.
     """
     pts = sph.block((0.0, 0.0), (0.3, 0.4), spacing)
-    fluid = sph.SPHFluid2D(pts, sph.box_walls((0, 0), (1, 1), spacing), spacing=spacing, h=1.3 * spacing,
-                           viscosity=viscosity)
+    fluid = sph.SPHFluid2D(pts, sph.box_walls((0, 0), (1, 1), spacing), spacing=spacing,
+                           h=H_PER_SPACING * spacing, viscosity=viscosity, c0=SOUND_SPEED)
     fluid.step(steps=settle_frames * substeps)
     N = fluid.size
+    if isinstance(prediction_substeps, str) and prediction_substeps == "auto":
+        prediction_substeps = stable_prediction_substeps(spacing, substeps * fluid.dt)
     pred = mpc.Substeps(fluid.prediction_model(dt=substeps * fluid.dt / prediction_substeps), prediction_substeps)
     x, u, err = sph.state(fluid), np.zeros(2 * N), []
     for _ in range(horizon):
@@ -282,4 +356,5 @@ def prediction_error(horizon=10, substeps=10, spacing=0.02, settle_frames=10, vi
     return np.array(err)
 
 
-__all__ = ["fin_shape", "shark_shape", "PAPER_SPACING", "shape_experiment", "ShapeRun", "prediction_error"]
+__all__ = ["fin_shape", "shark_shape", "PAPER_SPACING", "SOUND_SPEED", "H_PER_SPACING", "PREDICTION_CFL",
+           "stable_prediction_substeps", "shape_experiment", "ShapeRun", "prediction_error"]

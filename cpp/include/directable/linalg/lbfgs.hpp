@@ -32,8 +32,11 @@ struct LBFGSResult {
   Index evaluations = 0;      //!< evaluations of f
   Index gradients = 0;        //!< evaluations of the gradient
   double seconds = 0.0;       //!< wall-clock time
-  //! s'y / y'y of the newest stored pair (options.initial_scale when none
-  //! was stored): the curvature scale to start a related problem with.
+  //! s'y / y'y of the first stored pair; when none was stored (one
+  //! iteration whose point got no gradient), s's / s'Hs along the last step
+  //! from the values alone (within 100x of options.initial_scale when that
+  //! is > 0); else options.initial_scale: the curvature scale to start a
+  //! related problem with.
   double scale = 0.0;
 };
 

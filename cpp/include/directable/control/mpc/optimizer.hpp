@@ -36,7 +36,7 @@ struct MPCStats {
   Index evaluations = 0;      //!< cost evaluations (forward rollouts)
   Index gradients = 0;        //!< gradient evaluations (adjoint passes)
   double seconds = 0.0;
-  double curvature_scale = 0.0;  //!< L-BFGS: s'y / y'y of the newest pair (see HorizonWorkspace)
+  double curvature_scale = 0.0;  //!< L-BFGS: s'y / y'y of the first pair (see HorizonWorkspace)
   double cost_decrease() const { return cost_initial - cost; }
 };
 

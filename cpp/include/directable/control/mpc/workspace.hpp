@@ -28,7 +28,7 @@ struct HorizonWorkspace {
   VectorSeq states_try;  //!< (H+1) x n: Gauss-Newton's trial rollout
   LBFGSWorkspace lbfgs;
   bool has_solution = false;  //!< u holds a solution (the next solve warm-starts from it)
-  //! s'y / y'y of the last L-BFGS solve's newest pair (0: none): the first
+  //! s'y / y'y of the last L-BFGS solve's first pair (0: none): the first
   //! step's scale of the next warm-started window, whose problem differs
   //! from this one by a shift of one step.
   double curvature_scale = 0.0;
