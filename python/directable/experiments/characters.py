@@ -542,8 +542,10 @@ def thesis_scale(per_dim=8, solver="highspy", threads=0, gait="walk", progress=F
         (the transition table), s; ``seconds`` and ``lp_seconds`` (the
         learning and its LP share, wall s); ``cpu_seconds`` (process CPU of
         the learning); ``iterations``; ``constraints``; ``samples``;
-        ``nbytes`` (the controller's memory: the coefficients of the gait's
-        clips, bytes; ``nbytes_all`` counts every clip's row of r);
+        ``nbytes`` (the controller's memory: its float32 runtime table,
+        :attr:`~directable.characters.ValueFunction.nbytes`, bytes;
+        ``nbytes_float64`` the sampled clips' rows of r in double precision,
+        as the thesis counted);
         ``peak_memory_mb`` (the process' peak resident memory, MB);
         ``value_function``.
     """
@@ -571,7 +573,7 @@ def thesis_scale(per_dim=8, solver="highspy", threads=0, gait="walk", progress=F
         peak = float("nan")
     return dict(K=motion.K, peak_memory_mb=peak, clips_seconds=t_clips, table_seconds=t_table, seconds=vf.seconds, lp_seconds=vf.lp_seconds,
                 cpu_seconds=cpu, iterations=vf.iterations, constraints=vf.n_constraints, samples=len(X),
-                nbytes=int(vf.r[held].nbytes), nbytes_all=vf.nbytes, value_function=vf)
+                nbytes=vf.nbytes, nbytes_float64=int(vf.r[held].nbytes), value_function=vf)
 
 
 def spinning_navigation(spins=(-2.0, 0.0, 2.0), sidesteps=tuple(np.linspace(-np.pi, np.pi, 10, endpoint=False)),
