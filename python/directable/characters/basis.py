@@ -154,7 +154,7 @@ class Basis:
         task : task object
             Its ``variables`` and ``ranges`` (m or rad).
         points : int
-            Values per axis.
+            Values per axis, in [2, 100000].
 
         Returns
         -------
@@ -164,12 +164,16 @@ class Basis:
         names = list(task.variables)
         ranges = np.asarray(task.ranges)
         self._columns(task)  # names an unknown variable
+        points = integer(points, "points")
+        if not 2 <= points <= 100_000:
+            raise ValueError(f"points must lie in [2, 100000] (both ends of each range; more adds nothing "
+                             f"to a bound on smooth functions), got {points}")
         out = []
         for p in self.products:
             b = np.ones(1)
             for f in p:
                 lo, hi = ranges[names.index(f.var)]
-                x = np.zeros((integer(points, "points"), 2))
+                x = np.zeros((points, 2))
                 x[:, 1] = np.linspace(lo, hi, len(x))
                 b = np.outer(b, np.max(np.abs(Basis([(f,)]).evaluate(x)), axis=0)).ravel()
             out.append(b)
