@@ -712,6 +712,7 @@ TABLE = {
     "characters.basis.gaussian": ("characters.basis.gaussian(var, a, b, n, sigma2=sigma2)",
                                   dict(var="'u'", a="0.0", b="1.5", n="3", sigma2="2.0"), {"long": {"n"}}),
     "characters.basis.Basis": ("characters.basis.Basis(products)", dict(products="fx.nav_basis().products")),
+    "characters.basis.Basis.feature_bounds": ("fx.nav_basis().feature_bounds(nav, points=points)", dict(points="11")),
     "characters.basis.Basis.evaluate": ("fx.nav_basis().evaluate(states, task=nav)", dict(states="np.array([[0.0, 0.1, 0.2]])")),
     "characters.FixedObstacle": ("characters.FixedObstacle(motion, gamma_x=gamma_x, gamma_O=gamma_O, sigma_O=sigma_O,"
                                  " gamma_psi=gamma_psi, gamma_rho=gamma_rho, offset=offset,"

@@ -321,7 +321,7 @@ def test_learn_matches_numpy_alp(small_nav):
     assert np.isclose(np.sum(c * vf.r), np.sum(c * r), rtol=1e-6)
     assert vf.pairs.shape == (vf.n_constraints, 2)
     assert sum(vf.history) == vf.n_constraints and vf.history[-1] == 0
-    assert vf.nbytes == vf.r.nbytes
+    assert vf.nbytes == vf.r32.nbytes + vf.clips.nbytes and vf.r32.dtype == np.float32
 
 
 def test_highspy_warm_start_matches_scipy(small_nav):
@@ -369,6 +369,32 @@ def test_learned_policy_close_to_value_iteration(small_nav, rng):
     G = np.stack(np.meshgrid(np.arange(small_nav.K), vi.axes[0][5:16], vi.axes[1], indexing="ij"), -1).reshape(-1, 3)
     err = np.linalg.norm(vf.value(G) - vi.value(G)) / np.linalg.norm(vi.value(G))
     assert err < 0.5  # a 15-term basis against a 21 x 36 grid: the policies, not the values, must agree
+
+
+def test_float32_runtime_table(small_nav, rng):
+    """The controller decides with r rounded to float32, stored for the clips with coefficients only."""
+    phi = ch.basis.polynomial("d", 2, scale=2.0) * ch.basis.polynomial("theta", 4, scale=np.pi)
+    vf = ch.learn(small_nav, phi, ch.samples(small_nav, per_dim=5), solver="scipy")
+    held = np.flatnonzero(np.any(vf.r != 0, axis=1))
+    assert np.array_equal(vf.clips, held)
+    assert vf.nbytes == held.size * phi.size * 4 + vf.clips.nbytes < vf.r.nbytes
+    np.testing.assert_array_equal(vf.runtime_r()[held], vf.r[held].astype(np.float32))
+    assert not np.any(np.delete(vf.runtime_r(), held, axis=0))
+    # the bound on |V - V32| holds at random states of the ranges (and is not vacuous)
+    S = np.column_stack([rng.integers(small_nav.K, size=500), rng.uniform(-2, 2, 500), rng.uniform(-np.pi, np.pi, 500)])
+    problem = vf.problem()
+    dv = np.abs(problem.values(vf.runtime_r(), S) - vf.value(S))
+    eps = vf.value_error_bound
+    assert np.max(dv) <= eps and 0 < eps < 1e-5 * np.max(np.abs(vf.value(S)))
+    # every float32 decision is optimal under the double r to within 2 alpha eps
+    ctrl = ch.Controller(small_nav, vf)
+    for _ in range(5):
+        x0 = [held[rng.integers(held.size)], rng.uniform(-1, 1), rng.uniform(-np.pi, np.pi)]
+        ep = ctrl.run(x0, 20)
+        for t in range(20):
+            x = ep.states[t][None, :]
+            q = small_nav.transition_costs(x)[0] + 0.9 * vf.value(small_nav.successors(x)[0])
+            assert q[int(ep.clips[t + 1])] <= np.min(q) + 2 * 0.9 * eps + 1e-12
 
 
 def test_unbounded_lp_is_explained(small_nav):

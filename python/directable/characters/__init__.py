@@ -817,6 +817,16 @@ class ValueFunction:
         Which LP solver ran.
     converged : bool
         Whether the loop stopped because no pair was new.
+    clips : (n,) ndarray of int16 or int32
+        The runtime table's clips: those whose row of r is not all zero
+        (the controller's V is exactly 0 at every other clip).
+    r32 : (n, nb) ndarray of float32
+        The runtime table: r[clips] in single precision. This is all that
+        :class:`Controller` reads; ``r`` (double, every clip) stays for
+        analysis. Rounding r to float32 moves V by at most
+        ``value_error_bound`` (cost units), so a decision can change only
+        where two clips' c_t + alpha V differ by less than
+        ``2 alpha value_error_bound``.
     """
 
     task: object
@@ -833,11 +843,49 @@ class ValueFunction:
     solver: str
     converged: bool
     _problem: object = field(default=None, repr=False, init=False)
+    clips: np.ndarray = field(default=None, init=False)
+    r32: np.ndarray = field(default=None, init=False)
+
+    def __post_init__(self):
+        used = np.flatnonzero(np.any(self.r != 0.0, axis=1))
+        self.clips = used.astype(np.int16 if self.task.K <= np.iinfo(np.int16).max else np.int32)
+        self.r32 = np.ascontiguousarray(self.r[used], dtype=np.float32)
 
     @property
     def nbytes(self):
-        """The controller's memory: the coefficients r (bytes, double precision)."""
-        return int(self.r.nbytes)
+        """The controller's memory: the float32 runtime table and its clip indices (bytes).
+
+        The thesis's figures (< 13 KB navigation, < 18 KB avoidance) count
+        the coefficients the runtime decision reads; the motion clips and
+        the transition table are shared by every controller and not counted.
+        """
+        return int(self.r32.nbytes + self.clips.nbytes)
+
+    def runtime_r(self):
+        """The coefficients the controller decides with: r32 expanded to (K, nb) doubles.
+
+        Returns
+        -------
+        (K, nb) ndarray
+            r rounded to float32 at the table's clips, exactly 0 elsewhere
+            (a per-call buffer: the controller keeps only ``r32``).
+        """
+        r = np.zeros(self.r.shape)
+        r[self.clips] = self.r32
+        return r
+
+    @property
+    def value_error_bound(self):
+        """Largest change of V that rounding r to float32 can cause, cost units.
+
+        Returns
+        -------
+        float
+            max over clips of sum_j max |phi_j| |r_j - r32_j|, with max
+            |phi_j| over the task's ranges (``basis.feature_bounds``).
+        """
+        dr = np.abs(self.runtime_r() - self.r)
+        return float(np.max(dr @ self.basis.feature_bounds(self.task)))
 
     def problem(self):
         """The task and basis as the C++ controller sees them (built once, then cached).
@@ -1158,7 +1206,7 @@ class ValueFunctionTable:
 
     @property
     def nbytes(self):
-        """The controller's memory: every entry's coefficients (bytes)."""
+        """The controller's memory: every entry's float32 runtime table (bytes, see ValueFunction.nbytes)."""
         return sum(f.nbytes for f in self.functions)
 
     def _current(self, task):
@@ -1177,8 +1225,9 @@ class ValueFunctionTable:
         Returns
         -------
         r : (K, nb) ndarray
-            The matching entry's coefficients ("switch") or the hat-basis
-            blend of the neighbouring entries ("interpolate").
+            The matching entry's runtime coefficients (its float32 table,
+            :meth:`ValueFunction.runtime_r`; "switch") or the hat-basis
+            blend of the neighbouring entries' ("interpolate").
         function : ValueFunction
             An entry whose basis (and alpha) go with r.
         """
@@ -1187,7 +1236,7 @@ class ValueFunctionTable:
             for v, f in zip(self.values, self.functions):
                 if v == value or (not isinstance(v, str) and np.ndim(v) == 0 and isinstance(value, (list, tuple))
                                   and len(value) == 1 and v == value[0]):
-                    return f.r, f
+                    return f.runtime_r(), f
             raise ValueError(f"{self.parameter}={value!r} is not among the tabulated values {self.values}")
         vals = np.asarray(self.values, dtype=float)
         f0 = self.functions[0]
@@ -1198,9 +1247,9 @@ class ValueFunctionTable:
             x = min(max(x, xs[0]), xs[-1])
             j = int(np.clip(np.searchsorted(xs, x) - 1, 0, len(xs) - 2)) if len(xs) > 1 else 0
             if len(xs) == 1:
-                return self.functions[order[0]].r, f0
+                return self.functions[order[0]].runtime_r(), f0
             t = (x - xs[j]) / (xs[j + 1] - xs[j])
-            return (1 - t) * self.functions[order[j]].r + t * self.functions[order[j + 1]].r, f0
+            return (1 - t) * self.functions[order[j]].runtime_r() + t * self.functions[order[j + 1]].runtime_r(), f0
         # a tensor grid of tuples: multilinear weights
         r = np.zeros_like(f0.r)
         cols = [np.unique(vals[:, i]) for i in range(vals.shape[1])]
@@ -1213,7 +1262,7 @@ class ValueFunctionTable:
         for v, f in zip(vals, self.functions):
             w = np.prod([weights[i].get(v[i], 0.0) for i in range(len(v))])
             if w:
-                r = r + w * f.r
+                r = r + w * f.runtime_r()
         return r, f0
 
 
@@ -1339,7 +1388,7 @@ class Controller:
             if isinstance(self.value_function, ValueFunctionTable):
                 r, f = self.value_function.function_for(task)
             else:
-                r, f = self.value_function.r, self.value_function
+                r, f = self.value_function.runtime_r(), self.value_function
             basis_core = f.basis._core(task)
         problem = _core.DecisionProblem(task._core, basis_core)
         grid = self.grid_values._core if self.policy == "grid" else None
@@ -1518,7 +1567,7 @@ def crowd(controllers, starts, steps, radius, directions=None, avoid=True, encou
                 lo, hi = task.ranges[0], task.ranges[1]
                 state = np.array([clip, np.clip(u, *lo), np.clip(v, *hi), wrap(th - psi[i])])
                 value = Controller(task, tables[i]).value_function
-                r, f = value.function_for(task) if isinstance(value, ValueFunctionTable) else (value.r, value)
+                r, f = value.function_for(task) if isinstance(value, ValueFunctionTable) else (value.runtime_r(), value)
                 val = float(_core.DecisionProblem(task._core, f.basis._core(task)).values(
                     np.ascontiguousarray(r), state[None, :])[0])
                 if best is None or val > best[0]:

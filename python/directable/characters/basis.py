@@ -141,6 +141,44 @@ class Basis:
         """
         return self._core(task, monomial).evaluate(as_float_array(states, "states"))
 
+    def feature_bounds(self, task, points=1001):
+        """max |phi_j| over the task's ranges, per basis function.
+
+        Every function is a product of one-variable families, so its largest
+        magnitude on the box of ranges is the product of the families'
+        largest magnitudes on their own axes, each found on ``points`` evenly
+        spaced values (ends included).
+
+        Parameters
+        ----------
+        task : task object
+            Its ``variables`` and ``ranges`` (m or rad).
+        points : int
+            Values per axis, in [2, 100000].
+
+        Returns
+        -------
+        (nb,) ndarray
+            Dimensionless, in the order of ``term_names``.
+        """
+        names = list(task.variables)
+        ranges = np.asarray(task.ranges)
+        self._columns(task)  # names an unknown variable
+        points = integer(points, "points")
+        if not 2 <= points <= 100_000:
+            raise ValueError(f"points must lie in [2, 100000] (both ends of each range; more adds nothing "
+                             f"to a bound on smooth functions), got {points}")
+        out = []
+        for p in self.products:
+            b = np.ones(1)
+            for f in p:
+                lo, hi = ranges[names.index(f.var)]
+                x = np.zeros((points, 2))
+                x[:, 1] = np.linspace(lo, hi, len(x))
+                b = np.outer(b, np.max(np.abs(Basis([(f,)]).evaluate(x)), axis=0)).ravel()
+            out.append(b)
+        return np.concatenate(out)
+
     def __repr__(self):
         return f"Basis(nb={self.size}, variables={self.variables})"
 

@@ -264,6 +264,37 @@ def foa_basis(offset=0.0, theta_degree=2):
     return fig56 if theta_degree == 0 else fig56 * b.polynomial("theta", theta_degree, scale=np.pi)
 
 
+def obstacle_samples_near(task, per_dim, near_per_dim=None, near_ranges=None):
+    """The uniform samples of an obstacle task joined with a denser grid around the obstacle.
+
+    The uniform grid of the thesis (4 m per linear axis) puts few samples
+    within the bumps that resolve V near the obstacle; a bump narrower than
+    the sample spacing is larger at some successors than at every sample,
+    so the LP cannot bound its coefficient (sec. 5.4 samples where the
+    character goes: here, where it meets the obstacle).
+
+    Parameters
+    ----------
+    task : FixedObstacle or MovingObstacle
+    per_dim : int or dict
+        The uniform grid (:func:`directable.characters.samples`).
+    near_per_dim : int or dict, optional
+        Points per variable of the second grid (None: no second grid).
+    near_ranges : dict, optional
+        Its (lo, hi) per linear variable, m (theta always covers [-pi, pi)).
+
+    Returns
+    -------
+    (S, 4) ndarray
+        Distinct samples, the clip index in column 0.
+    """
+    X = ch.samples(task, per_dim=per_dim)
+    if near_per_dim is None:
+        return X
+    Y = ch.samples(task, per_dim=near_per_dim, ranges=near_ranges)
+    return np.ascontiguousarray(np.unique(np.vstack([X, Y]), axis=0))
+
+
 def obstacle_passes(motion, episode, start, obstacle):
     """Closest distance (m) of the pelvis' ground track to an obstacle, and
     the animation: the episode's clips synthesised from the start pose
@@ -294,7 +325,7 @@ def obstacle_passes(motion, episode, start, obstacle):
 
 def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solver="highspy", sigma_O=0.5,
                    gamma_O=20.0, gamma_x=3.0, offset=0.0, obstacle_samples=3, theta_degree=2, ahead=(2.0, 3.0),
-                   grid=None, bounds=1e4, learn=True):
+                   grid=None, bounds=None, learn=True, basis=None, near=None):
     """Fixed obstacle avoidance (FOA, Table 5.1): an obstacle ahead on the path.
 
     Each episode starts on or near the path (|d| <= 0.3 m, heading within
@@ -342,7 +373,13 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solve
         coefficients at the box make V meaningless between the samples
         (measured on the moving-obstacle task at 4 samples per axis: 14 %
         of r at +-1e4 and V between -2,900 and 13,000 where value iteration
-        gives 0 to 30); sample densely enough instead.
+        gives 0 to 30); sample densely enough instead (``near``).
+    basis : directable.characters.basis.Basis, optional
+        Default :func:`foa_basis` (``offset``, ``theta_degree``).
+    near : dict, optional
+        Extra samples where the obstacle terms live: ``near_per_dim`` and
+        ``near_ranges`` of :func:`obstacle_samples_near`, a second grid
+        joined to the uniform one.
 
     Returns
     -------
@@ -356,8 +393,8 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solve
     motion = motion or walking_motion()
     task = ch.FixedObstacle(motion, gamma_x=gamma_x, gamma_O=gamma_O, sigma_O=sigma_O, gamma_psi=1.0,
                             gamma_rho=1.0, offset=offset, obstacle_samples=obstacle_samples)
-    vf = ch.learn(task, foa_basis(offset, theta_degree), ch.samples(task, per_dim=per_dim), solver=solver,
-                  bounds=bounds) if learn else None
+    X = obstacle_samples_near(task, per_dim, **(near or {}))
+    vf = ch.learn(task, basis or foa_basis(offset, theta_degree), X, solver=solver, bounds=bounds) if learn else None
     straight = int(np.argmin(np.abs(motion.clips.params.turn)))
     result = {}
     policies = ([("value", ch.Controller(task, vf))] if learn else []) + [
@@ -447,7 +484,7 @@ def crossing_starts(characters, clip, spacing=1.2, approach=1.5, jitter=0.1, rng
 
 
 def crowd_crossing(characters=16, per_dim=5, steps=14, velocities=(-1.2, 0.0, 1.2), radius=3.0, seed=0,
-                   solver="highspy", bounds=1e4, gamma_O=20.0, sigma_O=0.5, obstacle_samples=3, spacing=1.2):
+                   solver="highspy", bounds=None, gamma_O=20.0, sigma_O=0.5, obstacle_samples=3, spacing=1.2):
     """Moving obstacle avoidance in a crowd on crossing courses (Fig. 5.5).
 
     Two groups cross at right angles, timed so that without avoidance pair
@@ -479,9 +516,10 @@ def crowd_crossing(characters=16, per_dim=5, steps=14, velocities=(-1.2, 0.0, 1.
     bounds : optional
         Passed to :func:`directable.characters.learn`: a box on r. With a
         moving obstacle some samples' successors leave the sampled square
-        (where V sees them clamped), and at 4-5 samples per axis the LP can
-        leave the bumps' coefficients unbounded without it. An active box
-        does not make V meaningful (see :func:`fixed_obstacle`).
+        (where V sees them clamped), and at 4-5 samples per axis the LP
+        leaves the bumps' coefficients unbounded: without a box
+        :func:`~directable.characters.learn` then raises, naming them. An
+        active box does not make V meaningful (see :func:`fixed_obstacle`).
     gamma_O, sigma_O : float
         Obstacle weight and width (m).
     obstacle_samples : int
@@ -542,8 +580,10 @@ def thesis_scale(per_dim=8, solver="highspy", threads=0, gait="walk", progress=F
         (the transition table), s; ``seconds`` and ``lp_seconds`` (the
         learning and its LP share, wall s); ``cpu_seconds`` (process CPU of
         the learning); ``iterations``; ``constraints``; ``samples``;
-        ``nbytes`` (the controller's memory: the coefficients of the gait's
-        clips, bytes; ``nbytes_all`` counts every clip's row of r);
+        ``nbytes`` (the controller's memory: its float32 runtime table,
+        :attr:`~directable.characters.ValueFunction.nbytes`, bytes;
+        ``nbytes_float64`` the sampled clips' rows of r in double precision,
+        as the thesis counted);
         ``peak_memory_mb`` (the process' peak resident memory, MB);
         ``value_function``.
     """
@@ -571,7 +611,7 @@ def thesis_scale(per_dim=8, solver="highspy", threads=0, gait="walk", progress=F
         peak = float("nan")
     return dict(K=motion.K, peak_memory_mb=peak, clips_seconds=t_clips, table_seconds=t_table, seconds=vf.seconds, lp_seconds=vf.lp_seconds,
                 cpu_seconds=cpu, iterations=vf.iterations, constraints=vf.n_constraints, samples=len(X),
-                nbytes=int(vf.r[held].nbytes), nbytes_all=vf.nbytes, value_function=vf)
+                nbytes=vf.nbytes, nbytes_float64=int(vf.r[held].nbytes), value_function=vf)
 
 
 def spinning_navigation(spins=(-2.0, 0.0, 2.0), sidesteps=tuple(np.linspace(-np.pi, np.pi, 10, endpoint=False)),
