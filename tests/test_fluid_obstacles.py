@@ -420,6 +420,10 @@ def test_removal_at_training_pose_with_full_rank_basis(world, cshape):
     z1, coeffs, zf = scene.step(z, np.zeros(red.r), DT, pose, v, return_flow=True)
     removed = scene.surface_energy_removed(zf, coeffs, pose, v)
     assert removed[0] >= 0.999
+    # poses are checked before they are read (an empty list read past its end under the sanitizers)
+    for bad in (np.zeros((0, 3)), np.zeros((2, 3))):
+        with pytest.raises(ValueError, match="poses"):
+            scene.surface_energy_removed(zf, coeffs, bad, v)
     # Fig. 3.7: z_next = z_flow + G [F z_flow; v]
     cpl = F.Coupling(red, b)
     np.testing.assert_allclose(coeffs[0, :b.p], cpl.feedforward(pose[0]) @ zf, atol=1e-12)

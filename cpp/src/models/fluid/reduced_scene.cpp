@@ -134,7 +134,9 @@ void ReducedScene::surface_energy_removed(const Eigen::Ref<const Eigen::VectorXd
                                           const Eigen::Ref<const RowMatrix>& poses,
                                           const Eigen::Ref<const RowMatrix>& velocities, Eigen::Ref<Eigen::VectorXd> out,
                                           ReducedSceneData& d) const {
+  check_state(z, coeffs, poses);  // before the poses are read below
   check_poses(velocities, "velocities");
+  if (out.size() != objects()) throw_shape("out", "(" + std::to_string(objects()) + ",)", "(" + std::to_string(out.size()) + ",)");
   for (Index i = 0; i < objects(); ++i) {
     const BoundaryBasis& b = couplings_[size_t(i)]->boundary();
     const Pose2D pose(poses(i, 0), poses(i, 1), poses(i, 2));
