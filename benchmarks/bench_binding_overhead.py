@@ -16,15 +16,11 @@ property. Reported: the best per-call time of each build over all rounds
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
-import shutil
-import subprocess
-import sys
 import tempfile
 
-from bench_common import host
+from bench_common import host, json_from_subprocess, package_with
 from bench_lqr import md_table
 
 CASES = """
@@ -50,26 +46,11 @@ print(json.dumps(out))
 """
 
 
-def package_with(extension: pathlib.Path, into: pathlib.Path) -> str:
-    """A copy of the installed package whose only extension is ``extension``."""
-    import directable
-
-    pkg = into / "directable"
-    shutil.copytree(pathlib.Path(directable.__file__).parent, pkg,
-                    ignore=shutil.ignore_patterns("_isa", "_core.*.so", "__pycache__"))
-    shutil.copy2(extension, pkg / extension.name)
-    return str(into)
-
-
 def run(pythonpath: str, number: int) -> dict:
     env = {**os.environ, "PYTHONPATH": pythonpath, "OMP_NUM_THREADS": "1"}
     env.pop("DIRECTABLE_KERNELS", None)
     code = CASES.format(bench=str(pathlib.Path(__file__).resolve().parent), number=number)
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          cwd=tempfile.gettempdir())
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json_from_subprocess(code, env)
 
 
 def main():

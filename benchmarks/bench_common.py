@@ -6,10 +6,14 @@ only that section, appending it the first time; hand-written notes after a
 ``<!-- name:notes -->`` line in the section survive the rerun)."""
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import platform
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import timeit
 
@@ -100,3 +104,26 @@ def best_of(f, repeat=5, number=1, clock=time.perf_counter) -> float:
             f()
         best = min(best, (clock() - t) / number)
     return best
+
+
+def json_from_subprocess(code: str, env: dict) -> dict:
+    """Runs ``code`` in a fresh interpreter (outside the checkout, so the
+    installed or PYTHONPATH package is imported) and returns the JSON object
+    its last line of output prints; the child's stderr on failure."""
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          cwd=tempfile.gettempdir())
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def package_with(extension: pathlib.Path, into: pathlib.Path) -> str:
+    """A copy of the installed package under ``into`` whose only extension is
+    ``extension`` (for a PYTHONPATH that loads that build); returns ``into``."""
+    import directable
+
+    pkg = into / "directable"
+    shutil.copytree(pathlib.Path(directable.__file__).parent, pkg,
+                    ignore=shutil.ignore_patterns("_isa", "_core.*.so", "__pycache__"))
+    shutil.copy2(extension, pkg / extension.name)
+    return str(into)

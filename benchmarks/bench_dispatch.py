@@ -17,7 +17,6 @@ dispatched ones. Target: dispatched within 5 % of native.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
 import shutil
@@ -25,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_common import host, publish
+from bench_common import host, json_from_subprocess, package_with, publish
 from bench_lqr import md_table
 
 CASES = """
@@ -57,21 +56,7 @@ def run_variant(env_extra, sizes, pythonpath=None) -> dict:
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     code = CASES.format(bench=str(pathlib.Path(__file__).resolve().parent), sizes=sizes)
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def native_copy(native_so: pathlib.Path, into: pathlib.Path) -> str:
-    """A copy of the installed package whose only extension is the native one."""
-    import directable
-
-    pkg = into / "directable"
-    shutil.copytree(pathlib.Path(directable.__file__).parent, pkg,
-                    ignore=shutil.ignore_patterns("_isa", "_core.*.so", "__pycache__"))
-    shutil.copy2(native_so, pkg / native_so.name)
-    return str(into)
+    return json_from_subprocess(code, env)
 
 
 def build_native(build_dir: pathlib.Path, jobs: int) -> pathlib.Path:
@@ -117,7 +102,7 @@ def main():
                 "dispatched": ({}, None)}
     tmp = tempfile.TemporaryDirectory()
     if args.native:
-        variants["native"] = ({}, native_copy(args.native.resolve(), pathlib.Path(tmp.name)))
+        variants["native"] = ({}, package_with(args.native.resolve(), pathlib.Path(tmp.name)))
     results = {}
     for _ in range(args.rounds):  # alternate, so that a busy moment hurts every variant alike
         for name, (env, path) in variants.items():

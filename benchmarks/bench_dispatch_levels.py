@@ -17,14 +17,10 @@ configuration).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
-import subprocess
-import sys
-import tempfile
 
-from bench_common import host, publish
+from bench_common import host, json_from_subprocess, publish
 from bench_lqr import md_table
 
 LEVELS = ("x86-64", "x86-64-v3", "x86-64-v4")
@@ -121,11 +117,7 @@ print(json.dumps(out))
 def run_variant(kernels, quick) -> dict:
     env = {**os.environ, "DIRECTABLE_KERNELS": kernels, "OMP_NUM_THREADS": "1"}
     code = CASES.format(bench=str(pathlib.Path(__file__).resolve().parent), quick=quick)
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          cwd=tempfile.gettempdir())
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json_from_subprocess(code, env)
 
 
 def main():
