@@ -102,3 +102,45 @@ def test_out_of_range_values_are_not_taken_for_defaults(make_chain, case):
     tr = lqr.tracker(np.zeros((5, 2, 4)), np.zeros((6, 4)))
     with pytest.raises(ValueError, match=name):
         f(make_chain(2), tr)
+
+
+def _unaligned(a):
+    """A C-contiguous copy of ``a`` that starts one byte past an aligned
+    address, as a buffer unpickled out of band (pickle protocol 5: Dask, Ray)
+    can."""
+    a = np.ascontiguousarray(a)
+    raw = np.empty(a.nbytes + 1, np.uint8)
+    out = raw[1:].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned and out.flags.c_contiguous
+    return out
+
+
+def test_unaligned_arrays_are_taken_as_aligned_copies():
+    # read through a double* / int64* an unaligned buffer is undefined behaviour
+    # (UBSan: "load of misaligned address"): the bindings copy it instead. In a
+    # plain build the read happens to work on x86; `./dev sanitize` (this file is
+    # in tests/sanitize/tests.txt) is where a missing copy fails.
+    from directable import fem
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float)
+    t = np.array([[0, 1, 2, 3]], np.int64)
+    here = fem.TetMesh(v, t)
+    there = fem.TetMesh(_unaligned(v), _unaligned(t))
+    assert np.array_equal(here.vertices, there.vertices) and np.array_equal(here.tets, there.tets)
+    assert np.array_equal(here.volumes, there.volumes)
+    p = small_lq(np.random.default_rng(3))
+    K = lqr.solve_discrete(p["A"], p["B"], p["Q"], p["R"], p["Q_final"]).K
+    K_unaligned = lqr.solve_discrete(_unaligned(p["A"]), _unaligned(p["B"]), p["Q"], p["R"], p["Q_final"]).K
+    assert np.array_equal(K, K_unaligned)
+
+
+def test_unaligned_out_array_is_refused():
+    from directable import crowds
+    grid = crowds.CrowdGrid(6, 5)
+    pos = np.array([[2.2, 1.7], [3.1, 2.9]])
+    vel = np.ones((2, 2))
+    rho, ubar = crowds.splat(grid, pos, vel, 1.0)
+    with pytest.raises(ValueError, match="out.*aligned"):
+        crowds.splat(grid, pos, vel, 1.0, out=(_unaligned(np.zeros((5, 6))), np.zeros((5, 6, 2))))
+    rho2, _ = crowds.splat(grid, pos, vel, 1.0, out=(np.zeros((5, 6)), np.zeros((5, 6, 2))))
+    assert np.array_equal(rho, rho2)

@@ -12,7 +12,7 @@ namespace directable::py_bind {
 
 namespace {
 
-using IndexArray = py::array_t<long long, py::array::c_style | py::array::forcecast>;
+using IndexArray = InputArray<long long>;
 using IndexRows = Eigen::Matrix<Index, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 //! An (rows, cols) integer array (cols < 0: free) as an Index matrix.

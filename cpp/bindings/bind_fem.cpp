@@ -6,7 +6,7 @@ namespace directable::py_bind {
 
 namespace {
 
-using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+using IndexArray = InputArray<int64_t>;
 
 void bind_mesh_and_material(py::module_& m) {
   py::class_<TetMesh, std::shared_ptr<TetMesh>>(m, "TetMesh", R"doc(

@@ -58,7 +58,7 @@ void add_reduce_fn(py::handle cls, ArgsFn args, std::vector<std::string> state) 
 // Simulation results have no constructor of their own: rebuilt from arrays.
 std::shared_ptr<SimulationResult> simulation_result(const Array& states, const Array& controls, const Array& feedback,
                                                     const Array& tracking_error, const Array& effort,
-                                                    const py::array_t<int, py::array::c_style | py::array::forcecast>& ref_index) {
+                                                    const InputArray<int>& ref_index) {
   auto r = std::make_shared<SimulationResult>();
   auto seq = [](const Array& a) {
     VectorSeq v(a.shape(0), a.ndim() > 1 ? a.shape(1) : 0);

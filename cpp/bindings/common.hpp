@@ -29,12 +29,22 @@ namespace directable::py_bind {
 
 namespace py = pybind11;
 
+//! NumPy's NPY_ARRAY_ALIGNED as an array_t requirement. A buffer unpickled
+//! out of band (pickle protocol 5: Dask, Ray, multiprocessing) can start at
+//! any byte; reading it through a double* or int64* is undefined behaviour,
+//! so NumPy copies such an array (aligned data is still taken in place).
+constexpr int aligned = py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+
+//! A C-contiguous, aligned array argument of T, converted from any array-like.
+template <class T>
+using InputArray = py::array_t<T, py::array::c_style | py::array::forcecast | aligned>;
+
 //! A C-contiguous float64 array argument. Unlike a plain forcecast
 //! array_t it refuses complex, string and object data (TypeError) instead
 //! of casting them silently; real numeric data is converted (no copy when it
-//! already is C-contiguous float64).
-struct Array : py::array_t<double, py::array::c_style | py::array::forcecast> {
-  using py::array_t<double, py::array::c_style | py::array::forcecast>::array_t;
+//! already is C-contiguous, aligned float64).
+struct Array : InputArray<double> {
+  using InputArray<double>::array_t;
 };
 using OptArray = std::optional<Array>;
 
@@ -119,7 +129,7 @@ template <>
 struct type_caster<directable::py_bind::Array> {
   PYBIND11_TYPE_CASTER(directable::py_bind::Array, const_name("numpy.ndarray[numpy.float64]"));
   bool load(handle src, bool convert) {
-    using Base = array_t<double, array::c_style | array::forcecast>;
+    using Base = directable::py_bind::InputArray<double>;
     if (!convert && !Base::check_(src)) return false;
     array a = array::ensure(src);
     if (!a) return false;
@@ -205,6 +215,7 @@ py::array_t<T> out_array(const py::handle& out, const std::string& name, const c
                               : py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>()));
   auto a = py::reinterpret_borrow<py::array_t<T>>(out);
   if (!(a.flags() & py::array::c_style)) throw std::invalid_argument(name + " must be C-contiguous, got a strided view");
+  if (!(a.flags() & aligned)) throw std::invalid_argument(name + " must be aligned, got an array at an unaligned address");
   if (!a.writeable()) throw std::invalid_argument(name + " must be writeable, got a read-only array");
   bool same = a.ndim() == py::ssize_t(shape.size());
   for (std::size_t k = 0; same && k < shape.size(); ++k) same = a.shape(k) == shape[k];
