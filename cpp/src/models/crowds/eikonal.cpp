@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -37,26 +38,34 @@ inline std::uint64_t key_bits(double v) {
 }
 constexpr HeapEntry kSentinel{~std::uint64_t(0), ~std::uint64_t(0)};
 
-// Indexed binary min-heap with decrease-key. A pop moves the hole at the
-// root down along the smaller children to a leaf (one branch-free comparison
-// per level; the sentinel after the last entry stands for a missing right
+// Indexed binary min-heap with decrease-key, rooted at 1 so that the two
+// children 2k, 2k + 1 of an entry lie side by side in one aligned 32 bytes
+// (never split across cache lines). A pop moves the hole at the root down
+// along the smaller children to a leaf (one branch-free comparison per
+// level; the sentinel after the last entry stands for a missing right
 // child), then lets the last entry rise from there.
 class IndexedHeap {
  public:
-  IndexedHeap(HeapEntry* entries, std::int32_t* slot) : h_(entries), slot_(slot) { h_[0] = kSentinel; }
+  // entries: at least N + 4 of them (the first 32-byte boundary in it is the
+  // heap's entry 0)
+  IndexedHeap(HeapEntry* entries, std::int32_t* slot)
+      : h_(reinterpret_cast<HeapEntry*>((reinterpret_cast<std::uintptr_t>(entries) + 31) & ~std::uintptr_t(31))),
+        slot_(slot) {
+    h_[1] = kSentinel;
+  }
   bool empty() const { return n_ == 0; }
   void push(Index c, double key) {
-    h_[n_ + 1] = kSentinel;
-    place(n_++, HeapEntry{std::uint64_t(c), key_bits(key)});
+    h_[n_ + 2] = kSentinel;
+    place(++n_, HeapEntry{std::uint64_t(c), key_bits(key)});
   }
   void decrease(Index c, double key) { place(slot_[c], HeapEntry{std::uint64_t(c), key_bits(key)}); }
-  Index top() const { return Index(h_[0].cell); }
+  Index top() const { return Index(h_[1].cell); }
   void remove_top() {
-    const HeapEntry last = h_[--n_];
-    h_[n_] = kSentinel;
+    const HeapEntry last = h_[n_];
+    h_[n_--] = kSentinel;
     if (n_ == 0) return;
-    std::int32_t k = 0;
-    for (std::int32_t c = 1; c < n_; c = 2 * k + 1) {
+    std::int32_t k = 1;
+    for (std::int32_t c = 2; c <= n_; c = 2 * k) {
       c += less(h_[c + 1], h_[c]);
       h_[k] = h_[c];
       slot_[h_[k].cell] = k;
@@ -67,8 +76,8 @@ class IndexedHeap {
 
  private:
   void place(std::int32_t k, const HeapEntry e) {
-    while (k > 0) {
-      const std::int32_t parent = (k - 1) >> 1;
+    while (k > 1) {
+      const std::int32_t parent = k >> 1;
       if (!less(e, h_[parent])) break;
       h_[k] = h_[parent];
       slot_[h_[k].cell] = k;
@@ -354,7 +363,7 @@ void EikonalWorkspace::resize(Index nx_new, Index ny_new, EikonalHeap kind) {
     known.assign(padded + 4 * W, kInf);
     moves.assign(4 * padded, kInf);
     slot.assign(padded, 0);
-    heap.assign(padded + 1, kSentinel);
+    heap.assign(padded + 4, kSentinel);
   }
   // the lazy heap holds up to one entry per improvement: at most 4 per accepted cell
   if (kind == EikonalHeap::kLazy && lazy.capacity() < std::size_t(4 * padded)) lazy.reserve(4 * padded);
