@@ -40,10 +40,12 @@ constexpr HeapEntry kSentinel{~std::uint64_t(0), ~std::uint64_t(0)};
 
 // Indexed binary min-heap with decrease-key, rooted at 1 so that the two
 // children 2k, 2k + 1 of an entry lie side by side in one aligned 32 bytes
-// (never split across cache lines). A pop moves the hole at the root down
-// along the smaller children to a leaf (one branch-free comparison per
-// level; the sentinel after the last entry stands for a missing right
-// child), then lets the last entry rise from there.
+// (never split across cache lines). Taking the top out moves the hole at
+// the root down along the smaller children to a leaf (one branch-free
+// comparison per level; the sentinel after the last entry stands for a
+// missing right child). The march pushes about one new cell per accepted
+// cell: the first push after the top went out rises from that hole instead
+// of from the end, and only a hole no push filled takes the last entry.
 class IndexedHeap {
  public:
   // entries: at least N + 4 of them (the first 32-byte boundary in it is the
@@ -55,15 +57,19 @@ class IndexedHeap {
   }
   bool empty() const { return n_ == 0; }
   void push(Index c, double key) {
+    const HeapEntry e{std::uint64_t(c), key_bits(key)};
+    if (hole_) {  // a leaf: no entry has it as parent, so decreases meanwhile never read it
+      place(hole_, e);
+      hole_ = 0;
+      return;
+    }
     h_[n_ + 2] = kSentinel;
-    place(++n_, HeapEntry{std::uint64_t(c), key_bits(key)});
+    place(++n_, e);
   }
   void decrease(Index c, double key) { place(slot_[c], HeapEntry{std::uint64_t(c), key_bits(key)}); }
   Index top() const { return Index(h_[1].cell); }
-  void remove_top() {
-    const HeapEntry last = h_[n_];
-    h_[n_--] = kSentinel;
-    if (n_ == 0) return;
+  // Takes the top out, leaving a hole at a leaf for the next push or close_top.
+  void open_top() {
     std::int32_t k = 1;
     for (std::int32_t c = 2; c <= n_; c = 2 * k) {
       c += less(h_[c + 1], h_[c]);
@@ -71,7 +77,16 @@ class IndexedHeap {
       slot_[h_[k].cell] = k;
       k = c;
     }
-    place(k, last);
+    hole_ = k;
+  }
+  // A hole that no push filled takes the last entry.
+  void close_top() {
+    if (!hole_) return;
+    const std::int32_t k = hole_;
+    hole_ = 0;
+    const HeapEntry last = h_[n_];
+    h_[n_--] = kSentinel;
+    if (k <= n_) place(k, last);
   }
 
  private:
@@ -88,7 +103,7 @@ class IndexedHeap {
   }
   HeapEntry* h_;
   std::int32_t* slot_;
-  std::int32_t n_ = 0;
+  std::int32_t n_ = 0, hole_ = 0;  // hole_: a leaf left by open_top, 0 when none
 };
 
 // Lazy deletion (std::push_heap / pop_heap on the workspace's buffer, the
@@ -113,10 +128,11 @@ class LazyHeap {
     return q_.empty();
   }
   Index top() const { return Index(q_.front().cell); }  // after empty() returned false
-  void remove_top() {
+  void open_top() {
     std::pop_heap(q_.begin(), q_.end(), greater);
     q_.pop_back();
   }
+  void close_top() {}
 
  private:
   static bool greater(const HeapEntry& a, const HeapEntry& b) { return less(b, a); }
@@ -313,8 +329,8 @@ void march(Index nx, Index ny, const std::uint8_t* goal, const std::uint8_t* blo
     update_neighbours(known, moves, W, padded(c), v);
     relax(padded(c));
   });
-  // The neighbours' updates are issued before the heap's sift-down: their
-  // divisions and square root run while the sift-down's loop does (neither
+  // The neighbours' updates are issued before the top's hole moves down: their
+  // divisions and square root run while the descent does (neither
   // reads what the other writes), and the misprediction at the end of that
   // loop no longer discards them.
   while (!heap.empty()) {
@@ -322,8 +338,9 @@ void march(Index nx, Index ny, const std::uint8_t* goal, const std::uint8_t* blo
     state[p] = kClosed;
     known[p] = trial[p];
     update_neighbours(known, moves, W, p, v);
-    heap.remove_top();
+    heap.open_top();
     relax(p);
+    heap.close_top();
   }
   for (Index j = 0; j < ny; ++j) std::copy_n(known + (j + 1) * W + 1, nx, phi + j * nx);
 }
