@@ -147,6 +147,29 @@ def test_eikonal_bad_input():
         crowds.eikonal(cost, None)
 
 
+def test_eikonal_rejects_a_bad_cost_at_every_position():
+    # nx = 7: cells in the layout's 4-wide vector pass and in its scalar tail
+    rng = np.random.default_rng(3)
+    cost = rng.uniform(0.5, 2.0, (4, 3, 7))
+    goal = np.zeros((3, 7), bool)
+    goal[1, 3] = True
+    good = crowds.eikonal(cost, goal)
+    for d in range(4):
+        for j in range(3):
+            for i in range(7):
+                for value in (np.nan, -1e-300, -np.inf):
+                    bad = cost.copy()
+                    bad[d, j, i] = value
+                    with pytest.raises(ValueError, match=f"cost must be >= 0 or \\+inf, got .* at flat index {d * 21 + j * 7 + i}$"):
+                        crowds.eikonal(bad, goal)
+    # a rejected call leaves nothing behind: the next one gives the same phi, bit for bit
+    np.testing.assert_array_equal(crowds.eikonal(cost, goal), good)
+    # +inf is a closed move, not an error
+    closed = cost.copy()
+    closed[0, 1, 3] = np.inf
+    assert np.isfinite(crowds.eikonal(closed, goal)).all()
+
+
 def test_blocked_goal_cells_are_ignored():
     goal = np.zeros((5, 6), bool)
     goal[0, 0] = goal[4, 5] = True

@@ -1,3 +1,4 @@
+#include <cstring>
 #include <limits>
 
 #include "common.hpp"
@@ -19,7 +20,9 @@ Mask mask(const py::object& a, const std::string& name, Index ny, Index nx) {
   auto b = py::array_t<bool, py::array::c_style | py::array::forcecast>::ensure(a);
   if (!b) throw std::invalid_argument(name + " must be a bool array");
   if (b.ndim() != 2 || b.shape(0) != ny || b.shape(1) != nx) throw_shape(name, cells_str(ny, nx), shape_of(b));
-  return Mask(b.data(), b.data() + b.size());
+  Mask m(b.size());  // NumPy bools are bytes 0 or 1: copied as bytes
+  std::memcpy(m.data(), b.data(), m.size());
+  return m;
 }
 
 //! A (ny, nx) float field viewed as a flat vector.

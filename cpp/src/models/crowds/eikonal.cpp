@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -37,38 +38,61 @@ inline std::uint64_t key_bits(double v) {
 }
 constexpr HeapEntry kSentinel{~std::uint64_t(0), ~std::uint64_t(0)};
 
-// Indexed binary min-heap with decrease-key. A pop moves the hole at the
-// root down along the smaller children to a leaf (one branch-free comparison
-// per level; the sentinel after the last entry stands for a missing right
-// child), then lets the last entry rise from there.
+// Indexed binary min-heap with decrease-key, rooted at 1 so that the two
+// children 2k, 2k + 1 of an entry lie side by side in one aligned 32 bytes
+// (never split across cache lines). Taking the top out moves the hole at
+// the root down along the smaller children to a leaf (one branch-free
+// comparison per level; the sentinel after the last entry stands for a
+// missing right child). The march pushes about one new cell per accepted
+// cell: the first push after the top went out rises from that hole instead
+// of from the end, and only a hole no push filled takes the last entry.
 class IndexedHeap {
  public:
-  IndexedHeap(HeapEntry* entries, std::int32_t* slot) : h_(entries), slot_(slot) { h_[0] = kSentinel; }
+  // entries: at least N + 4 of them (the first 32-byte boundary in it is the
+  // heap's entry 0)
+  IndexedHeap(HeapEntry* entries, std::int32_t* slot)
+      : h_(reinterpret_cast<HeapEntry*>((reinterpret_cast<std::uintptr_t>(entries) + 31) & ~std::uintptr_t(31))),
+        slot_(slot) {
+    h_[1] = kSentinel;
+  }
   bool empty() const { return n_ == 0; }
   void push(Index c, double key) {
-    h_[n_ + 1] = kSentinel;
-    place(n_++, HeapEntry{std::uint64_t(c), key_bits(key)});
+    const HeapEntry e{std::uint64_t(c), key_bits(key)};
+    if (hole_) {  // a leaf: no entry has it as parent, so decreases meanwhile never read it
+      place(hole_, e);
+      hole_ = 0;
+      return;
+    }
+    h_[n_ + 2] = kSentinel;
+    place(++n_, e);
   }
   void decrease(Index c, double key) { place(slot_[c], HeapEntry{std::uint64_t(c), key_bits(key)}); }
-  Index top() const { return Index(h_[0].cell); }
-  void remove_top() {
-    const HeapEntry last = h_[--n_];
-    h_[n_] = kSentinel;
-    if (n_ == 0) return;
-    std::int32_t k = 0;
-    for (std::int32_t c = 1; c < n_; c = 2 * k + 1) {
+  Index top() const { return Index(h_[1].cell); }
+  // Takes the top out, leaving a hole at a leaf for the next push or close_top.
+  void open_top() {
+    std::int32_t k = 1;
+    for (std::int32_t c = 2; c <= n_; c = 2 * k) {
       c += less(h_[c + 1], h_[c]);
       h_[k] = h_[c];
       slot_[h_[k].cell] = k;
       k = c;
     }
-    place(k, last);
+    hole_ = k;
+  }
+  // A hole that no push filled takes the last entry.
+  void close_top() {
+    if (!hole_) return;
+    const std::int32_t k = hole_;
+    hole_ = 0;
+    const HeapEntry last = h_[n_];
+    h_[n_--] = kSentinel;
+    if (k <= n_) place(k, last);
   }
 
  private:
   void place(std::int32_t k, const HeapEntry e) {
-    while (k > 0) {
-      const std::int32_t parent = (k - 1) >> 1;
+    while (k > 1) {
+      const std::int32_t parent = k >> 1;
       if (!less(e, h_[parent])) break;
       h_[k] = h_[parent];
       slot_[h_[k].cell] = k;
@@ -79,7 +103,7 @@ class IndexedHeap {
   }
   HeapEntry* h_;
   std::int32_t* slot_;
-  std::int32_t n_ = 0;
+  std::int32_t n_ = 0, hole_ = 0;  // hole_: a leaf left by open_top, 0 when none
 };
 
 // Lazy deletion (std::push_heap / pop_heap on the workspace's buffer, the
@@ -104,10 +128,11 @@ class LazyHeap {
     return q_.empty();
   }
   Index top() const { return Index(q_.front().cell); }  // after empty() returned false
-  void remove_top() {
+  void open_top() {
     std::pop_heap(q_.begin(), q_.end(), greater);
     q_.pop_back();
   }
+  void close_top() {}
 
  private:
   static bool greater(const HeapEntry& a, const HeapEntry& b) { return less(b, a); }
@@ -191,22 +216,92 @@ inline void update_neighbours(const double* known, const double* moves, Index W,
 
 // The march on the padded grid of the workspace (cell (i, j) at (j + 1) W +
 // i + 1, W = nx + 2, a closed border around): no bounds checks in the loop.
+// Lays the workspace out for a march on cost (4 rows of stride
+// cost_stride): states from blocked (or none), tentative and KNOWN values
+// +inf, h C of each cell's four moves side by side. Returns whether every
+// cost is >= 0 or +inf (false on a negative or NaN cost), so that checked
+// callers validate in the same pass over cost.
+bool lay_out(Index nx, Index ny, double h, const double* cost, Index cost_stride, const std::uint8_t* blocked,
+             EikonalWorkspace& ws) {
+  const Index W = nx + 2;
+  std::uint8_t* state = ws.state.data();
+  double* trial = ws.trial.data();
+  double* known = ws.known.data() + 2 * W;
+  double* moves = ws.moves.data();
+  const double* c0 = cost;
+  const double* c1 = cost + cost_stride;
+  const double* c2 = cost + 2 * cost_stride;
+  const double* c3 = cost + 3 * cost_stride;
+  bool valid = true;
+#if defined(__AVX__)
+  const __m256d hh = _mm256_set1_pd(h), zero = _mm256_setzero_pd();
+  __m256d ok = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+#endif
+  for (Index j = 0; j < ny; ++j) {
+    const Index row = (j + 1) * W + 1, r = j * nx;
+    if (blocked) {
+      for (Index i = 0; i < nx; ++i) state[row + i] = blocked[r + i] ? kClosed : kFar;
+    } else {
+      std::fill_n(state + row, nx, kFar);
+    }
+    std::fill_n(trial + row, nx, kInf);
+    std::fill_n(known + row, nx, kInf);
+    double* m = moves + 4 * row;
+    Index i = 0;
+#if defined(__AVX__)
+    // four cells at a time: the four direction rows transposed to four cells' moves
+    for (; i + 4 <= nx; i += 4) {
+      const __m256d e = _mm256_loadu_pd(c0 + r + i), no = _mm256_loadu_pd(c1 + r + i),
+                    w = _mm256_loadu_pd(c2 + r + i), so = _mm256_loadu_pd(c3 + r + i);
+      ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(e, zero, _CMP_GE_OQ), _mm256_cmp_pd(no, zero, _CMP_GE_OQ)),
+                                           _mm256_and_pd(_mm256_cmp_pd(w, zero, _CMP_GE_OQ), _mm256_cmp_pd(so, zero, _CMP_GE_OQ))));
+      const __m256d he = _mm256_mul_pd(hh, e), hn = _mm256_mul_pd(hh, no), hw = _mm256_mul_pd(hh, w),
+                    hs = _mm256_mul_pd(hh, so);
+      const __m256d t0 = _mm256_unpacklo_pd(he, hn), t1 = _mm256_unpackhi_pd(he, hn);
+      const __m256d t2 = _mm256_unpacklo_pd(hw, hs), t3 = _mm256_unpackhi_pd(hw, hs);
+      _mm256_storeu_pd(m + 4 * i, _mm256_permute2f128_pd(t0, t2, 0x20));
+      _mm256_storeu_pd(m + 4 * i + 4, _mm256_permute2f128_pd(t1, t3, 0x20));
+      _mm256_storeu_pd(m + 4 * i + 8, _mm256_permute2f128_pd(t0, t2, 0x31));
+      _mm256_storeu_pd(m + 4 * i + 12, _mm256_permute2f128_pd(t1, t3, 0x31));
+    }
+#endif
+    for (; i < nx; ++i) {
+      const double e = c0[r + i], no = c1[r + i], w = c2[r + i], so = c3[r + i];
+      valid &= (e >= 0.0) & (no >= 0.0) & (w >= 0.0) & (so >= 0.0);
+      m[4 * i + kEast] = h * e, m[4 * i + kNorth] = h * no, m[4 * i + kWest] = h * w, m[4 * i + kSouth] = h * so;
+    }
+  }
+#if defined(__AVX__)
+  valid &= _mm256_movemask_pd(ok) == 0xF;
+#endif
+  return valid;
+}
+
+// f(c) for each unblocked goal cell c of n, in increasing order; eight
+// bytes of the mask at a time, since goals are usually a few cells.
+template <class F>
+void for_each_goal(Index n, const std::uint8_t* goal, const std::uint8_t* blocked, F&& f) {
+  Index c = 0;
+  for (; c + 8 <= n; c += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, goal + c, sizeof word);
+    if (word == 0) continue;
+    for (Index k = c; k < c + 8; ++k)
+      if (goal[k] && !(blocked && blocked[k])) f(k);
+  }
+  for (; c < n; ++c)
+    if (goal[c] && !(blocked && blocked[c])) f(c);
+}
+
+// The march on the workspace laid out by lay_out.
 template <class Heap>
-void march(Index nx, Index ny, double h, const double* cost, Index cost_stride, const std::uint8_t* goal,
-           const std::uint8_t* blocked, EikonalWorkspace& ws, Heap& heap, double* phi) {
+void march(Index nx, Index ny, const std::uint8_t* goal, const std::uint8_t* blocked, EikonalWorkspace& ws,
+           Heap& heap, double* phi) {
   const Index n = nx * ny, W = nx + 2;
   std::uint8_t* state = ws.state.data();
   double* trial = ws.trial.data();
   double* known = ws.known.data() + 2 * W;
   double* moves = ws.moves.data();
-  for (Index j = 0; j < ny; ++j) {
-    const Index row = (j + 1) * W + 1, r = j * nx;
-    for (Index i = 0; i < nx; ++i) state[row + i] = (blocked && blocked[r + i]) ? kClosed : kFar;
-    std::fill_n(trial + row, nx, kInf);
-    std::fill_n(known + row, nx, kInf);
-    for (Index i = 0; i < nx; ++i)
-      for (int d = 0; d < 4; ++d) moves[4 * (row + i) + d] = h * cost[d * cost_stride + r + i];
-  }
   const Index offset[4] = {1, W, -1, -W};
   double v[4];
   // Unrolled: each direction's tests get branches of their own, which
@@ -226,18 +321,16 @@ void march(Index nx, Index ny, double h, const double* cost, Index cost_stride, 
     }
   };
   auto padded = [&](Index c) { return (c / nx + 1) * W + c % nx + 1; };
-  for (Index c = 0; c < n; ++c)
-    if (goal[c] && !(blocked && blocked[c])) {
-      const Index p = padded(c);
-      known[p] = trial[p] = 0.0, state[p] = kClosed;
-    }
-  for (Index c = 0; c < n; ++c)
-    if (goal[c] && !(blocked && blocked[c])) {
-      update_neighbours(known, moves, W, padded(c), v);
-      relax(padded(c));
-    }
-  // The neighbours' updates are issued before the heap's sift-down: their
-  // divisions and square root run while the sift-down's loop does (neither
+  for_each_goal(n, goal, blocked, [&](Index c) {
+    const Index p = padded(c);
+    known[p] = trial[p] = 0.0, state[p] = kClosed;
+  });
+  for_each_goal(n, goal, blocked, [&](Index c) {
+    update_neighbours(known, moves, W, padded(c), v);
+    relax(padded(c));
+  });
+  // The neighbours' updates are issued before the top's hole moves down: their
+  // divisions and square root run while the descent does (neither
   // reads what the other writes), and the misprediction at the end of that
   // loop no longer discards them.
   while (!heap.empty()) {
@@ -245,10 +338,26 @@ void march(Index nx, Index ny, double h, const double* cost, Index cost_stride, 
     state[p] = kClosed;
     known[p] = trial[p];
     update_neighbours(known, moves, W, p, v);
-    heap.remove_top();
+    heap.open_top();
     relax(p);
+    heap.close_top();
   }
   for (Index j = 0; j < ny; ++j) std::copy_n(known + (j + 1) * W + 1, nx, phi + j * nx);
+}
+
+}  // namespace
+
+namespace {
+
+void march_with(Index nx, Index ny, const std::uint8_t* goal, const std::uint8_t* blocked, EikonalWorkspace& ws,
+                double* phi, EikonalHeap kind) {
+  if (kind == EikonalHeap::kIndexed) {
+    IndexedHeap heap(ws.heap.data(), ws.slot.data());
+    march(nx, ny, goal, blocked, ws, heap, phi);
+  } else {
+    LazyHeap heap(ws.lazy, ws.state.data(), ws.trial.data());
+    march(nx, ny, goal, blocked, ws, heap, phi);
+  }
 }
 
 }  // namespace
@@ -271,7 +380,7 @@ void EikonalWorkspace::resize(Index nx_new, Index ny_new, EikonalHeap kind) {
     known.assign(padded + 4 * W, kInf);
     moves.assign(4 * padded, kInf);
     slot.assign(padded, 0);
-    heap.assign(padded + 1, kSentinel);
+    heap.assign(padded + 4, kSentinel);
   }
   // the lazy heap holds up to one entry per improvement: at most 4 per accepted cell
   if (kind == EikonalHeap::kLazy && lazy.capacity() < std::size_t(4 * padded)) lazy.reserve(4 * padded);
@@ -282,13 +391,8 @@ void eikonal_unchecked(Index nx, Index ny, double h, const Eigen::Ref<const RowM
                        EikonalWorkspace& ws, Eigen::Ref<Eigen::VectorXd> phi, EikonalHeap kind) {
   ws.resize(nx, ny, kind);
   const std::uint8_t* b = blocked.empty() ? nullptr : blocked.data();
-  if (kind == EikonalHeap::kIndexed) {
-    IndexedHeap heap(ws.heap.data(), ws.slot.data());
-    march(nx, ny, h, cost.data(), cost.outerStride(), goal.data(), b, ws, heap, phi.data());
-  } else {
-    LazyHeap heap(ws.lazy, ws.state.data(), ws.trial.data());
-    march(nx, ny, h, cost.data(), cost.outerStride(), goal.data(), b, ws, heap, phi.data());
-  }
+  lay_out(nx, ny, h, cost.data(), cost.outerStride(), b, ws);
+  march_with(nx, ny, goal.data(), b, ws, phi.data(), kind);
 }
 
 void eikonal(Index nx, Index ny, double h, const Eigen::Ref<const RowMatrix>& cost,
@@ -307,23 +411,30 @@ void eikonal(Index nx, Index ny, double h, const Eigen::Ref<const RowMatrix>& co
   if (!blocked.empty() && Index(blocked.size()) != n)
     throw_shape("blocked", cells, "(" + std::to_string(blocked.size()) + " cells)");
   if (phi.size() != n) throw_shape("phi", cells, "(" + std::to_string(phi.size()) + " cells)");
-  const double* c = cost.data();
-  const Index stride = cost.outerStride();
-  bool valid = true;  // a pass without an early exit (it vectorises); the position only on failure
-  for (Index d = 0; d < 4; ++d)
-    for (Index k = 0; k < n; ++k) valid &= c[d * stride + k] >= 0.0;
-  if (!valid)
+  std::uint8_t any = 0, free = 0;  // byte reductions without branches (they vectorise)
+  const std::uint8_t* g = goal.data();
+  for (Index k = 0; k < n; ++k) any |= g[k];
+  if (blocked.empty()) {
+    free = any;
+  } else {
+    const std::uint8_t* b = blocked.data();
+    for (Index k = 0; k < n; ++k) free |= g[k] & std::uint8_t(-std::uint8_t(b[k] == 0));
+  }
+  if (!any) throw std::domain_error("goal must contain at least one goal cell, got an empty mask");
+  if (!free) throw std::domain_error("goal must contain at least one unblocked cell, got a fully blocked goal");
+  ws.resize(nx, ny, kind);
+  const std::uint8_t* b = blocked.empty() ? nullptr : blocked.data();
+  // the costs are checked in the layout's pass over them; the position only on failure
+  if (!lay_out(nx, ny, h, cost.data(), cost.outerStride(), b, ws)) {
+    const double* c = cost.data();
+    const Index stride = cost.outerStride();
     for (Index d = 0; d < 4; ++d)
       for (Index k = 0; k < n; ++k)
         if (!(c[d * stride + k] >= 0.0))
           throw std::domain_error("cost must be >= 0 or +inf, got " + std::to_string(c[d * stride + k]) +
                                   " at flat index " + std::to_string(d * n + k));
-  bool any = false, free = false;
-  for (Index k = 0; k < n; ++k)
-    if (goal[k]) any = true, free = free || blocked.empty() || !blocked[k];
-  if (!any) throw std::domain_error("goal must contain at least one goal cell, got an empty mask");
-  if (!free) throw std::domain_error("goal must contain at least one unblocked cell, got a fully blocked goal");
-  eikonal_unchecked(nx, ny, h, cost, goal, blocked, ws, phi, kind);
+  }
+  march_with(nx, ny, goal.data(), b, ws, phi.data(), kind);
 }
 
 namespace {

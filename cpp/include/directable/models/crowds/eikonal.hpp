@@ -47,7 +47,7 @@ struct EikonalWorkspace {
   std::vector<double> trial;          //!< (N) tentative phi, +inf where far
   std::vector<double> known;          //!< (N + 4 W) phi of KNOWN cells, +inf elsewhere; two rows of +inf beyond each end
   std::vector<double> moves;          //!< (N x 4) h C of the moves E, N, W, S out of each cell, side by side
-  std::vector<EikonalHeapEntry> heap; //!< (N + 1) indexed binary heap, a sentinel after the last entry
+  std::vector<EikonalHeapEntry> heap; //!< (N + 4) indexed binary heap from its first 32-byte boundary, rooted at 1, a sentinel after the last entry
   std::vector<EikonalHeapEntry> lazy; //!< (<= 4 N) lazy-deletion heap
   std::vector<std::int32_t> slot;     //!< (N) heap position of a candidate cell (indexed heap)
   //! Lays the buffers out for an nx x ny grid (the lazy heap's on its first use).
