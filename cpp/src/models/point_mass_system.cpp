@@ -1,6 +1,7 @@
 #include "directable/models/point_mass_system.hpp"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace directable {
@@ -28,6 +29,29 @@ double symplectic_update(const PointMassSystem& system, Eigen::Ref<Eigen::Vector
     fastest = (speed2 > fastest || std::isnan(speed2)) ? speed2 : fastest;
   }
   return fastest;
+}
+
+double symplectic_update_soa(Index V, double dt, const double* __restrict dt_over_m, const std::uint8_t* __restrict pin,
+                             const double* __restrict FX, const double* __restrict FY, const double* __restrict FZ,
+                             double* __restrict X, double* __restrict Y, double* __restrict Z, double* __restrict VX,
+                             double* __restrict VY, double* __restrict VZ) {
+  double fastest = 0.0;
+  int nan = 0;
+  for (Index a = 0; a < V; ++a) {
+    const double vx = pin[a] ? 0.0 : VX[a] + dt_over_m[a] * FX[a];
+    const double vy = pin[a] ? 0.0 : VY[a] + dt_over_m[a] * FY[a];
+    const double vz = pin[a] ? 0.0 : VZ[a] + dt_over_m[a] * FZ[a];
+    VX[a] = vx;
+    VY[a] = vy;
+    VZ[a] = vz;
+    X[a] += dt * vx;
+    Y[a] += dt * vy;
+    Z[a] += dt * vz;
+    const double speed2 = vx * vx + vy * vy + vz * vz;
+    fastest = fastest < speed2 ? speed2 : fastest;
+    nan |= speed2 != speed2;
+  }
+  return nan ? std::numeric_limits<double>::quiet_NaN() : fastest;
 }
 
 void check_divergence(const char* what, double max_speed_squared, Index step, double bound) {

@@ -45,6 +45,17 @@ class PointMassSystem {
 double symplectic_update(const PointMassSystem& system, Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v,
                          const Eigen::Ref<const Eigen::VectorXd>& F_total, double dt);
 
+//! symplectic_update on structure-of-arrays state (V each): the same
+//! arithmetic, so that a run kept in that form (ClothModel::symplectic_step)
+//! rounds exactly as the runs through symplectic_update (sim/point_mass_run,
+//! the cloth planner), and both live in this one file so that the compiler
+//! contracts them alike. dt_over_m: dt / m per node; pin: V flags. Branch-
+//! free on restrict parameters, so that it vectorises.
+double symplectic_update_soa(Index V, double dt, const double* __restrict dt_over_m, const std::uint8_t* __restrict pin,
+                             const double* __restrict FX, const double* __restrict FY, const double* __restrict FZ,
+                             double* __restrict X, double* __restrict Y, double* __restrict Z, double* __restrict VX,
+                             double* __restrict VY, double* __restrict VZ);
+
 //! A node faster than this (m/s) means the run has diverged.
 inline constexpr double kDivergenceSpeed = 1e4;
 

@@ -160,8 +160,9 @@ int ClothModel::block_slot(Index row_node, Index col_node) const {
 std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const {
   auto d = std::make_unique<ClothData>();
   for (Eigen::VectorXd* b : {&d->X, &d->Y, &d->Z, &d->VX, &d->VY, &d->VZ, &d->FX, &d->FY, &d->FZ}) b->setZero(V_);
-  for (Eigen::VectorXd* b : {&d->DX, &d->DY, &d->DZ, &d->L, &d->S}) b->setZero(V_);
+  for (Eigen::VectorXd* b : {&d->DX, &d->DY, &d->DZ, &d->L}) b->setZero(V_);
   d->F.setZero(3 * V_);
+  d->dt_over_m.setZero(V_);
   d->rhs.setZero(3 * V_);
   d->dv.setZero(3 * V_);
   const Index nnz = static_cast<Index>(columns_.size());
@@ -204,6 +205,17 @@ void ClothModel::load_state(const Eigen::Ref<const Eigen::VectorXd>& x, const Ei
   }
 }
 
+void ClothModel::store_state(const ClothData& d, double* x, double* v) const {
+  for (Index a = 0; a < V_; ++a) {
+    x[3 * a] = d.X[a];
+    x[3 * a + 1] = d.Y[a];
+    x[3 * a + 2] = d.Z[a];
+    v[3 * a] = d.VX[a];
+    v[3 * a + 1] = d.VY[a];
+    v[3 * a + 2] = d.VZ[a];
+  }
+}
+
 void ClothModel::throw_degenerate(const SpringFamily& f, const ClothData& d) const {
   const Index nx = params_.nx;
   for (Index j = 0; j < f.j_end; ++j)
@@ -218,41 +230,66 @@ void ClothModel::throw_degenerate(const SpringFamily& f, const ClothData& d) con
   throw std::domain_error("x (the positions) has a degenerate spring");
 }
 
+namespace {
+
+//! One family's spring forces on their start nodes (T = tension / L times
+//! the spring vector, N each) from structure-of-arrays positions and
+//! velocities: xa, va at the start nodes, xb, vb at the end nodes. Absent
+//! slots (weight 0) count as springs at rest. Returns true when a spring is
+//! shorter than min_length. Branch-free, on restrict parameters, so that it
+//! vectorises (this file is compiled with -fno-math-errno: the square root
+//! needs no scalar errno path).
+bool family_tensions(Index N, double k, double c, double rest, double min_length, const double* __restrict w,
+                     const double* __restrict xa, const double* __restrict ya, const double* __restrict za,
+                     const double* __restrict xb, const double* __restrict yb, const double* __restrict zb,
+                     const double* __restrict vxa, const double* __restrict vya, const double* __restrict vza,
+                     const double* __restrict vxb, const double* __restrict vyb, const double* __restrict vzb,
+                     double* __restrict TX, double* __restrict TY, double* __restrict TZ) {
+  int degenerate = 0;
+  for (Index s = 0; s < N; ++s) {
+    const double dx = xb[s] - xa[s], dy = yb[s] - ya[s], dz = zb[s] - za[s];
+    const double L = w[s] * std::sqrt(dx * dx + dy * dy + dz * dz) + (1.0 - w[s]) * rest;
+    degenerate |= L < min_length;  // NaN states are caught by the callers' divergence checks
+    const double il = 1.0 / L;
+    const double rel = (vxb[s] - vxa[s]) * dx + (vyb[s] - vya[s]) * dy + (vzb[s] - vza[s]) * dz;
+    // tension / L = k (1 - rest / L) + c (dv . D) / L^2
+    const double S = w[s] * (k * (1.0 - rest * il) + c * rel * (il * il));
+    TX[s] = S * dx;
+    TY[s] = S * dy;
+    TZ[s] = S * dz;
+  }
+  return degenerate != 0;
+}
+
+//! F += T (sign +1) or F -= T (sign -1), N each.
+void add_tensions(Index N, double sign, const double* __restrict TX, const double* __restrict TY,
+                  const double* __restrict TZ, double* __restrict FX, double* __restrict FY, double* __restrict FZ) {
+  for (Index s = 0; s < N; ++s) {
+    FX[s] += sign * TX[s];
+    FY[s] += sign * TY[s];
+    FZ[s] += sign * TZ[s];
+  }
+}
+
+}  // namespace
+
 // Per family: the springs start at nodes a in [a_lo, a_lo + N) and end at
 // a + offset; the few a in that range that have no spring (the row ends)
-// carry weight 0. Whole-family Eigen array expressions run on contiguous
-// arrays with explicit SIMD packets (GCC does not vectorise the equivalent
-// scalar loop here: std::sqrt sets errno); the scatter into a and a +
-// offset are two passes that do not alias.
+// carry weight 0. One pass computes the forces on a, two more add them to a
+// and subtract them from a + offset (for the offsets 1 and 2 a fused
+// scatter would alias within a vector).
 void ClothModel::spring_forces(ClothData& d) const {
-  using Arr = Eigen::Map<Eigen::ArrayXd>;
-  using CArr = Eigen::Map<const Eigen::ArrayXd>;
   const double c = params_.damping;
   for (std::size_t fi = 0; fi < families_.size(); ++fi) {
     const SpringFamily& f = families_[fi];
-    const Eigen::ArrayXd& w = family_weight_[fi];
-    const Index N = w.size(), lo = family_first_[fi], hi = lo + f.dj * params_.nx + f.di;
-    const double min_length = 1e-9 * f.rest;
-    Arr DX(d.DX.data(), N), DY(d.DY.data(), N), DZ(d.DZ.data(), N), L(d.L.data(), N), S(d.S.data(), N);
-    DX = CArr(d.X.data() + hi, N) - CArr(d.X.data() + lo, N);
-    DY = CArr(d.Y.data() + hi, N) - CArr(d.Y.data() + lo, N);
-    DZ = CArr(d.Z.data() + hi, N) - CArr(d.Z.data() + lo, N);
-    // absent slots count as rest length
-    L = w * (DX.square() + DY.square() + DZ.square()).sqrt() + (1.0 - w) * f.rest;
-    // a vectorised reduction (non-finite states are caught by the callers' divergence checks)
-    if (!(L.minCoeff() >= min_length)) throw_degenerate(f, d);
-    L = L.inverse();  // one division per spring
-    // tension / L = k (1 - rest / L) + c (dv . D) / L^2 with D = (DX, DY, DZ)
-    S = (CArr(d.VX.data() + hi, N) - CArr(d.VX.data() + lo, N)) * DX +
-        (CArr(d.VY.data() + hi, N) - CArr(d.VY.data() + lo, N)) * DY +
-        (CArr(d.VZ.data() + hi, N) - CArr(d.VZ.data() + lo, N)) * DZ;
-    S = w * (f.stiffness * (1.0 - f.rest * L) + c * S * L.square());
-    Arr(d.FX.data() + lo, N) += S * DX;
-    Arr(d.FY.data() + lo, N) += S * DY;
-    Arr(d.FZ.data() + lo, N) += S * DZ;
-    Arr(d.FX.data() + hi, N) -= S * DX;
-    Arr(d.FY.data() + hi, N) -= S * DY;
-    Arr(d.FZ.data() + hi, N) -= S * DZ;
+    const Index N = family_weight_[fi].size(), lo = family_first_[fi], hi = lo + f.dj * params_.nx + f.di;
+    if (family_tensions(N, f.stiffness, c, f.rest, 1e-9 * f.rest, family_weight_[fi].data(), d.X.data() + lo,
+                        d.Y.data() + lo, d.Z.data() + lo, d.X.data() + hi, d.Y.data() + hi, d.Z.data() + hi,
+                        d.VX.data() + lo, d.VY.data() + lo, d.VZ.data() + lo, d.VX.data() + hi, d.VY.data() + hi,
+                        d.VZ.data() + hi, d.DX.data(), d.DY.data(), d.DZ.data()))
+      throw_degenerate(f, d);
+    add_tensions(N, 1.0, d.DX.data(), d.DY.data(), d.DZ.data(), d.FX.data() + lo, d.FY.data() + lo, d.FZ.data() + lo);
+    add_tensions(N, -1.0, d.DX.data(), d.DY.data(), d.DZ.data(), d.FX.data() + hi, d.FY.data() + hi, d.FZ.data() + hi);
   }
 }
 
