@@ -1,7 +1,6 @@
 #include "directable/models/point_mass_system.hpp"
 
 #include <cmath>
-#include <limits>
 #include <string>
 
 namespace directable {
@@ -31,27 +30,25 @@ double symplectic_update(const PointMassSystem& system, Eigen::Ref<Eigen::Vector
   return fastest;
 }
 
-double symplectic_update_soa(Index V, double dt, const double* __restrict dt_over_m, const std::uint8_t* __restrict pin,
+double symplectic_update_soa(Index V, double dt, const double* __restrict dt_over_m, const double* __restrict keep,
                              const double* __restrict FX, const double* __restrict FY, const double* __restrict FZ,
                              double* __restrict X, double* __restrict Y, double* __restrict Z, double* __restrict VX,
-                             double* __restrict VY, double* __restrict VZ) {
-  double fastest = 0.0;
-  int nan = 0;
+                             double* __restrict VY, double* __restrict VZ, double* __restrict speed2) {
   for (Index a = 0; a < V; ++a) {
-    const double vx = pin[a] ? 0.0 : VX[a] + dt_over_m[a] * FX[a];
-    const double vy = pin[a] ? 0.0 : VY[a] + dt_over_m[a] * FY[a];
-    const double vz = pin[a] ? 0.0 : VZ[a] + dt_over_m[a] * FZ[a];
+    // keep[a] = 1 leaves the sum's bits as symplectic_update's; 0 zeroes a pinned node's velocity
+    const double vx = keep[a] * (VX[a] + dt_over_m[a] * FX[a]);
+    const double vy = keep[a] * (VY[a] + dt_over_m[a] * FY[a]);
+    const double vz = keep[a] * (VZ[a] + dt_over_m[a] * FZ[a]);
     VX[a] = vx;
     VY[a] = vy;
     VZ[a] = vz;
     X[a] += dt * vx;
     Y[a] += dt * vy;
     Z[a] += dt * vz;
-    const double speed2 = vx * vx + vy * vy + vz * vz;
-    fastest = fastest < speed2 ? speed2 : fastest;
-    nan |= speed2 != speed2;
+    speed2[a] = vx * vx + vy * vy + vz * vz;
   }
-  return nan ? std::numeric_limits<double>::quiet_NaN() : fastest;
+  // a separate reduction: a running maximum in the loop above would keep it from vectorising
+  return Eigen::Map<const Eigen::ArrayXd>(speed2, V).maxCoeff<Eigen::PropagateNaN>();
 }
 
 void check_divergence(const char* what, double max_speed_squared, Index step, double bound) {

@@ -70,6 +70,8 @@ ClothModel::ClothModel(const ClothParams& params, std::vector<Collider> collider
   masses_ = Eigen::VectorXd::Constant(V_, params_.mass);
   pinned_.assign(V_, 0);
   for (Index k : params_.pinned) pinned_[k] = 1;
+  keep_ = Eigen::VectorXd::Ones(V_);
+  for (Index k : params_.pinned) keep_[k] = 0.0;
   q0_.resize(3 * V_);
   for (Index j = 0; j < ny; ++j)
     for (Index i = 0; i < nx; ++i)
@@ -163,6 +165,7 @@ std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const
   for (Eigen::VectorXd* b : {&d->DX, &d->DY, &d->DZ, &d->L}) b->setZero(V_);
   d->F.setZero(3 * V_);
   d->dt_over_m.setZero(V_);
+  d->speed2.setZero(V_);
   d->rhs.setZero(3 * V_);
   d->dv.setZero(3 * V_);
   const Index nnz = static_cast<Index>(columns_.size());
@@ -191,29 +194,38 @@ std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const
   return d;
 }
 
-void ClothModel::load_state(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
-                            ClothData& d) const {
-  const double* xp = x.data();
-  const double* vp = v.data();
-  for (Index a = 0; a < V_; ++a) {
-    d.X[a] = xp[3 * a];
-    d.Y[a] = xp[3 * a + 1];
-    d.Z[a] = xp[3 * a + 2];
-    d.VX[a] = vp[3 * a];
-    d.VY[a] = vp[3 * a + 1];
-    d.VZ[a] = vp[3 * a + 2];
+namespace {
+
+// Flat (3V) <-> structure of arrays (V each), on restrict parameters so that
+// the stride-3 gathers and scatters vectorise.
+void deinterleave(Index V, const double* __restrict q, double* __restrict X, double* __restrict Y, double* __restrict Z) {
+  for (Index a = 0; a < V; ++a) {
+    X[a] = q[3 * a];
+    Y[a] = q[3 * a + 1];
+    Z[a] = q[3 * a + 2];
   }
 }
 
-void ClothModel::store_state(const ClothData& d, double* x, double* v) const {
-  for (Index a = 0; a < V_; ++a) {
-    x[3 * a] = d.X[a];
-    x[3 * a + 1] = d.Y[a];
-    x[3 * a + 2] = d.Z[a];
-    v[3 * a] = d.VX[a];
-    v[3 * a + 1] = d.VY[a];
-    v[3 * a + 2] = d.VZ[a];
+void interleave(Index V, const double* __restrict X, const double* __restrict Y, const double* __restrict Z,
+                double* __restrict q) {
+  for (Index a = 0; a < V; ++a) {
+    q[3 * a] = X[a];
+    q[3 * a + 1] = Y[a];
+    q[3 * a + 2] = Z[a];
   }
+}
+
+}  // namespace
+
+void ClothModel::load_state(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
+                            ClothData& d) const {
+  deinterleave(V_, x.data(), d.X.data(), d.Y.data(), d.Z.data());
+  deinterleave(V_, v.data(), d.VX.data(), d.VY.data(), d.VZ.data());
+}
+
+void ClothModel::store_state(const ClothData& d, double* x, double* v) const {
+  interleave(V_, d.X.data(), d.Y.data(), d.Z.data(), x);
+  interleave(V_, d.VX.data(), d.VY.data(), d.VZ.data(), v);
 }
 
 void ClothModel::throw_degenerate(const SpringFamily& f, const ClothData& d) const {

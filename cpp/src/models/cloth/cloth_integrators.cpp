@@ -25,8 +25,9 @@ double ClothModel::symplectic_step(double dt, const double* u, ClothData& d) con
     d.dt_over_m = dt / masses_.array();
     d.dt_over_m_for = dt;
   }
-  return symplectic_update_soa(V_, dt, d.dt_over_m.data(), pinned_.data(), d.FX.data(), d.FY.data(), d.FZ.data(),
-                               d.X.data(), d.Y.data(), d.Z.data(), d.VX.data(), d.VY.data(), d.VZ.data());
+  return symplectic_update_soa(V_, dt, d.dt_over_m.data(), keep_.data(), d.FX.data(), d.FY.data(), d.FZ.data(),
+                               d.X.data(), d.Y.data(), d.Z.data(), d.VX.data(), d.VY.data(), d.VZ.data(),
+                               d.speed2.data());
 }
 
 double ClothModel::step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v, double dt, const double* u,

@@ -80,6 +80,7 @@ struct ClothData : PointMassData {
   Eigen::VectorXd F;                     //!< 3V
   Eigen::VectorXd dt_over_m;             //!< V, dt / m per node for the dt of dt_over_m_for (symplectic_step)
   double dt_over_m_for = 0.0;            //!< s, the dt that dt_over_m holds (0: none yet)
+  Eigen::VectorXd speed2;                //!< V, each node's |v+|^2 after a symplectic_step (m^2/s^2)
   Eigen::VectorXd Kx, Kv;                //!< nnz each, values of dF/dx, dF/dv on the model's pattern
   // The implicit step's per-spring and per-node terms (structure of arrays):
   Eigen::MatrixXd Bs;                    //!< V x 6, one family's blocks B = dt dF/dv + dt^2 sym(dF/dx) (xx yy zz xy xz yz), per spring slot
@@ -175,6 +176,7 @@ class ClothModel final : public PointMassSystem {
   Index V_;
   Eigen::VectorXd masses_;               //!< V
   std::vector<std::uint8_t> pinned_;     //!< V
+  Eigen::VectorXd keep_;                 //!< V, 1 for a free node, 0 for a pinned one (symplectic_update_soa)
   Eigen::VectorXd q0_;                   //!< 3V
   std::vector<SpringFamily> families_;
   std::vector<Index> family_first_;           //!< per family: first start node a_lo
