@@ -283,18 +283,61 @@ void add_tensions(Index N, double sign, const double* __restrict TX, const doubl
   }
 }
 
+//! family_tensions and both add_tensions in one pass, the forces added to
+//! F at the start nodes and subtracted at the end nodes (offset ahead in
+//! the same arrays) with no tension arrays written and read back. For
+//! offsets of at least kFusedOffset the iterations that touch one entry are
+//! further apart than any vector of up to that many lanes (safelen): each
+//! entry gets its additions in the scalar loop's order.
+constexpr Index kFusedOffset = 8;
+bool family_forces(Index N, double k, double c, double rest, double min_length, const double* __restrict w,
+                   const double* __restrict xa, const double* __restrict ya, const double* __restrict za,
+                   const double* __restrict xb, const double* __restrict yb, const double* __restrict zb,
+                   const double* __restrict vxa, const double* __restrict vya, const double* __restrict vza,
+                   const double* __restrict vxb, const double* __restrict vyb, const double* __restrict vzb,
+                   double* FX, double* FY, double* FZ, Index offset) {
+  int degenerate = 0;
+#pragma omp simd safelen(8) reduction(| : degenerate)
+  for (Index s = 0; s < N; ++s) {
+    const double dx = xb[s] - xa[s], dy = yb[s] - ya[s], dz = zb[s] - za[s];
+    const double L = w[s] * std::sqrt(dx * dx + dy * dy + dz * dz) + (1.0 - w[s]) * rest;
+    degenerate |= L < min_length;
+    const double il = 1.0 / L;
+    const double rel = (vxb[s] - vxa[s]) * dx + (vyb[s] - vya[s]) * dy + (vzb[s] - vza[s]) * dz;
+    const double S = w[s] * (k * (1.0 - rest * il) + c * rel * (il * il));
+    const double tx = S * dx, ty = S * dy, tz = S * dz;
+    FX[s] += tx;
+    FY[s] += ty;
+    FZ[s] += tz;
+    FX[s + offset] -= tx;
+    FY[s + offset] -= ty;
+    FZ[s + offset] -= tz;
+  }
+  return degenerate != 0;
+}
+
 }  // namespace
 
 // Per family: the springs start at nodes a in [a_lo, a_lo + N) and end at
 // a + offset; the few a in that range that have no spring (the row ends)
-// carry weight 0. One pass computes the forces on a, two more add them to a
-// and subtract them from a + offset (for the offsets 1 and 2 a fused
-// scatter would alias within a vector).
+// carry weight 0. Families whose offset is at least kFusedOffset (every one
+// but the row springs (1, 0) and (2, 0) of a grid with nx >= 8) add their
+// forces to a and subtract them from a + offset in the same pass; for the
+// others one pass computes the forces on a and two more scatter them (a
+// fused scatter would alias within a vector).
 void ClothModel::spring_forces(ClothData& d) const {
   const double c = params_.damping;
   for (std::size_t fi = 0; fi < families_.size(); ++fi) {
     const SpringFamily& f = families_[fi];
     const Index N = family_weight_[fi].size(), lo = family_first_[fi], hi = lo + f.dj * params_.nx + f.di;
+    if (hi - lo >= kFusedOffset) {
+      if (family_forces(N, f.stiffness, c, f.rest, 1e-9 * f.rest, family_weight_[fi].data(), d.X.data() + lo,
+                        d.Y.data() + lo, d.Z.data() + lo, d.X.data() + hi, d.Y.data() + hi, d.Z.data() + hi,
+                        d.VX.data() + lo, d.VY.data() + lo, d.VZ.data() + lo, d.VX.data() + hi, d.VY.data() + hi,
+                        d.VZ.data() + hi, d.FX.data() + lo, d.FY.data() + lo, d.FZ.data() + lo, hi - lo))
+        throw_degenerate(f, d);
+      continue;
+    }
     if (family_tensions(N, f.stiffness, c, f.rest, 1e-9 * f.rest, family_weight_[fi].data(), d.X.data() + lo,
                         d.Y.data() + lo, d.Z.data() + lo, d.X.data() + hi, d.Y.data() + hi, d.Z.data() + hi,
                         d.VX.data() + lo, d.VY.data() + lo, d.VZ.data() + lo, d.VX.data() + hi, d.VY.data() + hi,
