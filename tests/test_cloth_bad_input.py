@@ -93,11 +93,13 @@ def test_diverging_run_reports_the_step():
 
 @pytest.mark.parametrize("method", ["implicit", "symplectic"])
 def test_stiff_sphere_divergence_reported_with_the_step(method):
-    # Fig. 4's contact stiffness (6e4 N/m on 10 g nodes: stable below dt = 2 sqrt(m / k) = 0.8 ms) at dt = 2 ms.
-    # The corner nodes that hit the sphere are shot away while the rest of the patch stays slow: the
-    # divergence check looks at the fastest node, not the mean speed, and reports the step.
+    # A contact stiffness of 2e5 N/m on 10 g nodes (stable below dt = 2 sqrt(m / k) = 0.45 ms) at dt = 2 ms.
+    # The nodes that hit the sphere are shot away while the rest of the patch stays slow: the divergence
+    # check looks at the fastest node, not the mean speed, and reports the step. (At Fig. 4's 6e4 N/m the
+    # symplectic run is chaotic enough that whether a node passes the 100 m/s bound depends on rounding:
+    # 98.5 m/s at most in one build; at 2e5 N/m it passes 250 m/s at step 66 under perturbations of 1e-12 m.)
     c = dc.ClothGrid(10, 10, 0.05, 0.01, 300.0, 60.0, 6.0, 0.02, origin=(-0.225, -0.225, 0.28))
-    c.add_collider(dc.Sphere((0.0, 0.0, 0.0), 0.25, 6e4, 0.3))
+    c.add_collider(dc.Sphere((0.0, 0.0, 0.0), 0.25, 2e5, 0.3))
     with pytest.raises(ValueError, match=r"rollout diverged at step \d+ \(a node's speed is"):
         c.rollout(c.positions0, np.zeros((100, 3)), 0.002, 1000, method=method)
 

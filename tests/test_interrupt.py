@@ -303,6 +303,12 @@ _LONG_CALLS = {
                    "f = sph.SPHFluid3D(sph.block((0.3, 0.3, 0.0), (0.7, 0.7, 0.3), dx),"
                    " sph.box_walls((0, 0, 0), (1, 1, 1), dx), spacing=dx, h=1.3 * dx)",
                    "f.step(steps=10**7)", "f.step(steps=1)"),
+    # the cloth's implicit rollout, ~0.6 ms a step (the symplectic one stores 20x more steps per second than
+    # memory allows for a run this long; both poll the same throttle)
+    "cloth_rollout": ("from directable import cloth\n"
+                      "c = cloth.ClothGrid(20, 20, 0.05, 0.01, 300.0, 60.0, 6.0, 0.02, pinned=[0, 19])",
+                      "c.rollout(c.positions0, np.zeros((400, 3)), 0.005, 6000, method='implicit')",
+                      "c.rollout(c.positions0, np.zeros((400, 3)), 0.005, 2, method='implicit')"),
     "crowd_run": ("from directable import crowds\n"
                   "goal = np.zeros((40, 40), bool); goal[:, -1] = True\n"
                   "people = np.random.default_rng(0).uniform(1, 30, (200, 2))\n"

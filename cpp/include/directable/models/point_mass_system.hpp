@@ -45,6 +45,19 @@ class PointMassSystem {
 double symplectic_update(const PointMassSystem& system, Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v,
                          const Eigen::Ref<const Eigen::VectorXd>& F_total, double dt);
 
+//! symplectic_update on structure-of-arrays state (V each): the same
+//! arithmetic, so that a run kept in that form (ClothModel::symplectic_step)
+//! rounds exactly as the runs through symplectic_update (sim/point_mass_run,
+//! the cloth planner); both live in this one file so that the compiler
+//! contracts them alike. dt_over_m: dt / m per node; keep: 1 for a free
+//! node, 0 for a pinned one (its velocity must be zero); speed2: V, receives
+//! each node's |v+|^2. Returns the largest |v+|^2 (NaN if any is). On
+//! restrict parameters and branch-free, so that it vectorises.
+double symplectic_update_soa(Index V, double dt, const double* __restrict dt_over_m, const double* __restrict keep,
+                             const double* __restrict FX, const double* __restrict FY, const double* __restrict FZ,
+                             double* __restrict X, double* __restrict Y, double* __restrict Z, double* __restrict VX,
+                             double* __restrict VY, double* __restrict VZ, double* __restrict speed2);
+
 //! A node faster than this (m/s) means the run has diverged.
 inline constexpr double kDivergenceSpeed = 1e4;
 

@@ -70,6 +70,8 @@ ClothModel::ClothModel(const ClothParams& params, std::vector<Collider> collider
   masses_ = Eigen::VectorXd::Constant(V_, params_.mass);
   pinned_.assign(V_, 0);
   for (Index k : params_.pinned) pinned_[k] = 1;
+  keep_ = Eigen::VectorXd::Ones(V_);
+  for (Index k : params_.pinned) keep_[k] = 0.0;
   q0_.resize(3 * V_);
   for (Index j = 0; j < ny; ++j)
     for (Index i = 0; i < nx; ++i)
@@ -160,8 +162,10 @@ int ClothModel::block_slot(Index row_node, Index col_node) const {
 std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const {
   auto d = std::make_unique<ClothData>();
   for (Eigen::VectorXd* b : {&d->X, &d->Y, &d->Z, &d->VX, &d->VY, &d->VZ, &d->FX, &d->FY, &d->FZ}) b->setZero(V_);
-  for (Eigen::VectorXd* b : {&d->DX, &d->DY, &d->DZ, &d->L, &d->S}) b->setZero(V_);
+  for (Eigen::VectorXd* b : {&d->DX, &d->DY, &d->DZ, &d->L}) b->setZero(V_);
   d->F.setZero(3 * V_);
+  d->dt_over_m.setZero(V_);
+  d->speed2.setZero(V_);
   d->rhs.setZero(3 * V_);
   d->dv.setZero(3 * V_);
   const Index nnz = static_cast<Index>(columns_.size());
@@ -190,18 +194,38 @@ std::unique_ptr<ClothData> ClothModel::create_data(ClothIntegrator method) const
   return d;
 }
 
+namespace {
+
+// Flat (3V) <-> structure of arrays (V each), on restrict parameters so that
+// the stride-3 gathers and scatters vectorise.
+void deinterleave(Index V, const double* __restrict q, double* __restrict X, double* __restrict Y, double* __restrict Z) {
+  for (Index a = 0; a < V; ++a) {
+    X[a] = q[3 * a];
+    Y[a] = q[3 * a + 1];
+    Z[a] = q[3 * a + 2];
+  }
+}
+
+void interleave(Index V, const double* __restrict X, const double* __restrict Y, const double* __restrict Z,
+                double* __restrict q) {
+  for (Index a = 0; a < V; ++a) {
+    q[3 * a] = X[a];
+    q[3 * a + 1] = Y[a];
+    q[3 * a + 2] = Z[a];
+  }
+}
+
+}  // namespace
+
 void ClothModel::load_state(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
                             ClothData& d) const {
-  const double* xp = x.data();
-  const double* vp = v.data();
-  for (Index a = 0; a < V_; ++a) {
-    d.X[a] = xp[3 * a];
-    d.Y[a] = xp[3 * a + 1];
-    d.Z[a] = xp[3 * a + 2];
-    d.VX[a] = vp[3 * a];
-    d.VY[a] = vp[3 * a + 1];
-    d.VZ[a] = vp[3 * a + 2];
-  }
+  deinterleave(V_, x.data(), d.X.data(), d.Y.data(), d.Z.data());
+  deinterleave(V_, v.data(), d.VX.data(), d.VY.data(), d.VZ.data());
+}
+
+void ClothModel::store_state(const ClothData& d, double* x, double* v) const {
+  interleave(V_, d.X.data(), d.Y.data(), d.Z.data(), x);
+  interleave(V_, d.VX.data(), d.VY.data(), d.VZ.data(), v);
 }
 
 void ClothModel::throw_degenerate(const SpringFamily& f, const ClothData& d) const {
@@ -218,41 +242,109 @@ void ClothModel::throw_degenerate(const SpringFamily& f, const ClothData& d) con
   throw std::domain_error("x (the positions) has a degenerate spring");
 }
 
+namespace {
+
+//! One family's spring forces on their start nodes (T = tension / L times
+//! the spring vector, N each) from structure-of-arrays positions and
+//! velocities: xa, va at the start nodes, xb, vb at the end nodes. Absent
+//! slots (weight 0) count as springs at rest. Returns true when a spring is
+//! shorter than min_length. Branch-free, on restrict parameters, so that it
+//! vectorises (this file is compiled with -fno-math-errno: the square root
+//! needs no scalar errno path).
+bool family_tensions(Index N, double k, double c, double rest, double min_length, const double* __restrict w,
+                     const double* __restrict xa, const double* __restrict ya, const double* __restrict za,
+                     const double* __restrict xb, const double* __restrict yb, const double* __restrict zb,
+                     const double* __restrict vxa, const double* __restrict vya, const double* __restrict vza,
+                     const double* __restrict vxb, const double* __restrict vyb, const double* __restrict vzb,
+                     double* __restrict TX, double* __restrict TY, double* __restrict TZ) {
+  int degenerate = 0;
+  for (Index s = 0; s < N; ++s) {
+    const double dx = xb[s] - xa[s], dy = yb[s] - ya[s], dz = zb[s] - za[s];
+    const double L = w[s] * std::sqrt(dx * dx + dy * dy + dz * dz) + (1.0 - w[s]) * rest;
+    degenerate |= L < min_length;  // NaN states are caught by the callers' divergence checks
+    const double il = 1.0 / L;
+    const double rel = (vxb[s] - vxa[s]) * dx + (vyb[s] - vya[s]) * dy + (vzb[s] - vza[s]) * dz;
+    // tension / L = k (1 - rest / L) + c (dv . D) / L^2
+    const double S = w[s] * (k * (1.0 - rest * il) + c * rel * (il * il));
+    TX[s] = S * dx;
+    TY[s] = S * dy;
+    TZ[s] = S * dz;
+  }
+  return degenerate != 0;
+}
+
+//! F += T (sign +1) or F -= T (sign -1), N each.
+void add_tensions(Index N, double sign, const double* __restrict TX, const double* __restrict TY,
+                  const double* __restrict TZ, double* __restrict FX, double* __restrict FY, double* __restrict FZ) {
+  for (Index s = 0; s < N; ++s) {
+    FX[s] += sign * TX[s];
+    FY[s] += sign * TY[s];
+    FZ[s] += sign * TZ[s];
+  }
+}
+
+//! family_tensions and both add_tensions in one pass, the forces added to
+//! F at the start nodes and subtracted at the end nodes (offset ahead in
+//! the same arrays) with no tension arrays written and read back. For
+//! offsets of at least kFusedOffset the iterations that touch one entry are
+//! further apart than any vector of up to that many lanes (safelen): each
+//! entry gets its additions in the scalar loop's order.
+constexpr Index kFusedOffset = 8;
+bool family_forces(Index N, double k, double c, double rest, double min_length, const double* __restrict w,
+                   const double* __restrict xa, const double* __restrict ya, const double* __restrict za,
+                   const double* __restrict xb, const double* __restrict yb, const double* __restrict zb,
+                   const double* __restrict vxa, const double* __restrict vya, const double* __restrict vza,
+                   const double* __restrict vxb, const double* __restrict vyb, const double* __restrict vzb,
+                   double* FX, double* FY, double* FZ, Index offset) {
+  int degenerate = 0;
+#pragma omp simd safelen(8) reduction(| : degenerate)
+  for (Index s = 0; s < N; ++s) {
+    const double dx = xb[s] - xa[s], dy = yb[s] - ya[s], dz = zb[s] - za[s];
+    const double L = w[s] * std::sqrt(dx * dx + dy * dy + dz * dz) + (1.0 - w[s]) * rest;
+    degenerate |= L < min_length;
+    const double il = 1.0 / L;
+    const double rel = (vxb[s] - vxa[s]) * dx + (vyb[s] - vya[s]) * dy + (vzb[s] - vza[s]) * dz;
+    const double S = w[s] * (k * (1.0 - rest * il) + c * rel * (il * il));
+    const double tx = S * dx, ty = S * dy, tz = S * dz;
+    FX[s] += tx;
+    FY[s] += ty;
+    FZ[s] += tz;
+    FX[s + offset] -= tx;
+    FY[s + offset] -= ty;
+    FZ[s + offset] -= tz;
+  }
+  return degenerate != 0;
+}
+
+}  // namespace
+
 // Per family: the springs start at nodes a in [a_lo, a_lo + N) and end at
 // a + offset; the few a in that range that have no spring (the row ends)
-// carry weight 0. Whole-family Eigen array expressions run on contiguous
-// arrays with explicit SIMD packets (GCC does not vectorise the equivalent
-// scalar loop here: std::sqrt sets errno); the scatter into a and a +
-// offset are two passes that do not alias.
+// carry weight 0. Families whose offset is at least kFusedOffset (every one
+// but the row springs (1, 0) and (2, 0) of a grid with nx >= 8) add their
+// forces to a and subtract them from a + offset in the same pass; for the
+// others one pass computes the forces on a and two more scatter them (a
+// fused scatter would alias within a vector).
 void ClothModel::spring_forces(ClothData& d) const {
-  using Arr = Eigen::Map<Eigen::ArrayXd>;
-  using CArr = Eigen::Map<const Eigen::ArrayXd>;
   const double c = params_.damping;
   for (std::size_t fi = 0; fi < families_.size(); ++fi) {
     const SpringFamily& f = families_[fi];
-    const Eigen::ArrayXd& w = family_weight_[fi];
-    const Index N = w.size(), lo = family_first_[fi], hi = lo + f.dj * params_.nx + f.di;
-    const double min_length = 1e-9 * f.rest;
-    Arr DX(d.DX.data(), N), DY(d.DY.data(), N), DZ(d.DZ.data(), N), L(d.L.data(), N), S(d.S.data(), N);
-    DX = CArr(d.X.data() + hi, N) - CArr(d.X.data() + lo, N);
-    DY = CArr(d.Y.data() + hi, N) - CArr(d.Y.data() + lo, N);
-    DZ = CArr(d.Z.data() + hi, N) - CArr(d.Z.data() + lo, N);
-    // absent slots count as rest length
-    L = w * (DX.square() + DY.square() + DZ.square()).sqrt() + (1.0 - w) * f.rest;
-    // a vectorised reduction (non-finite states are caught by the callers' divergence checks)
-    if (!(L.minCoeff() >= min_length)) throw_degenerate(f, d);
-    L = L.inverse();  // one division per spring
-    // tension / L = k (1 - rest / L) + c (dv . D) / L^2 with D = (DX, DY, DZ)
-    S = (CArr(d.VX.data() + hi, N) - CArr(d.VX.data() + lo, N)) * DX +
-        (CArr(d.VY.data() + hi, N) - CArr(d.VY.data() + lo, N)) * DY +
-        (CArr(d.VZ.data() + hi, N) - CArr(d.VZ.data() + lo, N)) * DZ;
-    S = w * (f.stiffness * (1.0 - f.rest * L) + c * S * L.square());
-    Arr(d.FX.data() + lo, N) += S * DX;
-    Arr(d.FY.data() + lo, N) += S * DY;
-    Arr(d.FZ.data() + lo, N) += S * DZ;
-    Arr(d.FX.data() + hi, N) -= S * DX;
-    Arr(d.FY.data() + hi, N) -= S * DY;
-    Arr(d.FZ.data() + hi, N) -= S * DZ;
+    const Index N = family_weight_[fi].size(), lo = family_first_[fi], hi = lo + f.dj * params_.nx + f.di;
+    if (hi - lo >= kFusedOffset) {
+      if (family_forces(N, f.stiffness, c, f.rest, 1e-9 * f.rest, family_weight_[fi].data(), d.X.data() + lo,
+                        d.Y.data() + lo, d.Z.data() + lo, d.X.data() + hi, d.Y.data() + hi, d.Z.data() + hi,
+                        d.VX.data() + lo, d.VY.data() + lo, d.VZ.data() + lo, d.VX.data() + hi, d.VY.data() + hi,
+                        d.VZ.data() + hi, d.FX.data() + lo, d.FY.data() + lo, d.FZ.data() + lo, hi - lo))
+        throw_degenerate(f, d);
+      continue;
+    }
+    if (family_tensions(N, f.stiffness, c, f.rest, 1e-9 * f.rest, family_weight_[fi].data(), d.X.data() + lo,
+                        d.Y.data() + lo, d.Z.data() + lo, d.X.data() + hi, d.Y.data() + hi, d.Z.data() + hi,
+                        d.VX.data() + lo, d.VY.data() + lo, d.VZ.data() + lo, d.VX.data() + hi, d.VY.data() + hi,
+                        d.VZ.data() + hi, d.DX.data(), d.DY.data(), d.DZ.data()))
+      throw_degenerate(f, d);
+    add_tensions(N, 1.0, d.DX.data(), d.DY.data(), d.DZ.data(), d.FX.data() + lo, d.FY.data() + lo, d.FZ.data() + lo);
+    add_tensions(N, -1.0, d.DX.data(), d.DY.data(), d.DZ.data(), d.FX.data() + hi, d.FY.data() + hi, d.FZ.data() + hi);
   }
 }
 

@@ -76,8 +76,11 @@ struct ClothData : PointMassData {
   // positions and velocities in structure-of-arrays form (V each)
   Eigen::VectorXd X, Y, Z, VX, VY, VZ;
   Eigen::VectorXd FX, FY, FZ;            //!< V each, force accumulators
-  Eigen::VectorXd DX, DY, DZ, L, S;      //!< V each, per-family spring vectors (then forces), lengths, tension / length
+  Eigen::VectorXd DX, DY, DZ, L;         //!< V each, per-family spring vectors (then the springs' forces on their start nodes), inverse lengths
   Eigen::VectorXd F;                     //!< 3V
+  Eigen::VectorXd dt_over_m;             //!< V, dt / m per node for the dt of dt_over_m_for (symplectic_step)
+  double dt_over_m_for = 0.0;            //!< s, the dt that dt_over_m holds (0: none yet)
+  Eigen::VectorXd speed2;                //!< V, each node's |v+|^2 after a symplectic_step (m^2/s^2)
   Eigen::VectorXd Kx, Kv;                //!< nnz each, values of dF/dx, dF/dv on the model's pattern
   // The implicit step's per-spring and per-node terms (structure of arrays):
   Eigen::MatrixXd Bs;                    //!< V x 6, one family's blocks B = dt dF/dv + dt^2 sym(dF/dx) (xx yy zz xy xz yz), per spring slot
@@ -142,11 +145,20 @@ class ClothModel final : public PointMassSystem {
   double step(Eigen::Ref<Eigen::VectorXd> x, Eigen::Ref<Eigen::VectorXd> v, double dt, const double* u,
               ClothIntegrator method, ClothData& data) const;
 
+  //! The symplectic step (eq. 4-5) in place on the state that data holds
+  //! in structure-of-arrays form (load_state, store_state): a run of steps
+  //! converts its state once, not twice per step. u: 3V or null. Returns
+  //! the largest node |v+|^2 (NaN when a velocity is NaN).
+  double symplectic_step(double dt, const double* u, ClothData& data) const;
+  //! x, v (3V each, flat) into data's structure-of-arrays state.
+  void load_state(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
+                  ClothData& data) const;
+  //! data's structure-of-arrays state into flat x, v (3V each).
+  void store_state(const ClothData& data, double* x, double* v) const;
+
  private:
   void spring_forces(ClothData& data) const;
   void collider_forces(ClothData& data) const;
-  void load_state(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
-                  ClothData& data) const;
   [[noreturn]] void throw_degenerate(const SpringFamily& f, const ClothData& data) const;
   void build_pattern();
   int block_slot(Index row_node, Index col_node) const;
@@ -164,6 +176,7 @@ class ClothModel final : public PointMassSystem {
   Index V_;
   Eigen::VectorXd masses_;               //!< V
   std::vector<std::uint8_t> pinned_;     //!< V
+  Eigen::VectorXd keep_;                 //!< V, 1 for a free node, 0 for a pinned one (symplectic_update_soa)
   Eigen::VectorXd q0_;                   //!< 3V
   std::vector<SpringFamily> families_;
   std::vector<Index> family_first_;           //!< per family: first start node a_lo
