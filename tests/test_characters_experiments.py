@@ -124,10 +124,12 @@ def test_obstacle_regret_scores_choices_against_value_iteration(motion):
 
 
 @pytest.mark.xfail(strict=True, reason="FOA with the LP policy not met: the task model passes with value "
-                   "iteration (test above); Fig. 5.6's basis with samples around the obstacle gives a bounded LP "
-                   "(no box) whose policy passes 0 %: V of (u, v) alone cannot tell the turn that avoids; with "
-                   "bumps in theta too (45 terms, 20x this test's time) it avoids in most episodes but returns to "
-                   "the path in 5 %; see benchmarks/RESULTS.md, characters")
+                   "iteration (test above); Fig. 5.6's basis gives a bounded LP (no box) whose policy passes 0 %. "
+                   "Scored against value iteration (obstacle_regret) 90 % of the LP policy's regret is on the approach "
+                   "(V of (u, v) cannot tell the avoiding turn) and the return fails in the navigation part: a "
+                   "quadratic in u has no kink at the path (the pull within 0.5 m is ~20x too weak); on Navigation "
+                   "alone P2(d) P8(theta) + narrow bumps at the path returns in 100 %, P2(d) P4(theta) in 40 %; "
+                   "the combined FOA LP is minutes, not seconds; see benchmarks/RESULTS.md, characters")
 def test_fixed_obstacle_avoidance(motion):
     # the issue's basis (P4(u) P2(v) + the Gaussians of Fig. 5.6), the uniform samples joined with a grid
     # around the obstacle so that the LP is bounded without a box
