@@ -423,6 +423,71 @@ def fixed_obstacle(motion=None, per_dim=6, episodes=100, steps=16, seed=0, solve
     return result
 
 
+def obstacle_regret(task, value_function, grid_values, starts, steps=16, alpha=0.9, pass_band=(-0.8, 0.3)):
+    """Where an LP value function mis-ranks FOA's choices, measured against value iteration.
+
+    Plays the LP policy (eq. 5.10 with ``value_function``) from each start
+    and, at every decision, scores its clip with value iteration's
+    Q(X, k) = c_s(X) + c_t(X, k) + alpha V_VI(X'_k): the regret is
+    Q(X, k_LP) - min_k Q(X, k) (>= 0; zero where the LP picks value
+    iteration's clip). The decisions are split by the obstacle's distance
+    ahead v: ``approach`` (v above ``pass_band``), ``pass`` (inside it) and
+    ``return`` (below it: the obstacle behind, the character going back to
+    the path). V_LP and V_VI are compared at the visited states of each
+    phase.
+
+    Parameters
+    ----------
+    task : FixedObstacle
+        The task both value functions were computed for.
+    value_function : ValueFunction
+        The learned V (:func:`directable.characters.learn`).
+    grid_values : GridValueFunction
+        Value iteration's V (:func:`directable.characters.value_iteration`).
+    starts : (E, 4) array_like
+        Start states (clip, u, v, theta): m, m, rad.
+    steps : int
+        Decisions per episode.
+    alpha : float
+        Discount of both value functions.
+    pass_band : (float, float)
+        The v interval (m) counted as passing the obstacle.
+
+    Returns
+    -------
+    dict
+        Per phase (``approach``, ``pass``, ``return``) a dict with
+        ``decisions``; ``disagree`` (fraction where the clips differ);
+        ``regret`` (mean, cost units); ``share`` (of the total regret);
+        ``v_lp``, ``v_vi`` (mean V at the visited states, cost units) and
+        ``corr`` (their correlation, nan under 3 decisions).
+    """
+    rows = []
+    for s0 in np.atleast_2d(np.asarray(starts, dtype=float)):
+        x = s0.copy()
+        for _ in range(steps):
+            succ = task.successors(x[None])[0]
+            c = task.transition_costs(x[None])[0] + task.state_costs(x[None])[0]
+            q = c + alpha * grid_values.value(succ)
+            k = int(np.argmin(c + alpha * value_function.value(succ)))  # eq. 5.10 with the LP's V
+            phase = "approach" if x[2] > pass_band[1] else ("pass" if x[2] >= pass_band[0] else "return")
+            rows.append((phase, k != int(np.argmin(q)), q[k] - q.min(),
+                         float(value_function.value(x[None])[0]), float(grid_values.value(x[None])[0])))
+            x = succ[k]
+    total = sum(r[2] for r in rows) or 1.0
+    out = {}
+    for phase in ("approach", "pass", "return"):
+        R = [r for r in rows if r[0] == phase]
+        vl, vv = np.array([r[3] for r in R]), np.array([r[4] for r in R])
+        out[phase] = dict(decisions=len(R), disagree=float(np.mean([r[1] for r in R])) if R else 0.0,
+                          regret=float(np.mean([r[2] for r in R])) if R else 0.0,
+                          share=float(sum(r[2] for r in R) / total),
+                          v_lp=float(vl.mean()) if R else float("nan"), v_vi=float(vv.mean()) if R else float("nan"),
+                          corr=float(np.corrcoef(vl, vv)[0, 1]) if len(R) >= 3 and vl.std() > 0 and vv.std() > 0
+                          else float("nan"))
+    return out
+
+
 def moa_basis():
     """A basis for moving-obstacle avoidance: bumps around the obstacle and a bilinear trend, all times P2(theta).
 
