@@ -71,6 +71,41 @@ def test_every_built_level_loads_and_agrees(tmp_path):
         np.testing.assert_allclose(K, base, rtol=1e-10, atol=1e-12, err_msg=level)
 
 
+@pytest.mark.skipif(not X86, reason="x86-64 levels")
+def test_every_level_replaces_the_baseline_hot_objects():
+    """A level's extension links none of the baseline's hot objects.
+
+    Every global definition of the baseline's copy of a hot file (or unity
+    batch of hot files) is exported by the level's merged objects, so the
+    linker never takes that member from the static library: the level's code
+    is the code that runs (with a templated hot file, whose explicit
+    instantiations are weak, the baseline's copy used to be linked instead),
+    and a batch's member cannot bring its files' baseline definitions along.
+    """
+    trees = _build_trees()
+    if not trees:
+        pytest.skip("no build tree with dispatched kernels in build/ (an installed wheel, or a native build)")
+    own = ("_ZN10directable", "_ZNK10directable")
+    for tree in trees:
+        cmake_files = tree / "CMakeFiles"
+        hot = {p.relative_to(d) for d in cmake_files.glob("directable_hot_*.dir") for p in d.rglob("*.o")}
+        needed = set()
+        for rel in hot:
+            baseline = cmake_files / "directable_core.dir" / rel
+            if baseline.exists():
+                needed |= {name for kind, name in _nm(baseline)
+                           if kind in "TDBR" or (kind in "VW" and name.startswith(own))}
+        assert len(needed) > 50, tree
+        exported = {}
+        for obj in (tree / "isa").glob("hot_*.o"):
+            variant = obj.stem[len("hot_"):].partition("_from_")[0]
+            exported.setdefault(variant, set()).update(name for _, name in _nm(obj))
+        assert exported, tree
+        for variant, names in exported.items():
+            missing = sorted(needed - names)
+            assert missing == [], f"{variant} links the baseline's copy of: {missing[:5]}"
+
+
 def _build_trees():
     """The CMake build folders of this checkout that hold per-level merged kernel objects."""
     import pathlib
@@ -104,7 +139,10 @@ def test_no_instantiation_is_shared_between_levels():
     The merged object of a level (cmake/isolate_objects.cmake) exports only
     strong definitions (the entry points) and, weak, the vtables and
     type_info objects of classes (one per class for pybind11; the objects'
-    layout is the same at every level). A level that compiles only some hot
+    layout is the same at every level) and the project's own weak
+    definitions (namespace directable: explicit instantiations such as
+    ``template class SPHFluid<2>;`` are weak, and are a templated hot file's
+    entry points). A level that compiles only some hot
     files (x86-64-v4) borrows the level below's objects of the others in a
     merged object of their own (``hot_<level>_from_<lower>.o``), isolated
     the same way. No weak function (an inline or
@@ -130,14 +168,16 @@ def test_no_instantiation_is_shared_between_levels():
             tag = lower or variant  # borrowed objects keep the level they were compiled for
             exported = _nm(obj)
             assert exported, f"{obj} exports nothing"
-            weak_code = [name for kind, name in exported if kind == "W" and not name.startswith("_ZT")]
+            own = ("_ZN10directable", "_ZNK10directable")
+            weak_code = [name for kind, name in exported if kind == "W" and not name.startswith(("_ZT", *own))]
             assert weak_code == [], f"{obj.name} exports weak functions: {weak_code[:5]}"
             weak_data = [name for kind, name in exported if kind in "VW" and not name.startswith(("_ZTV", "_ZTI",
-                                                                                              "_ZTS", "_ZTT", "_ZTC"))]
+                                                                                              "_ZTS", "_ZTT", "_ZTC",
+                                                                                              *own))]
             assert weak_data == [], f"{obj.name} exports weak data other than vtables and type_info: {weak_data[:5]}"
             unique = [name for kind, name in exported if kind == "u"]
             assert all(name.endswith("." + tag) for name in unique), f"{obj.name}: unique objects {unique[:5]}"
-            shared = sorted(name for kind, name in exported if name in weak_code_at_baseline)
+            shared = sorted(name for kind, name in exported if name in weak_code_at_baseline and not name.startswith(own))
             assert shared == [], f"{obj.name} shares instantiations with the baseline: {shared[:5]}"
             entry = {name for kind, name in exported if kind in "TDBR"}
             assert entry, f"{obj.name} exports no entry point"
