@@ -17,7 +17,18 @@
 #    the same at every level, so either is correct;
 #  - GNU unique objects (static locals of inline functions, such as Eigen's
 #    cache sizes) cannot be made local by objcopy: they are renamed with the
-#    level as suffix, so each side keeps its own.
+#    level as suffix, so each side keeps its own;
+#  - the project's own weak definitions (namespace directable) stay global:
+#    explicit instantiations (`template class SPHFluid<2>;`) are weak in
+#    GCC's output, yet they are the entry points of a templated hot file.
+#    Made local, the extension would take them from the baseline's member of
+#    the static library (the level's copy never running), and a unity batch's
+#    member would bring its other files' baseline definitions along
+#    (duplicate symbols). Global, the level's copy is the one linked (the
+#    merged object comes before the library): baseline code of the same
+#    extension may then call the level's copy of a project inline function,
+#    which is correct (a level's extension is loaded only on a CPU of that
+#    level, and the objects' layout is the same at every level).
 #
 # Run as: cmake -DLD=... -DNM=... -DOBJCOPY=... -DOUTPUT=merged.o -DTAG=level
 #               -DOBJECTS="a.o|b.o|..." [-DONLY="cpp/src/x.cpp|..."] -P isolate_objects.cmake
@@ -79,7 +90,7 @@ foreach(line IN LISTS lines)
   if(line MATCHES "^([^ ]+) ([A-Za-z]) ")
     set(name "${CMAKE_MATCH_1}")
     set(kind "${CMAKE_MATCH_2}")
-    if(kind MATCHES "^[TDBR]$" OR (kind MATCHES "^[VW]$" AND name MATCHES "^_ZT[VISTC]"))
+    if(kind MATCHES "^[TDBR]$" OR (kind MATCHES "^[VW]$" AND name MATCHES "^(_ZT[VISTC]|_ZNK?10directable)"))
       string(APPEND keep "${name}\n")
     elseif(kind STREQUAL "u")
       string(APPEND renames "${name} ${name}.${TAG}\n")

@@ -71,6 +71,44 @@ def test_every_built_level_loads_and_agrees(tmp_path):
         np.testing.assert_allclose(K, base, rtol=1e-10, atol=1e-12, err_msg=level)
 
 
+@pytest.mark.skipif(not X86, reason="x86-64 levels")
+def test_every_level_runs_its_own_copy_of_the_hot_code():
+    """A level's extension runs the level's copy of every project function of the hot files.
+
+    The signature of the opposite is a project symbol (namespace directable)
+    that the linked extension holds twice: local, the level's copy made
+    invisible by the isolation, and global, the baseline's copy taken from the
+    static library in its place (the SPH step's explicit instantiations,
+    weak in GCC's output, were linked that way before the isolation kept the
+    project's weak definitions global).
+    """
+    import shutil
+
+    trees = _build_trees()
+    if not trees:
+        pytest.skip("no build tree with dispatched kernels in build/ (an installed wheel, or a native build)")
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("needs nm (binutils)")
+    own = ("_ZN10directable", "_ZNK10directable")
+    checked = 0
+    for tree in trees:
+        for so in sorted((tree / "isa").glob("*/_core*.so")):
+            out = subprocess.run([nm, "--defined-only", "--format=posix", str(so)], capture_output=True, text=True,
+                                 check=True).stdout
+            local, exported = set(), set()
+            for line in out.splitlines():
+                parts = line.split()
+                if len(parts) >= 2 and parts[0].startswith(own) and len(parts[1]) == 1:
+                    (local if parts[1] in "tdbr" else exported).add(parts[0])
+            assert exported, f"{so}: stripped, or no project symbols"
+            twice = sorted(local & exported)
+            assert twice == [], f"{so.parent.name} links the baseline's copy of: {twice[:5]}"
+            checked += 1
+    if not checked:
+        pytest.skip("no linked level extension in the build trees")
+
+
 def _build_trees():
     """The CMake build folders of this checkout that hold per-level merged kernel objects."""
     import pathlib
@@ -104,7 +142,10 @@ def test_no_instantiation_is_shared_between_levels():
     The merged object of a level (cmake/isolate_objects.cmake) exports only
     strong definitions (the entry points) and, weak, the vtables and
     type_info objects of classes (one per class for pybind11; the objects'
-    layout is the same at every level). A level that compiles only some hot
+    layout is the same at every level) and the project's own weak
+    definitions (namespace directable: explicit instantiations such as
+    ``template class SPHFluid<2>;`` are weak, and are a templated hot file's
+    entry points). A level that compiles only some hot
     files (x86-64-v4) borrows the level below's objects of the others in a
     merged object of their own (``hot_<level>_from_<lower>.o``), isolated
     the same way. No weak function (an inline or
@@ -130,14 +171,16 @@ def test_no_instantiation_is_shared_between_levels():
             tag = lower or variant  # borrowed objects keep the level they were compiled for
             exported = _nm(obj)
             assert exported, f"{obj} exports nothing"
-            weak_code = [name for kind, name in exported if kind == "W" and not name.startswith("_ZT")]
+            own = ("_ZN10directable", "_ZNK10directable")
+            weak_code = [name for kind, name in exported if kind == "W" and not name.startswith(("_ZT", *own))]
             assert weak_code == [], f"{obj.name} exports weak functions: {weak_code[:5]}"
             weak_data = [name for kind, name in exported if kind in "VW" and not name.startswith(("_ZTV", "_ZTI",
-                                                                                              "_ZTS", "_ZTT", "_ZTC"))]
+                                                                                              "_ZTS", "_ZTT", "_ZTC",
+                                                                                              *own))]
             assert weak_data == [], f"{obj.name} exports weak data other than vtables and type_info: {weak_data[:5]}"
             unique = [name for kind, name in exported if kind == "u"]
             assert all(name.endswith("." + tag) for name in unique), f"{obj.name}: unique objects {unique[:5]}"
-            shared = sorted(name for kind, name in exported if name in weak_code_at_baseline)
+            shared = sorted(name for kind, name in exported if name in weak_code_at_baseline and not name.startswith(own))
             assert shared == [], f"{obj.name} shares instantiations with the baseline: {shared[:5]}"
             entry = {name for kind, name in exported if kind in "TDBR"}
             assert entry, f"{obj.name} exports no entry point"
