@@ -134,10 +134,9 @@ def test_frozen_neighbours_after_steps_are_the_pairs_within_2h(rng):
 def test_verlet_lists_of_a_scrambled_fluid_hit_by_a_sphere_match_brute_force(dim):
     """Every step's densities equal the NumPy sum over all pairs within 2h of
     the step's positions: the neighbour grid (half-radius cells, rows clipped
-    to the ball, cells skipped by their largest index) and the Verlet lists
-    miss no pair, with particles in random index order (no lattice order to
-    help the index pruning) pushed by a fast sphere (a rebuild at most
-    steps) and with walls."""
+    to the ball, branch-free collection of j > i) and the Verlet lists miss
+    no pair, with particles in random index order (no lattice order) pushed
+    by a fast sphere (a rebuild at most steps) and with walls."""
     rng = np.random.default_rng(7)
     lo = np.full(dim, 0.3)
     lo[-1] = 0.0

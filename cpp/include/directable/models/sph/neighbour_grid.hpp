@@ -38,11 +38,9 @@ class NeighbourGrid {
  private:
   int cell_of(double x, int axis) const;
   //! Calls row(b, e) for each range [b, e) of sorted points that can hold a
-  //! point j > after within radius of p (rows of cells, clipped to the
-  //! ball's chord, less the cells at either end that are empty or hold only
-  //! points j <= after).
+  //! point within radius of p (rows of cells, clipped to the ball's chord).
   template <class Row>
-  void rows(const Vec& p, double radius, Index after, Row row) const;
+  void rows(const Vec& p, double radius, Row row) const;
   Vec lo_ = Vec::Zero();
   double cell_ = 1.0, inv_cell_ = 1.0;
   int n_[3] = {1, 1, 1};
@@ -67,7 +65,7 @@ inline int NeighbourGrid<D>::cell_of(double x, int axis) const {
 
 template <int D>
 template <class Row>
-void NeighbourGrid<D>::rows(const Vec& p, double radius, Index after, Row row) const {
+void NeighbourGrid<D>::rows(const Vec& p, double radius, Row row) const {
   const double r2 = radius * radius;
   constexpr double inf = std::numeric_limits<double>::infinity();
   // squared distance from coordinate x to cell c's slab along an axis (the
@@ -88,15 +86,7 @@ void NeighbourGrid<D>::rows(const Vec& p, double radius, Index after, Row row) c
       if (rest <= 0.0) continue;
       const double w = std::sqrt(rest);
       const Index base = (Index(z) * n_[1] + y) * n_[0];
-      // a cell's points are in increasing index order (the sort is stable):
-      // its last is its largest. Skipping a cell whose largest is <= after
-      // drops only points the search rejects (half of a lattice-ordered
-      // fluid's rows: those before the point's own)
-      auto useless = [&](Index c) { return start_[c + 1] == start_[c] || order_[start_[c + 1] - 1] <= after; };
-      Index cb = base + cell_of(p[0] - w, 0), ce = base + cell_of(p[0] + w, 0);
-      while (cb <= ce && useless(cb)) ++cb;
-      while (ce > cb && useless(ce)) --ce;
-      if (cb <= ce) row(start_[cb], start_[ce + 1]);
+      row(start_[base + cell_of(p[0] - w, 0)], start_[base + cell_of(p[0] + w, 0) + 1]);
     }
   }
 }
@@ -133,7 +123,7 @@ inline int NeighbourGrid<D>::collect(const Vec& p, double radius, Index after, i
   // where p +- radius rounds across a cell border)
   Index range[2 * 36];
   int rows_found = 0;
-  rows(p, radius, after, [&](Index b, Index e) {
+  rows(p, radius, [&](Index b, Index e) {
     range[2 * rows_found] = b;
     range[2 * rows_found + 1] = e;
     ++rows_found;
