@@ -30,7 +30,7 @@ FAMILIES = {
     "riccati sweep": "control/lqr/riccati, riccati_kernels",
     "discretize": "control/lqr/discretize, linalg/expm",
     "tracker loop": "control/lqr/tracker, sim/simulate, models/model, spring_chain",
-    "SPH step": "models/sph/fluid, neighbour_grid, prediction",
+    "SPH step": "models/sph/fluid",
     "cloth": "models/cloth/cloth, cloth_integrators, linalg/block_ldlt",
     "reduced fluid 2D": "models/fluid/galerkin_fluid, boundary_basis, coupling, reduced_scene",
     "reduced fluid 3D": "models/fluid/reduced_fluid3d, reduced_scene3d",
