@@ -58,9 +58,11 @@ struct NeighbourLists {
 
 template <int D>
 inline int NeighbourGrid<D>::cell_of(double x, int axis) const {
-  // clamped in double first: a far point must not overflow the int
-  const double c = std::min(std::max((x - lo_[axis]) * inv_cell_, 0.0), double(n_[axis] - 1));
-  return int(c);
+  // clamped in double first (a far point must not overflow the int), NaN
+  // included (a non-finite radius or box: the first cell)
+  const double c = (x - lo_[axis]) * inv_cell_;
+  if (!(c > 0.0)) return 0;
+  return c < double(n_[axis] - 1) ? int(c) : n_[axis] - 1;
 }
 
 template <int D>
