@@ -119,10 +119,11 @@ LQR precomputation, FS, control cost) does not depend on it. The T-shape at the 
 workers) fits the command above with `--scenes T-shape,fluid` (and the default direct solver).
 
 The shark at the MPC paper's size (`--size paper --scenes shark`: 28,470 particles in 3D, H = 5): MPC restores it
-(error max 6.5 mm, final 5.0 mm; PD 15.2 mm, no control 56.9 mm) at 1.17 s of CPU per frame (one thread; one
-warm-started L-BFGS iteration, a prediction at 8 m/s in 2 steps per frame), 2.49 s with the exact prediction (5 steps)
-and 2 iterations (the paper: ~60 s per frame); the issue's <= 1 s is not met: the simulation alone is ~0.55 s of it
-(RESULTS.md). The 1.7x creature enrichment on 2 Dask
+(error max 6.5 mm, final 5.0 mm; PD 15.2 mm, no control 56.9 mm) at 0.74-0.97 s of CPU per frame at load 4-5.5 (one
+thread; one warm-started L-BFGS iteration, a prediction at 8 m/s in 2 steps per frame; 1.17 s before the neighbour
+grid's rework, the bounded line-search rollouts and the prediction's hot copy, the same errors), 2.49 s with the exact prediction (5 steps) and 2
+iterations (the paper: ~60 s per frame); the issue's <= 1 s is met, the simulation ~0.45 s of it (RESULTS.md). The
+1.7x creature enrichment on 2 Dask
 workers needs an idle machine: `--size medium --scenes dinosaur --workers 2`."""
 
 

@@ -314,24 +314,25 @@ LBFGSResult minimize_lbfgs(const ObjectiveFn& fg, Eigen::VectorXd& x, const Eige
     const double pg = run.free_set(X);
     if (pg <= opt.gtol || pg == 0.0) break;
     run.direction();
-    // projected backtracking (Armijo along the projection arc). A unit step
-    // is usually accepted: its trial evaluates the gradient with the cost;
-    // shorter trials evaluate the cost alone when `value` is given (the
-    // gradient follows once one is accepted). The last iteration's point
-    // needs no gradient (nothing uses it): with `value`, its trials take
-    // the cost alone (a receding-horizon solve of a few iterations saves
-    // one adjoint pass in three).
+    // projected backtracking (Armijo along the projection arc). With
+    // `value`, every trial evaluates the cost alone, which may stop once it
+    // passes the Armijo bound, and the accepted point's gradient follows
+    // (fg may reuse the trial's work: a receding-horizon solve reuses its
+    // rollout, so a rejected trial costs no adjoint pass and a long one only
+    // the part of its rollout below the bound). The last iteration's point
+    // needs no gradient (nothing uses it).
     const bool last = it + 1 == opt.iterations && value;
     double t = 1.0, fn = 0.0, gdx_accepted = 0.0;
     bool accepted = false, has_gradient = false;
     for (int ls = 0; ls < 40; ++ls) {
       const double gdx = run.trial_point(X, t);
       gdx_accepted = gdx;
-      const bool with_gradient = (ls == 0 && !last) || !value;
-      fn = with_gradient ? fg(w.xn, w.gn) : value(w.xn);
+      const bool with_gradient = !value;
+      const double bound = f + 1e-4 * gdx;  // Armijo: accepted iff fn <= bound
+      fn = with_gradient ? fg(w.xn, w.gn) : value(w.xn, bound);
       ++st.evaluations;
       if (with_gradient) ++st.gradients;
-      if (std::isfinite(fn) && fn <= f + 1e-4 * gdx) {
+      if (std::isfinite(fn) && fn <= bound) {
         accepted = true;
         has_gradient = with_gradient;
         break;

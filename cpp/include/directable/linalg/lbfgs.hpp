@@ -42,8 +42,10 @@ struct LBFGSResult {
 
 //! fg(x, g): returns f(x) and writes its gradient into g (N).
 using ObjectiveFn = std::function<double(const Eigen::VectorXd&, Eigen::VectorXd&)>;
-//! f(x) alone.
-using ValueFn = std::function<double(const Eigen::VectorXd&)>;
+//! f(x) alone, or, once f(x) is certain to exceed `bound`, any value > bound
+//! (an evaluation may stop there: a line-search trial above the bound is
+//! rejected whatever its exact value).
+using ValueFn = std::function<double(const Eigen::VectorXd&, double bound)>;
 
 //! Buffers of minimize_lbfgs; pass one to reuse them across calls (no
 //! allocation once sized).

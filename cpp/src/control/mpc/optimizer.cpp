@@ -127,9 +127,15 @@ double HorizonOptimizer::cost_of(HorizonWorkspace& ws, const VectorSeq& xs, cons
   return J + C_.quad_diff(xs[H], ref_row(ref, H), ws.e);
 }
 
-double HorizonOptimizer::rollout_cost(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& ref) const {
+double HorizonOptimizer::rollout_cost(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& ref,
+                                      double bound) const {
   // the rollout with cost_of's terms taken as each state is produced (while
-  // it is in cache; the same sum in the same order)
+  // it is in cache; the same sum in the same order). Diagonal weights are
+  // >= 0 (validated), so each term is >= 0 in floating point too and a
+  // partial sum above the bound decides a line-search trial: its remaining
+  // steps (a long trial step's rollout) are not taken. (A dense weight's
+  // rounding could make a term slightly negative: no cut.)
+  const bool cut = !(Q_.is_dense() || R_.is_dense() || C_.is_dense());
   const Index s = this->s(), H = horizon();
   const Eigen::VectorXd &u = ws.u_try, &ur = ws.u_reference;
   VectorSeq& x = ws.states;
@@ -138,6 +144,7 @@ double HorizonOptimizer::rollout_cost(HorizonWorkspace& ws, const CRefVec& x0, c
   for (Index i = 0; i < H; ++i) {
     J += Q_.quad_diff(x[i], ref_row(ref, i), ws.e) +
          (ur.size() ? R_.quad_diff(u.segment(i * s, s), ur.segment(i * s, s), ws.du) : R_.quad(u.segment(i * s, s)));
+    if (cut && J > bound) return J;
     model_->step(x[i], u.segment(i * s, s), x[i + 1], i, *ws.model_data);
   }
   return J + C_.quad_diff(x[H], ref_row(ref, H), ws.e);
@@ -226,12 +233,16 @@ MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, 
   // A shortened line-search trial evaluates the cost alone (a rollout);
   // once it is accepted, its gradient reuses that rollout (the adjoint pass
   // only): one forward and one adjoint per accepted point.
-  bool rolled = false;  // ws.states holds the rollout of ws.u_try from a cost-only trial
+  // A trial whose partial cost passes the Armijo bound stops its rollout
+  // there (rejected either way): ws.states is then incomplete.
+  bool rolled = false;  // ws.states holds the whole rollout of ws.u_try from a cost-only trial
+  bool partial = false;  // the last rollout stopped at the bound
   double J_rolled = 0.0;
-  auto value = [&](const Eigen::VectorXd& v) {
+  auto value = [&](const Eigen::VectorXd& v, double bound) {
     ws.u_try = v;
-    J_rolled = rollout_cost(ws, x0, reference);
-    rolled = true;
+    J_rolled = rollout_cost(ws, x0, reference, bound);
+    partial = J_rolled > bound;
+    rolled = !partial;
     return J_rolled;
   };
   auto fg = [&](const Eigen::VectorXd& v, Eigen::VectorXd& g) {
@@ -240,7 +251,7 @@ MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, 
       adjoint(ws, reference, g);
       return J_rolled;
     }
-    rolled = false;
+    rolled = partial = false;
     ws.u_try = v;
     const double J = rollout_cost(ws, x0, reference);
     adjoint(ws, reference, g);
@@ -248,6 +259,9 @@ MPCStats HorizonOptimizer::solve_lbfgs(HorizonWorkspace& ws, const CRefVec& x0, 
   };
   const LBFGSResult r = minimize_lbfgs(fg, ws.u_opt, lower_, upper_, lo, &ws.lbfgs, value);
   ws.u = ws.u_opt;
+  // solve() keeps ws.states when ws.u_try is the returned point: only a
+  // whole rollout may be kept
+  if (partial && ws.u_try == ws.u) rollout(ws, x0, ws.u, ws.states);
   MPCStats st;
   st.cost_initial = r.cost_initial;
   st.cost = r.cost;

@@ -52,9 +52,9 @@ SPHFluid<D>::SPHFluid(Params params, const CRefVec& fluid, const CRefVec& bounda
   pressures_ = Eigen::VectorXd::Zero(N);
   pressure_by_rho2_ = Eigen::VectorXd::Zero(N);
   // walls are static: one search structure for the whole run
-  const Vec pad = Vec::Constant(4 * params_.h);
-  wall_grid_.build(boundary_.data(), boundary_count_, params_.lo - pad, params_.hi + pad, 2 * params_.h);
   skin_ = 0.3 * params_.h;
+  const Vec pad = Vec::Constant(4 * params_.h);
+  wall_grid_.build(boundary_.data(), boundary_count_, params_.lo - pad, params_.hi + pad, 2 * params_.h + skin_);
   // fluid pairs are listed once (j > i): half a ball; walls per particle
   fluid_pairs_.stride = initial_stride<D>(params_, skin_, 0.5);
   wall_pairs_.stride = initial_stride<D>(params_, skin_, 1.0);
@@ -120,27 +120,17 @@ void SPHFluid<D>::build_lists() {
 #pragma omp parallel for schedule(static) reduction(max : need_f, need_w) num_threads(threads_) if (fluid_count_ >= kParallelMin)
     for (Index i = 0; i < fluid_count_; ++i) {
       const Vec xi = pt<D>(X, i);
-      int c = 0;
-      int* idx = F.index.data() + i * sf;
-      fluid_grid_.for_each(xi, Rs, [&](Index j, const Vec&, double) {
-        if (j <= i) return;  // each symmetric pair once, listed by its first particle
-        if (c < sf) idx[c] = int(j);
-        ++c;
-      });
+      // each symmetric pair once, listed by its first particle (j > i)
+      const int c = fluid_grid_.collect(xi, Rs, i, F.index.data() + i * sf, int(sf));
       F.count[i] = c;
       need_f = std::max(need_f, c);
       int cw = 0;
-      if (boundary_count_ > 0) {
-        int* iw = Wt.index.data() + i * sw;
-        wall_grid_.for_each(xi, Rs, [&](Index b, const Vec&, double) {
-          if (cw < sw) iw[cw] = int(b);
-          ++cw;
-        });
-      }
+      if (boundary_count_ > 0) cw = wall_grid_.collect(xi, Rs, -1, Wt.index.data() + i * sw, int(sw));
       Wt.count[i] = cw;
       need_w = std::max(need_w, cw);
     }
-    if (need_f <= sf && need_w <= sw) break;
+    // complete only below the stride (collect's last slot is its overflow)
+    if (need_f < sf && need_w < sw) break;
     F.stride = std::max<Index>(sf, Index(need_f) + need_f / 4 + 4);
     Wt.stride = std::max<Index>(sw, Index(need_w) + need_w / 4 + 4);
   }

@@ -19,6 +19,7 @@
 // with one workspace each.
 #include <Eigen/Core>
 #include <functional>
+#include <limits>
 #include <memory>
 
 #include "directable/control/mpc/cost.hpp"
@@ -83,8 +84,12 @@ class HorizonOptimizer {
 
  private:
   //! The window's cost at ws.u_try, rolled out into ws.states (the terms
-  //! taken as each state is produced, while it is in cache).
-  double rollout_cost(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& ref) const;
+  //! taken as each state is produced, while it is in cache). With
+  //! diagonal weights every term is >= 0: the rollout stops as soon as the
+  //! partial sum exceeds `bound` and returns it (> bound; ws.states then
+  //! holds only the steps taken).
+  double rollout_cost(HorizonWorkspace& ws, const CRefVec& x0, const SeqView& ref,
+                      double bound = std::numeric_limits<double>::infinity()) const;
   double cost_of(HorizonWorkspace& ws, const VectorSeq& xs, const Eigen::VectorXd& u, const SeqView& ref) const;
   void rollout(HorizonWorkspace& ws, const CRefVec& x0, const Eigen::VectorXd& u, VectorSeq& xs) const;
   //! Gradient (H s) at ws.u_try from the rollout in ws.states (the adjoint pass).
