@@ -403,16 +403,20 @@ void ClothModel::collider_forces(ClothData& d) const {
   }
 }
 
-void ClothModel::applied_forces(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
-                                Eigen::Ref<Eigen::VectorXd> F, PointMassData& data) const {
-  ClothData& d = static_cast<ClothData&>(data);
-  load_state(x, v, d);
+void ClothModel::soa_applied_forces(ClothData& d) const {
   const Eigen::Vector3d g = params_.gravity;
   d.FX = masses_ * g.x();
   d.FY = masses_ * g.y();
   d.FZ = masses_ * g.z();
   spring_forces(d);
   collider_forces(d);
+}
+
+void ClothModel::applied_forces(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::Ref<const Eigen::VectorXd>& v,
+                                Eigen::Ref<Eigen::VectorXd> F, PointMassData& data) const {
+  ClothData& d = static_cast<ClothData&>(data);
+  load_state(x, v, d);
+  soa_applied_forces(d);
   double* Fp = F.data();
   for (Index a = 0; a < V_; ++a) {
     Fp[3 * a] = d.FX[a];

@@ -10,12 +10,7 @@
 namespace directable {
 
 double ClothModel::symplectic_step(double dt, const double* u, ClothData& d) const {
-  const Eigen::Vector3d g = params_.gravity;
-  d.FX = masses_ * g.x();
-  d.FY = masses_ * g.y();
-  d.FZ = masses_ * g.z();
-  spring_forces(d);
-  collider_forces(d);
+  soa_applied_forces(d);
   if (u)
     for (Index a = 0; a < V_; ++a) {
       d.FX[a] += u[3 * a];

@@ -157,6 +157,8 @@ class ClothModel final : public PointMassSystem {
   void store_state(const ClothData& data, double* x, double* v) const;
 
  private:
+  //! F^A (gravity, springs, dampers, colliders) of data's state into data.FX/FY/FZ.
+  void soa_applied_forces(ClothData& data) const;
   void spring_forces(ClothData& data) const;
   void collider_forces(ClothData& data) const;
   [[noreturn]] void throw_degenerate(const SpringFamily& f, const ClothData& data) const;
