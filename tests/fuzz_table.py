@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import os
 import sys
 
 SETUP = """
@@ -925,6 +926,8 @@ def _classify(fn, allow_inf=False):
 def run_entries(entries, hypothesis_examples=30, timeout=20.0):
     """run_entry for each of entries in this process (one setup for all)."""
     faulthandler.enable()
+    if os.environ.get("DIRECTABLE_SANITIZED"):  # ASan + UBSan run calls ~3-10x slower (./dev sanitize)
+        timeout *= 10
     env = {}
     exec(SETUP, env)
     for entry in entries:
